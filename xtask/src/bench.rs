@@ -1,0 +1,33 @@
+//! The benchmark registry. Each benchmark is a `harness = false` bench target of the crate it
+//! measures; it prints its figure beside its target. `cargo test` never runs them.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+/// (name, package, bench target, what it measures)
+pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[];
+
+pub fn run(root: &Path, name: Option<&str>) -> Result<()> {
+    let Some(name) = name else {
+        if BENCHMARKS.is_empty() {
+            println!("no benchmarks yet");
+        }
+        println!("benchmarks (cargo xtask bench NAME | all):");
+        for (name, package, _, what) in BENCHMARKS {
+            println!("  {name:<12} {package:<20} {what}");
+        }
+        return Ok(());
+    };
+    let chosen: Vec<_> = BENCHMARKS
+        .iter()
+        .filter(|(n, ..)| name == "all" || *n == name)
+        .collect();
+    if chosen.is_empty() {
+        bail!("no benchmark named `{name}`; `cargo xtask bench` lists them");
+    }
+    for (_, package, target, _) in chosen {
+        crate::cargo(root, &["bench", "--package", package, "--bench", target])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! `cargo xtask`: the project's developer commands, in Rust so they run wherever cargo does.
+//!
+//! Modules: `layers` (the crate layering check), `bench` (the benchmark registry).
+
+mod bench;
+mod layers;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci             cargo fmt --check, clippy -D warnings, the layering check, the tests
+  check-layers   fail if a crate depends upward or sideways (docs/ARCHITECTURE.md)
+  bench [NAME]   list the benchmarks, or run one (or `all`)
+  demo           an offline session of tine against the bundled simulator
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<()> {
+    let root = workspace_root();
+    match args.first().map(String::as_str) {
+        Some("ci") => ci(&root),
+        Some("check-layers") => check_layers(&root),
+        Some("bench") => bench::run(&root, args.get(1).map(String::as_str)),
+        Some("demo") => demo(),
+        Some("help") | Some("--help") | Some("-h") | None => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+}
+
+/// The workspace root: xtask's manifest lives one level below it.
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(Path::to_path_buf).unwrap_or(manifest)
+}
+
+pub(crate) fn cargo(root: &Path, args: &[&str]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    eprintln!("$ cargo {}", args.join(" "));
+    let status = Command::new(cargo)
+        .args(args)
+        .current_dir(root)
+        .status()
+        .context("could not start cargo")?;
+    if !status.success() {
+        bail!("`cargo {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+fn ci(root: &Path) -> Result<()> {
+    cargo(root, &["fmt", "--all", "--", "--check"])?;
+    cargo(
+        root,
+        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+    )?;
+    check_layers(root)?;
+    cargo(root, &["test", "--workspace"])
+}
+
+fn check_layers(root: &Path) -> Result<()> {
+    let violations = layers::check_workspace(root)?;
+    if violations.is_empty() {
+        println!("layering: ok");
+        return Ok(());
+    }
+    for v in &violations {
+        println!("layering: {v}");
+    }
+    bail!("{} layering violation(s)", violations.len())
+}
+
+fn demo() -> Result<()> {
+    println!(
+        "tine demo: not runnable yet.\n\
+         When the agent loop lands (issue 5) this builds tine, starts tine-mock with the bundled\n\
+         demo scenario in a scratch project, and runs a short offline session in which the model\n\
+         reads a file, edits it and runs a command, then prints the usage, cost and cache figures.\n\
+         No key and no network are needed."
+    );
+    Ok(())
+}
