@@ -1,0 +1,1 @@
+//! The permission engine: modes, rules, settings sources, the decision order, persistence.
