@@ -2,6 +2,8 @@
 //! (Read, Write, Edit, Bash, Glob, Grep, TodoWrite, WebFetch), the file-state cache, the bash
 //! command analysis, the permission engine and the tool pool.
 
+pub mod verdict;
+
 // Bash command analysis and the permission engine (settings, rules, modes, decisions).
 pub mod bash;
 pub mod permissions;
