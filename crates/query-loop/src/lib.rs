@@ -1,3 +1,24 @@
-//! tine-query-loop: will own `query()` (the agent loop as a stream of events ending in a
-//! terminal reason), the `QueryEngine` session, transcripts and resume, hooks, and context
-//! assembly (AGENTS.md / CLAUDE.md, environment, git status).
+//! tine-query-loop: the agent loop and everything a session needs around it.
+//!
+//! Modules, in reading order:
+//! - [`paths`]: `TINE_HOME`, sanitized project directories, transcript paths, [`SessionId`].
+//! - [`transcript`]: the session's JSONL transcript: writer, tolerant reader, resume,
+//!   `--continue`.
+//! - [`timestamp`]: RFC 3339 / day formatting used by the above.
+//!
+//! `query()` (the agent loop as a stream of events ending in a terminal reason) and the
+//! `QueryEngine` session build on these.
+
+pub mod paths;
+pub mod timestamp;
+pub mod transcript;
+
+pub use paths::{
+    PathsError, SessionId, project_dir, sanitize_path, subagent_transcript_path, tine_home,
+    tine_home_from_env, transcript_path,
+};
+pub use transcript::{
+    RecordType, ResumedSession, TranscriptError, TranscriptMessage, TranscriptRead,
+    TranscriptRecord, TranscriptWarning, TranscriptWriter, WriterOptions, latest_session,
+    load_session, read_transcript,
+};

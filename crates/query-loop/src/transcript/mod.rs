@@ -1,0 +1,79 @@
+//! Session transcripts: one JSONL file per session at [`crate::paths::transcript_path`], one
+//! [`TranscriptRecord`] per line, appended as each message completes.
+//!
+//! Crash safety comes from the shape of the writes, not from locking: the file is opened in
+//! append mode and never truncated, and each record is one `write_all` of one full line, so a
+//! crash leaves at most a torn *last* line. The reader skips that line and reports it; a bad line
+//! elsewhere is skipped and reported with its line number. Resume follows `parentUuid` links back
+//! from the last conversation record.
+
+mod reader;
+mod record;
+mod writer;
+
+use std::path::PathBuf;
+
+pub use reader::{ResumedSession, TranscriptRead, latest_session, load_session, read_transcript};
+pub use record::{RecordType, TranscriptMessage, TranscriptRecord};
+pub use writer::{TranscriptWriter, WriterOptions};
+
+/// Errors reading or writing a transcript. Malformed lines are not errors: they are reported as
+/// [`TranscriptWarning`]s beside the records that did parse.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptError {
+    #[error("cannot create the transcript directory {}: {source}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open the transcript {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write to the transcript {}: {source} (the session continues unrecorded only if the caller chooses to)", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read the transcript {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no session {session_id} in {}: check the id, or run `tine --continue` for the latest session of this directory", dir.display())]
+    SessionNotFound { session_id: String, dir: PathBuf },
+    #[error("cannot encode a transcript record: {0}")]
+    Encode(#[from] serde_json::Error),
+    #[error("transcript I/O task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// Something wrong in a transcript that the reader stepped over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TranscriptWarning {
+    /// The last line has no newline and does not parse: a write cut short by a crash.
+    TornLastLine { line: usize, bytes: usize },
+    /// A complete line that is not a valid record; skipped.
+    CorruptLine { line: usize, error: String },
+    /// A `parentUuid` names no record in the file; the resumed chain starts after the gap.
+    BrokenChain { missing_uuid: String },
+}
+
+impl std::fmt::Display for TranscriptWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::TornLastLine { line, bytes } => write!(
+                f,
+                "line {line}: incomplete last record ({bytes} bytes, likely an interrupted write) skipped"
+            ),
+            Self::CorruptLine { line, error } => {
+                write!(f, "line {line}: invalid record skipped: {error}")
+            }
+            Self::BrokenChain { missing_uuid } => write!(
+                f,
+                "message {missing_uuid} is missing; history before it was not restored"
+            ),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! One line of a transcript: a JSON object with an envelope (`uuid`, `parentUuid`, `sessionId`,
+//! `timestamp`, `cwd`, `type`, ...) and either a conversation `message` or a `data` payload.
+//!
+//! Readers must keep working when upper layers add record kinds (`transition`, `summary`,
+//! `cache_hashes`, ...): an unknown `type` parses as [`RecordType::Other`] and unknown fields
+//! are ignored.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::paths::SessionId;
+
+/// The message a `user` or `assistant` record carries, as sent to the Messages API.
+///
+/// Kept as JSON until `tine_api_client::Message` is available; the bytes on disk do not change
+/// when this becomes the typed message.
+pub type TranscriptMessage = serde_json::Value;
+
+/// What a record is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RecordType {
+    /// A user turn (prompt or tool results); carries `message`.
+    User,
+    /// A model response; carries `message`.
+    Assistant,
+    /// A conversation event that is not an API message (compact boundary, notice); in the chain.
+    System,
+    /// Any other kind (`transition`, `summary`, `cache_hashes`, ...): annotations outside the
+    /// conversation chain whose `parentUuid` names the message they follow.
+    Other(String),
+}
+
+impl RecordType {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::System => "system",
+            Self::Other(other) => other,
+        }
+    }
+
+    /// Whether records of this type form the conversation chain (linked by `parentUuid`).
+    pub fn is_conversation(&self) -> bool {
+        match self {
+            Self::User | Self::Assistant | Self::System => true,
+            Self::Other(_) => false,
+        }
+    }
+
+    fn from_tag(tag: &str) -> Self {
+        match tag {
+            "user" => Self::User,
+            "assistant" => Self::Assistant,
+            "system" => Self::System,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+}
+
+impl fmt::Display for RecordType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RecordType {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let tag = String::deserialize(d)?;
+        Ok(Self::from_tag(&tag))
+    }
+}
+
+/// One transcript line. Field order here is the key order on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptRecord {
+    #[serde(rename = "type")]
+    pub kind: RecordType,
+    pub uuid: String,
+    /// The previous conversation record (`null` for the first).
+    pub parent_uuid: Option<String>,
+    pub session_id: SessionId,
+    /// RFC 3339, UTC, milliseconds.
+    pub timestamp: String,
+    pub cwd: String,
+    /// True in a sub-agent's transcript.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_sidechain: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Present on `user` and `assistant` records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<TranscriptMessage>,
+    /// Payload of `system` and other record kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}

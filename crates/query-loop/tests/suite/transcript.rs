@@ -1,0 +1,247 @@
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use tine_query_loop::{
+    RecordType, SessionId, TranscriptWarning, TranscriptWriter, WriterOptions, latest_session,
+    load_session, read_transcript, transcript_path,
+};
+
+fn options(id: &SessionId, cwd: &Path) -> WriterOptions {
+    WriterOptions {
+        session_id: id.clone(),
+        cwd: cwd.to_path_buf(),
+        agent_id: None,
+        parent_uuid: None,
+    }
+}
+
+async fn write_conversation(home: &Path, cwd: &Path, id: &SessionId) -> PathBuf {
+    let path = transcript_path(home, cwd, id);
+    let mut writer = TranscriptWriter::open(path.clone(), options(id, cwd))
+        .await
+        .unwrap();
+    writer
+        .append_user(json!({"role": "user", "content": "hi"}))
+        .await
+        .unwrap();
+    writer
+        .append(
+            RecordType::Other("transition".into()),
+            None,
+            Some(json!({"reason": "tool_use"})),
+        )
+        .await
+        .unwrap();
+    writer
+        .append_assistant(
+            json!({"role": "assistant", "content": [{"type": "text", "text": "hello"}]}),
+        )
+        .await
+        .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn round_trip_keeps_envelope_and_chain() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/work/proj");
+    let id = SessionId::new_random();
+    let path = write_conversation(home.path(), cwd, &id).await;
+
+    let read = read_transcript(&path).await.unwrap();
+    assert!(read.warnings.is_empty());
+    assert_eq!(read.records.len(), 3);
+    let [user, transition, assistant] = &read.records[..] else {
+        panic!("three records")
+    };
+    assert_eq!(user.kind, RecordType::User);
+    assert_eq!(user.parent_uuid, None);
+    assert_eq!(user.session_id, id);
+    assert_eq!(user.cwd, "/work/proj");
+    assert!(user.timestamp.ends_with('Z') && user.timestamp.len() == 24);
+    // The annotation points at the message it follows and does not extend the chain.
+    assert_eq!(transition.parent_uuid.as_deref(), Some(user.uuid.as_str()));
+    assert_eq!(assistant.parent_uuid.as_deref(), Some(user.uuid.as_str()));
+
+    // The wire names upper layers and other tools rely on.
+    let raw = std::fs::read_to_string(&path).unwrap();
+    let first: serde_json::Value = serde_json::from_str(raw.lines().next().unwrap()).unwrap();
+    for key in [
+        "uuid",
+        "parentUuid",
+        "sessionId",
+        "timestamp",
+        "cwd",
+        "type",
+        "message",
+    ] {
+        assert!(first.get(key).is_some(), "missing {key}");
+    }
+    assert!(first.get("isSidechain").is_none());
+
+    let resumed = load_session(home.path(), cwd, &id).await.unwrap();
+    assert_eq!(
+        resumed.messages(),
+        vec![
+            json!({"role": "user", "content": "hi"}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "hello"}]}),
+        ]
+    );
+    assert_eq!(resumed.last_uuid(), Some(assistant.uuid.as_str()));
+}
+
+#[tokio::test]
+async fn resumed_writer_continues_the_chain() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/p");
+    let id = SessionId::new_random();
+    let path = write_conversation(home.path(), cwd, &id).await;
+    let resumed = load_session(home.path(), cwd, &id).await.unwrap();
+
+    let mut opts = options(&id, cwd);
+    opts.parent_uuid = resumed.last_uuid().map(str::to_owned);
+    let mut writer = TranscriptWriter::open(path, opts).await.unwrap();
+    writer
+        .append_user(json!({"role": "user", "content": "again"}))
+        .await
+        .unwrap();
+
+    let again = load_session(home.path(), cwd, &id).await.unwrap();
+    assert_eq!(again.chain.len(), 3);
+    assert_eq!(
+        again.messages()[2],
+        json!({"role": "user", "content": "again"})
+    );
+}
+
+#[tokio::test]
+async fn torn_last_line_is_skipped_and_reported_and_next_append_is_clean() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/p");
+    let id = SessionId::new_random();
+    let path = write_conversation(home.path(), cwd, &id).await;
+    let full = std::fs::read(&path).unwrap();
+    // Simulate a crash halfway through the last record.
+    let cut = full.len() - 30;
+    std::fs::write(&path, &full[..cut]).unwrap();
+
+    let read = read_transcript(&path).await.unwrap();
+    assert_eq!(read.records.len(), 2);
+    assert!(matches!(
+        read.warnings.as_slice(),
+        [TranscriptWarning::TornLastLine { line: 3, .. }]
+    ));
+
+    // Appending after the crash must not glue the new record onto the torn fragment.
+    let resumed = load_session(home.path(), cwd, &id).await.unwrap();
+    let mut opts = options(&id, cwd);
+    opts.parent_uuid = resumed.last_uuid().map(str::to_owned);
+    let mut writer = TranscriptWriter::open(path.clone(), opts).await.unwrap();
+    writer
+        .append_user(json!({"role": "user", "content": "after crash"}))
+        .await
+        .unwrap();
+    let read = read_transcript(&path).await.unwrap();
+    assert_eq!(read.records.len(), 3);
+    assert!(matches!(
+        read.warnings.as_slice(),
+        [TranscriptWarning::CorruptLine { line: 3, .. }]
+    ));
+    let after = load_session(home.path(), cwd, &id).await.unwrap();
+    assert_eq!(after.messages().len(), 2, "hi, after crash");
+}
+
+#[tokio::test]
+async fn corrupt_middle_line_is_skipped_with_its_line_number() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/p");
+    let id = SessionId::new_random();
+    let path = write_conversation(home.path(), cwd, &id).await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1] = "{not json";
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+    let read = read_transcript(&path).await.unwrap();
+    assert_eq!(read.records.len(), 2);
+    match read.warnings.as_slice() {
+        [w @ TranscriptWarning::CorruptLine { line: 2, .. }] => {
+            assert!(w.to_string().starts_with("line 2: invalid record skipped"));
+        }
+        other => panic!("unexpected warnings {other:?}"),
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn transcript_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let id = SessionId::new_random();
+    let path = write_conversation(home.path(), Path::new("/p"), &id).await;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let dir_mode = std::fs::metadata(path.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(dir_mode & 0o077, 0, "project dir readable by others");
+}
+
+#[tokio::test]
+async fn sidechain_records_are_marked() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/p");
+    let id = SessionId::new_random();
+    let path = tine_query_loop::subagent_transcript_path(home.path(), cwd, &id, "a7").unwrap();
+    let mut opts = options(&id, cwd);
+    opts.agent_id = Some("a7".into());
+    let mut writer = TranscriptWriter::open(path.clone(), opts).await.unwrap();
+    writer
+        .append_user(json!({"role": "user", "content": "task"}))
+        .await
+        .unwrap();
+    let read = read_transcript(&path).await.unwrap();
+    assert!(read.records[0].is_sidechain);
+    assert_eq!(read.records[0].agent_id.as_deref(), Some("a7"));
+    let raw = std::fs::read_to_string(&path).unwrap();
+    assert!(raw.contains("\"isSidechain\":true"));
+}
+
+#[tokio::test]
+async fn latest_session_picks_the_newest_transcript_of_this_directory_only() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/p");
+    assert_eq!(latest_session(home.path(), cwd).await.unwrap(), None);
+
+    let old = SessionId::parse("old").unwrap();
+    let new = SessionId::parse("new").unwrap();
+    let elsewhere = SessionId::parse("elsewhere").unwrap();
+    let old_path = write_conversation(home.path(), cwd, &old).await;
+    let new_path = write_conversation(home.path(), cwd, &new).await;
+    write_conversation(home.path(), Path::new("/other"), &elsewhere).await;
+
+    let set_mtime = |path: &Path, secs: u64| {
+        let file = std::fs::File::options().append(true).open(path).unwrap();
+        file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+            .unwrap();
+    };
+    set_mtime(&old_path, 2_000_000_000);
+    set_mtime(&new_path, 1_000_000_000);
+    assert_eq!(
+        latest_session(home.path(), cwd).await.unwrap(),
+        Some(old.clone())
+    );
+    set_mtime(&new_path, 2_000_000_001);
+    assert_eq!(latest_session(home.path(), cwd).await.unwrap(), Some(new));
+}
+
+#[tokio::test]
+async fn unknown_session_is_a_clear_error() {
+    let home = tempfile::tempdir().unwrap();
+    let id = SessionId::parse("nope").unwrap();
+    let err = load_session(home.path(), Path::new("/p"), &id)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no session nope"), "{err}");
+}
