@@ -4,15 +4,22 @@
 //! - [`paths`]: `TINE_HOME`, sanitized project directories, transcript paths, [`SessionId`].
 //! - [`transcript`]: the session's JSONL transcript: writer, tolerant reader, resume,
 //!   `--continue`.
+//! - [`hooks`]: user stop hooks (shell commands from settings) and the post-sampling registry.
 //! - [`timestamp`]: RFC 3339 / day formatting used by the above.
 //!
 //! `query()` (the agent loop as a stream of events ending in a terminal reason) and the
 //! `QueryEngine` session build on these.
 
+pub mod hooks;
 pub mod paths;
 pub mod timestamp;
 pub mod transcript;
 
+pub use hooks::{
+    HookError, HookFailure, HooksSettings, PostSamplingContext, PostSamplingHooks,
+    PostSamplingSummary, StopHookCommand, StopHookInput, StopHookOutcome, StopHookReport,
+    run_stop_hooks,
+};
 pub use paths::{
     PathsError, SessionId, project_dir, sanitize_path, subagent_transcript_path, tine_home,
     tine_home_from_env, transcript_path,
