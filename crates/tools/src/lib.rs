@@ -1,8 +1,30 @@
-//! tine-tools: what the model acts through. Will own the `Tool` trait, the built-in tools
-//! (Read, Write, Edit, Bash, Glob, Grep, TodoWrite, WebFetch), the file-state cache, the bash
-//! command analysis, the permission engine and the tool pool.
+//! tine-tools: what the model acts through. Modules in reading order:
+//!
+//! - [`verdict`]: the vocabulary shared by tools and the permission engine.
+//! - [`tool`]: the `Tool` trait, `ToolOutput`, `ToolError`, and [`run_tool`], how the loop runs
+//!   one call (validate against the schema, call, errors become `is_error` results).
+//! - [`schema`]: the small JSON Schema validator behind that check.
+//! - [`context`]: `ToolContext`, what a call runs in (cwd, caches, cancellation, progress).
+//! - [`file_state`]: the LRU file-state cache behind Edit and Write's read-before-write rule.
+//! - [`builtin`]: Read, Write, Edit, Bash, Glob, Grep, TodoWrite, WebFetch.
+//! - [`pool`]: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
+//! - [`bash`], [`permissions`]: bash command analysis and the permission engine.
 
 pub mod verdict;
+
+pub mod builtin;
+pub mod context;
+pub mod file_state;
+pub mod schema;
+pub mod tool;
+
+pub use context::{
+    ChannelProgress, NoProgress, ProgressSink, SummarizerError, ToolContext, ToolProgress,
+    WebSummarizer, WebSummaryRequest,
+};
+pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness};
+pub use schema::{SchemaViolation, validate};
+pub use tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};
 
 // Bash command analysis and the permission engine (settings, rules, modes, decisions).
 pub mod bash;

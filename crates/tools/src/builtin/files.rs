@@ -1,0 +1,157 @@
+//! File helpers shared by Read, Write and Edit: loading a file with its mtime, binary
+//! detection, atomic replacement preserving the mode, and unified diffs.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use similar::{ChangeTag, TextDiff};
+
+use crate::tool::{ToolDisplay, ToolError};
+
+/// A file as loaded from disk.
+#[derive(Debug)]
+pub struct LoadedFile {
+    /// The path written to (symlinks resolved, so a rename replaces the target, not the link).
+    pub real_path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub mtime: Option<SystemTime>,
+    pub permissions: std::fs::Permissions,
+}
+
+/// Loads `path`, or `Ok(None)` when it does not exist. A directory is an error.
+pub async fn load(path: &Path) -> Result<Option<LoadedFile>, ToolError> {
+    let metadata = match tokio::fs::metadata(path).await {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(ToolError::io("cannot inspect", path, error)),
+    };
+    if metadata.is_dir() {
+        return Err(ToolError::IsDirectory(path.to_path_buf()));
+    }
+    let real_path = tokio::fs::canonicalize(path)
+        .await
+        .unwrap_or_else(|_| path.to_path_buf());
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|error| ToolError::io("cannot read", path, error))?;
+    Ok(Some(LoadedFile {
+        real_path,
+        bytes,
+        mtime: metadata.modified().ok(),
+        permissions: metadata.permissions(),
+    }))
+}
+
+/// The mtime of `path` now (after a write).
+pub async fn mtime(path: &Path) -> Option<SystemTime> {
+    tokio::fs::metadata(path).await.ok()?.modified().ok()
+}
+
+/// Extensions of files that are never text.
+const BINARY_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "pdf", "zip", "gz", "tgz", "bz2",
+    "xz", "zst", "7z", "rar", "tar", "jar", "war", "class", "exe", "dll", "so", "dylib", "a", "o",
+    "obj", "lib", "bin", "wasm", "pyc", "mp3", "mp4", "mov", "avi", "mkv", "wav", "flac", "ogg",
+    "ttf", "otf", "woff", "woff2", "sqlite", "db",
+];
+
+/// Whether a file looks binary: a known binary extension, or a NUL byte in its first 8 KiB.
+pub fn is_binary(path: &Path, bytes: &[u8]) -> bool {
+    let by_extension = path
+        .extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| BINARY_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()));
+    by_extension || bytes.iter().take(8192).any(|&b| b == 0)
+}
+
+/// Replaces `path` with `content` atomically: a temporary file in the same directory, then a
+/// rename, so a reader never sees half a file. The previous mode is kept (new files get 0644).
+pub async fn write_atomic(
+    path: &Path,
+    content: Vec<u8>,
+    permissions: Option<std::fs::Permissions>,
+) -> Result<(), ToolError> {
+    let path = path.to_path_buf();
+    let task_path = path.clone();
+    tokio::task::spawn_blocking(move || write_atomic_blocking(&task_path, &content, permissions))
+        .await
+        .map_err(|error| ToolError::Failed(format!("writing {}: {error}", path.display())))?
+}
+
+fn write_atomic_blocking(
+    path: &Path,
+    content: &[u8],
+    permissions: Option<std::fs::Permissions>,
+) -> Result<(), ToolError> {
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent)
+        .map_err(|error| ToolError::io("cannot create the directory", parent, error))?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".tine-write-")
+        .tempfile_in(parent)
+        .map_err(|error| ToolError::io("cannot create a temporary file in", parent, error))?;
+    temp.write_all(content)
+        .and_then(|()| temp.flush())
+        .map_err(|error| ToolError::io("cannot write", temp.path().to_path_buf(), error))?;
+    let permissions = permissions.unwrap_or_else(|| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::Permissions::from_mode(0o644)
+    });
+    std::fs::set_permissions(temp.path(), permissions).map_err(|error| {
+        ToolError::io("cannot set the mode of", temp.path().to_path_buf(), error)
+    })?;
+    temp.persist(path)
+        .map_err(|error| ToolError::io("cannot replace", path, error.error))?;
+    Ok(())
+}
+
+/// A unified diff of `before` → `after` for UIs, with counts of added and removed lines.
+pub fn diff(path: &Path, before: &str, after: &str) -> ToolDisplay {
+    let text_diff = TextDiff::from_lines(before, after);
+    let (mut added, mut removed) = (0, 0);
+    for change in text_diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Insert => added += 1,
+            ChangeTag::Delete => removed += 1,
+            ChangeTag::Equal => {}
+        }
+    }
+    let name = path.display().to_string();
+    let unified = text_diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&name, &name)
+        .to_string();
+    ToolDisplay::Diff {
+        file_path: path.to_path_buf(),
+        unified,
+        added,
+        removed,
+    }
+}
+
+/// "Added 3 lines, removed 1 line" for a diff display.
+pub fn diff_summary(display: &ToolDisplay) -> String {
+    let plural = |n: usize| if n == 1 { "line" } else { "lines" };
+    match display {
+        ToolDisplay::Diff { added, removed, .. } => format!(
+            "Added {added} {}, removed {removed} {}",
+            plural(*added),
+            plural(*removed)
+        ),
+        ToolDisplay::None | ToolDisplay::Todos(_) | ToolDisplay::Shell { .. } => String::new(),
+    }
+}
+
+/// The `file_path` of an input, made absolute against the context's cwd.
+pub fn input_path(input: &serde_json::Value, ctx: &crate::ToolContext) -> PathBuf {
+    let raw = input
+        .get("file_path")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    ctx.resolve_path(raw)
+}

@@ -1,0 +1,156 @@
+//! TodoWrite: the model's own task list for the session, replaced whole on every call.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolDisplay, ToolFuture, ToolOutput, parse_input};
+use crate::verdict::PermissionTarget;
+
+/// Where a todo is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// One item of the list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodoItem {
+    /// Imperative form ("Run the tests").
+    pub content: String,
+    pub status: TodoStatus,
+    /// Present continuous form shown while in progress ("Running the tests").
+    #[serde(rename = "activeForm")]
+    pub active_form: String,
+}
+
+/// The session's todo list, shared by clones.
+#[derive(Debug, Clone, Default)]
+pub struct TodoList(Arc<Mutex<Vec<TodoItem>>>);
+
+impl TodoList {
+    /// The current items.
+    pub fn items(&self) -> Vec<TodoItem> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the list; returns the previous one.
+    pub fn replace(&self, items: Vec<TodoItem>) -> Vec<TodoItem> {
+        std::mem::replace(
+            &mut *self.0.lock().unwrap_or_else(PoisonError::into_inner),
+            items,
+        )
+    }
+}
+
+#[derive(Deserialize)]
+struct TodoWriteInput {
+    todos: Vec<TodoItem>,
+}
+
+/// The TodoWrite tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TodoWriteTool;
+
+const DESCRIPTION: &str = "\
+Use this tool to create and manage a structured task list for your current coding session. \
+This helps you track progress, organize complex tasks, and show the user how far along you are.
+
+When to use it:
+- Complex multi-step tasks (3 or more distinct steps), or when the user gives several tasks.
+- Right after receiving new instructions, to capture the requirements as todos.
+- When you start a task: mark it in_progress BEFORE beginning work. Keep exactly one task \
+in_progress at a time.
+- When you finish a task: mark it completed immediately, and add any follow-up tasks you found.
+
+When NOT to use it: a single, trivial task, or a purely conversational request.
+
+Each todo has `content` (imperative: \"Run the tests\"), `activeForm` (present continuous: \
+\"Running the tests\") and `status` (pending, in_progress, completed). Only mark a task \
+completed when it is fully done: not when tests fail, the work is partial, or errors remain. \
+Every call replaces the whole list.";
+
+impl Tool for TodoWriteTool {
+    fn name(&self) -> &str {
+        "TodoWrite"
+    }
+
+    fn description(&self) -> String {
+        DESCRIPTION.to_owned()
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "todos": {
+                    "type": "array",
+                    "description": "The updated todo list",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "content": {"type": "string", "minLength": 1},
+                            "status": {
+                                "type": "string",
+                                "enum": ["pending", "in_progress", "completed"]
+                            },
+                            "activeForm": {"type": "string", "minLength": 1}
+                        },
+                        "required": ["content", "status", "activeForm"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["todos"],
+            "additionalProperties": false
+        })
+    }
+
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input: TodoWriteInput = parse_input(input)?;
+            let done = input
+                .todos
+                .iter()
+                .filter(|todo| todo.status == TodoStatus::Completed)
+                .count();
+            let total = input.todos.len();
+            ctx.todos().replace(input.todos.clone());
+            Ok(ToolOutput::text(
+                "Todos have been modified successfully. Ensure that you continue to use the todo \
+                 list to track your progress. Please proceed with the current tasks if applicable",
+            )
+            .with_summary(format!("{done} of {total} todos completed"))
+            .with_display(ToolDisplay::Todos(input.todos)))
+        })
+    }
+
+    fn permission_target(&self, _input: &Value, _ctx: &ToolContext) -> PermissionTarget {
+        PermissionTarget::Other { content: None }
+    }
+
+    /// It changes only the session's own list, never the user's files.
+    fn is_read_only(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        false
+    }
+
+    fn render_call(&self, input: &Value) -> String {
+        let count = input
+            .get("todos")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        format!("Update todos ({count} items)")
+    }
+}

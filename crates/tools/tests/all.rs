@@ -1,0 +1,3 @@
+//! The integration tests of tine-tools, one binary (see `suite/`).
+
+mod suite;
