@@ -1,3 +1,40 @@
 //! tine-api-client: the lowest layer. A complete, streaming, retrying client for the
-//! Anthropic Messages API: wire types, SSE parsing, typed errors, retries, usage and cost,
-//! and the `ModelClient` trait every upper crate is tested against with scripted fakes.
+//! Anthropic Messages API, and the `ModelClient` trait every upper crate is tested against with
+//! scripted fakes. It knows nothing above the wire (no tools, sessions or files).
+//!
+//! Modules in reading order:
+//! - [`types`]: wire types of `POST /v1/messages`; byte-stable [`MessagesRequest::to_json_bytes`].
+//! - [`usage`]: [`Usage`] with the prompt-cache fields, per-model prices, context windows, cost.
+//! - [`error`]: [`ApiError`], typed from HTTP status, `error.type` and in-stream errors.
+//! - [`events`]: typed [`StreamEvent`]s of a streamed response.
+//! - [`sse`]: SSE framing of byte chunks into events.
+//! - [`accumulate`]: [`MessageAccumulator`], events → final [`ResponseMessage`].
+//! - [`retry`]: [`RetryPolicy`] and the [`RetryNotice`] a UI shows (and its discard contract).
+//! - [`model_client`]: the [`ModelClient`] trait, [`ClientEvent`], [`collect_message`].
+
+pub mod accumulate;
+pub mod error;
+pub mod events;
+pub mod model_client;
+pub mod retry;
+pub mod sse;
+pub mod types;
+pub mod usage;
+
+pub use accumulate::MessageAccumulator;
+pub use error::{ApiError, ApiErrorKind, ErrorBody, parse_context_limit, parse_prompt_too_long};
+pub use events::{ContentDelta, MessageDeltaBody, StreamEvent, decode_event};
+pub use model_client::{ClientEvent, EventStream, ModelClient, collect_message};
+pub use retry::{RetryNotice, RetryPolicy};
+pub use sse::{EventDecoder, SseFrame, SseParser};
+pub use types::{
+    CacheControl, CacheControlType, CacheTtl, ContentBlock, DocumentBlock, DocumentSource,
+    ImageBlock, ImageSource, Message, MessageContent, MessagesRequest, Metadata,
+    RedactedThinkingBlock, ResponseMessage, Role, StopReason, SystemPrompt, TextBlock,
+    ThinkingBlock, ThinkingConfig, ToolChoice, ToolDefinition, ToolResultBlock, ToolResultContent,
+    ToolUseBlock,
+};
+pub use usage::{
+    CacheCreation, DEFAULT_CONTEXT_WINDOW, ModelInfo, Usage, UsageDelta, context_window, cost_usd,
+    model_info,
+};

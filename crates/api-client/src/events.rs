@@ -1,0 +1,210 @@
+//! Typed streaming events of `POST /v1/messages` with `stream: true`.
+//!
+//! Order on the wire: `message_start`, then per block `content_block_start` → deltas →
+//! `content_block_stop`, then `message_delta` (stop reason, cumulative usage) and `message_stop`.
+//! `ping` may come anywhere; `error` can arrive after HTTP 200. Event and delta types this crate
+//! does not know are dropped by [`decode_event`] (the API may add new ones at any time).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ApiError, ErrorBody};
+use crate::types::{ContentBlock, ResponseMessage, StopReason};
+use crate::usage::UsageDelta;
+
+/// A delta to the content block at `index`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentDelta {
+    TextDelta { text: String },
+    InputJsonDelta { partial_json: String },
+    ThinkingDelta { thinking: String },
+    SignatureDelta { signature: String },
+}
+
+/// `message_delta`'s `delta`: the stop reason once known.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct MessageDeltaBody {
+    pub stop_reason: Option<StopReason>,
+    pub stop_sequence: Option<String>,
+}
+
+/// One server-sent event of a streamed response.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamEvent {
+    /// The message envelope (id, model, input usage) with empty content.
+    MessageStart {
+        message: ResponseMessage,
+    },
+    ContentBlockStart {
+        index: usize,
+        content_block: ContentBlock,
+    },
+    ContentBlockDelta {
+        index: usize,
+        delta: ContentDelta,
+    },
+    ContentBlockStop {
+        index: usize,
+    },
+    /// Stop reason and cumulative usage (fields present replace earlier values).
+    MessageDelta {
+        delta: MessageDeltaBody,
+        usage: UsageDelta,
+    },
+    MessageStop,
+    Ping,
+    /// An error after HTTP 200; the HTTP client turns it into [`ApiError::StreamError`].
+    Error {
+        error: ErrorBody,
+    },
+}
+
+impl StreamEvent {
+    /// The SSE `event:` name of this event.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::MessageStart { .. } => "message_start",
+            Self::ContentBlockStart { .. } => "content_block_start",
+            Self::ContentBlockDelta { .. } => "content_block_delta",
+            Self::ContentBlockStop { .. } => "content_block_stop",
+            Self::MessageDelta { .. } => "message_delta",
+            Self::MessageStop => "message_stop",
+            Self::Ping => "ping",
+            Self::Error { .. } => "error",
+        }
+    }
+
+    /// This event framed as SSE (`event: …\ndata: …\n\n`), as the API sends it. Used by fakes,
+    /// tests and benchmarks.
+    pub fn to_sse(&self) -> String {
+        let data = serde_json::to_string(self).unwrap_or_default();
+        format!("event: {}\ndata: {}\n\n", self.name(), data)
+    }
+}
+
+/// Flat mirror of every event shape: one pass of derived deserialization with no buffering
+/// (internally tagged enums buffer the whole object first), then a match on `type`. Unknown
+/// fields are skipped by serde.
+#[derive(Deserialize)]
+struct RawEvent {
+    #[serde(rename = "type")]
+    kind: String,
+    index: Option<usize>,
+    delta: Option<RawDelta>,
+    content_block: Option<ContentBlock>,
+    message: Option<ResponseMessage>,
+    usage: Option<UsageDelta>,
+    error: Option<ErrorBody>,
+}
+
+#[derive(Deserialize)]
+struct RawDelta {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    text: Option<String>,
+    partial_json: Option<String>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    stop_reason: Option<StopReason>,
+    stop_sequence: Option<String>,
+}
+
+fn missing(event: &str, field: &str) -> ApiError {
+    ApiError::Decode {
+        what: format!("`{event}` event"),
+        message: format!("missing field `{field}`"),
+    }
+}
+
+/// Decode one event's `data` JSON. `Ok(None)` for event or delta types this crate does not
+/// know (they are to be ignored); `Err` for malformed JSON or a known event missing a field.
+pub fn decode_event(data: &str) -> Result<Option<StreamEvent>, ApiError> {
+    let raw: RawEvent = serde_json::from_str(data).map_err(|e| ApiError::Decode {
+        what: "stream event".to_owned(),
+        message: format!("{e}; data: {}", data.chars().take(200).collect::<String>()),
+    })?;
+    let name = raw.kind.as_str();
+    let index = || raw.index.ok_or_else(|| missing(name, "index"));
+    let event = match name {
+        "message_start" => StreamEvent::MessageStart {
+            message: raw.message.ok_or_else(|| missing(name, "message"))?,
+        },
+        "content_block_start" => StreamEvent::ContentBlockStart {
+            index: index()?,
+            content_block: raw
+                .content_block
+                .ok_or_else(|| missing(name, "content_block"))?,
+        },
+        "content_block_delta" => {
+            let index = index()?;
+            let delta = raw.delta.ok_or_else(|| missing(name, "delta"))?;
+            let delta = match delta.kind.as_deref() {
+                Some("text_delta") => ContentDelta::TextDelta {
+                    text: delta.text.ok_or_else(|| missing("text_delta", "text"))?,
+                },
+                Some("input_json_delta") => ContentDelta::InputJsonDelta {
+                    partial_json: delta
+                        .partial_json
+                        .ok_or_else(|| missing("input_json_delta", "partial_json"))?,
+                },
+                Some("thinking_delta") => ContentDelta::ThinkingDelta {
+                    thinking: delta
+                        .thinking
+                        .ok_or_else(|| missing("thinking_delta", "thinking"))?,
+                },
+                Some("signature_delta") => ContentDelta::SignatureDelta {
+                    signature: delta
+                        .signature
+                        .ok_or_else(|| missing("signature_delta", "signature"))?,
+                },
+                other => {
+                    tracing::debug!(delta_type = ?other, "ignoring unknown content delta type");
+                    return Ok(None);
+                }
+            };
+            StreamEvent::ContentBlockDelta { index, delta }
+        }
+        "content_block_stop" => StreamEvent::ContentBlockStop { index: index()? },
+        "message_delta" => {
+            let delta = raw
+                .delta
+                .map_or_else(MessageDeltaBody::default, |d| MessageDeltaBody {
+                    stop_reason: d.stop_reason,
+                    stop_sequence: d.stop_sequence,
+                });
+            StreamEvent::MessageDelta {
+                delta,
+                usage: raw.usage.unwrap_or_default(),
+            }
+        }
+        "message_stop" => StreamEvent::MessageStop,
+        "ping" => StreamEvent::Ping,
+        "error" => StreamEvent::Error {
+            error: raw.error.ok_or_else(|| missing(name, "error"))?,
+        },
+        other => {
+            tracing::debug!(event_type = other, "ignoring unknown stream event type");
+            return Ok(None);
+        }
+    };
+    Ok(Some(event))
+}
+
+impl<'de> Deserialize<'de> for StreamEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let text = value.to_string();
+        match decode_event(&text) {
+            Ok(Some(event)) => Ok(event),
+            Ok(None) => Err(serde::de::Error::custom(
+                "unknown stream event or delta type",
+            )),
+            Err(e) => Err(serde::de::Error::custom(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "events_tests.rs"]
+mod tests;

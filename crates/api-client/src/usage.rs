@@ -1,0 +1,345 @@
+//! Token usage (with the prompt-cache fields), per-model prices and context windows, and cost.
+//!
+//! `cache_read_input_tokens + cache_creation_input_tokens + input_tokens` is the whole prompt;
+//! `input_tokens` is only what follows the last cache breakpoint.
+
+use std::ops::{Add, AddAssign};
+
+use serde::{Deserialize, Serialize};
+
+/// Cache writes split by lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CacheCreation {
+    #[serde(default)]
+    pub ephemeral_5m_input_tokens: u64,
+    #[serde(default)]
+    pub ephemeral_1h_input_tokens: u64,
+}
+
+impl Add for CacheCreation {
+    type Output = Self;
+    fn add(self, rhs: Self) -> Self {
+        Self {
+            ephemeral_5m_input_tokens: self.ephemeral_5m_input_tokens
+                + rhs.ephemeral_5m_input_tokens,
+            ephemeral_1h_input_tokens: self.ephemeral_1h_input_tokens
+                + rhs.ephemeral_1h_input_tokens,
+        }
+    }
+}
+
+/// Token counts of one response (or, summed with `+`, of many).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    #[serde(default)]
+    pub cache_creation: CacheCreation,
+}
+
+impl Usage {
+    /// Every prompt token: uncached input + cache writes + cache reads.
+    pub fn total_input_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+    }
+
+    /// Prompt plus output: how much of the context window this exchange occupies.
+    pub fn total_tokens(&self) -> u64 {
+        self.total_input_tokens() + self.output_tokens
+    }
+
+    /// Cache writes split by lifetime. When the server did not send the breakdown, all writes
+    /// count as 5-minute writes (the default lifetime).
+    pub fn cache_writes(&self) -> CacheCreation {
+        let split = self.cache_creation;
+        if split.ephemeral_5m_input_tokens + split.ephemeral_1h_input_tokens == 0 {
+            CacheCreation {
+                ephemeral_5m_input_tokens: self.cache_creation_input_tokens,
+                ephemeral_1h_input_tokens: 0,
+            }
+        } else {
+            split
+        }
+    }
+
+    /// Apply a `message_delta`'s cumulative usage: each field it carries replaces ours.
+    pub fn apply_delta(&mut self, delta: &UsageDelta) {
+        if let Some(v) = delta.input_tokens {
+            self.input_tokens = v;
+        }
+        if let Some(v) = delta.output_tokens {
+            self.output_tokens = v;
+        }
+        if let Some(v) = delta.cache_creation_input_tokens {
+            self.cache_creation_input_tokens = v;
+        }
+        if let Some(v) = delta.cache_read_input_tokens {
+            self.cache_read_input_tokens = v;
+        }
+        if let Some(v) = delta.cache_creation {
+            self.cache_creation = v;
+        }
+    }
+}
+
+impl Add for Usage {
+    type Output = Self;
+    fn add(self, rhs: Self) -> Self {
+        Self {
+            input_tokens: self.input_tokens + rhs.input_tokens,
+            output_tokens: self.output_tokens + rhs.output_tokens,
+            cache_creation_input_tokens: self.cache_creation_input_tokens
+                + rhs.cache_creation_input_tokens,
+            cache_read_input_tokens: self.cache_read_input_tokens + rhs.cache_read_input_tokens,
+            cache_creation: self.cache_creation + rhs.cache_creation,
+        }
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Self) {
+        *self = *self + rhs;
+    }
+}
+
+impl std::iter::Sum for Usage {
+    fn sum<I: Iterator<Item = Usage>>(iter: I) -> Self {
+        iter.fold(Usage::default(), Add::add)
+    }
+}
+
+/// The usage carried by `message_delta`: cumulative counts, each field optional (a field the
+/// server omits keeps the value `message_start` gave).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UsageDelta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation: Option<CacheCreation>,
+}
+
+/// Prices in USD per million tokens, and the model's limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelInfo {
+    /// The id prefix this entry matches (`claude-sonnet-4-5` matches `claude-sonnet-4-5-20250929`).
+    pub family: &'static str,
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+    pub context_window: u64,
+    pub max_output_tokens: u64,
+    /// False for the fallback used for a model the table does not know.
+    pub known: bool,
+}
+
+impl ModelInfo {
+    /// 5-minute cache write: 1.25x input.
+    pub fn cache_write_5m_per_mtok(&self) -> f64 {
+        self.input_per_mtok * 1.25
+    }
+
+    /// 1-hour cache write: 2x input.
+    pub fn cache_write_1h_per_mtok(&self) -> f64 {
+        self.input_per_mtok * 2.0
+    }
+
+    /// Cache read: 0.1x input.
+    pub fn cache_read_per_mtok(&self) -> f64 {
+        self.input_per_mtok * 0.1
+    }
+
+    /// The cost of `usage` at these prices.
+    pub fn cost_usd(&self, usage: &Usage) -> f64 {
+        let writes = usage.cache_writes();
+        let micro = usage.input_tokens as f64 * self.input_per_mtok
+            + usage.output_tokens as f64 * self.output_per_mtok
+            + writes.ephemeral_5m_input_tokens as f64 * self.cache_write_5m_per_mtok()
+            + writes.ephemeral_1h_input_tokens as f64 * self.cache_write_1h_per_mtok()
+            + usage.cache_read_input_tokens as f64 * self.cache_read_per_mtok();
+        micro / 1_000_000.0
+    }
+}
+
+/// The default context window when nothing more specific is known.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
+
+const fn entry(family: &'static str, input: f64, output: f64, max_output: u64) -> ModelInfo {
+    ModelInfo {
+        family,
+        input_per_mtok: input,
+        output_per_mtok: output,
+        context_window: DEFAULT_CONTEXT_WINDOW,
+        max_output_tokens: max_output,
+        known: true,
+    }
+}
+
+/// Known models, most specific prefix first (matching takes the first hit).
+const MODELS: &[ModelInfo] = &[
+    entry("claude-opus-4-6", 5.0, 25.0, 128_000),
+    entry("claude-opus-4-5", 5.0, 25.0, 64_000),
+    entry("claude-opus-4-1", 15.0, 75.0, 32_000),
+    entry("claude-opus-4", 15.0, 75.0, 32_000),
+    entry("claude-sonnet-4-6", 3.0, 15.0, 64_000),
+    entry("claude-sonnet-4-5", 3.0, 15.0, 64_000),
+    entry("claude-sonnet-4", 3.0, 15.0, 64_000),
+    entry("claude-haiku-4-5", 1.0, 5.0, 64_000),
+    entry("claude-3-7-sonnet", 3.0, 15.0, 64_000),
+    entry("claude-3-5-sonnet", 3.0, 15.0, 8_192),
+    entry("claude-3-5-haiku", 0.8, 4.0, 8_192),
+    entry("claude-3-opus", 15.0, 75.0, 4_096),
+    entry("claude-3-haiku", 0.25, 1.25, 4_096),
+];
+
+/// Unknown models are priced like a Sonnet (the middle of the range) with the default window,
+/// so a cost display stays plausible rather than zero.
+const FALLBACK: ModelInfo = ModelInfo {
+    family: "unknown",
+    input_per_mtok: 3.0,
+    output_per_mtok: 15.0,
+    context_window: DEFAULT_CONTEXT_WINDOW,
+    max_output_tokens: 32_000,
+    known: false,
+};
+
+/// Prices and limits for `model`. Accepts dated ids (`claude-sonnet-4-5-20250929`), aliases
+/// (`claude-sonnet-4-5`), provider prefixes (`anthropic.claude-…`, `us.anthropic.claude-…`) and a
+/// `[1m]` suffix selecting the one-million-token context window.
+pub fn model_info(model: &str) -> ModelInfo {
+    let lower = model.to_ascii_lowercase();
+    let one_million = lower.ends_with("[1m]");
+    let found = MODELS
+        .iter()
+        .find(|m| lower.contains(m.family))
+        .copied()
+        .unwrap_or(FALLBACK);
+    if one_million {
+        ModelInfo {
+            context_window: 1_000_000,
+            ..found
+        }
+    } else {
+        found
+    }
+}
+
+/// The context window of `model` in tokens (200k unless known otherwise).
+pub fn context_window(model: &str) -> u64 {
+    model_info(model).context_window
+}
+
+/// What `usage` cost in USD on `model`.
+pub fn cost_usd(model: &str, usage: &Usage) -> f64 {
+    model_info(model).cost_usd(usage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn approx(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn cost_applies_cache_multipliers() {
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            cache_creation_input_tokens: 3_000_000,
+            cache_read_input_tokens: 1_000_000,
+            cache_creation: CacheCreation {
+                ephemeral_5m_input_tokens: 2_000_000,
+                ephemeral_1h_input_tokens: 1_000_000,
+            },
+        };
+        // sonnet: 3 in + 15 out + 2*3.75 (5m) + 1*6 (1h) + 0.3 read
+        assert!(approx(
+            cost_usd("claude-sonnet-4-5-20250929", &usage),
+            3.0 + 15.0 + 7.5 + 6.0 + 0.3
+        ));
+    }
+
+    #[test]
+    fn cache_writes_without_breakdown_count_as_5m() {
+        let usage = Usage {
+            cache_creation_input_tokens: 1_000_000,
+            ..Usage::default()
+        };
+        assert!(approx(cost_usd("claude-opus-4-1", &usage), 15.0 * 1.25));
+    }
+
+    #[test]
+    fn model_lookup_prefers_most_specific() {
+        assert_eq!(model_info("claude-opus-4-5-20251101").input_per_mtok, 5.0);
+        assert_eq!(model_info("claude-opus-4-20250514").input_per_mtok, 15.0);
+        assert_eq!(model_info("claude-haiku-4-5").output_per_mtok, 5.0);
+        assert_eq!(model_info("claude-3-5-haiku-latest").input_per_mtok, 0.8);
+        assert_eq!(
+            model_info("us.anthropic.claude-sonnet-4-20250514-v1:0").family,
+            "claude-sonnet-4"
+        );
+        assert!(model_info("claude-3-7-sonnet-latest").known);
+    }
+
+    #[test]
+    fn unknown_model_falls_back() {
+        let info = model_info("some-future-model");
+        assert!(!info.known);
+        assert_eq!(info.context_window, DEFAULT_CONTEXT_WINDOW);
+        assert!(
+            cost_usd(
+                "some-future-model",
+                &Usage {
+                    input_tokens: 10,
+                    ..Usage::default()
+                }
+            ) > 0.0
+        );
+    }
+
+    #[test]
+    fn one_million_suffix_widens_window() {
+        assert_eq!(context_window("claude-sonnet-4-5[1m]"), 1_000_000);
+        assert_eq!(context_window("claude-sonnet-4-5"), 200_000);
+    }
+
+    #[test]
+    fn usage_adds_and_applies_deltas() {
+        let a = Usage {
+            input_tokens: 1,
+            output_tokens: 2,
+            ..Usage::default()
+        };
+        let b = Usage {
+            cache_read_input_tokens: 5,
+            output_tokens: 3,
+            ..Usage::default()
+        };
+        let sum: Usage = [a, b].into_iter().sum();
+        assert_eq!(sum.output_tokens, 5);
+        assert_eq!(sum.total_input_tokens(), 6);
+
+        let mut u = Usage {
+            input_tokens: 100,
+            output_tokens: 1,
+            ..Usage::default()
+        };
+        u.apply_delta(&UsageDelta {
+            output_tokens: Some(42),
+            ..UsageDelta::default()
+        });
+        assert_eq!((u.input_tokens, u.output_tokens), (100, 42));
+    }
+}
