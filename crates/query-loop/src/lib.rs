@@ -4,17 +4,24 @@
 //! - [`paths`]: `TINE_HOME`, sanitized project directories, transcript paths, [`SessionId`].
 //! - [`transcript`]: the session's JSONL transcript: writer, tolerant reader, resume,
 //!   `--continue`.
+//! - [`context`]: AGENTS.md / CLAUDE.md discovery, environment facts, git snapshot, and the
+//!   rendering of the system prompt and user context, once per session.
 //! - [`hooks`]: user stop hooks (shell commands from settings) and the post-sampling registry.
 //! - [`timestamp`]: RFC 3339 / day formatting used by the above.
 //!
 //! `query()` (the agent loop as a stream of events ending in a terminal reason) and the
 //! `QueryEngine` session build on these.
 
+pub mod context;
 pub mod hooks;
 pub mod paths;
 pub mod timestamp;
 pub mod transcript;
 
+pub use context::{
+    BASE_SYSTEM_PROMPT, EnvironmentFacts, GatherOptions, GitSnapshot, InstructionFile,
+    InstructionSource, SessionContext, render_system_prompt,
+};
 pub use hooks::{
     HookError, HookFailure, HooksSettings, PostSamplingContext, PostSamplingHooks,
     PostSamplingSummary, StopHookCommand, StopHookInput, StopHookOutcome, StopHookReport,

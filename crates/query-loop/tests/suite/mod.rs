@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod context;
 mod hooks;
 mod paths;
 mod transcript;

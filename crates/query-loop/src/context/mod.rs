@@ -1,0 +1,260 @@
+//! Context assembly: what the model is told about where it runs, gathered once per session and
+//! rendered to text once, so every request of the session (and every fork) sends the same bytes.
+//!
+//! The split follows Claude Code:
+//! - the **system prompt** ([`render_system_prompt`]): tine's base instructions
+//!   ([`BASE_SYSTEM_PROMPT`]), then the environment facts, then the git snapshot, then the
+//!   user's `--append-system-prompt`;
+//! - the **user context** ([`SessionContext::user_context`]): the instruction files (AGENTS.md,
+//!   CLAUDE.md) in a `<system-reminder>` block, prepended to the first user message.
+//!
+//! Everything is in a fixed order and the date has day resolution, so the same inputs render to
+//! the same bytes all day.
+
+mod git;
+mod instructions;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+pub use git::{GitSnapshot, MAX_GIT_STATUS_CHARS, git_snapshot};
+pub use instructions::{
+    InstructionFile, InstructionSource, MAX_INSTRUCTION_FILE_BYTES, discover_instruction_files,
+    find_repo_root,
+};
+
+use crate::timestamp::utc_date;
+
+/// tine's base instructions: the start of every main-thread system prompt.
+pub const BASE_SYSTEM_PROMPT: &str = include_str!("../prompts/system.md");
+
+/// Default bound on each git call while gathering.
+pub const DEFAULT_GIT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Inputs of [`SessionContext::gather`].
+#[derive(Debug, Clone)]
+pub struct GatherOptions {
+    /// `TINE_HOME` (holds the user's AGENTS.md).
+    pub home: PathBuf,
+    /// The session's working directory (absolute, ideally canonical).
+    pub cwd: PathBuf,
+    pub model: String,
+    /// `YYYY-MM-DD`; `None` for today (UTC).
+    pub date: Option<String>,
+    /// Take a git snapshot (off for `--bare` or when git must not run).
+    pub git: bool,
+    pub git_timeout: Duration,
+}
+
+impl GatherOptions {
+    pub fn new(home: PathBuf, cwd: PathBuf, model: impl Into<String>) -> Self {
+        Self {
+            home,
+            cwd,
+            model: model.into(),
+            date: None,
+            git: true,
+            git_timeout: DEFAULT_GIT_TIMEOUT,
+        }
+    }
+}
+
+/// Facts about the machine and directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvironmentFacts {
+    pub cwd: PathBuf,
+    pub is_git_repo: bool,
+    /// `std::env::consts::OS`: `linux`, `macos`, ...
+    pub platform: String,
+    /// e.g. `Linux 6.8.0-45-generic`; `None` if unknown.
+    pub os_version: Option<String>,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub model: String,
+}
+
+/// Everything gathered about the session's surroundings, once, at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionContext {
+    pub environment: EnvironmentFacts,
+    /// `None` outside a repository, without git, or when git timed out.
+    pub git: Option<GitSnapshot>,
+    pub instructions: Vec<InstructionFile>,
+}
+
+impl SessionContext {
+    /// Gathers the context: instruction files (bounded reads, off the runtime), environment
+    /// facts, and the git snapshot, concurrently. Never fails: what cannot be read is left out.
+    pub async fn gather(options: &GatherOptions) -> SessionContext {
+        let home = options.home.clone();
+        let cwd = options.cwd.clone();
+        let discovery = tokio::task::spawn_blocking(move || {
+            let is_repo = find_repo_root(&cwd).is_some();
+            (discover_instruction_files(&home, &cwd), is_repo)
+        });
+        let git = async {
+            if options.git {
+                git_snapshot(&options.cwd, options.git_timeout).await
+            } else {
+                None
+            }
+        };
+        let (discovered, git, os_version) = tokio::join!(discovery, git, os_version());
+        let (instructions, is_git_repo) = discovered.unwrap_or_else(|error| {
+            tracing::error!(%error, "instruction file discovery failed");
+            (Vec::new(), false)
+        });
+        let environment = EnvironmentFacts {
+            cwd: options.cwd.clone(),
+            is_git_repo,
+            platform: std::env::consts::OS.to_owned(),
+            os_version,
+            date: options
+                .date
+                .clone()
+                .unwrap_or_else(|| utc_date(SystemTime::now())),
+            model: options.model.clone(),
+        };
+        SessionContext {
+            environment,
+            git,
+            instructions,
+        }
+    }
+
+    /// The instruction files as one `<system-reminder>` block for the first user message;
+    /// `None` when there are none.
+    pub fn user_context(&self) -> Option<String> {
+        if self.instructions.is_empty() {
+            return None;
+        }
+        let mut out = String::from(
+            "<system-reminder>\n\
+             As you answer the user's questions, you can use the following context:\n\
+             # Instructions\n\
+             Codebase and user instructions are shown below. Be sure to adhere to these \
+             instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you \
+             MUST follow them exactly as written.\n",
+        );
+        for file in &self.instructions {
+            let _ = write!(
+                out,
+                "\nContents of {} ({}):\n\n{}",
+                file.path.display(),
+                file.source.label(),
+                file.content.trim_end()
+            );
+            if file.truncated {
+                let _ = write!(
+                    out,
+                    "\n\n[truncated: the file is longer than {} KB; read it with the Read tool for the rest]",
+                    MAX_INSTRUCTION_FILE_BYTES / 1024
+                );
+            }
+            out.push('\n');
+        }
+        out.push_str(
+            "\nIMPORTANT: this context may or may not be relevant to your tasks. You should not \
+             respond to this context unless it is highly relevant to your task.\n\
+             </system-reminder>",
+        );
+        Some(out)
+    }
+}
+
+/// The session's system prompt: `base`, the environment, the git snapshot, then `append`
+/// (`--append-system-prompt`). A pure function of its inputs.
+pub fn render_system_prompt(base: &str, context: &SessionContext, append: Option<&str>) -> String {
+    let env = &context.environment;
+    let mut out = base.trim_end().to_owned();
+    let _ = write!(
+        out,
+        "\n\nHere is useful information about the environment you are running in:\n<env>\n\
+         Working directory: {}\n\
+         Is directory a git repo: {}\n\
+         Platform: {}\n\
+         OS Version: {}\n\
+         Today's date: {}\n\
+         </env>\n\
+         You are powered by the model {}.",
+        env.cwd.display(),
+        if env.is_git_repo { "Yes" } else { "No" },
+        env.platform,
+        env.os_version.as_deref().unwrap_or("unknown"),
+        env.date,
+        env.model,
+    );
+    if let Some(git) = &context.git {
+        out.push_str("\n\n");
+        render_git(&mut out, git);
+    }
+    if let Some(append) = append.map(str::trim).filter(|a| !a.is_empty()) {
+        out.push_str("\n\n");
+        out.push_str(append);
+    }
+    out
+}
+
+fn render_git(out: &mut String, git: &GitSnapshot) {
+    out.push_str(
+        "gitStatus: This is the git status at the start of the conversation. Note that this \
+         status is a snapshot in time, and will not update during the conversation.\n",
+    );
+    let _ = writeln!(
+        out,
+        "Current branch: {}",
+        git.branch.as_deref().unwrap_or("(detached HEAD)")
+    );
+    if let Some(main) = &git.main_branch {
+        let _ = writeln!(
+            out,
+            "\nMain branch (you will usually use this for PRs): {main}"
+        );
+    }
+    out.push_str("\nStatus:\n");
+    if git.status.is_empty() {
+        out.push_str("(clean)");
+    } else {
+        out.push_str(&git.status);
+    }
+    if git.status_truncated {
+        let _ = write!(
+            out,
+            "\n... (truncated because it exceeds {MAX_GIT_STATUS_CHARS} characters; run \
+             \"git status\" with the Bash tool for the rest)"
+        );
+    }
+    if !git.recent_commits.is_empty() {
+        out.push_str("\n\nRecent commits:\n");
+        out.push_str(&git.recent_commits.join("\n"));
+    }
+}
+
+/// `Linux 6.8.0`-style kernel name and release.
+async fn os_version() -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        let release = tokio::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .await
+            .ok()?;
+        Some(format!("Linux {}", release.trim()))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let mut cmd = tokio::process::Command::new("uname");
+        cmd.arg("-sr").kill_on_drop(true);
+        let output = tokio::time::timeout(Duration::from_secs(2), cmd.output())
+            .await
+            .ok()?
+            .ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    }
+}
+
+#[cfg(test)]
+#[path = "context_tests.rs"]
+mod tests;
