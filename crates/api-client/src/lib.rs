@@ -11,21 +11,35 @@
 //! - [`accumulate`]: [`MessageAccumulator`], events → final [`ResponseMessage`].
 //! - [`retry`]: [`RetryPolicy`] and the [`RetryNotice`] a UI shows (and its discard contract).
 //! - [`model_client`]: the [`ModelClient`] trait, [`ClientEvent`], [`collect_message`].
+//! - [`config`]: [`ClientConfig`] from `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` /
+//!   `ANTHROPIC_BASE_URL`, headers and timeouts.
+//! - [`client`]: [`HttpClient`], the reqwest implementation with retries.
+//! - [`scripted`]: [`ScriptedClient`], the fake upper crates test with, and [`message_events`].
+//!
+//! Upper layers hold an `Arc<dyn ModelClient>`, call `stream(request)` and either forward the
+//! [`ClientEvent`]s to a UI while feeding a [`MessageAccumulator`] (resetting it on every
+//! [`ClientEvent::Retry`]), or call [`collect_message`] for just the final message.
 
 pub mod accumulate;
+pub mod client;
+pub mod config;
 pub mod error;
 pub mod events;
 pub mod model_client;
 pub mod retry;
+pub mod scripted;
 pub mod sse;
 pub mod types;
 pub mod usage;
 
 pub use accumulate::MessageAccumulator;
+pub use client::HttpClient;
+pub use config::{ANTHROPIC_VERSION, ClientConfig, Credentials, DEFAULT_BASE_URL};
 pub use error::{ApiError, ApiErrorKind, ErrorBody, parse_context_limit, parse_prompt_too_long};
 pub use events::{ContentDelta, MessageDeltaBody, StreamEvent, decode_event};
 pub use model_client::{ClientEvent, EventStream, ModelClient, collect_message};
 pub use retry::{RetryNotice, RetryPolicy};
+pub use scripted::{Script, ScriptedClient, message_events, reply};
 pub use sse::{EventDecoder, SseFrame, SseParser};
 pub use types::{
     CacheControl, CacheControlType, CacheTtl, ContentBlock, DocumentBlock, DocumentSource,

@@ -1,0 +1,230 @@
+//! `ClientConfig`: endpoint, credentials, headers and timeouts, read from the environment.
+//!
+//! `ANTHROPIC_API_KEY` → `x-api-key`; `ANTHROPIC_AUTH_TOKEN` → `Authorization: Bearer` (both are
+//! sent when both are set); `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`);
+//! `ANTHROPIC_BETAS` (comma-separated, added to `anthropic-beta`); `API_TIMEOUT_MS` (whole
+//! non-streaming request, and the longest silence tolerated inside a stream).
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::ApiError;
+use crate::retry::RetryPolicy;
+
+/// The default endpoint.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The `anthropic-version` header every request carries.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// How the client authenticates. `Debug` never prints the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// Sent as `x-api-key`.
+    pub api_key: Option<String>,
+    /// Sent as `Authorization: Bearer …`.
+    pub auth_token: Option<String>,
+}
+
+impl Credentials {
+    pub fn api_key(key: impl Into<String>) -> Self {
+        Self {
+            api_key: Some(key.into()),
+            auth_token: None,
+        }
+    }
+
+    pub fn auth_token(token: impl Into<String>) -> Self {
+        Self {
+            api_key: None,
+            auth_token: Some(token.into()),
+        }
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "auth_token",
+                &self.auth_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+/// Everything the HTTP client needs.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Without a trailing slash; requests go to `{base_url}/v1/messages`.
+    pub base_url: String,
+    pub credentials: Credentials,
+    /// Sent joined with `,` as `anthropic-beta` when not empty.
+    pub betas: Vec<String>,
+    /// TCP + TLS connect.
+    pub connect_timeout: Duration,
+    /// Until response headers arrive, and for a whole non-streaming request.
+    pub request_timeout: Duration,
+    /// Longest silence tolerated between stream chunks (pings arrive every few seconds).
+    pub stream_idle_timeout: Duration,
+    pub retry: RetryPolicy,
+    /// `user-agent` header.
+    pub user_agent: String,
+}
+
+impl ClientConfig {
+    /// A config for `base_url` with `credentials` and default timeouts and retries.
+    pub fn new(base_url: impl Into<String>, credentials: Credentials) -> Self {
+        Self {
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            credentials,
+            betas: Vec::new(),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(600),
+            stream_idle_timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+            user_agent: concat!("tine/", env!("CARGO_PKG_VERSION")).to_owned(),
+        }
+    }
+
+    /// From the process environment (see the module doc). No credentials →
+    /// [`ApiError::MissingCredentials`], whose message names the variables to set.
+    pub fn from_env() -> Result<Self, ApiError> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// Like [`ClientConfig::from_env`], reading variables through `var` (tests pass a map).
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, ApiError> {
+        let non_empty = |name: &str| {
+            var(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let credentials = Credentials {
+            api_key: non_empty("ANTHROPIC_API_KEY"),
+            auth_token: non_empty("ANTHROPIC_AUTH_TOKEN"),
+        };
+        if credentials.api_key.is_none() && credentials.auth_token.is_none() {
+            return Err(ApiError::MissingCredentials);
+        }
+        let base_url =
+            non_empty("ANTHROPIC_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(ApiError::Config {
+                message: format!(
+                    "ANTHROPIC_BASE_URL must start with http:// or https://, got `{base_url}`"
+                ),
+            });
+        }
+        let mut config = Self::new(base_url, credentials);
+        if let Some(betas) = non_empty("ANTHROPIC_BETAS") {
+            config.betas = betas
+                .split(',')
+                .map(str::trim)
+                .filter(|b| !b.is_empty())
+                .map(str::to_owned)
+                .collect();
+        }
+        if let Some(ms) = non_empty("API_TIMEOUT_MS") {
+            let ms: u64 = ms.parse().map_err(|_| ApiError::Config {
+                message: format!(
+                    "API_TIMEOUT_MS must be a whole number of milliseconds, got `{ms}`"
+                ),
+            })?;
+            config.request_timeout = Duration::from_millis(ms);
+            config.stream_idle_timeout = Duration::from_millis(ms);
+        }
+        Ok(config)
+    }
+
+    /// Add a beta flag (kept in insertion order, no duplicates: the header is part of what
+    /// makes requests identical).
+    pub fn with_beta(mut self, beta: impl Into<String>) -> Self {
+        let beta = beta.into();
+        if !self.betas.contains(&beta) {
+            self.betas.push(beta);
+        }
+        self
+    }
+
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base_url, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn no_credentials_is_a_typed_error_naming_the_variables() {
+        let err = ClientConfig::from_vars(vars(&[("ANTHROPIC_API_KEY", "  ")])).unwrap_err();
+        assert!(matches!(err, ApiError::MissingCredentials));
+        let text = err.to_string();
+        assert!(
+            text.contains("set ANTHROPIC_API_KEY") && text.contains("ANTHROPIC_AUTH_TOKEN"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn reads_everything_from_the_environment() {
+        let config = ClientConfig::from_vars(vars(&[
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("ANTHROPIC_AUTH_TOKEN", "tok"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"),
+            ("ANTHROPIC_BETAS", "a-1, b-2,,"),
+            ("API_TIMEOUT_MS", "1500"),
+        ]))
+        .unwrap();
+        assert_eq!(config.base_url, "http://127.0.0.1:9");
+        assert_eq!(
+            config.credentials,
+            Credentials {
+                api_key: Some("sk-test".into()),
+                auth_token: Some("tok".into())
+            }
+        );
+        assert_eq!(config.betas, vec!["a-1", "b-2"]);
+        assert_eq!(config.request_timeout, Duration::from_millis(1500));
+        assert_eq!(config.url("/v1/messages"), "http://127.0.0.1:9/v1/messages");
+    }
+
+    #[test]
+    fn defaults_and_validation() {
+        let config = ClientConfig::from_vars(vars(&[("ANTHROPIC_AUTH_TOKEN", "tok")])).unwrap();
+        assert_eq!(config.base_url, DEFAULT_BASE_URL);
+        assert_eq!(config.retry.max_attempts, 10);
+        let bad = ClientConfig::from_vars(vars(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", "api.example"),
+        ]));
+        assert!(matches!(bad, Err(ApiError::Config { .. })));
+        let bad = ClientConfig::from_vars(vars(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("API_TIMEOUT_MS", "soon"),
+        ]));
+        assert!(matches!(bad, Err(ApiError::Config { .. })));
+    }
+
+    #[test]
+    fn debug_never_prints_secrets() {
+        let config = ClientConfig::new("http://x", Credentials::api_key("sk-very-secret"));
+        assert!(!format!("{config:?}").contains("sk-very-secret"));
+    }
+}
