@@ -1,3 +1,55 @@
 //! tine-mock-api: a faithful local simulator of the Anthropic Messages API, with prompt-cache
-//! accounting, scripted replies and injected faults. It parses raw JSON and never depends on
-//! `tine-api-client`, so a client bug shows up as a failure instead of being shared.
+//! accounting, scripted replies and injected faults, for tests, benchmarks and the offline demo.
+//! It parses raw JSON and depends on no tine crate, so a client bug shows up as a failure
+//! instead of being shared. The scenario format is documented in `docs/mock-api.md`.
+//!
+//! Modules, in reading order:
+//! - [`server`]: [`MockServer`] and [`MockConfig`], the HTTP endpoints, faults on the wire.
+//! - [`scenario`]: [`Scenario`], [`Rule`], [`When`], [`Reply`], [`Fault`]: the scripted model
+//!   (JSON or builder).
+//! - [`script`]: choosing the rule for a request and rendering its reply.
+//! - [`validate`]: header and body checks with the real API's wording.
+//! - [`prompt`]: a request as blocks with running prefix hashes; [`tokens`]: the estimate.
+//! - [`cache`]: [`PromptCache`], breakpoints, lookback, TTLs, minimum length, usage.
+//! - [`sse`]: the response and event shapes; [`log`]: [`RequestRecord`] and the JSONL log;
+//!   [`clock`]: [`MockClock`]; [`error`]: [`ApiError`] and [`MockError`].
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), tine_mock_api::MockError> {
+//! use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
+//! let scenario = Scenario::new().rule(Rule::new().last_user_contains("hi").reply(Reply::text("Hello!")));
+//! let server = MockServer::start(MockConfig::new(scenario)).await?;
+//! let url = format!("{}/v1/messages", server.base_url());
+//! // ... send requests to `url`, then inspect what the server saw:
+//! for record in server.requests() {
+//!     println!("{} {:?}", record.number, record.usage);
+//! }
+//! server.stop().await;
+//! # Ok(()) }
+//! ```
+
+pub mod cache;
+pub mod clock;
+pub mod error;
+pub mod log;
+pub mod prompt;
+pub mod scenario;
+pub mod script;
+pub mod server;
+pub mod sse;
+pub mod tokens;
+pub mod validate;
+
+pub use cache::{
+    BreakpointReport, CacheHit, CacheReport, DEFAULT_MIN_CACHEABLE_TOKENS, LOOKBACK_BLOCKS,
+    PromptCache, Usage, WriteTicket,
+};
+pub use clock::MockClock;
+pub use error::{ApiError, MockError};
+pub use log::RequestRecord;
+pub use prompt::{CacheTtl, Prompt, PromptBlock, Segment, analyze};
+pub use scenario::{
+    Captures, DEFAULT_CONTEXT_WINDOW, Fault, Reply, ReplyBlock, Rule, Scenario, TextMatch, When,
+};
+pub use script::Completion;
+pub use server::{MockConfig, MockServer};

@@ -1,6 +1,57 @@
 //! `tine-mock`: the simulator as a standalone server.
+//!
+//! `tine-mock --port N --scenario FILE [--log DIR]` prints `listening on http://127.0.0.1:PORT`
+//! as its first line of stdout, then serves until interrupted.
 
-fn main() {
-    eprintln!("tine-mock: the simulator lands with issue 3; nothing to serve yet");
-    std::process::exit(1);
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use tine_mock_api::{MockConfig, MockServer, Scenario};
+
+/// A local simulator of the Anthropic Messages API (prompt cache, scripted replies, faults).
+#[derive(Debug, Parser)]
+#[command(name = "tine-mock", version)]
+struct Args {
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Scenario file (JSON, see docs/mock-api.md); without it every request gets "OK.".
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Append every request to DIR/requests.jsonl (API keys redacted).
+    #[arg(long)]
+    log: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let args = Args::parse();
+    let scenario = match &args.scenario {
+        Some(path) => Scenario::from_file(path)?,
+        None => Scenario::new(),
+    };
+    let mut config = MockConfig::new(scenario).port(args.port);
+    if let Some(dir) = &args.log {
+        config = config.log_dir(dir);
+    }
+    let server = MockServer::start(config).await?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on {}", server.base_url()).context("writing to stdout")?;
+        out.flush().context("flushing stdout")?;
+    }
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
+    server.stop().await;
+    Ok(())
 }

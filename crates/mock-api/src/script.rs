@@ -1,0 +1,388 @@
+//! Running a scenario: choosing the rule that answers a request, and rendering its reply into
+//! content blocks (ids generated, captures substituted, truncated at `max_tokens`).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Value, json};
+
+use crate::prompt::{RequestTexts, has_tool};
+use crate::scenario::{Captures, Fault, Reply, ReplyBlock, Scenario, TextMatch};
+use crate::tokens::{canonical, tokens_for_bytes};
+
+/// What a request is matched against.
+pub struct MatchInput<'a> {
+    pub body: &'a Value,
+    pub texts: &'a RequestTexts,
+    pub request: u64,
+    pub stream: bool,
+    pub max_tokens: u64,
+}
+
+/// The rule chosen for a request.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// The rule's name, `rules[i]`, or `default`.
+    pub label: String,
+    pub reply: Reply,
+    pub fault: Option<Fault>,
+    pub captures: Captures,
+}
+
+/// A scenario with its rules' use counts.
+#[derive(Debug)]
+pub struct Script {
+    pub scenario: Scenario,
+    uses: Mutex<Vec<u32>>,
+    next_tool_id: AtomicU64,
+}
+
+impl Script {
+    pub fn new(scenario: Scenario) -> Self {
+        let n = scenario.rules.len();
+        Self {
+            scenario,
+            uses: Mutex::new(vec![0; n]),
+            next_tool_id: AtomicU64::new(1),
+        }
+    }
+
+    /// The first rule that matches and is not used up (and counts the use), else the default.
+    pub fn select(&self, input: &MatchInput<'_>) -> Selection {
+        let mut uses = self.uses.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, rule) in self.scenario.rules.iter().enumerate() {
+            if rule
+                .times
+                .is_some_and(|t| uses.get(i).copied().unwrap_or(0) >= t)
+            {
+                continue;
+            }
+            let Some(captures) = matches(&rule.when, input) else {
+                continue;
+            };
+            if let Some(u) = uses.get_mut(i) {
+                *u += 1;
+            }
+            return Selection {
+                label: rule.name.clone().unwrap_or_else(|| format!("rules[{i}]")),
+                reply: rule
+                    .reply
+                    .clone()
+                    .unwrap_or_else(|| self.scenario.default_reply.clone()),
+                fault: rule.fault.clone(),
+                captures,
+            };
+        }
+        Selection {
+            label: "default".to_string(),
+            reply: self.scenario.default_reply.clone(),
+            fault: None,
+            captures: Captures::default(),
+        }
+    }
+
+    /// The next generated tool-use id: `toolu_mock_0001`, ...
+    pub fn next_tool_id(&self) -> String {
+        let n = self.next_tool_id.fetch_add(1, Ordering::Relaxed);
+        format!("toolu_mock_{n:04}")
+    }
+}
+
+/// `Some(captures)` when every set condition holds; captures come from the first regex.
+fn matches(when: &crate::scenario::When, input: &MatchInput<'_>) -> Option<Captures> {
+    let mut captures: Option<Captures> = None;
+    let mut text_cond = |cond: &Option<TextMatch>, text: &str| -> bool {
+        match cond {
+            None => true,
+            Some(m) => match m.matches(text) {
+                None => false,
+                Some(c) => {
+                    if captures.is_none() && matches!(m, TextMatch::Regex(_)) {
+                        captures = Some(c);
+                    }
+                    true
+                }
+            },
+        }
+    };
+    let model = input
+        .body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let ok = text_cond(&when.last_user_text, &input.texts.last_user_text)
+        && text_cond(&when.last_user_any, &input.texts.last_user_all)
+        && text_cond(&when.system, &input.texts.system)
+        && text_cond(&when.model, model)
+        && when
+            .has_tool
+            .as_deref()
+            .is_none_or(|name| has_tool(input.body, name))
+        && when
+            .tool_results
+            .is_none_or(|want| want == input.texts.last_user_has_tool_results)
+        && when.request.is_none_or(|n| n == input.request)
+        && when.stream.is_none_or(|s| s == input.stream)
+        && when
+            .max_tokens_at_most
+            .is_none_or(|m| input.max_tokens <= m);
+    ok.then(|| captures.unwrap_or_default())
+}
+
+/// A rendered reply: API content blocks, stop reason and output tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    pub content: Vec<Value>,
+    pub stop_reason: String,
+    pub output_tokens: u64,
+}
+
+/// Substitutes `$1`, `${1}`, `${name}` and `$$` with captures.
+pub fn substitute(template: &str, caps: &Captures) -> String {
+    if caps.numbered.is_empty() && caps.named.is_empty() {
+        return template.to_string();
+    }
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        if let Some(stripped) = after.strip_prefix('$') {
+            out.push('$');
+            rest = stripped;
+        } else if let Some(inner) = after.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => {
+                    out.push_str(&lookup(&inner[..end], caps));
+                    rest = &inner[end + 1..];
+                }
+                None => {
+                    out.push('$');
+                    rest = after;
+                }
+            }
+        } else {
+            let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+            if digits.is_empty() {
+                out.push('$');
+                rest = after;
+            } else {
+                out.push_str(&lookup(&digits, caps));
+                rest = &after[digits.len()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn lookup(name: &str, caps: &Captures) -> String {
+    match name.parse::<usize>() {
+        Ok(i) => caps.numbered.get(i).cloned().flatten().unwrap_or_default(),
+        Err(_) => caps.named.get(name).cloned().unwrap_or_default(),
+    }
+}
+
+fn substitute_value(value: &Value, caps: &Captures) -> Value {
+    match value {
+        Value::String(s) => Value::String(substitute(s, caps)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| substitute_value(v, caps)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), substitute_value(v, caps)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Cuts `s` to at most `max_bytes` at a char boundary.
+fn truncate_to(s: &str, max_bytes: usize) -> String {
+    let mut end = max_bytes.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+/// Renders a reply for a request with this `max_tokens`.
+pub fn render(reply: &Reply, caps: &Captures, max_tokens: u64, script: &Script) -> Completion {
+    let mut content = Vec::new();
+    let mut used = 0u64;
+    let mut truncated = false;
+    let mut has_tool_use = false;
+    for block in &reply.content {
+        let remaining = max_tokens.saturating_sub(used);
+        match block {
+            ReplyBlock::Text { text } | ReplyBlock::Thinking { thinking: text, .. } => {
+                let text = substitute(text, caps);
+                let cost = tokens_for_bytes(text.len());
+                let (text, cost) = if cost > remaining {
+                    truncated = true;
+                    let cut = truncate_to(&text, (remaining * 4) as usize);
+                    let cost = tokens_for_bytes(cut.len());
+                    (cut, cost)
+                } else {
+                    (text, cost)
+                };
+                used += cost;
+                content.push(match block {
+                    ReplyBlock::Thinking { signature, .. } => json!({
+                        "type": "thinking",
+                        "thinking": text,
+                        "signature": signature.clone().unwrap_or_else(|| "mock_signature".to_string()),
+                    }),
+                    _ => json!({"type": "text", "text": text}),
+                });
+            }
+            ReplyBlock::ToolUse { id, name, input } => {
+                let input = substitute_value(input, caps);
+                let cost = tokens_for_bytes(name.len() + canonical(&input).len());
+                if cost > remaining {
+                    // A tool call cut short is unusable; the real API would stop mid-input.
+                    truncated = true;
+                } else {
+                    used += cost;
+                    has_tool_use = true;
+                    content.push(json!({
+                        "type": "tool_use",
+                        "id": id.clone().unwrap_or_else(|| script.next_tool_id()),
+                        "name": name,
+                        "input": input,
+                    }));
+                }
+            }
+        }
+        if truncated {
+            break;
+        }
+    }
+    let stop_reason = if truncated {
+        "max_tokens".to_string()
+    } else if let Some(reason) = &reply.stop_reason {
+        reason.clone()
+    } else if has_tool_use {
+        "tool_use".to_string()
+    } else {
+        "end_turn".to_string()
+    };
+    Completion {
+        content,
+        stop_reason,
+        output_tokens: used.max(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Rule;
+
+    fn input<'a>(body: &'a Value, texts: &'a RequestTexts, request: u64) -> MatchInput<'a> {
+        MatchInput {
+            body,
+            texts,
+            request,
+            stream: false,
+            max_tokens: 1000,
+        }
+    }
+
+    #[test]
+    fn substitution() {
+        let caps = Captures {
+            numbered: vec![Some("all".into()), Some("one".into())],
+            named: [("path".to_string(), "a.rs".to_string())]
+                .into_iter()
+                .collect(),
+        };
+        assert_eq!(
+            substitute("$1 ${1} ${path} $$ $x $", &caps),
+            "one one a.rs $ $x $"
+        );
+        assert_eq!(substitute("cost $5", &Captures::default()), "cost $5");
+    }
+
+    #[test]
+    fn rules_are_tried_in_order_and_used_up() {
+        let script = Script::new(
+            Scenario::new()
+                .rule(
+                    Rule::new()
+                        .last_user_contains("hi")
+                        .reply(Reply::text("first"))
+                        .times(1),
+                )
+                .rule(
+                    Rule::new()
+                        .last_user_contains("hi")
+                        .reply(Reply::text("second")),
+                )
+                .rule(Rule::new().request(7).reply(Reply::text("seventh"))),
+        );
+        let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi there"}]});
+        let texts = RequestTexts::from_body(&body);
+        assert_eq!(script.select(&input(&body, &texts, 1)).label, "rules[0]");
+        assert_eq!(script.select(&input(&body, &texts, 2)).label, "rules[1]");
+        let other = json!({"model": "m", "messages": [{"role": "user", "content": "yo"}]});
+        let texts = RequestTexts::from_body(&other);
+        assert_eq!(script.select(&input(&other, &texts, 7)).label, "rules[2]");
+        assert_eq!(script.select(&input(&other, &texts, 8)).label, "default");
+    }
+
+    #[test]
+    fn tool_results_and_tools_and_markers() {
+        let script = Script::new(
+            Scenario::new()
+                .rule(
+                    Rule::new()
+                        .tool_results(true)
+                        .has_tool("Read")
+                        .named("after-read"),
+                )
+                .rule(Rule::new().marker("<fork-boilerplate>").named("fork")),
+        );
+        let body = json!({"model": "m", "tools": [{"name": "Read", "input_schema": {}}], "messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "<fork-boilerplate>"}]}]});
+        let texts = RequestTexts::from_body(&body);
+        assert_eq!(script.select(&input(&body, &texts, 1)).label, "after-read");
+        let body2 = json!({"model": "m", "messages": [{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "a <fork-boilerplate> b"}]}]}]});
+        let texts = RequestTexts::from_body(&body2);
+        assert_eq!(script.select(&input(&body2, &texts, 2)).label, "fork");
+    }
+
+    #[test]
+    fn render_generates_ids_and_truncates() {
+        let script = Script::new(Scenario::new());
+        let reply = Reply::new()
+            .with_thinking("think")
+            .with_text("hello")
+            .with_tool_use("Read", json!({"file_path": "$1"}));
+        let caps = Captures {
+            numbered: vec![None, Some("x.rs".into())],
+            named: Default::default(),
+        };
+        let c = render(&reply, &caps, 1000, &script);
+        assert_eq!(c.stop_reason, "tool_use");
+        assert_eq!(c.content[2]["id"], "toolu_mock_0001");
+        assert_eq!(c.content[2]["input"]["file_path"], "x.rs");
+        assert_eq!(c.content[0]["signature"], "mock_signature");
+
+        let long = Reply::text(&"word ".repeat(100));
+        let c = render(&long, &Captures::default(), 10, &script);
+        assert_eq!(c.stop_reason, "max_tokens");
+        assert_eq!(c.output_tokens, 10);
+        assert_eq!(c.content[0]["text"].as_str().map(str::len), Some(40));
+
+        let forced = Reply::text("short").stop_reason("max_tokens");
+        assert_eq!(
+            render(&forced, &Captures::default(), 1000, &script).stop_reason,
+            "max_tokens"
+        );
+    }
+}

@@ -1,0 +1,289 @@
+//! Request validation, with the real API's status codes and wording where known.
+
+use std::collections::HashSet;
+
+use axum::http::HeaderMap;
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::prompt::content_blocks;
+
+/// The smallest thinking budget the API accepts.
+pub const MIN_THINKING_BUDGET: u64 = 1024;
+
+/// Which endpoint a body is for: `count_tokens` takes no `max_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Messages,
+    CountTokens,
+}
+
+/// 401 without a key (`x-api-key` or `Authorization: Bearer`), 400 without `anthropic-version`.
+pub fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
+    let has_key = headers
+        .get("x-api-key")
+        .is_some_and(|v| !v.as_bytes().is_empty())
+        || headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.len() > "Bearer ".len() && v.starts_with("Bearer "));
+    if !has_key {
+        return Err(ApiError::new(401, "x-api-key header is required"));
+    }
+    if headers.get("anthropic-version").is_none() {
+        return Err(ApiError::invalid("anthropic-version: header is required"));
+    }
+    Ok(())
+}
+
+/// Parses the body as a JSON object.
+pub fn parse_body(bytes: &[u8]) -> Result<Value, ApiError> {
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::invalid(format!("There was an error parsing the body: {e}")))?;
+    if !value.is_object() {
+        return Err(ApiError::invalid("Input should be a valid dictionary"));
+    }
+    Ok(value)
+}
+
+/// Field and structure checks.
+pub fn check_body(body: &Value, endpoint: Endpoint) -> Result<(), ApiError> {
+    match body.get("model") {
+        Some(Value::String(_)) => {}
+        Some(_) => return Err(ApiError::invalid("model: Input should be a valid string")),
+        None => return Err(ApiError::invalid("model: Field required")),
+    }
+    let max_tokens = match body.get("max_tokens") {
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => Some(n),
+            _ => {
+                return Err(ApiError::invalid(
+                    "max_tokens: Input should be greater than or equal to 1",
+                ));
+            }
+        },
+        None if endpoint == Endpoint::Messages => {
+            return Err(ApiError::invalid("max_tokens: Field required"));
+        }
+        None => None,
+    };
+    let messages = match body.get("messages") {
+        Some(Value::Array(m)) => m,
+        Some(_) => return Err(ApiError::invalid("messages: Input should be a valid list")),
+        None => return Err(ApiError::invalid("messages: Field required")),
+    };
+    if messages.is_empty() {
+        return Err(ApiError::invalid(
+            "messages: at least one message is required",
+        ));
+    }
+    if let Some(system) = body.get("system")
+        && !(system.is_string() || system.is_array())
+    {
+        return Err(ApiError::invalid(
+            "system: Input should be a valid string or a list of text blocks",
+        ));
+    }
+    if let Some(tools) = body.get("tools") {
+        let Some(tools) = tools.as_array() else {
+            return Err(ApiError::invalid("tools: Input should be a valid list"));
+        };
+        let mut names = HashSet::new();
+        for (i, tool) in tools.iter().enumerate() {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                return Err(ApiError::invalid(format!("tools.{i}.name: Field required")));
+            };
+            if !names.insert(name) {
+                return Err(ApiError::invalid("tools: Tool names must be unique."));
+            }
+        }
+    }
+    check_thinking(body, max_tokens)?;
+    for (i, message) in messages.iter().enumerate() {
+        match message.get("role").and_then(Value::as_str) {
+            Some("user" | "assistant") => {}
+            _ => {
+                return Err(ApiError::invalid(format!(
+                    "messages.{i}.role: Input should be 'user' or 'assistant'"
+                )));
+            }
+        }
+        match message.get("content") {
+            Some(Value::String(_) | Value::Array(_)) => {}
+            Some(_) => {
+                return Err(ApiError::invalid(format!(
+                    "messages.{i}.content: Input should be a valid list"
+                )));
+            }
+            None => {
+                return Err(ApiError::invalid(format!(
+                    "messages.{i}.content: Field required"
+                )));
+            }
+        }
+    }
+    check_tool_pairing(messages)
+}
+
+fn check_thinking(body: &Value, max_tokens: Option<u64>) -> Result<(), ApiError> {
+    let Some(thinking) = body.get("thinking") else {
+        return Ok(());
+    };
+    match thinking.get("type").and_then(Value::as_str) {
+        Some("enabled") => {
+            let Some(budget) = thinking.get("budget_tokens").and_then(Value::as_u64) else {
+                return Err(ApiError::invalid(
+                    "thinking.enabled.budget_tokens: Field required",
+                ));
+            };
+            if budget < MIN_THINKING_BUDGET {
+                return Err(ApiError::invalid(format!(
+                    "thinking.enabled.budget_tokens: Input should be greater than or equal to {MIN_THINKING_BUDGET}"
+                )));
+            }
+            if max_tokens.is_some_and(|max| budget >= max) {
+                return Err(ApiError::invalid(
+                    "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size",
+                ));
+            }
+            Ok(())
+        }
+        Some("disabled" | "adaptive") => Ok(()),
+        _ => Err(ApiError::invalid(
+            "thinking: Input tag does not match any of the expected tags: 'enabled', 'disabled', 'adaptive'",
+        )),
+    }
+}
+
+fn block_type(block: &Value) -> Option<&str> {
+    block.get("type").and_then(Value::as_str)
+}
+
+/// Every `tool_use` answered in the very next user message, every `tool_result` answering a
+/// `tool_use` of the message just before.
+fn check_tool_pairing(messages: &[Value]) -> Result<(), ApiError> {
+    let mut previous_uses: Vec<String> = Vec::new();
+    for (i, message) in messages.iter().enumerate() {
+        let role = message.get("role").and_then(Value::as_str);
+        let content = message.get("content").unwrap_or(&Value::Null);
+        let blocks = content_blocks(content);
+        // tool_result blocks here must answer the previous message's tool_use blocks.
+        let mut answered = HashSet::new();
+        for (k, block) in blocks.iter().enumerate() {
+            if block_type(block) != Some("tool_result") {
+                continue;
+            }
+            let id = block
+                .get("tool_use_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if role != Some("user") || !previous_uses.iter().any(|u| u == id) {
+                return Err(ApiError::invalid(format!(
+                    "messages.{i}.content.{k}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                )));
+            }
+            answered.insert(id.to_string());
+        }
+        if !previous_uses.is_empty() {
+            let missing: Vec<&str> = previous_uses
+                .iter()
+                .filter(|u| !answered.contains(u.as_str()))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                return Err(ApiError::invalid(format!(
+                    "messages.{}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                    i - 1,
+                    missing.join(", ")
+                )));
+            }
+        }
+        previous_uses = if role == Some("assistant") {
+            blocks
+                .iter()
+                .filter(|b| block_type(b) == Some("tool_use"))
+                .map(|b| {
+                    b.get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+    }
+    if !previous_uses.is_empty() {
+        return Err(ApiError::invalid(format!(
+            "messages.{}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+            messages.len() - 1,
+            previous_uses.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn with_messages(messages: Value) -> Value {
+        json!({"model": "m", "max_tokens": 10, "messages": messages})
+    }
+
+    #[test]
+    fn unanswered_tool_use_is_refused() {
+        let b = with_messages(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": "never mind"},
+        ]));
+        let err = check_body(&b, Endpoint::Messages).unwrap_err();
+        assert!(err.message.starts_with("messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1."), "{}", err.message);
+    }
+
+    #[test]
+    fn stray_tool_result_is_refused() {
+        let b = with_messages(json!([
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "x"}]},
+        ]));
+        let err = check_body(&b, Endpoint::Messages).unwrap_err();
+        assert!(err.message.starts_with("messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_9."), "{}", err.message);
+    }
+
+    #[test]
+    fn answered_tool_use_passes() {
+        let b = with_messages(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]},
+        ]));
+        check_body(&b, Endpoint::Messages).unwrap();
+    }
+
+    #[test]
+    fn thinking_budget_rules() {
+        let mut b = with_messages(json!([{"role": "user", "content": "x"}]));
+        b["max_tokens"] = json!(2000);
+        b["thinking"] = json!({"type": "enabled", "budget_tokens": 1000});
+        let err = check_body(&b, Endpoint::Messages).unwrap_err();
+        assert!(err.message.contains("greater than or equal to 1024"));
+        b["thinking"] = json!({"type": "enabled", "budget_tokens": 2000});
+        let err = check_body(&b, Endpoint::Messages).unwrap_err();
+        assert!(
+            err.message
+                .starts_with("`max_tokens` must be greater than `thinking.budget_tokens`")
+        );
+        b["thinking"] = json!({"type": "enabled", "budget_tokens": 1999});
+        check_body(&b, Endpoint::Messages).unwrap();
+    }
+
+    #[test]
+    fn count_tokens_needs_no_max_tokens() {
+        let b = json!({"model": "m", "messages": [{"role": "user", "content": "x"}]});
+        check_body(&b, Endpoint::CountTokens).unwrap();
+        let err = check_body(&b, Endpoint::Messages).unwrap_err();
+        assert_eq!(err.message, "max_tokens: Field required");
+    }
+}
