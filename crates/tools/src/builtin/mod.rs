@@ -2,7 +2,11 @@
 //! runs), Glob, Grep, TodoWrite, WebFetch. Each is a unit struct implementing [`crate::Tool`].
 
 pub mod background;
+pub mod bash;
+pub mod bash_output;
+pub mod edit;
 pub mod files;
 pub mod read;
 pub mod shell;
 pub mod todo;
+pub mod write;

@@ -1,0 +1,370 @@
+//! Bash: runs a command in its own process group (killed whole on timeout or cancellation),
+//! caps its output, and keeps the working directory between calls by having the shell print
+//! `pwd` into a side file after the command.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::shell::{
+    CappedOutput, MAX_OUTPUT_BYTES, SharedOutput, kill_group, pump, shell_quote, spawn_shell,
+};
+use crate::context::{ToolContext, ToolProgress};
+use crate::tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input};
+use crate::verdict::{PermissionTarget, ToolVerdict};
+
+/// Timeout when the call gives none (ms).
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The longest timeout a call may ask for (ms); longer ones are clamped.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// How long to keep reading after the shell exits (a process it left in the background may
+/// hold the pipe open forever).
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// How often progress is reported while a command runs.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+#[derive(Deserialize)]
+struct BashInput {
+    command: String,
+    timeout: Option<f64>,
+    #[serde(default)]
+    run_in_background: bool,
+}
+
+/// The Bash tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BashTool;
+
+const DESCRIPTION: &str = "\
+Executes a given bash command with an optional timeout, in a persistent working directory.
+
+Before executing the command:
+1. If the command will create new directories or files, first use `ls` to verify the parent \
+directory exists and is the correct location.
+2. Always quote file paths that contain spaces with double quotes (e.g. cd \"path with spaces\").
+
+Usage notes:
+- The command argument is required.
+- You can specify an optional timeout in milliseconds (up to 600000ms / 10 minutes). If not \
+specified, commands will time out after 120000ms (2 minutes). On timeout the command and \
+everything it started are killed.
+- Write a clear, concise description of what the command does in 5-10 words.
+- If the output exceeds 30000 characters, the middle is truncated before being returned to you.
+- Use `run_in_background` to run a long-lived command (a server, a watcher); you get a task id \
+and read its output later with BashOutput, and stop it with KillShell. Do not append `&` \
+yourself.
+- Avoid using Bash for `find`, `grep`, `cat`, `head`, `tail`, `sed`, `awk` or `echo` when a \
+dedicated tool fits: use Glob to find files, Grep to search contents, Read to read files, Edit \
+to edit them and Write to create them.
+- When issuing multiple commands, join them with ';' or '&&' instead of newlines. Independent \
+commands can be sent as parallel tool calls in one message.
+- The working directory persists between calls: a `cd` stays in effect. Prefer absolute paths \
+and avoid `cd` unless the user asks for it.
+- Stdin is closed: never run interactive commands (editors, `git rebase -i`, prompts).";
+
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        "Bash"
+    }
+
+    fn description(&self) -> String {
+        DESCRIPTION.to_owned()
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "description": "The command to execute"
+                },
+                "timeout": {
+                    "type": "number",
+                    "minimum": 0,
+                    "description": "Optional timeout in milliseconds (max 600000)"
+                },
+                "description": {
+                    "type": "string",
+                    "description": "Clear, concise description of what this command does in 5-10 words, in active voice. Examples:\nInput: ls\nOutput: List files in current directory\n\nInput: git status\nOutput: Show working tree status\n\nInput: npm install\nOutput: Install package dependencies"
+                },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "Set to true to run this command in the background. Use BashOutput to read the output later."
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input: BashInput = parse_input(input)?;
+            let cwd = ctx.cwd();
+            if !cwd.is_dir() {
+                return Err(ToolError::Failed(format!(
+                    "the working directory {} no longer exists; `cd` to an existing directory \
+                     with an absolute path",
+                    cwd.display()
+                )));
+            }
+            if input.run_in_background {
+                let id = ctx
+                    .background()
+                    .spawn(&input.command, &cwd)
+                    .map_err(|error| ToolError::io("cannot start a shell in", &cwd, error))?;
+                return Ok(ToolOutput::text(format!(
+                    "Command running in background with ID: {id}. Read its output with \
+                     BashOutput (bash_id \"{id}\"); stop it with KillShell (shell_id \"{id}\")."
+                ))
+                .with_summary(format!("Started background task {id}"))
+                .with_display(ToolDisplay::Shell {
+                    exit_code: None,
+                    timed_out: false,
+                    truncated: false,
+                    background_task: Some(id),
+                }));
+            }
+            let timeout_ms = input
+                .timeout
+                .filter(|ms| ms.is_finite() && *ms > 0.0)
+                .map_or(DEFAULT_TIMEOUT_MS, |ms| ms as u64)
+                .min(MAX_TIMEOUT_MS);
+            run_foreground(&input.command, cwd, Duration::from_millis(timeout_ms), ctx).await
+        })
+    }
+
+    fn permission_target(&self, input: &Value, _ctx: &ToolContext) -> PermissionTarget {
+        PermissionTarget::Bash {
+            command: command_of(input).to_owned(),
+        }
+    }
+
+    /// A read-only command needs no approval on its own terms; the engine still applies deny
+    /// and ask rules first.
+    fn check_permissions(&self, input: &Value, _ctx: &ToolContext) -> ToolVerdict {
+        if self.is_read_only(input) {
+            ToolVerdict::Allow {
+                reason: "read-only command".to_owned(),
+            }
+        } else {
+            ToolVerdict::Passthrough
+        }
+    }
+
+    fn is_read_only(&self, input: &Value) -> bool {
+        let background = input
+            .get("run_in_background")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        !background && crate::bash::is_read_only_command(command_of(input))
+    }
+
+    fn is_destructive(&self, input: &Value) -> bool {
+        looks_destructive(command_of(input))
+    }
+
+    fn render_call(&self, input: &Value) -> String {
+        let command = command_of(input);
+        let first = command.lines().next().unwrap_or_default();
+        let shown: String = first.chars().take(160).collect();
+        if shown.len() < command.len() {
+            format!("Bash({shown}…)")
+        } else {
+            format!("Bash({shown})")
+        }
+    }
+}
+
+fn command_of(input: &Value) -> &str {
+    input
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// A hint for UIs (a red marker), not a security boundary: the permission engine decides.
+fn looks_destructive(command: &str) -> bool {
+    const PROGRAMS: &[&str] = &["rm", "rmdir", "dd", "mkfs", "shred", "truncate"];
+    const PHRASES: &[&str] = &[
+        "git reset --hard",
+        "git clean",
+        "git push --force",
+        "git push -f",
+        "git checkout -- ",
+        "git branch -D",
+    ];
+    let starts_program = command
+        .split(['\n', ';', '&', '|'])
+        .filter_map(|part| part.split_whitespace().next())
+        .any(|program| {
+            let program = program.rsplit('/').next().unwrap_or(program);
+            PROGRAMS.contains(&program) || program.starts_with("mkfs.")
+        });
+    starts_program || PHRASES.iter().any(|phrase| command.contains(phrase))
+}
+
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Cancelled,
+    WaitFailed(std::io::Error),
+}
+
+async fn run_foreground(
+    command: &str,
+    cwd: PathBuf,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let cwd_file = tempfile::Builder::new()
+        .prefix("tine-cwd-")
+        .tempfile()
+        .map_err(|error| {
+            ToolError::io(
+                "cannot create a temporary file in",
+                std::env::temp_dir(),
+                error,
+            )
+        })?;
+    // The command runs first, on its own lines (a here-document must end on its own line);
+    // then the shell records where it ended up and exits with the command's status.
+    let script = format!(
+        "exec 2>&1\n{command}\n__tine_status=$?\npwd -P >| {} 2>/dev/null\nexit $__tine_status\n",
+        shell_quote(&cwd_file.path().to_string_lossy())
+    );
+    let started = Instant::now();
+    let mut child = spawn_shell(&script, &cwd)
+        .map_err(|error| ToolError::io("cannot start a shell in", &cwd, error))?;
+    let pgid = child.id();
+    let output: SharedOutput = Arc::new(Mutex::new(CappedOutput::new(MAX_OUTPUT_BYTES)));
+    let mut pumps = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        pumps.push(tokio::spawn(pump(stdout, Arc::clone(&output))));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        pumps.push(tokio::spawn(pump(stderr, Arc::clone(&output))));
+    }
+
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut ticker =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    let ending = loop {
+        tokio::select! {
+            waited = child.wait() => break match waited {
+                Ok(status) => Ending::Exited(status),
+                Err(error) => Ending::WaitFailed(error),
+            },
+            () = &mut deadline => {
+                kill_group(pgid);
+                let _ = child.wait().await;
+                break Ending::TimedOut;
+            }
+            () = ctx.cancellation().cancelled() => {
+                kill_group(pgid);
+                let _ = child.wait().await;
+                break Ending::Cancelled;
+            }
+            _ = ticker.tick() => {
+                let (lines, bytes) = {
+                    let output = output.lock().unwrap_or_else(PoisonError::into_inner);
+                    (output.lines(), output.bytes())
+                };
+                ctx.report_progress(ToolProgress {
+                    tool: "Bash".to_owned(),
+                    elapsed: started.elapsed(),
+                    lines,
+                    bytes,
+                });
+            }
+        }
+    };
+    for pump in pumps {
+        let abort = pump.abort_handle();
+        if tokio::time::timeout(DRAIN_GRACE, pump).await.is_err() {
+            abort.abort();
+        }
+    }
+
+    let captured = output
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let mut text = captured.render().trim_end().to_owned();
+    let elapsed = started.elapsed();
+    let (exit_code, timed_out, is_error, summary) = match ending {
+        Ending::Exited(status) => {
+            if let Ok(printed) = std::fs::read_to_string(cwd_file.path()) {
+                let new_cwd = PathBuf::from(printed.trim_end_matches('\n'));
+                if !printed.trim().is_empty() && new_cwd.is_dir() {
+                    ctx.set_cwd(new_cwd);
+                }
+            }
+            let code = status.code();
+            match code {
+                Some(0) => {}
+                Some(code) => push_note(&mut text, &format!("Exit code {code}")),
+                None => push_note(&mut text, "The command was ended by a signal"),
+            }
+            let summary = match code {
+                Some(0) => format!("{:.1} s, {} lines", elapsed.as_secs_f64(), captured.lines()),
+                _ => format!(
+                    "failed ({})",
+                    code.map_or("signal".to_owned(), |c| format!("exit {c}"))
+                ),
+            };
+            (code, false, code != Some(0), summary)
+        }
+        Ending::TimedOut => {
+            push_note(
+                &mut text,
+                &format!(
+                    "Command timed out after {:.1} s; it and every process it started were killed",
+                    timeout.as_secs_f64()
+                ),
+            );
+            (None, true, true, "timed out".to_owned())
+        }
+        Ending::Cancelled => {
+            push_note(
+                &mut text,
+                "Command was cancelled; it and every process it started were killed",
+            );
+            (None, false, true, "cancelled".to_owned())
+        }
+        Ending::WaitFailed(error) => {
+            kill_group(pgid);
+            return Err(ToolError::Failed(format!(
+                "waiting for the command failed: {error}"
+            )));
+        }
+    };
+    if text.is_empty() {
+        text = "(no output)".to_owned();
+    }
+    let output = if is_error {
+        ToolOutput::error(text)
+    } else {
+        ToolOutput::text(text)
+    };
+    Ok(output
+        .with_summary(summary)
+        .with_display(ToolDisplay::Shell {
+            exit_code,
+            timed_out,
+            truncated: captured.is_truncated(),
+            background_task: None,
+        }))
+}
+
+fn push_note(text: &mut String, note: &str) {
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(note);
+}

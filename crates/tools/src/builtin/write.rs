@@ -1,0 +1,120 @@
+//! Write: creates a file or replaces one the model has read and that has not changed since.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::files::{diff, diff_summary, input_path, load, mtime, write_atomic};
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolFuture, ToolOutput, parse_input};
+use crate::verdict::PermissionTarget;
+
+#[derive(Deserialize)]
+struct WriteInput {
+    file_path: String,
+    content: String,
+}
+
+/// The Write tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteTool;
+
+const DESCRIPTION: &str = "\
+Writes a file to the local filesystem.
+
+Usage:
+- This tool will overwrite the existing file if there is one at the provided path.
+- If this is an existing file, you MUST use the Read tool first to read the file's contents. \
+This tool will fail if you did not read the file first, or if it changed since you read it.
+- ALWAYS prefer editing existing files in the codebase with Edit. NEVER write new files unless \
+explicitly required.
+- NEVER proactively create documentation files (*.md) or README files. Only create \
+documentation files if explicitly requested by the user.
+- The file_path parameter must be an absolute path; missing parent directories are created.";
+
+impl Tool for WriteTool {
+    fn name(&self) -> &str {
+        "Write"
+    }
+
+    fn description(&self) -> String {
+        DESCRIPTION.to_owned()
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {
+                    "type": "string",
+                    "description": "The absolute path to the file to write (must be absolute, not relative)"
+                },
+                "content": {
+                    "type": "string",
+                    "description": "The content to write to the file"
+                }
+            },
+            "required": ["file_path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input: WriteInput = parse_input(input)?;
+            let path = ctx.resolve_path(&input.file_path);
+            let existing = load(&path).await?;
+            if let Some(file) = &existing {
+                ctx.file_state()
+                    .check_fresh(&path, &file.bytes, file.mtime)?;
+            }
+            let target = existing
+                .as_ref()
+                .map_or_else(|| path.clone(), |file| file.real_path.clone());
+            let permissions = existing.as_ref().map(|file| file.permissions.clone());
+            write_atomic(&target, input.content.clone().into_bytes(), permissions).await?;
+            ctx.file_state()
+                .record(&path, input.content.as_bytes(), mtime(&target).await);
+
+            let lines = input.content.lines().count();
+            match existing {
+                None => Ok(ToolOutput::text(format!(
+                    "File created successfully at: {}",
+                    path.display()
+                ))
+                .with_summary(format!("Wrote {lines} lines to {}", path.display()))),
+                Some(file) => {
+                    let before = String::from_utf8_lossy(&file.bytes);
+                    let display = diff(&path, &before, &input.content);
+                    Ok(
+                        ToolOutput::text(format!("The file {} has been updated.", path.display()))
+                            .with_summary(diff_summary(&display))
+                            .with_display(display),
+                    )
+                }
+            }
+        })
+    }
+
+    fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
+        PermissionTarget::FileWrite {
+            path: input_path(input, ctx),
+        }
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        false
+    }
+
+    /// It may replace a whole file.
+    fn is_destructive(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn render_call(&self, input: &Value) -> String {
+        let path = input
+            .get("file_path")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        format!("Write({path})")
+    }
+}
