@@ -32,7 +32,7 @@ pub use paths::{
     tine_home_from_env, transcript_path,
 };
 pub use transcript::{
-    RecordType, ResumedSession, TranscriptError, TranscriptMessage, TranscriptRead,
-    TranscriptRecord, TranscriptWarning, TranscriptWriter, WriterOptions, latest_session,
-    load_session, read_transcript,
+    RecordType, ResumedSession, TranscriptError, TranscriptRead, TranscriptRecord,
+    TranscriptWarning, TranscriptWriter, WriterOptions, latest_session, load_session,
+    read_transcript,
 };

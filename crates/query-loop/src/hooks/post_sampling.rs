@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use futures::future::BoxFuture;
+use tine_api_client::Message;
 
 use crate::paths::SessionId;
-use crate::transcript::TranscriptMessage;
 
 /// What a hook may fail with; `anyhow::Error` and any `std::error::Error` convert into it.
 pub type HookError = Box<dyn std::error::Error + Send + Sync>;
@@ -22,7 +22,7 @@ pub struct PostSamplingContext {
     pub session_id: SessionId,
     pub cwd: PathBuf,
     /// The whole conversation, including the response just sampled.
-    pub messages: Arc<[TranscriptMessage]>,
+    pub messages: Arc<[Message]>,
     /// The system prompt exactly as sent.
     pub system_prompt: Arc<str>,
     pub model: Arc<str>,

@@ -14,7 +14,7 @@ mod writer;
 use std::path::PathBuf;
 
 pub use reader::{ResumedSession, TranscriptRead, latest_session, load_session, read_transcript};
-pub use record::{RecordType, TranscriptMessage, TranscriptRecord};
+pub use record::{RecordType, TranscriptRecord};
 pub use writer::{TranscriptWriter, WriterOptions};
 
 /// Errors reading or writing a transcript. Malformed lines are not errors: they are reported as

@@ -5,7 +5,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::{RecordType, TranscriptError, TranscriptMessage, TranscriptRecord, TranscriptWarning};
+use tine_api_client::Message;
+
+use super::{RecordType, TranscriptError, TranscriptRecord, TranscriptWarning};
 use crate::paths::{SessionId, project_dir, transcript_path};
 
 /// Every record that parsed, in file order, and what was skipped.
@@ -79,7 +81,7 @@ impl ResumedSession {
     }
 
     /// The API messages of the chain (`user` and `assistant` records), in order.
-    pub fn messages(&self) -> Vec<TranscriptMessage> {
+    pub fn messages(&self) -> Vec<Message> {
         self.chain
             .iter()
             .filter(|r| matches!(r.kind, RecordType::User | RecordType::Assistant))

@@ -9,13 +9,9 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::paths::SessionId;
+use tine_api_client::Message;
 
-/// The message a `user` or `assistant` record carries, as sent to the Messages API.
-///
-/// Kept as JSON until `tine_api_client::Message` is available; the bytes on disk do not change
-/// when this becomes the typed message.
-pub type TranscriptMessage = serde_json::Value;
+use crate::paths::SessionId;
 
 /// What a record is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -78,7 +74,8 @@ impl<'de> Deserialize<'de> for RecordType {
     }
 }
 
-/// One transcript line. Field order here is the key order on disk.
+/// One transcript line as read back. Field order here is the key order on disk (the writer's
+/// borrowed twin, [`RecordRef`], must keep the same order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TranscriptRecord {
@@ -98,8 +95,47 @@ pub struct TranscriptRecord {
     pub agent_id: Option<String>,
     /// Present on `user` and `assistant` records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<TranscriptMessage>,
+    pub message: Option<Message>,
     /// Payload of `system` and other record kinds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<serde_json::Value>,
+}
+
+/// The writer's view of a record: borrows the message and payload instead of cloning them, and
+/// serializes to exactly the bytes a [`TranscriptRecord`] with the same values would.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RecordRef<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'a RecordType,
+    pub uuid: &'a str,
+    pub parent_uuid: Option<&'a str>,
+    pub session_id: &'a SessionId,
+    pub timestamp: &'a str,
+    pub cwd: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_sidechain: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<&'a Message>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<&'a serde_json::Value>,
+}
+
+impl<'a> From<&'a TranscriptRecord> for RecordRef<'a> {
+    fn from(r: &'a TranscriptRecord) -> Self {
+        Self {
+            kind: &r.kind,
+            uuid: &r.uuid,
+            parent_uuid: r.parent_uuid.as_deref(),
+            session_id: &r.session_id,
+            timestamp: &r.timestamp,
+            cwd: &r.cwd,
+            is_sidechain: r.is_sidechain,
+            agent_id: r.agent_id.as_deref(),
+            message: r.message.as_ref(),
+            data: r.data.as_ref(),
+        }
+    }
 }

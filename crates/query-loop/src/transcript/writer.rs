@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::{RecordType, TranscriptError, TranscriptMessage, TranscriptRecord};
+use tine_api_client::{Message, Role};
+
+use super::record::RecordRef;
+use super::{RecordType, TranscriptError, TranscriptRecord};
 use crate::paths::SessionId;
 use crate::timestamp::rfc3339_utc;
 
@@ -62,21 +65,14 @@ impl TranscriptWriter {
         self.options.parent_uuid.as_deref()
     }
 
-    /// Appends a `user` message record; returns its uuid.
-    pub async fn append_user(
-        &mut self,
-        message: TranscriptMessage,
-    ) -> Result<String, TranscriptError> {
-        self.append(RecordType::User, Some(message), None).await
-    }
-
-    /// Appends an `assistant` message record; returns its uuid.
-    pub async fn append_assistant(
-        &mut self,
-        message: TranscriptMessage,
-    ) -> Result<String, TranscriptError> {
-        self.append(RecordType::Assistant, Some(message), None)
-            .await
+    /// Appends a conversation message (`user` or `assistant` by its role) as it completes;
+    /// returns the record's uuid.
+    pub async fn append_message(&mut self, message: &Message) -> Result<String, TranscriptError> {
+        let kind = match message.role {
+            Role::User => RecordType::User,
+            Role::Assistant => RecordType::Assistant,
+        };
+        self.append(kind, Some(message), None).await
     }
 
     /// Appends any record. Conversation kinds (`user`, `assistant`, `system`) extend the chain;
@@ -84,25 +80,26 @@ impl TranscriptWriter {
     pub async fn append(
         &mut self,
         kind: RecordType,
-        message: Option<TranscriptMessage>,
-        data: Option<serde_json::Value>,
+        message: Option<&Message>,
+        data: Option<&serde_json::Value>,
     ) -> Result<String, TranscriptError> {
         let uuid = uuid::Uuid::new_v4().to_string();
-        let extends_chain = kind.is_conversation();
-        let record = TranscriptRecord {
-            kind,
-            uuid: uuid.clone(),
-            parent_uuid: self.options.parent_uuid.clone(),
-            session_id: self.options.session_id.clone(),
-            timestamp: rfc3339_utc(SystemTime::now()),
-            cwd: self.cwd.clone(),
+        let timestamp = rfc3339_utc(SystemTime::now());
+        let record = RecordRef {
+            kind: &kind,
+            uuid: &uuid,
+            parent_uuid: self.options.parent_uuid.as_deref(),
+            session_id: &self.options.session_id,
+            timestamp: &timestamp,
+            cwd: &self.cwd,
             is_sidechain: self.options.agent_id.is_some(),
-            agent_id: self.options.agent_id.clone(),
+            agent_id: self.options.agent_id.as_deref(),
             message,
             data,
         };
-        self.write_record(&record).await?;
-        if extends_chain {
+        let line = encode_line(&record)?;
+        self.write_line(line).await?;
+        if kind.is_conversation() {
             self.options.parent_uuid = Some(uuid.clone());
         }
         Ok(uuid)
@@ -110,8 +107,11 @@ impl TranscriptWriter {
 
     /// Appends a record built by the caller, unchanged (its uuid and parent are the caller's).
     pub async fn write_record(&self, record: &TranscriptRecord) -> Result<(), TranscriptError> {
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
+        let line = encode_line(&RecordRef::from(record))?;
+        self.write_line(line).await
+    }
+
+    async fn write_line(&self, line: Vec<u8>) -> Result<(), TranscriptError> {
         let file = Arc::clone(&self.file);
         let path = self.path.clone();
         tokio::task::spawn_blocking(move || {
@@ -124,6 +124,12 @@ impl TranscriptWriter {
         })
         .await?
     }
+}
+
+fn encode_line(record: &RecordRef<'_>) -> Result<Vec<u8>, TranscriptError> {
+    let mut line = serde_json::to_vec(record)?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 fn open_for_append(path: &Path) -> Result<File, TranscriptError> {

@@ -1,6 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use tine_api_client::{ContentBlock, Message};
 use tine_query_loop::{
     RecordType, SessionId, TranscriptWarning, TranscriptWriter, WriterOptions, latest_session,
     load_session, read_transcript, transcript_path,
@@ -15,29 +16,25 @@ fn options(id: &SessionId, cwd: &Path) -> WriterOptions {
     }
 }
 
+fn hello() -> Message {
+    Message::assistant(vec![ContentBlock::text("hello")])
+}
+
 async fn write_conversation(home: &Path, cwd: &Path, id: &SessionId) -> PathBuf {
     let path = transcript_path(home, cwd, id);
     let mut writer = TranscriptWriter::open(path.clone(), options(id, cwd))
         .await
         .unwrap();
-    writer
-        .append_user(json!({"role": "user", "content": "hi"}))
-        .await
-        .unwrap();
+    writer.append_message(&Message::user("hi")).await.unwrap();
     writer
         .append(
             RecordType::Other("transition".into()),
             None,
-            Some(json!({"reason": "tool_use"})),
+            Some(&json!({"reason": "tool_use"})),
         )
         .await
         .unwrap();
-    writer
-        .append_assistant(
-            json!({"role": "assistant", "content": [{"type": "text", "text": "hello"}]}),
-        )
-        .await
-        .unwrap();
+    writer.append_message(&hello()).await.unwrap();
     path
 }
 
@@ -80,13 +77,7 @@ async fn round_trip_keeps_envelope_and_chain() {
     assert!(first.get("isSidechain").is_none());
 
     let resumed = load_session(home.path(), cwd, &id).await.unwrap();
-    assert_eq!(
-        resumed.messages(),
-        vec![
-            json!({"role": "user", "content": "hi"}),
-            json!({"role": "assistant", "content": [{"type": "text", "text": "hello"}]}),
-        ]
-    );
+    assert_eq!(resumed.messages(), vec![Message::user("hi"), hello()]);
     assert_eq!(resumed.last_uuid(), Some(assistant.uuid.as_str()));
 }
 
@@ -102,16 +93,13 @@ async fn resumed_writer_continues_the_chain() {
     opts.parent_uuid = resumed.last_uuid().map(str::to_owned);
     let mut writer = TranscriptWriter::open(path, opts).await.unwrap();
     writer
-        .append_user(json!({"role": "user", "content": "again"}))
+        .append_message(&Message::user("again"))
         .await
         .unwrap();
 
     let again = load_session(home.path(), cwd, &id).await.unwrap();
     assert_eq!(again.chain.len(), 3);
-    assert_eq!(
-        again.messages()[2],
-        json!({"role": "user", "content": "again"})
-    );
+    assert_eq!(again.messages()[2], Message::user("again"));
 }
 
 #[tokio::test]
@@ -138,7 +126,7 @@ async fn torn_last_line_is_skipped_and_reported_and_next_append_is_clean() {
     opts.parent_uuid = resumed.last_uuid().map(str::to_owned);
     let mut writer = TranscriptWriter::open(path.clone(), opts).await.unwrap();
     writer
-        .append_user(json!({"role": "user", "content": "after crash"}))
+        .append_message(&Message::user("after crash"))
         .await
         .unwrap();
     let read = read_transcript(&path).await.unwrap();
@@ -197,10 +185,7 @@ async fn sidechain_records_are_marked() {
     let mut opts = options(&id, cwd);
     opts.agent_id = Some("a7".into());
     let mut writer = TranscriptWriter::open(path.clone(), opts).await.unwrap();
-    writer
-        .append_user(json!({"role": "user", "content": "task"}))
-        .await
-        .unwrap();
+    writer.append_message(&Message::user("task")).await.unwrap();
     let read = read_transcript(&path).await.unwrap();
     assert!(read.records[0].is_sidechain);
     assert_eq!(read.records[0].agent_id.as_deref(), Some("a7"));
@@ -244,4 +229,23 @@ async fn unknown_session_is_a_clear_error() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("no session nope"), "{err}");
+}
+
+#[tokio::test]
+async fn rewriting_a_read_record_reproduces_its_bytes() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/p");
+    let id = SessionId::new_random();
+    let path = write_conversation(home.path(), cwd, &id).await;
+    let original = std::fs::read(&path).unwrap();
+    let read = read_transcript(&path).await.unwrap();
+
+    let copy = home.path().join("copy.jsonl");
+    let writer = TranscriptWriter::open(copy.clone(), options(&id, cwd))
+        .await
+        .unwrap();
+    for record in &read.records {
+        writer.write_record(record).await.unwrap();
+    }
+    assert_eq!(std::fs::read(&copy).unwrap(), original);
 }
