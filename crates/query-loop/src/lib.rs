@@ -20,7 +20,7 @@ pub mod transcript;
 
 pub use context::{
     BASE_SYSTEM_PROMPT, EnvironmentFacts, GatherOptions, GitSnapshot, InstructionFile,
-    InstructionSource, SessionContext, render_system_prompt,
+    InstructionSource, RenderedContext, SessionContext, render_system_prompt,
 };
 pub use hooks::{
     HookError, HookFailure, HooksSettings, PostSamplingContext, PostSamplingHooks,

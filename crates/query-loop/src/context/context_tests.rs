@@ -72,6 +72,12 @@ fn rendering_is_byte_stable() {
     let b = render_system_prompt(BASE_SYSTEM_PROMPT, &sample().clone(), None);
     assert_eq!(a.as_bytes(), b.as_bytes());
     assert_eq!(sample().user_context(), sample().user_context());
+    let rendered = sample().render(BASE_SYSTEM_PROMPT, None);
+    assert_eq!(&*rendered.system_prompt, a.as_str());
+    assert_eq!(
+        rendered.user_context.as_deref(),
+        sample().user_context().as_deref()
+    );
 }
 
 #[test]

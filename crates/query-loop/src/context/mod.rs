@@ -16,6 +16,7 @@ mod instructions;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 pub use git::{GitSnapshot, MAX_GIT_STATUS_CHARS, git_snapshot};
@@ -123,6 +124,15 @@ impl SessionContext {
         }
     }
 
+    /// Renders both texts once; keep the result for the whole session (and hand the same bytes
+    /// to forks).
+    pub fn render(&self, base: &str, append: Option<&str>) -> RenderedContext {
+        RenderedContext {
+            system_prompt: render_system_prompt(base, self, append).into(),
+            user_context: self.user_context().map(Arc::from),
+        }
+    }
+
     /// The instruction files as one `<system-reminder>` block for the first user message;
     /// `None` when there are none.
     pub fn user_context(&self) -> Option<String> {
@@ -161,6 +171,15 @@ impl SessionContext {
         );
         Some(out)
     }
+}
+
+/// The session's context as text, rendered once: what every request of the session sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedContext {
+    /// The whole system prompt (a cache breakpoint goes on its end).
+    pub system_prompt: Arc<str>,
+    /// The `<system-reminder>` block to prepend to the first user message, if any.
+    pub user_context: Option<Arc<str>>,
 }
 
 /// The session's system prompt: `base`, the environment, the git snapshot, then `append`

@@ -123,14 +123,15 @@ pub async fn load_session(
     })
 }
 
-/// The chain ending at the last main-thread conversation record, walked back by `parentUuid`.
-/// A missing parent ends the walk (reported); a cycle cannot loop.
+/// The chain ending at the last conversation record, walked back by `parentUuid`. A missing
+/// parent ends the walk (reported); a cycle cannot loop. (Sub-agents write their own files, so
+/// one file holds one thread: main or sidechain.)
 pub(crate) fn conversation_chain(
     records: Vec<TranscriptRecord>,
 ) -> (Vec<TranscriptRecord>, Option<TranscriptWarning>) {
     let mut conversation: Vec<TranscriptRecord> = records
         .into_iter()
-        .filter(|r| r.kind.is_conversation() && !r.is_sidechain)
+        .filter(|r| r.kind.is_conversation())
         .collect();
     let Some(leaf) = conversation.len().checked_sub(1) else {
         return (Vec::new(), None);
