@@ -337,12 +337,52 @@ impl Message {
     }
 }
 
-/// The system prompt: a string or text blocks (blocks can carry cache breakpoints).
+/// The system prompt: a string or text blocks (blocks can carry cache breakpoints). Blocks go
+/// on the wire as `{"type":"text","text":…}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SystemPrompt {
     Text(String),
-    Blocks(Vec<TextBlock>),
+    Blocks(#[serde(with = "system_blocks")] Vec<TextBlock>),
+}
+
+/// `Vec<TextBlock>` with each block tagged `"type": "text"` (a bare `TextBlock` has no tag:
+/// inside [`ContentBlock`] the enum adds it).
+mod system_blocks {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::TextBlock;
+
+    #[derive(Serialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum TaggedRef<'a> {
+        Text(&'a TextBlock),
+    }
+
+    #[derive(Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Tagged {
+        Text(TextBlock),
+    }
+
+    pub fn serialize<S: Serializer>(
+        blocks: &[TextBlock],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(blocks.iter().map(TaggedRef::Text))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<TextBlock>, D::Error> {
+        let tagged = Vec::<Tagged>::deserialize(deserializer)?;
+        Ok(tagged
+            .into_iter()
+            .map(|t| match t {
+                Tagged::Text(b) => b,
+            })
+            .collect())
+    }
 }
 
 /// A client tool the model may call.

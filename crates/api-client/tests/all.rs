@@ -1,0 +1,2 @@
+//! The integration tests of tine-api-client: one binary, modules in `suite/`.
+mod suite;

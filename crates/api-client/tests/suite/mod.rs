@@ -1,0 +1,5 @@
+//! Integration suites: wire serialization, the HTTP client against a local server, the fake.
+mod http;
+mod scripted;
+mod serialization;
+mod server;
