@@ -258,6 +258,10 @@ pub struct RequestTexts {
     pub system: String,
     /// Whether the last user message holds `tool_result` blocks.
     pub last_user_has_tool_results: bool,
+    /// The text blocks of the first user message (the task, in a simple session).
+    pub first_user_text: String,
+    /// How many assistant messages the request holds (0 on a session's first call).
+    pub assistant_turns: usize,
 }
 
 impl RequestTexts {
@@ -266,14 +270,18 @@ impl RequestTexts {
         if let Some(system) = body.get("system") {
             out.system = join_texts(content_blocks(system).iter().map(|c| c.as_ref()));
         }
-        let last_user = body
+        let messages = body
             .get("messages")
             .and_then(Value::as_array)
-            .and_then(|m| {
-                m.iter()
-                    .rev()
-                    .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-            });
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let is_role = |m: &&Value, role: &str| m.get("role").and_then(Value::as_str) == Some(role);
+        out.assistant_turns = messages.iter().filter(|m| is_role(m, "assistant")).count();
+        if let Some(first) = messages.iter().find(|m| is_role(m, "user")) {
+            let content = first.get("content").unwrap_or(&Value::Null);
+            out.first_user_text = join_texts(content_blocks(content).iter().map(|c| c.as_ref()));
+        }
+        let last_user = messages.iter().rev().find(|m| is_role(m, "user"));
         if let Some(user) = last_user {
             let content = user.get("content").unwrap_or(&Value::Null);
             let blocks = content_blocks(content);

@@ -217,6 +217,21 @@ impl Rule {
         self
     }
 
+    pub fn first_user_contains(mut self, s: &str) -> Self {
+        self.when.first_user_text = Some(TextMatch::Contains(s.to_string()));
+        self
+    }
+
+    pub fn first_user_regex(mut self, re: &str) -> Result<Self, regex::Error> {
+        self.when.first_user_text = Some(TextMatch::Regex(Regex::new(re)?));
+        Ok(self)
+    }
+
+    pub fn assistant_turns(mut self, n: usize) -> Self {
+        self.when.assistant_turns = Some(n);
+        self
+    }
+
     pub fn system_contains(mut self, s: &str) -> Self {
         self.when.system = Some(TextMatch::Contains(s.to_string()));
         self
@@ -263,9 +278,15 @@ pub struct When {
     /// Any text in the last user message, tool_result contents included (for markers).
     #[serde(default)]
     pub last_user_any: Option<TextMatch>,
+    /// The text blocks of the first user message (the task, in a simple session).
+    #[serde(default)]
+    pub first_user_text: Option<TextMatch>,
     /// The system prompt's text.
     #[serde(default)]
     pub system: Option<TextMatch>,
+    /// How many assistant messages the request holds (0 on a session's first call).
+    #[serde(default)]
+    pub assistant_turns: Option<usize>,
     /// The request lists a tool of this name.
     #[serde(default)]
     pub has_tool: Option<String>,

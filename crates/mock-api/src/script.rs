@@ -88,7 +88,7 @@ impl Script {
     }
 }
 
-/// `Some(captures)` when every set condition holds; captures come from the first regex.
+/// `Some(captures)` when every set condition holds.
 fn matches(when: &crate::scenario::When, input: &MatchInput<'_>) -> Option<Captures> {
     let mut captures: Option<Captures> = None;
     let mut text_cond = |cond: &Option<TextMatch>, text: &str| -> bool {
@@ -97,8 +97,12 @@ fn matches(when: &crate::scenario::When, input: &MatchInput<'_>) -> Option<Captu
             Some(m) => match m.matches(text) {
                 None => false,
                 Some(c) => {
-                    if captures.is_none() && matches!(m, TextMatch::Regex(_)) {
-                        captures = Some(c);
+                    // Numbered groups come from the first regex; named ones from all.
+                    if matches!(m, TextMatch::Regex(_)) {
+                        match &mut captures {
+                            None => captures = Some(c),
+                            Some(have) => have.named.extend(c.named),
+                        }
                     }
                     true
                 }
@@ -112,6 +116,7 @@ fn matches(when: &crate::scenario::When, input: &MatchInput<'_>) -> Option<Captu
         .unwrap_or_default();
     let ok = text_cond(&when.last_user_text, &input.texts.last_user_text)
         && text_cond(&when.last_user_any, &input.texts.last_user_all)
+        && text_cond(&when.first_user_text, &input.texts.first_user_text)
         && text_cond(&when.system, &input.texts.system)
         && text_cond(&when.model, model)
         && when
@@ -122,6 +127,9 @@ fn matches(when: &crate::scenario::When, input: &MatchInput<'_>) -> Option<Captu
             .tool_results
             .is_none_or(|want| want == input.texts.last_user_has_tool_results)
         && when.request.is_none_or(|n| n == input.request)
+        && when
+            .assistant_turns
+            .is_none_or(|n| n == input.texts.assistant_turns)
         && when.stream.is_none_or(|s| s == input.stream)
         && when
             .max_tokens_at_most

@@ -583,13 +583,17 @@ fn event_stream(
                 }
                 Some((Ok(ev), (it, false, drop_at_end)))
             }
-            None if drop_at_end => Some((
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::ConnectionAborted,
-                    "tine-mock: connection dropped by a scripted fault",
-                )),
-                (it, false, false),
-            )),
+            None if drop_at_end => {
+                // Let hyper flush what was sent (a Pending body does), then abort.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                Some((
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionAborted,
+                        "tine-mock: connection dropped by a scripted fault",
+                    )),
+                    (it, false, false),
+                ))
+            }
             None => None,
         }
     })

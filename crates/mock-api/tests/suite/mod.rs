@@ -1,0 +1,9 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod binary;
+mod cache_http;
+mod conversation;
+mod faults;
+mod responses;
+mod support;
+mod validation;
