@@ -1,0 +1,202 @@
+//! Glob: files whose path matches a glob pattern, newest first, capped; `.gitignore` is
+//! respected.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkState;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::walk::{display_path, search_root, walker};
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
+use crate::verdict::PermissionTarget;
+
+/// At most this many paths are returned.
+pub const MAX_GLOB_RESULTS: usize = 100;
+
+#[derive(Deserialize)]
+struct GlobInput {
+    pattern: String,
+    path: Option<String>,
+}
+
+/// The Glob tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GlobTool;
+
+const DESCRIPTION: &str = "\
+- Fast file pattern matching tool that works with any codebase size
+- Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\" (`*` does not cross `/`; `**` does)
+- Returns matching file paths sorted by modification time, newest first (at most 100)
+- Files ignored by .gitignore are skipped; paths are relative to the working directory
+- Use this tool when you need to find files by name patterns
+- When you are doing an open-ended search that may require multiple rounds of globbing and \
+grepping, plan the searches and batch independent ones as parallel tool calls";
+
+impl Tool for GlobTool {
+    fn name(&self) -> &str {
+        "Glob"
+    }
+
+    fn description(&self) -> String {
+        DESCRIPTION.to_owned()
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "The glob pattern to match files against"
+                },
+                "path": {
+                    "type": "string",
+                    "description": "The directory to search in. If not specified, the current working directory will be used. IMPORTANT: Omit this field to use the default directory. DO NOT enter \"undefined\" or \"null\" - simply omit it for the default behavior. Must be a valid directory path if provided."
+                }
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input: GlobInput = parse_input(input)?;
+            let root = search_root(input.path.as_deref(), ctx)?;
+            if !root.is_dir() {
+                return Err(ToolError::Failed(format!(
+                    "{} is not a directory; `path` must be the directory to search in",
+                    root.display()
+                )));
+            }
+            let (base, pattern) = split_literal_prefix(&root, &input.pattern);
+            let matcher = GlobBuilder::new(&pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|error| {
+                    ToolError::InvalidInput(format!("`pattern` is not a valid glob: {error}"))
+                })?
+                .compile_matcher();
+            let cancel = ctx.cancellation().clone();
+            let found = tokio::task::spawn_blocking(move || find(&base, &matcher, &cancel))
+                .await
+                .map_err(|error| ToolError::Failed(format!("the search failed: {error}")))?;
+            if ctx.cancellation().is_cancelled() {
+                return Err(ToolError::Cancelled);
+            }
+            Ok(render(found, &ctx.cwd()))
+        })
+    }
+
+    fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
+        let path = input.get("path").and_then(Value::as_str);
+        PermissionTarget::FileRead {
+            path: path.map_or_else(|| ctx.cwd(), |path| ctx.resolve_path(path)),
+        }
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn render_call(&self, input: &Value) -> String {
+        let pattern = input.get("pattern").and_then(Value::as_str).unwrap_or("?");
+        match input.get("path").and_then(Value::as_str) {
+            Some(path) => format!("Glob({pattern} in {path})"),
+            None => format!("Glob({pattern})"),
+        }
+    }
+}
+
+fn has_glob_meta(text: &str) -> bool {
+    text.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+/// Moves the pattern's leading literal directories into the walk's root (`src/**/*.rs` walks
+/// `src` only), and turns an absolute pattern into a root plus a relative one.
+fn split_literal_prefix(root: &Path, pattern: &str) -> (PathBuf, String) {
+    let mut base = if Path::new(pattern).is_absolute() {
+        PathBuf::from("/")
+    } else {
+        root.to_path_buf()
+    };
+    let parts: Vec<&str> = pattern.split('/').filter(|part| !part.is_empty()).collect();
+    let mut taken = 0;
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        if has_glob_meta(part) || *part == ".." || *part == "." {
+            break;
+        }
+        let next = base.join(part);
+        if !next.is_dir() {
+            break;
+        }
+        base = next;
+        taken += 1;
+    }
+    (base, parts[taken..].join("/"))
+}
+
+fn find(
+    base: &Path,
+    matcher: &GlobMatcher,
+    cancel: &CancellationToken,
+) -> Vec<(PathBuf, SystemTime)> {
+    let found = Arc::new(Mutex::new(Vec::new()));
+    walker(base).build_parallel().run(|| {
+        let found = Arc::clone(&found);
+        let cancel = cancel.clone();
+        Box::new(move |entry| {
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if entry.file_type().is_some_and(|kind| kind.is_dir()) {
+                return WalkState::Continue;
+            }
+            let relative = entry.path().strip_prefix(base).unwrap_or(entry.path());
+            if matcher.is_match(relative) {
+                let mtime = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|metadata| metadata.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                found
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((entry.into_path(), mtime));
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = std::mem::take(&mut *found.lock().unwrap_or_else(PoisonError::into_inner));
+    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    found
+}
+
+fn render(found: Vec<(PathBuf, SystemTime)>, cwd: &Path) -> ToolOutput {
+    if found.is_empty() {
+        return ToolOutput::text("No files found").with_summary("Found 0 files");
+    }
+    let total = found.len();
+    let mut text: Vec<String> = found
+        .iter()
+        .take(MAX_GLOB_RESULTS)
+        .map(|(path, _)| display_path(path, cwd))
+        .collect();
+    if total > MAX_GLOB_RESULTS {
+        text.push(format!(
+            "(Results are truncated: showing the {MAX_GLOB_RESULTS} newest of {total} files. \
+             Consider using a more specific path or pattern.)"
+        ));
+    }
+    let files = if total == 1 { "file" } else { "files" };
+    ToolOutput::text(text.join("\n")).with_summary(format!("Found {total} {files}"))
+}
