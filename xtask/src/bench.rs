@@ -6,7 +6,9 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 /// (name, package, bench target, what it measures)
-pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[];
+pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
+    ("mock", "tine-mock-api", "throughput", "simulator requests/s with a 50k-token prompt, target >= 500"),
+];
 
 pub fn run(root: &Path, name: Option<&str>) -> Result<()> {
     let Some(name) = name else {

@@ -18,6 +18,7 @@ commands:
   check-layers   fail if a crate depends upward or sideways (docs/ARCHITECTURE.md)
   bench [NAME]   list the benchmarks, or run one (or `all`)
   demo           an offline session of tine against the bundled simulator
+  mock [ARGS]    run the simulator: tine-mock --port N --scenario FILE [--log DIR]
 ";
 
 fn main() -> ExitCode {
@@ -38,6 +39,7 @@ fn run(args: &[String]) -> Result<()> {
         Some("check-layers") => check_layers(&root),
         Some("bench") => bench::run(&root, args.get(1).map(String::as_str)),
         Some("demo") => demo(),
+        Some("mock") => mock(&root, &args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{USAGE}");
             Ok(())
@@ -86,6 +88,13 @@ fn check_layers(root: &Path) -> Result<()> {
         println!("layering: {v}");
     }
     bail!("{} layering violation(s)", violations.len())
+}
+
+/// `cargo xtask mock ARGS`: `cargo run -p tine-mock-api --bin tine-mock -- ARGS`.
+fn mock(root: &Path, args: &[String]) -> Result<()> {
+    let mut cargo_args = vec!["run", "-p", "tine-mock-api", "--bin", "tine-mock", "--"];
+    cargo_args.extend(args.iter().map(String::as_str));
+    cargo(root, &cargo_args)
 }
 
 fn demo() -> Result<()> {
