@@ -8,24 +8,29 @@
 //! - [`file_state`]: the LRU file-state cache behind Edit and Write's read-before-write rule.
 //! - [`builtin`]: Read, Write, Edit, Bash, Glob, Grep, TodoWrite, WebFetch.
 //! - [`pool`]: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
-//! - [`bash`], [`permissions`]: bash command analysis and the permission engine.
+//! - [`bash`], [`permissions`], [`settings`]: bash command analysis, the permission engine,
+//!   and the settings sources it reads rules from.
 
 pub mod verdict;
 
 pub mod builtin;
 pub mod context;
 pub mod file_state;
+pub mod pool;
 pub mod schema;
 pub mod tool;
 
+pub use builtin::builtin_tools;
 pub use context::{
     ChannelProgress, NoProgress, ProgressSink, SummarizerError, ToolContext, ToolProgress,
     WebSummarizer, WebSummaryRequest,
 };
 pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness};
+pub use pool::{ToolDefinition, ToolPool};
 pub use schema::{SchemaViolation, validate};
 pub use tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};
 
 // Bash command analysis and the permission engine (settings, rules, modes, decisions).
 pub mod bash;
 pub mod permissions;
+

@@ -8,8 +8,30 @@ pub mod edit;
 pub mod files;
 pub mod glob;
 pub mod grep;
+pub mod html;
 pub mod read;
 pub mod shell;
 pub mod todo;
 pub mod walk;
+pub mod web_fetch;
 pub mod write;
+
+use std::sync::Arc;
+
+use crate::tool::Tool;
+
+/// Every built-in tool, in no particular order (the pool sorts them).
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(bash::BashTool),
+        Arc::new(bash_output::BashOutputTool),
+        Arc::new(bash_output::KillShellTool),
+        Arc::new(edit::EditTool),
+        Arc::new(glob::GlobTool),
+        Arc::new(grep::GrepTool),
+        Arc::new(read::ReadTool),
+        Arc::new(todo::TodoWriteTool),
+        Arc::new(web_fetch::WebFetchTool),
+        Arc::new(write::WriteTool),
+    ]
+}

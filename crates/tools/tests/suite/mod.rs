@@ -1,9 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod context;
 mod edit_write;
 mod file_state;
+mod pool;
 mod read;
 mod schema;
 mod search;
 mod support;
 mod tool_bash;
+mod web_fetch;

@@ -11,6 +11,7 @@ use super::support::{context, run};
 
 /// Whether a process with this pid still exists (zombies count as gone).
 fn alive(pid: &str) -> bool {
+    assert!(pid.parse::<u32>().is_ok(), "not a pid: {pid:?}");
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat.contains(") Z "),
         Err(_) => false,
@@ -103,7 +104,7 @@ async fn cancellation_kills_the_command() {
     let token = ctx.cancellation().clone();
     let watcher_file = pid_file.clone();
     tokio::spawn(async move {
-        while !watcher_file.exists() {
+        while !std::fs::read_to_string(&watcher_file).is_ok_and(|pid| pid.ends_with('\n')) {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         token.cancel();
