@@ -107,8 +107,8 @@ pub struct CommandAnalysis {
     pub concerns: Vec<String>,
     /// tree-sitter found a syntax error (or the parser could not run).
     pub parse_error: bool,
-    /// Whether the line can be judged part by part: false after a parse error or a function
-    /// definition, where the parts found need not be what runs.
+    /// Whether the line can be judged part by part: false after a parse error, a function
+    /// definition or arithmetic evaluation, where the parts found need not be what runs.
     pub splittable: bool,
 }
 

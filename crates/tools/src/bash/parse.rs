@@ -43,6 +43,7 @@ pub(super) fn analyze(command: &str) -> CommandAnalysis {
         concerns: Vec::new(),
         parse_error: false,
         function_definition: false,
+        arithmetic: false,
     };
     let root = tree.root_node();
     if root.has_error() {
@@ -55,7 +56,7 @@ pub(super) fn analyze(command: &str) -> CommandAnalysis {
     }
     CommandAnalysis {
         command: command.to_string(),
-        splittable: !walker.parse_error && !walker.function_definition,
+        splittable: !walker.parse_error && !walker.function_definition && !walker.arithmetic,
         commands: walker.commands,
         concerns: walker.concerns,
         parse_error: walker.parse_error,
@@ -111,6 +112,7 @@ struct Walker<'a> {
     concerns: Vec<String>,
     parse_error: bool,
     function_definition: bool,
+    arithmetic: bool,
 }
 
 impl Walker<'_> {
@@ -182,11 +184,13 @@ impl Walker<'_> {
                 self.visit_children(node, true);
             }
             "arithmetic_expansion" | "c_style_for_statement" => {
+                self.arithmetic = true;
                 self.concern("evaluates arithmetic, which can run code through array subscripts");
                 self.visit_children(node, nested);
             }
             "compound_statement" => {
                 if node.child(0).is_some_and(|c| c.kind() == "((") {
+                    self.arithmetic = true;
                     self.concern(
                         "evaluates arithmetic, which can run code through array subscripts",
                     );

@@ -1,1 +1,0 @@
-//! The permission engine: modes, rules, settings sources, the decision order, persistence.

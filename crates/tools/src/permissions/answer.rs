@@ -1,0 +1,151 @@
+//! Answers to an ask, their persistence, and the session's record of denials.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use crate::settings::{SettingsError, SettingsPaths, SettingsSource, add_rules_to_file};
+
+use super::{PermissionContext, PermissionRule, RuleBehavior, RuleSource, SourcedRule};
+
+/// Where "always" / "never" answers are kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum PersistDestination {
+    /// `<cwd>/.tine/settings.local.json` (not committed): the default.
+    #[default]
+    Local,
+    /// `<cwd>/.tine/settings.json` (shared with the team).
+    Project,
+    /// `$TINE_HOME/settings.json`.
+    User,
+    /// This session only, nothing written.
+    Session,
+}
+
+/// What the person answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionAnswer {
+    /// Run this call; ask again next time.
+    ApproveOnce,
+    /// Do not run it; the feedback goes back to the model.
+    Reject { feedback: Option<String> },
+    /// Run it, and add allow rules (usually the ask's suggestions).
+    AlwaysAllow {
+        rules: Vec<PermissionRule>,
+        destination: PersistDestination,
+    },
+    /// Do not run it, and add deny rules.
+    NeverAllow {
+        rules: Vec<PermissionRule>,
+        destination: PersistDestination,
+    },
+}
+
+impl PermissionAnswer {
+    /// Whether the call goes ahead.
+    pub fn proceeds(&self) -> bool {
+        match self {
+            PermissionAnswer::ApproveOnce | PermissionAnswer::AlwaysAllow { .. } => true,
+            PermissionAnswer::Reject { .. } | PermissionAnswer::NeverAllow { .. } => false,
+        }
+    }
+}
+
+/// One refused call, kept for the session (seed 003 §五: told to the model, counted per tool,
+/// readable by SDK callers).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Denial {
+    pub tool: String,
+    pub input: Value,
+    pub at: SystemTime,
+    pub feedback: Option<String>,
+}
+
+/// The session's denials, oldest first.
+#[derive(Debug, Clone, Default)]
+pub struct DenialLog {
+    entries: Vec<Denial>,
+}
+
+impl DenialLog {
+    pub fn record(&mut self, tool: &str, input: Value, feedback: Option<String>) {
+        self.entries.push(Denial {
+            tool: tool.to_string(),
+            input,
+            at: SystemTime::now(),
+            feedback,
+        });
+    }
+
+    pub fn entries(&self) -> &[Denial] {
+        &self.entries
+    }
+
+    /// How many calls of `tool` were refused (3 or more suggests explaining, seed 003 §五).
+    pub fn count_for(&self, tool: &str) -> usize {
+        self.entries.iter().filter(|d| d.tool == tool).count()
+    }
+}
+
+impl PermissionContext {
+    /// Apply an answer: add "always" / "never" rules to this context and persist them to the
+    /// destination's settings file (atomically, other keys kept), and record rejections.
+    /// Returns whether the call goes ahead. On a write error the rules still apply to this
+    /// session and the error says which file could not be written.
+    pub fn apply_answer(
+        &mut self,
+        answer: &PermissionAnswer,
+        tool: &str,
+        input: &Value,
+        paths: &SettingsPaths,
+        denials: &mut DenialLog,
+    ) -> Result<bool, SettingsError> {
+        match answer {
+            PermissionAnswer::ApproveOnce => Ok(true),
+            PermissionAnswer::Reject { feedback } => {
+                denials.record(tool, input.clone(), feedback.clone());
+                Ok(false)
+            }
+            PermissionAnswer::AlwaysAllow { rules, destination } => {
+                self.remember(rules, RuleBehavior::Allow, *destination, paths)?;
+                Ok(true)
+            }
+            PermissionAnswer::NeverAllow { rules, destination } => {
+                denials.record(tool, input.clone(), None);
+                self.remember(rules, RuleBehavior::Deny, *destination, paths)?;
+                Ok(false)
+            }
+        }
+    }
+
+    fn remember(
+        &mut self,
+        rules: &[PermissionRule],
+        behavior: RuleBehavior,
+        destination: PersistDestination,
+        paths: &SettingsPaths,
+    ) -> Result<(), SettingsError> {
+        let source = match destination {
+            PersistDestination::Local => Some(SettingsSource::Local),
+            PersistDestination::Project => Some(SettingsSource::Project),
+            PersistDestination::User => Some(SettingsSource::User),
+            PersistDestination::Session => None,
+        };
+        let (rule_source, base_dir) = match source {
+            Some(source) => (RuleSource::Settings(source), paths.base_dir_of(source)),
+            None => (RuleSource::Session, self.cwd.clone()),
+        };
+        for rule in rules {
+            self.add_rule(SourcedRule {
+                rule: rule.clone(),
+                behavior,
+                source: rule_source,
+                base_dir: base_dir.clone(),
+            });
+        }
+        match source.and_then(|s| paths.path_of(s)) {
+            Some(path) => add_rules_to_file(path, behavior, rules),
+            None => Ok(()),
+        }
+    }
+}
