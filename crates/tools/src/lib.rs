@@ -33,4 +33,11 @@ pub use tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input
 // Bash command analysis and the permission engine (settings, rules, modes, decisions).
 pub mod bash;
 pub mod permissions;
+pub mod settings;
 
+pub use bash::{CommandAnalysis, CommandKind, SimpleCommand, analyze, is_read_only_command};
+pub use permissions::{
+    DenialLog, PermissionAnswer, PermissionContext, PermissionDecision, PermissionMode,
+    PermissionRequest, PermissionRule, RuleBehavior,
+};
+pub use settings::{LoadedSettings, SettingsPaths, SettingsSource};

@@ -1,8 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bash_corpus;
 mod context;
 mod edit_write;
 mod file_state;
+mod permissions_answers;
 mod pool;
 mod read;
 mod schema;
