@@ -13,15 +13,22 @@
 //! `QueryEngine` session build on these.
 
 pub mod context;
+pub mod events;
 pub mod hooks;
 pub mod paths;
+pub mod plug;
+pub mod query;
+pub mod repair;
+pub mod request;
 pub mod timestamp;
 pub mod transcript;
+pub mod transition;
 
 pub use context::{
     BASE_SYSTEM_PROMPT, EnvironmentFacts, GatherOptions, GitSnapshot, InstructionFile,
     InstructionSource, RenderedContext, SessionContext, render_system_prompt,
 };
+pub use events::QueryEvent;
 pub use hooks::{
     HookError, HookFailure, HooksSettings, PostSamplingContext, PostSamplingHooks,
     PostSamplingSummary, StopHookCommand, StopHookInput, StopHookOutcome, StopHookReport,
@@ -31,8 +38,18 @@ pub use paths::{
     PathsError, SessionId, project_dir, sanitize_path, subagent_transcript_path, tine_home,
     tine_home_from_env, transcript_path,
 };
+pub use plug::{
+    AllowAll, CanUseTool, CommandStopHooks, Compacted, Compactor, PermissionOutcome, StopContext,
+    StopHooks,
+};
+pub use query::{
+    LoopState, PostSampling, QueryParams, QuerySource, RequestObserver, message_text, query,
+};
+pub use repair::{INTERRUPTED_TOOL_RESULT, is_well_paired, repair_tool_pairing};
+pub use request::{RequestTemplate, prepare_messages, system_prompt_blocks};
 pub use transcript::{
     RecordType, ResumedSession, TranscriptError, TranscriptRead, TranscriptRecord,
     TranscriptWarning, TranscriptWriter, WriterOptions, latest_session, load_session,
     read_transcript,
 };
+pub use transition::{Terminal, Transition};

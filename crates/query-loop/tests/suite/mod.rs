@@ -3,4 +3,5 @@
 mod context;
 mod hooks;
 mod paths;
+mod query_loop;
 mod transcript;

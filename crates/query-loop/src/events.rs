@@ -1,0 +1,56 @@
+//! What the loop tells its host while it runs: [`QueryEvent`]s, ending in exactly one
+//! [`QueryEvent::Terminal`].
+
+use tine_api_client::{Message, RetryNotice, StopReason, Usage};
+use tine_tools::{ToolOutput, ToolProgress};
+
+use crate::transition::{Terminal, Transition};
+
+/// One thing that happened in the loop, in order.
+#[derive(Debug, Clone)]
+pub enum QueryEvent {
+    /// A request is about to be sent (`turn` counts from 1).
+    RequestStart { turn: u32, max_tokens: u32 },
+    /// A piece of the reply's text.
+    TextDelta { text: String },
+    /// A piece of the reply's thinking.
+    ThinkingDelta { text: String },
+    /// The model began a tool call (its input streams next).
+    ToolUseStart { id: String, name: String },
+    /// The request failed and is being retried. Everything streamed for the current reply so far
+    /// is void when `notice.discard_partial` is set: UIs drop it.
+    Retry(RetryNotice),
+    /// The complete reply, now part of the conversation.
+    AssistantMessage {
+        message: Message,
+        stop_reason: Option<StopReason>,
+        usage: Usage,
+        model: String,
+    },
+    /// A tool call was refused by the permission check; the model gets the reason.
+    ToolDenied {
+        tool_use_id: String,
+        tool: String,
+        input: serde_json::Value,
+        reason: String,
+    },
+    /// Progress of a running tool ("3.2 s, 142 lines").
+    ToolProgress {
+        tool_use_id: String,
+        progress: ToolProgress,
+    },
+    /// A tool call finished (or was refused, or interrupted).
+    ToolResult {
+        tool_use_id: String,
+        tool: String,
+        output: ToolOutput,
+    },
+    /// A user-role message the loop appended (tool results, a recovery nudge, a hook's reason).
+    UserMessage { message: Message },
+    /// The compactor replaced the conversation: hosts replace their copy with `messages`.
+    HistoryReplaced { messages: Vec<Message> },
+    /// The loop is going round again, and why.
+    Transition(Transition),
+    /// The end; nothing follows.
+    Terminal(Terminal),
+}

@@ -1,0 +1,127 @@
+//! Where the host and the upper layers plug into the loop, as traits this crate defines and
+//! they implement (the loop must not know forks, memory or compaction):
+//! - [`CanUseTool`]: the permission check of every tool call.
+//! - [`Compactor`]: auto compaction before a request, reactive compaction on "prompt too long".
+//! - [`StopHooks`]: what runs when the model ends a turn with no tool calls (the stop-hook
+//!   pipeline of fork-runtime wraps the user's command hooks here).
+
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tine_api_client::Message;
+use tine_tools::{Tool, ToolContext};
+
+use crate::hooks::{StopHookCommand, StopHookInput, StopHookOutcome, run_stop_hooks};
+use crate::paths::SessionId;
+use crate::request::RequestTemplate;
+use crate::transition::Transition;
+
+/// The answer to "may this call run?".
+#[derive(Debug, Clone, PartialEq)]
+pub enum PermissionOutcome {
+    /// Run it, with the input as given or as the checker rewrote it.
+    Allow { updated_input: Option<Value> },
+    /// Refuse it; the model gets `reason` as an error result.
+    Deny { reason: String },
+}
+
+/// The host's permission check (`can_use_tool`). Headless, an answer that would need a person
+/// is a denial; in a fork, too.
+pub trait CanUseTool: Send + Sync {
+    fn check<'a>(
+        &'a self,
+        tool: &'a dyn Tool,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, PermissionOutcome>;
+}
+
+/// Allows everything: for tests and for hosts that checked elsewhere.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowAll;
+
+impl CanUseTool for AllowAll {
+    fn check<'a>(
+        &'a self,
+        _tool: &'a dyn Tool,
+        _input: &'a Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, PermissionOutcome> {
+        Box::pin(async {
+            PermissionOutcome::Allow {
+                updated_input: None,
+            }
+        })
+    }
+}
+
+/// A history the compactor produced, and what kind of change it was.
+#[derive(Debug, Clone)]
+pub struct Compacted {
+    pub messages: Vec<Message>,
+    /// `ReactiveCompact`, `HistorySnip` or `ContextCollapse`.
+    pub transition: Transition,
+}
+
+/// Compaction hooks. Both return `None` to leave the history as it is.
+pub trait Compactor: Send + Sync {
+    /// Before every request: shrink the history if it has crossed the threshold.
+    fn before_request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        template: &'a RequestTemplate,
+    ) -> BoxFuture<'a, Option<Compacted>>;
+
+    /// After the API answered "prompt is too long" (at most once per loop).
+    fn on_prompt_too_long<'a>(
+        &'a self,
+        messages: &'a [Message],
+        template: &'a RequestTemplate,
+    ) -> BoxFuture<'a, Option<Compacted>>;
+}
+
+/// What the stop hooks see when the model ended a turn with no tool calls.
+pub struct StopContext<'a> {
+    /// The whole history, the final reply included.
+    pub messages: &'a [Message],
+    /// The fixed parts of the requests just made (system, tools, model, thinking).
+    pub template: &'a RequestTemplate,
+    /// Whether the loop is already continuing because of a stop hook.
+    pub stop_hook_active: bool,
+}
+
+/// Runs when a turn ends with no tool calls. Block → the loop continues with the reason.
+pub trait StopHooks: Send + Sync {
+    fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome>;
+}
+
+/// The user's Stop hook commands from settings, run as Claude Code runs them.
+#[derive(Debug, Clone)]
+pub struct CommandStopHooks {
+    pub commands: Vec<StopHookCommand>,
+    pub session_id: SessionId,
+    pub transcript_path: PathBuf,
+    pub cwd: PathBuf,
+}
+
+impl StopHooks for CommandStopHooks {
+    fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
+        Box::pin(async move {
+            if self.commands.is_empty() {
+                return StopHookOutcome::Continue;
+            }
+            let input = StopHookInput::new(
+                self.session_id.clone(),
+                self.transcript_path.clone(),
+                self.cwd.clone(),
+                ctx.stop_hook_active,
+            );
+            let report = run_stop_hooks(&self.commands, &input).await;
+            for failure in &report.failures {
+                tracing::warn!(%failure, "stop hook failed");
+            }
+            report.outcome
+        })
+    }
+}

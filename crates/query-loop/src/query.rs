@@ -1,0 +1,686 @@
+//! `query()`: the agent loop of seed 003 §三 as a stream of [`QueryEvent`]s ending in a
+//! [`Terminal`]. Immutable [`QueryParams`] for the whole loop, a mutable [`LoopState`] per
+//! iteration, and a [`Transition`] recorded every time it goes round again.
+//!
+//! One iteration: (auto compact) → build the request → stream the reply → on `max_tokens`
+//! escalate or nudge → run the tool calls (consecutive concurrency-safe ones in parallel, at
+//! most [`MAX_PARALLEL_TOOLS`], the rest one at a time, results in call order) → loop; or, with
+//! no tool calls, the stop hooks decide whether the turn really ends.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::stream::{self, BoxStream, StreamExt};
+use serde_json::Value;
+use tine_api_client::{
+    ApiError, ClientEvent, ContentBlock, ContentDelta, Message, MessageAccumulator, MessageContent,
+    ModelClient, ResponseMessage, StopReason, StreamEvent, ToolUseBlock, model_info,
+};
+use tine_tools::{ProgressSink, Tool, ToolContext, ToolOutput, ToolProgress, run_tool};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::QueryEvent;
+use crate::hooks::{PostSamplingContext, PostSamplingHooks, StopHookOutcome};
+use crate::paths::SessionId;
+use crate::plug::{CanUseTool, Compactor, PermissionOutcome, StopContext, StopHooks};
+use crate::repair::INTERRUPTED_TOOL_RESULT;
+use crate::request::RequestTemplate;
+use crate::transition::{Terminal, Transition};
+
+/// The output limit of a first attempt (Claude Code's capped default).
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_000;
+/// The limit a reply cut at the default is retried with, once.
+pub const ESCALATED_MAX_OUTPUT_TOKENS: u32 = 64_000;
+/// "Resume directly" nudges after the escalated limit is hit too.
+pub const MAX_OUTPUT_RECOVERY_ATTEMPTS: u32 = 3;
+/// Tool calls running at once in a concurrency-safe batch.
+pub const MAX_PARALLEL_TOOLS: usize = 10;
+/// Consecutive stop-hook continuations before the loop ends the turn anyway.
+pub const DEFAULT_MAX_STOP_HOOK_CONTINUATIONS: u32 = 5;
+
+/// The message appended after a reply cut at the raised output limit.
+pub const RESUME_MESSAGE: &str = "Output token limit hit. Resume directly — no apology, no recap of what you were doing. \
+Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.";
+
+/// Who is running the loop (logs, usage attribution, recursion guards).
+pub type QuerySource = Arc<str>;
+
+/// Sees each request just before it is sent.
+pub type RequestObserver = Arc<dyn Fn(&tine_api_client::MessagesRequest) + Send + Sync>;
+
+/// Post-sampling hooks with what their context needs.
+#[derive(Clone)]
+pub struct PostSampling {
+    pub hooks: Arc<PostSamplingHooks>,
+    pub session_id: SessionId,
+}
+
+/// Everything fixed for one run of the loop.
+#[derive(Clone)]
+pub struct QueryParams {
+    pub client: Arc<dyn ModelClient>,
+    /// Model, system prompt, tool definitions, thinking, cache-write policy.
+    pub template: RequestTemplate,
+    /// The tools behind the definitions (matched by name and alias).
+    pub tools: Arc<[Arc<dyn Tool>]>,
+    /// The context tool calls run in; its cancellation token cancels the loop.
+    pub tool_context: ToolContext,
+    pub can_use_tool: Arc<dyn CanUseTool>,
+    /// Requests the loop may make before it stops with `MaxTurns` (None: no cap).
+    pub max_turns: Option<u32>,
+    /// Forces the output limit (and disables escalation). Breaks a fork's cache sharing when
+    /// thinking is on, because the thinking budget must shrink under it (seed 000 §5.1).
+    pub max_output_tokens: Option<u32>,
+    pub stop_hooks: Option<Arc<dyn StopHooks>>,
+    pub max_stop_hook_continuations: u32,
+    pub compactor: Option<Arc<dyn Compactor>>,
+    pub post_sampling: Option<PostSampling>,
+    pub query_source: QuerySource,
+    /// Sees every request just before it is sent (cache-break detection, tests).
+    pub on_request: Option<RequestObserver>,
+}
+
+impl QueryParams {
+    /// Parameters with the defaults: allow-all permissions, no hooks, no compactor, no cap.
+    pub fn new(
+        client: Arc<dyn ModelClient>,
+        template: RequestTemplate,
+        tools: Arc<[Arc<dyn Tool>]>,
+        tool_context: ToolContext,
+    ) -> Self {
+        Self {
+            client,
+            template,
+            tools,
+            tool_context,
+            can_use_tool: Arc::new(crate::plug::AllowAll),
+            max_turns: None,
+            max_output_tokens: None,
+            stop_hooks: None,
+            max_stop_hook_continuations: DEFAULT_MAX_STOP_HOOK_CONTINUATIONS,
+            compactor: None,
+            post_sampling: None,
+            query_source: Arc::from("repl_main_thread"),
+            on_request: None,
+        }
+    }
+
+    fn find_tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools
+            .iter()
+            .find(|t| t.name() == name)
+            .or_else(|| self.tools.iter().find(|t| t.aliases().contains(&name)))
+    }
+}
+
+/// What changes from one iteration to the next.
+#[derive(Debug, Clone)]
+pub struct LoopState {
+    /// Requests sent so far.
+    pub turn: u32,
+    pub max_tokens: u32,
+    pub escalated: bool,
+    pub recovery_attempts: u32,
+    pub stop_hook_continuations: u32,
+    pub stop_hook_active: bool,
+    pub reactive_compacted: bool,
+    pub transitions: Vec<Transition>,
+}
+
+/// Runs the loop on `messages` (the history, the new user message last). The stream ends with
+/// exactly one [`QueryEvent::Terminal`]. Dropping the stream cancels the loop.
+pub fn query(params: QueryParams, messages: Vec<Message>) -> BoxStream<'static, QueryEvent> {
+    let (tx, rx) = mpsc::channel(256);
+    tokio::spawn(async move {
+        let cancel = params.tool_context.cancellation().clone();
+        let emitter = Emitter {
+            tx,
+            cancel: cancel.clone(),
+        };
+        let terminal = run_loop(&params, messages, &emitter, &cancel).await;
+        emitter.send(QueryEvent::Terminal(terminal)).await;
+    });
+    stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) }).boxed()
+}
+
+/// Sends events; a dropped receiver cancels the loop (nobody is listening any more).
+#[derive(Clone)]
+struct Emitter {
+    tx: mpsc::Sender<QueryEvent>,
+    cancel: CancellationToken,
+}
+
+impl Emitter {
+    async fn send(&self, event: QueryEvent) {
+        if self.tx.send(event).await.is_err() {
+            self.cancel.cancel();
+        }
+    }
+}
+
+/// Progress of one tool call, forwarded as events (dropped when the channel is full: progress
+/// is advisory).
+struct ToolProgressForwarder {
+    tx: mpsc::Sender<QueryEvent>,
+    tool_use_id: String,
+}
+
+impl ProgressSink for ToolProgressForwarder {
+    fn report(&self, progress: ToolProgress) {
+        let _ = self.tx.try_send(QueryEvent::ToolProgress {
+            tool_use_id: self.tool_use_id.clone(),
+            progress,
+        });
+    }
+}
+
+async fn run_loop(
+    params: &QueryParams,
+    mut messages: Vec<Message>,
+    emit: &Emitter,
+    cancel: &CancellationToken,
+) -> Terminal {
+    let mut state = LoopState {
+        turn: 0,
+        max_tokens: params
+            .max_output_tokens
+            .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS)
+            .min(model_max_output(&params.template.model)),
+        escalated: params.max_output_tokens.is_some(),
+        recovery_attempts: 0,
+        stop_hook_continuations: 0,
+        stop_hook_active: false,
+        reactive_compacted: false,
+        transitions: Vec::new(),
+    };
+    let template = effective_template(params);
+    loop {
+        if cancel.is_cancelled() {
+            return Terminal::Aborted;
+        }
+        if let Some(max) = params.max_turns
+            && state.turn >= max
+        {
+            return Terminal::MaxTurns { turns: state.turn };
+        }
+        if let Some(compactor) = &params.compactor
+            && let Some(compacted) = compactor.before_request(&messages, &template).await
+        {
+            messages = compacted.messages;
+            emit.send(QueryEvent::HistoryReplaced {
+                messages: messages.clone(),
+            })
+            .await;
+        }
+
+        state.turn += 1;
+        let request = template.build(&messages, state.max_tokens);
+        if let Some(observer) = &params.on_request {
+            observer(&request);
+        }
+        emit.send(QueryEvent::RequestStart {
+            turn: state.turn,
+            max_tokens: state.max_tokens,
+        })
+        .await;
+
+        let reply = match stream_reply(params, request, emit, cancel).await {
+            Streamed::Aborted => return Terminal::Aborted,
+            Streamed::Failed(error) => {
+                if let Some((tokens, maximum)) = too_long(&error) {
+                    if !state.reactive_compacted
+                        && let Some(compactor) = &params.compactor
+                        && let Some(compacted) =
+                            compactor.on_prompt_too_long(&messages, &template).await
+                    {
+                        state.reactive_compacted = true;
+                        messages = compacted.messages;
+                        emit.send(QueryEvent::HistoryReplaced {
+                            messages: messages.clone(),
+                        })
+                        .await;
+                        record(&mut state, emit, compacted.transition).await;
+                        continue;
+                    }
+                    return Terminal::PromptTooLong { tokens, maximum };
+                }
+                if matches!(error, ApiError::InvalidToolInput { .. })
+                    && let Some(to) = escalation(params, &state)
+                {
+                    // A tool call cut mid-input: the reply ran out of room.
+                    let from = state.max_tokens;
+                    state.escalated = true;
+                    state.max_tokens = to;
+                    record(
+                        &mut state,
+                        emit,
+                        Transition::MaxOutputTokensEscalation { from, to },
+                    )
+                    .await;
+                    continue;
+                }
+                return Terminal::ModelError {
+                    message: error.to_string(),
+                };
+            }
+            Streamed::Done(reply) => reply,
+        };
+
+        if reply.stop_reason == Some(StopReason::MaxTokens) {
+            if let Some(to) = escalation(params, &state) {
+                let from = state.max_tokens;
+                state.escalated = true;
+                state.max_tokens = to;
+                // The cut reply is dropped; the same request goes again with more room.
+                record(
+                    &mut state,
+                    emit,
+                    Transition::MaxOutputTokensEscalation { from, to },
+                )
+                .await;
+                continue;
+            }
+            // Keep what was said, but never half a tool call.
+            let kept: Vec<ContentBlock> = reply
+                .content
+                .iter()
+                .filter(|b| !matches!(b, ContentBlock::ToolUse(_)))
+                .cloned()
+                .collect();
+            if !kept.is_empty() {
+                let message = Message::assistant(kept);
+                messages.push(message.clone());
+                emit_assistant(emit, message, &reply).await;
+            }
+            if state.recovery_attempts >= MAX_OUTPUT_RECOVERY_ATTEMPTS {
+                return Terminal::ModelError {
+                    message: format!(
+                        "the reply was cut at max_tokens ({}) {} times in a row; ask for smaller steps",
+                        state.max_tokens,
+                        state.recovery_attempts + 1
+                    ),
+                };
+            }
+            state.recovery_attempts += 1;
+            let nudge = Message::user(vec![ContentBlock::text(RESUME_MESSAGE)]);
+            messages.push(nudge.clone());
+            emit.send(QueryEvent::UserMessage { message: nudge }).await;
+            let attempt = state.recovery_attempts;
+            record(
+                &mut state,
+                emit,
+                Transition::MaxOutputTokensRecovery { attempt },
+            )
+            .await;
+            continue;
+        }
+
+        let uses: Vec<ToolUseBlock> = reply.tool_uses().cloned().collect();
+        if !reply.content.is_empty() {
+            let message = reply.to_message();
+            messages.push(message.clone());
+            emit_assistant(emit, message, &reply).await;
+        }
+        if let Some(post) = &params.post_sampling {
+            post.hooks.spawn(PostSamplingContext {
+                session_id: post.session_id.clone(),
+                cwd: params.tool_context.cwd(),
+                messages: Arc::from(messages.clone()),
+                system_prompt: Arc::from(system_text(&template)),
+                model: Arc::from(template.model.as_str()),
+            });
+        }
+
+        if uses.is_empty() {
+            let Some(hooks) = &params.stop_hooks else {
+                return Terminal::Completed;
+            };
+            let outcome = hooks
+                .on_stop(StopContext {
+                    messages: &messages,
+                    template: &template,
+                    stop_hook_active: state.stop_hook_active,
+                })
+                .await;
+            match outcome {
+                StopHookOutcome::Continue => return Terminal::Completed,
+                StopHookOutcome::Halt { reason } => {
+                    return Terminal::StopHookPrevented { reason };
+                }
+                StopHookOutcome::Block { reason } => {
+                    if state.stop_hook_continuations >= params.max_stop_hook_continuations {
+                        tracing::warn!(
+                            continuations = state.stop_hook_continuations,
+                            "stop hooks keep blocking; ending the turn anyway"
+                        );
+                        return Terminal::Completed;
+                    }
+                    state.stop_hook_continuations += 1;
+                    state.stop_hook_active = true;
+                    let message = Message::user(vec![ContentBlock::text(format!(
+                        "Stop hook feedback:\n{reason}"
+                    ))]);
+                    messages.push(message.clone());
+                    emit.send(QueryEvent::UserMessage { message }).await;
+                    record(&mut state, emit, Transition::StopHook { reason }).await;
+                    continue;
+                }
+            }
+        }
+
+        let results = run_tool_calls(params, &uses, emit, cancel).await;
+        let message = Message::user(results);
+        messages.push(message.clone());
+        emit.send(QueryEvent::UserMessage { message }).await;
+        if cancel.is_cancelled() {
+            return Terminal::Aborted;
+        }
+        state.stop_hook_active = false;
+        let tools = uses.iter().map(|u| u.name.clone()).collect();
+        record(&mut state, emit, Transition::ToolUse { tools }).await;
+    }
+}
+
+async fn record(state: &mut LoopState, emit: &Emitter, transition: Transition) {
+    tracing::debug!(transition = %transition.label(), "loop continues");
+    state.transitions.push(transition.clone());
+    emit.send(QueryEvent::Transition(transition)).await;
+}
+
+async fn emit_assistant(emit: &Emitter, message: Message, reply: &ResponseMessage) {
+    emit.send(QueryEvent::AssistantMessage {
+        message,
+        stop_reason: reply.stop_reason.clone(),
+        usage: reply.usage,
+        model: reply.model.clone(),
+    })
+    .await;
+}
+
+/// The raised limit to retry a cut reply with, if escalation is still open.
+fn escalation(params: &QueryParams, state: &LoopState) -> Option<u32> {
+    if state.escalated || params.max_output_tokens.is_some() {
+        return None;
+    }
+    let to = ESCALATED_MAX_OUTPUT_TOKENS.min(model_max_output(&params.template.model));
+    (to > state.max_tokens).then_some(to)
+}
+
+fn model_max_output(model: &str) -> u32 {
+    let info = model_info(model);
+    u32::try_from(info.max_output_tokens)
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
+
+/// The template as the loop sends it: a forced output limit shrinks the thinking budget under
+/// it (which changes the cache key: only forks that do not share the cache may do it).
+fn effective_template(params: &QueryParams) -> RequestTemplate {
+    let mut template = params.template.clone();
+    if let (Some(limit), Some(tine_api_client::ThinkingConfig::Enabled { budget_tokens })) =
+        (params.max_output_tokens, template.thinking)
+        && budget_tokens >= limit
+    {
+        template.thinking = Some(tine_api_client::ThinkingConfig::Enabled {
+            budget_tokens: limit.saturating_sub(1).max(1024),
+        });
+    }
+    template
+}
+
+fn system_text(template: &RequestTemplate) -> String {
+    match &*template.system {
+        tine_api_client::SystemPrompt::Text(t) => t.clone(),
+        tine_api_client::SystemPrompt::Blocks(blocks) => blocks
+            .iter()
+            .map(|b| b.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+fn too_long(error: &ApiError) -> Option<(Option<u64>, Option<u64>)> {
+    if let Some((tokens, maximum)) = error.prompt_too_long() {
+        return Some((Some(tokens), Some(maximum)));
+    }
+    if let Some((input, _output, limit)) = error.context_limit_exceeded() {
+        return Some((Some(input), Some(limit)));
+    }
+    if error.status() == Some(413) {
+        return Some((None, None));
+    }
+    None
+}
+
+enum Streamed {
+    Done(ResponseMessage),
+    Failed(ApiError),
+    Aborted,
+}
+
+/// Streams one reply, forwarding deltas, and returns the complete message.
+async fn stream_reply(
+    params: &QueryParams,
+    request: tine_api_client::MessagesRequest,
+    emit: &Emitter,
+    cancel: &CancellationToken,
+) -> Streamed {
+    let mut events = params.client.stream(request);
+    let mut accumulator = MessageAccumulator::new();
+    loop {
+        let item = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Streamed::Aborted,
+            item = events.next() => item,
+        };
+        match item {
+            None => break,
+            Some(Err(error)) => return Streamed::Failed(error),
+            Some(Ok(ClientEvent::Retry(notice))) => {
+                accumulator.reset();
+                emit.send(QueryEvent::Retry(notice)).await;
+            }
+            Some(Ok(ClientEvent::Stream(event))) => {
+                match &event {
+                    StreamEvent::ContentBlockStart {
+                        content_block: ContentBlock::ToolUse(t),
+                        ..
+                    } => {
+                        emit.send(QueryEvent::ToolUseStart {
+                            id: t.id.clone(),
+                            name: t.name.clone(),
+                        })
+                        .await;
+                    }
+                    StreamEvent::ContentBlockDelta { delta, .. } => match delta {
+                        ContentDelta::TextDelta { text } => {
+                            emit.send(QueryEvent::TextDelta { text: text.clone() })
+                                .await;
+                        }
+                        ContentDelta::ThinkingDelta { thinking } => {
+                            emit.send(QueryEvent::ThinkingDelta {
+                                text: thinking.clone(),
+                            })
+                            .await;
+                        }
+                        ContentDelta::InputJsonDelta { .. }
+                        | ContentDelta::SignatureDelta { .. } => {}
+                    },
+                    _ => {}
+                }
+                if let Err(error) = accumulator.push(&event) {
+                    return Streamed::Failed(error);
+                }
+            }
+        }
+    }
+    match accumulator.finish() {
+        Ok(message) => Streamed::Done(message),
+        Err(error) => Streamed::Failed(error),
+    }
+}
+
+/// One tool call after its permission check.
+enum Prepared<'a> {
+    Run {
+        tool: &'a Arc<dyn Tool>,
+        input: Value,
+    },
+    Done(ToolOutput),
+}
+
+/// Runs the calls of one reply and returns their `tool_result` blocks in call order.
+async fn run_tool_calls(
+    params: &QueryParams,
+    uses: &[ToolUseBlock],
+    emit: &Emitter,
+    cancel: &CancellationToken,
+) -> Vec<ContentBlock> {
+    let mut results: Vec<ContentBlock> = Vec::with_capacity(uses.len());
+    let mut index = 0;
+    while index < uses.len() {
+        // A batch: a run of consecutive concurrency-safe calls, or a single other call.
+        let end = if is_concurrency_safe(params, &uses[index]) {
+            let mut end = index;
+            while end < uses.len() && is_concurrency_safe(params, &uses[end]) {
+                end += 1;
+            }
+            end
+        } else {
+            index + 1
+        };
+        let batch = &uses[index..end];
+        index = end;
+
+        // Permission checks one at a time (a person may be asked), then the runs.
+        let mut prepared = Vec::with_capacity(batch.len());
+        for call in batch {
+            prepared.push(prepare_call(params, call, emit, cancel).await);
+        }
+        let mut runs = Vec::with_capacity(batch.len());
+        for (call, prepared) in batch.iter().zip(prepared) {
+            runs.push(execute_call(params, call, prepared, emit, cancel));
+        }
+        let outputs: Vec<ToolOutput> = stream::iter(runs)
+            .buffered(MAX_PARALLEL_TOOLS)
+            .collect()
+            .await;
+        for (call, output) in batch.iter().zip(outputs) {
+            emit.send(QueryEvent::ToolResult {
+                tool_use_id: call.id.clone(),
+                tool: call.name.clone(),
+                output: output.clone(),
+            })
+            .await;
+            results.push(result_block(&call.id, &call.name, output));
+        }
+    }
+    results
+}
+
+fn is_concurrency_safe(params: &QueryParams, call: &ToolUseBlock) -> bool {
+    params
+        .find_tool(&call.name)
+        .is_some_and(|t| t.is_concurrency_safe(&call.input))
+}
+
+async fn prepare_call<'a>(
+    params: &'a QueryParams,
+    call: &ToolUseBlock,
+    emit: &Emitter,
+    cancel: &CancellationToken,
+) -> Prepared<'a> {
+    if cancel.is_cancelled() {
+        return Prepared::Done(ToolOutput::error(INTERRUPTED_TOOL_RESULT));
+    }
+    let Some(tool) = params.find_tool(&call.name) else {
+        return Prepared::Done(ToolOutput::error(format!(
+            "Error: No such tool available: {}",
+            call.name
+        )));
+    };
+    match params
+        .can_use_tool
+        .check(tool.as_ref(), &call.input, &params.tool_context)
+        .await
+    {
+        PermissionOutcome::Allow { updated_input } => Prepared::Run {
+            tool,
+            input: updated_input.unwrap_or_else(|| call.input.clone()),
+        },
+        PermissionOutcome::Deny { reason } => {
+            emit.send(QueryEvent::ToolDenied {
+                tool_use_id: call.id.clone(),
+                tool: call.name.clone(),
+                input: call.input.clone(),
+                reason: reason.clone(),
+            })
+            .await;
+            Prepared::Done(
+                ToolOutput::error(format!(
+                    "Permission to use {} was denied: {reason}",
+                    call.name
+                ))
+                .with_summary("denied"),
+            )
+        }
+    }
+}
+
+async fn execute_call(
+    params: &QueryParams,
+    call: &ToolUseBlock,
+    prepared: Prepared<'_>,
+    emit: &Emitter,
+    cancel: &CancellationToken,
+) -> ToolOutput {
+    let (tool, input) = match prepared {
+        Prepared::Done(output) => return output,
+        Prepared::Run { tool, input } => (tool, input),
+    };
+    let ctx = params
+        .tool_context
+        .clone()
+        .with_progress(Arc::new(ToolProgressForwarder {
+            tx: emit.tx.clone(),
+            tool_use_id: call.id.clone(),
+        }));
+    let run = run_tool(tool.as_ref(), input, &ctx);
+    tokio::pin!(run);
+    tokio::select! {
+        biased;
+        output = &mut run => output,
+        _ = cancel.cancelled() => {
+            // The tool sees the same token and kills what it started; give it a moment.
+            match tokio::time::timeout(Duration::from_secs(2), &mut run).await {
+                Ok(output) => output,
+                Err(_) => ToolOutput::error(INTERRUPTED_TOOL_RESULT),
+            }
+        }
+    }
+}
+
+fn result_block(id: &str, name: &str, output: ToolOutput) -> ContentBlock {
+    let content = if output.content.is_empty() {
+        format!("{name} completed with no output")
+    } else {
+        output.content
+    };
+    ContentBlock::tool_result(id, content, output.is_error)
+}
+
+/// The text of a message's text blocks (or its string content).
+pub fn message_text(message: &Message) -> String {
+    match &message.content {
+        MessageContent::Text(t) => t.clone(),
+        MessageContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(""),
+    }
+}

@@ -1,0 +1,183 @@
+//! Building each request of the loop: the history repaired and normalized, and the prompt-cache
+//! breakpoints placed so that request N reads request N−1's whole prompt from the cache.
+//!
+//! Breakpoints: one on the last system block (it covers tools and system, which come first in
+//! the cache prefix) and one on the last message. Nothing that changes every request carries
+//! one. With `skip_cache_write` (fire-and-forget forks) the message breakpoint moves to the
+//! message before the last, so the fork reads the parent's entry but writes none of its own.
+
+use std::sync::Arc;
+
+use tine_api_client::{
+    CacheControl, ContentBlock, Message, MessageContent, MessagesRequest, SystemPrompt, TextBlock,
+    ThinkingConfig, ToolDefinition,
+};
+
+use crate::repair::repair_tool_pairing;
+
+/// The system prompt as sent: one text block carrying the system breakpoint.
+pub fn system_prompt_blocks(text: &str) -> SystemPrompt {
+    SystemPrompt::Blocks(vec![
+        TextBlock::new(text).with_cache_control(CacheControl::ephemeral()),
+    ])
+}
+
+/// The history as sent: pairing repaired, every content as blocks (so a message serializes the
+/// same whether or not it carries the breakpoint), stray breakpoints removed, and one
+/// breakpoint on the last message (or the one before it with `skip_cache_write`).
+pub fn prepare_messages(messages: &[Message], skip_cache_write: bool) -> Vec<Message> {
+    let mut out = repair_tool_pairing(messages).unwrap_or_else(|| messages.to_vec());
+    for message in &mut out {
+        if let MessageContent::Text(text) = &message.content {
+            message.content = MessageContent::Blocks(vec![ContentBlock::text(text.clone())]);
+        }
+        if let MessageContent::Blocks(blocks) = &mut message.content {
+            for block in blocks.iter_mut() {
+                if block.cache_control().is_some() {
+                    block.set_cache_control(None);
+                }
+            }
+        }
+    }
+    let target = if skip_cache_write {
+        out.len().checked_sub(2)
+    } else {
+        out.len().checked_sub(1)
+    };
+    if let Some(index) = target {
+        mark_last_cacheable_block(&mut out[index]);
+    }
+    out
+}
+
+fn mark_last_cacheable_block(message: &mut Message) {
+    if let MessageContent::Blocks(blocks) = &mut message.content {
+        for block in blocks.iter_mut().rev() {
+            // Thinking blocks cannot carry a breakpoint; the one before them can.
+            if block.set_cache_control(Some(CacheControl::ephemeral())) {
+                return;
+            }
+        }
+    }
+}
+
+/// Everything of a request that stays fixed for the whole loop.
+#[derive(Debug, Clone)]
+pub struct RequestTemplate {
+    pub model: String,
+    pub system: Arc<SystemPrompt>,
+    pub tools: Arc<[ToolDefinition]>,
+    pub thinking: Option<ThinkingConfig>,
+    pub skip_cache_write: bool,
+}
+
+impl RequestTemplate {
+    /// The request for `messages` with `max_tokens`.
+    pub fn build(&self, messages: &[Message], max_tokens: u32) -> MessagesRequest {
+        let mut request = MessagesRequest::new(
+            self.model.clone(),
+            max_tokens,
+            prepare_messages(messages, self.skip_cache_write),
+        );
+        request.system = Some((*self.system).clone());
+        request.tools = self.tools.to_vec();
+        request.thinking = self.thinking;
+        request
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tine_api_client::Role;
+
+    use super::*;
+
+    fn marked(m: &Message) -> bool {
+        match &m.content {
+            MessageContent::Blocks(b) => b.iter().any(|b| b.cache_control().is_some()),
+            MessageContent::Text(_) => false,
+        }
+    }
+
+    #[test]
+    fn only_the_last_message_carries_a_breakpoint() {
+        let history = vec![
+            Message::user("hello"),
+            Message::assistant(vec![ContentBlock::text("hi")]),
+            Message::user("again"),
+        ];
+        let sent = prepare_messages(&history, false);
+        assert_eq!(
+            sent.iter().map(marked).collect::<Vec<_>>(),
+            [false, false, true]
+        );
+        // string content became blocks, so earlier messages serialize the same next time
+        assert!(matches!(sent[0].content, MessageContent::Blocks(_)));
+    }
+
+    #[test]
+    fn skip_cache_write_marks_the_message_before_the_last() {
+        let history = vec![
+            Message::user("hello"),
+            Message::assistant(vec![ContentBlock::text("hi")]),
+            Message::user("fork prompt"),
+        ];
+        let sent = prepare_messages(&history, true);
+        assert_eq!(
+            sent.iter().map(marked).collect::<Vec<_>>(),
+            [false, true, false]
+        );
+    }
+
+    #[test]
+    fn a_thinking_block_at_the_end_passes_the_mark_to_the_block_before() {
+        let history = vec![Message::assistant(vec![
+            ContentBlock::text("a"),
+            ContentBlock::Thinking(Default::default()),
+        ])];
+        let sent = prepare_messages(&history, false);
+        let MessageContent::Blocks(b) = &sent[0].content else {
+            panic!()
+        };
+        assert!(b[0].cache_control().is_some());
+    }
+
+    #[test]
+    fn request_n_plus_one_equals_request_n_up_to_its_marks() {
+        let t = RequestTemplate {
+            model: "m".into(),
+            system: Arc::new(system_prompt_blocks("sys")),
+            tools: Arc::from(vec![ToolDefinition {
+                name: "Read".into(),
+                description: "d".into(),
+                input_schema: json!({"type": "object"}),
+                cache_control: None,
+            }]),
+            thinking: None,
+            skip_cache_write: false,
+        };
+        let mut history = vec![Message::user("q")];
+        let a = t.build(&history, 100);
+        history.push(Message::assistant(vec![ContentBlock::text("r")]));
+        history.push(Message::user("q2"));
+        let b = t.build(&history, 100);
+        // strip marks: then a's messages are a prefix of b's
+        let strip = |r: &MessagesRequest| {
+            let mut r = r.clone();
+            for m in &mut r.messages {
+                if let MessageContent::Blocks(bl) = &mut m.content {
+                    bl.iter_mut().for_each(|b| {
+                        b.set_cache_control(None);
+                    });
+                }
+            }
+            r
+        };
+        let (a, b) = (strip(&a), strip(&b));
+        assert_eq!(a.messages[..], b.messages[..1]);
+        assert_eq!(a.system, b.system);
+        assert_eq!(a.tools, b.tools);
+        assert_eq!(b.messages[1].role, Role::Assistant);
+    }
+}

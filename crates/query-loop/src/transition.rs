@@ -1,0 +1,120 @@
+//! Why the loop went round again ([`Transition`]) and why it stopped ([`Terminal`]): the
+//! "flight recorder" of seed 003 §三. Every iteration after the first records one transition;
+//! the chain shows with `--verbose` and in the transcript.
+
+use serde::Serialize;
+
+/// Why the loop continued into another iteration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Transition {
+    /// The model called tools; their results were appended.
+    ToolUse { tools: Vec<String> },
+    /// The reply was cut at `max_tokens` under the capped default limit: the same request is
+    /// sent again with the raised limit, and the cut reply is dropped.
+    MaxOutputTokensEscalation { from: u32, to: u32 },
+    /// The reply was cut at `max_tokens` with the raised limit: it is kept and a "resume
+    /// directly" message is appended (`attempt` of [`crate::query::MAX_OUTPUT_RECOVERY_ATTEMPTS`]).
+    MaxOutputTokensRecovery { attempt: u32 },
+    /// A stop hook blocked the end of the turn; its reason was given to the model.
+    StopHook { reason: String },
+    /// The prompt was too long; the compactor shrank the history (at most once per loop).
+    ReactiveCompact,
+    /// The host snipped old history to fit (a compactor may report this instead).
+    HistorySnip,
+    /// Old messages were folded into a summary in place (a compactor may report this instead).
+    ContextCollapse,
+    /// The host moved the running turn to the background and the loop carried on there.
+    AutoBackground,
+}
+
+impl Transition {
+    /// A short label for logs and `--verbose`.
+    pub fn label(&self) -> String {
+        match self {
+            Self::ToolUse { tools } => format!("tool_use [{}]", tools.join(", ")),
+            Self::MaxOutputTokensEscalation { from, to } => {
+                format!("max_output_tokens escalation {from} -> {to}")
+            }
+            Self::MaxOutputTokensRecovery { attempt } => {
+                format!("max_output_tokens recovery #{attempt}")
+            }
+            Self::StopHook { reason } => format!("stop_hook: {reason}"),
+            Self::ReactiveCompact => "reactive_compact".to_owned(),
+            Self::HistorySnip => "history_snip".to_owned(),
+            Self::ContextCollapse => "context_collapse".to_owned(),
+            Self::AutoBackground => "auto_background".to_owned(),
+        }
+    }
+}
+
+/// Why the loop ended. The last event of every [`crate::query::query`] stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Terminal {
+    /// The model ended its turn and no stop hook objected.
+    Completed,
+    /// The turn cap was reached with tool calls still coming.
+    MaxTurns { turns: u32 },
+    /// Cancelled (Ctrl-C, a parent's cancellation); running tools were killed.
+    Aborted,
+    /// The API refused the prompt as too long and compaction could not help.
+    PromptTooLong {
+        tokens: Option<u64>,
+        maximum: Option<u64>,
+    },
+    /// The API or the stream failed in a way retries could not mend.
+    ModelError { message: String },
+    /// The conversation is over the context window before sending (nothing to compact it).
+    BlockingLimit { tokens: u64, limit: u64 },
+    /// A stop hook asked to end the work (`"continue": false`).
+    StopHookPrevented { reason: Option<String> },
+}
+
+impl Terminal {
+    /// Whether the loop ended the way the model meant it to.
+    pub fn is_success(&self) -> bool {
+        matches!(self, Self::Completed)
+    }
+
+    /// The `subtype` Claude Code's `result` object uses for this ending.
+    pub fn subtype(&self) -> &'static str {
+        match self {
+            Self::Completed => "success",
+            Self::MaxTurns { .. } => "error_max_turns",
+            Self::Aborted => "error_aborted",
+            Self::PromptTooLong { .. } => "error_prompt_too_long",
+            Self::ModelError { .. } => "error_during_execution",
+            Self::BlockingLimit { .. } => "error_blocking_limit",
+            Self::StopHookPrevented { .. } => "error_stop_hook_prevented",
+        }
+    }
+
+    /// A one-line description for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Completed => "completed".to_owned(),
+            Self::MaxTurns { turns } => {
+                format!("stopped after {turns} turns (raise --max-turns to let it go on)")
+            }
+            Self::Aborted => "aborted".to_owned(),
+            Self::PromptTooLong { tokens, maximum } => match (tokens, maximum) {
+                (Some(t), Some(m)) => format!(
+                    "the conversation is too long for the model ({t} tokens > {m}); start a new session or compact it"
+                ),
+                _ => {
+                    "the conversation is too long for the model; start a new session or compact it"
+                        .to_owned()
+                }
+            },
+            Self::ModelError { message } => format!("model error: {message}"),
+            Self::BlockingLimit { tokens, limit } => format!(
+                "the conversation ({tokens} tokens) is over the context limit ({limit}); start a new session or compact it"
+            ),
+            Self::StopHookPrevented { reason } => match reason {
+                Some(r) => format!("a stop hook ended the work: {r}"),
+                None => "a stop hook ended the work".to_owned(),
+            },
+        }
+    }
+}
