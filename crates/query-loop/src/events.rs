@@ -20,6 +20,8 @@ pub enum QueryEvent {
     /// The request failed and is being retried. Everything streamed for the current reply so far
     /// is void when `notice.discard_partial` is set: UIs drop it.
     Retry(RetryNotice),
+    /// A reply finished streaming; its usage (every reply, also one the loop then drops).
+    Usage { usage: Usage, model: String },
     /// The complete reply, now part of the conversation.
     AssistantMessage {
         message: Message,

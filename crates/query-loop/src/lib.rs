@@ -13,6 +13,7 @@
 //! `QueryEngine` session build on these.
 
 pub mod context;
+pub mod engine;
 pub mod events;
 pub mod hooks;
 pub mod paths;
@@ -27,6 +28,9 @@ pub mod transition;
 pub use context::{
     BASE_SYSTEM_PROMPT, EnvironmentFacts, GatherOptions, GitSnapshot, InstructionFile,
     InstructionSource, RenderedContext, SessionContext, render_system_prompt,
+};
+pub use engine::{
+    EngineConfig, EngineError, PermissionDenial, QueryEngine, TurnResult, prompt_text,
 };
 pub use events::QueryEvent;
 pub use hooks::{

@@ -266,6 +266,11 @@ async fn run_loop(
             }
             Streamed::Done(reply) => reply,
         };
+        emit.send(QueryEvent::Usage {
+            usage: reply.usage,
+            model: reply.model.clone(),
+        })
+        .await;
 
         if reply.stop_reason == Some(StopReason::MaxTokens) {
             if let Some(to) = escalation(params, &state) {

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod context;
+mod engine;
 mod hooks;
 mod paths;
 mod query_loop;

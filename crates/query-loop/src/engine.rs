@@ -1,0 +1,385 @@
+//! `QueryEngine`: the session. It holds what lives across turns (seed 003 §三): the messages,
+//! total usage and cost, permission denials, the file-state cache (inside the tool context),
+//! the cancellation token, the session id and the transcript. Each [`QueryEngine::submit`] runs
+//! one turn of [`crate::query`] and persists every message as it completes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tine_api_client::{
+    ContentBlock, Message, MessageContent, ModelClient, ThinkingConfig, ToolDefinition, Usage,
+    cost_usd,
+};
+use tine_tools::{Tool, ToolContext};
+use tokio_util::sync::CancellationToken;
+
+use crate::events::QueryEvent;
+use crate::paths::{SessionId, transcript_path};
+use crate::plug::{CanUseTool, Compactor, StopHooks};
+use crate::query::{PostSampling, QueryParams, RequestObserver, query};
+use crate::request::{RequestTemplate, system_prompt_blocks};
+use crate::transcript::{
+    RecordType, TranscriptError, TranscriptWarning, TranscriptWriter, WriterOptions, load_session,
+};
+use crate::transition::Terminal;
+
+/// Everything a session is made from.
+#[derive(Clone)]
+pub struct EngineConfig {
+    pub client: Arc<dyn ModelClient>,
+    pub model: String,
+    pub cwd: PathBuf,
+    /// `TINE_HOME` (transcripts live under it).
+    pub home: PathBuf,
+    /// The system prompt, rendered once for the session (its bytes never change).
+    pub system_prompt: Arc<str>,
+    /// Instruction files etc., put before the first prompt of a new session.
+    pub user_context: Option<Arc<str>>,
+    pub tools: Arc<[Arc<dyn Tool>]>,
+    /// The tool array as serialized once for the session.
+    pub tool_definitions: Arc<[ToolDefinition]>,
+    pub thinking: Option<ThinkingConfig>,
+    pub max_turns: Option<u32>,
+    pub can_use_tool: Arc<dyn CanUseTool>,
+    pub stop_hooks: Option<Arc<dyn StopHooks>>,
+    pub compactor: Option<Arc<dyn Compactor>>,
+    pub post_sampling: Option<PostSampling>,
+    pub on_request: Option<RequestObserver>,
+    /// Write the transcript (off for `--no-session-persistence`-like uses and some tests).
+    pub persist: bool,
+}
+
+/// A refused tool call, kept for the session (and reported by `-p --output-format json`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionDenial {
+    pub tool_name: String,
+    pub tool_use_id: String,
+    pub tool_input: Value,
+    pub reason: String,
+    pub at: SystemTime,
+}
+
+/// What one turn produced.
+#[derive(Debug, Clone)]
+pub struct TurnResult {
+    pub terminal: Terminal,
+    /// The text of the last assistant message of the turn.
+    pub result: String,
+    /// Requests made in this turn.
+    pub num_turns: u32,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    pub duration: Duration,
+    pub api_duration: Duration,
+}
+
+/// Why a session could not start or resume.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Transcript(#[from] TranscriptError),
+}
+
+/// One session.
+pub struct QueryEngine {
+    config: EngineConfig,
+    session_id: SessionId,
+    messages: Vec<Message>,
+    total_usage: Usage,
+    total_cost_usd: f64,
+    total_api_duration: Duration,
+    denials: Vec<PermissionDenial>,
+    tool_context: ToolContext,
+    transcript: Option<TranscriptWriter>,
+    transcript_path: PathBuf,
+    resume_warnings: Vec<TranscriptWarning>,
+}
+
+impl QueryEngine {
+    /// A new session with a fresh id.
+    pub async fn new(config: EngineConfig) -> Result<Self, EngineError> {
+        Self::open(
+            config,
+            SessionId::new_random(),
+            Vec::new(),
+            None,
+            Vec::new(),
+        )
+        .await
+    }
+
+    /// Resumes `session_id` of this directory: its conversation is restored, and new messages
+    /// continue its chain. An interrupted turn is repaired before the next request.
+    pub async fn resume(config: EngineConfig, session_id: SessionId) -> Result<Self, EngineError> {
+        let resumed = load_session(&config.home, &config.cwd, &session_id).await?;
+        let messages = resumed.messages();
+        let parent = resumed.last_uuid().map(str::to_owned);
+        Self::open(config, session_id, messages, parent, resumed.warnings).await
+    }
+
+    async fn open(
+        config: EngineConfig,
+        session_id: SessionId,
+        messages: Vec<Message>,
+        parent_uuid: Option<String>,
+        resume_warnings: Vec<TranscriptWarning>,
+    ) -> Result<Self, EngineError> {
+        let path = transcript_path(&config.home, &config.cwd, &session_id);
+        let transcript = if config.persist {
+            Some(
+                TranscriptWriter::open(
+                    path.clone(),
+                    WriterOptions {
+                        session_id: session_id.clone(),
+                        cwd: config.cwd.clone(),
+                        agent_id: None,
+                        parent_uuid,
+                    },
+                )
+                .await?,
+            )
+        } else {
+            None
+        };
+        let tool_context = ToolContext::new(config.cwd.clone());
+        Ok(Self {
+            config,
+            session_id,
+            messages,
+            total_usage: Usage::default(),
+            total_cost_usd: 0.0,
+            total_api_duration: Duration::ZERO,
+            denials: Vec::new(),
+            tool_context,
+            transcript,
+            transcript_path: path,
+            resume_warnings,
+        })
+    }
+
+    pub fn session_id(&self) -> &SessionId {
+        &self.session_id
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn total_usage(&self) -> Usage {
+        self.total_usage
+    }
+
+    pub fn total_cost_usd(&self) -> f64 {
+        self.total_cost_usd
+    }
+
+    pub fn total_api_duration(&self) -> Duration {
+        self.total_api_duration
+    }
+
+    pub fn permission_denials(&self) -> &[PermissionDenial] {
+        &self.denials
+    }
+
+    pub fn transcript_path(&self) -> &PathBuf {
+        &self.transcript_path
+    }
+
+    /// What was skipped when the transcript was read back (a torn last line, ...).
+    pub fn resume_warnings(&self) -> &[TranscriptWarning] {
+        &self.resume_warnings
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The session's tool context (cwd, file-state cache, cancellation).
+    pub fn tool_context(&self) -> &ToolContext {
+        &self.tool_context
+    }
+
+    /// Cancelling it stops the running turn and kills its tools; the session stays usable
+    /// after [`QueryEngine::reset_cancellation`].
+    pub fn cancellation(&self) -> CancellationToken {
+        self.tool_context.cancellation().clone()
+    }
+
+    /// A fresh token after a cancelled turn.
+    pub fn reset_cancellation(&mut self) {
+        self.tool_context = self
+            .tool_context
+            .clone()
+            .with_cancellation(CancellationToken::new());
+    }
+
+    /// The fixed part of every request of this session.
+    pub fn request_template(&self) -> RequestTemplate {
+        RequestTemplate {
+            model: self.config.model.clone(),
+            system: Arc::new(system_prompt_blocks(&self.config.system_prompt)),
+            tools: Arc::clone(&self.config.tool_definitions),
+            thinking: self.config.thinking,
+            skip_cache_write: false,
+        }
+    }
+
+    /// The user message for `prompt`: on a new session, the user context goes first.
+    fn user_message(&self, prompt: &str) -> Message {
+        let mut blocks = Vec::with_capacity(2);
+        if self.messages.is_empty()
+            && let Some(context) = &self.config.user_context
+        {
+            blocks.push(ContentBlock::text(context.as_ref()));
+        }
+        blocks.push(ContentBlock::text(prompt));
+        Message::user(blocks)
+    }
+
+    /// Runs one turn for `prompt`, calling `on_event` with every event as it happens.
+    pub async fn submit(
+        &mut self,
+        prompt: &str,
+        mut on_event: impl FnMut(&QueryEvent),
+    ) -> TurnResult {
+        let started = Instant::now();
+        let message = self.user_message(prompt);
+        self.persist_message(&message).await;
+        self.messages.push(message);
+
+        let mut params = QueryParams::new(
+            Arc::clone(&self.config.client),
+            self.request_template(),
+            Arc::clone(&self.config.tools),
+            self.tool_context.clone(),
+        );
+        params.can_use_tool = Arc::clone(&self.config.can_use_tool);
+        params.max_turns = self.config.max_turns;
+        params.stop_hooks = self.config.stop_hooks.clone();
+        params.compactor = self.config.compactor.clone();
+        params.post_sampling = self.config.post_sampling.clone();
+        params.on_request = self.config.on_request.clone();
+
+        let mut events = query(params, self.messages.clone());
+        let mut turn_usage = Usage::default();
+        let mut turn_cost = 0.0;
+        let mut api_duration = Duration::ZERO;
+        let mut request_started: Option<Instant> = None;
+        let mut num_turns = 0;
+        let mut result = String::new();
+        let mut terminal = Terminal::ModelError {
+            message: "the loop ended without a terminal event".to_owned(),
+        };
+        while let Some(event) = events.next().await {
+            on_event(&event);
+            match &event {
+                QueryEvent::RequestStart { .. } => {
+                    num_turns += 1;
+                    request_started = Some(Instant::now());
+                }
+                QueryEvent::Usage { usage, model } => {
+                    turn_usage += *usage;
+                    turn_cost += cost_usd(model, usage);
+                    if let Some(at) = request_started.take() {
+                        api_duration += at.elapsed();
+                    }
+                }
+                QueryEvent::AssistantMessage { message, .. } => {
+                    result = crate::query::message_text(message);
+                    self.persist_message(message).await;
+                    self.messages.push(message.clone());
+                }
+                QueryEvent::UserMessage { message } => {
+                    self.persist_message(message).await;
+                    self.messages.push(message.clone());
+                }
+                QueryEvent::HistoryReplaced { messages } => {
+                    self.persist_other(
+                        RecordType::System,
+                        json!({"subtype": "compact_boundary", "messages": messages.len()}),
+                    )
+                    .await;
+                    for m in messages {
+                        self.persist_message(m).await;
+                    }
+                    self.messages = messages.clone();
+                }
+                QueryEvent::Transition(transition) => {
+                    self.persist_other(
+                        RecordType::Other("transition".to_owned()),
+                        serde_json::to_value(transition).unwrap_or(Value::Null),
+                    )
+                    .await;
+                }
+                QueryEvent::ToolDenied {
+                    tool_use_id,
+                    tool,
+                    input,
+                    reason,
+                } => self.denials.push(PermissionDenial {
+                    tool_name: tool.clone(),
+                    tool_use_id: tool_use_id.clone(),
+                    tool_input: input.clone(),
+                    reason: reason.clone(),
+                    at: SystemTime::now(),
+                }),
+                QueryEvent::Terminal(t) => terminal = t.clone(),
+                QueryEvent::TextDelta { .. }
+                | QueryEvent::ThinkingDelta { .. }
+                | QueryEvent::ToolUseStart { .. }
+                | QueryEvent::Retry(_)
+                | QueryEvent::ToolProgress { .. }
+                | QueryEvent::ToolResult { .. } => {}
+            }
+        }
+        if let Some(at) = request_started {
+            api_duration += at.elapsed();
+        }
+        self.total_usage += turn_usage;
+        self.total_cost_usd += turn_cost;
+        self.total_api_duration += api_duration;
+        TurnResult {
+            terminal,
+            result,
+            num_turns,
+            usage: turn_usage,
+            cost_usd: turn_cost,
+            duration: started.elapsed(),
+            api_duration,
+        }
+    }
+
+    async fn persist_message(&mut self, message: &Message) {
+        if let Some(writer) = &mut self.transcript
+            && let Err(error) = writer.append_message(message).await
+        {
+            tracing::error!(%error, "could not write the transcript");
+        }
+    }
+
+    async fn persist_other(&mut self, kind: RecordType, data: Value) {
+        if let Some(writer) = &mut self.transcript
+            && let Err(error) = writer.append(kind, None, Some(&data)).await
+        {
+            tracing::error!(%error, "could not write the transcript");
+        }
+    }
+}
+
+/// The text of the user's part of a message (the last text block), for UIs.
+pub fn prompt_text(message: &Message) -> &str {
+    match &message.content {
+        MessageContent::Text(t) => t,
+        MessageContent::Blocks(blocks) => blocks
+            .iter()
+            .rev()
+            .find_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .unwrap_or(""),
+    }
+}
