@@ -20,6 +20,9 @@ use crate::prompt::{CacheTtl, Prompt, Segment};
 /// How many block positions, counting the breakpoint's own, are checked for a hit.
 pub const LOOKBACK_BLOCKS: usize = 20;
 
+/// How long a pending entry may wait for its response to start before it is forgotten.
+const ABANDONED_AFTER: Duration = Duration::from_secs(600);
+
 /// The default minimum cacheable prefix, in tokens.
 pub const DEFAULT_MIN_CACHEABLE_TOKENS: u64 = 1024;
 
@@ -181,6 +184,8 @@ impl PromptCache {
                     // Not readable yet (or expired): this request (re)writes it.
                     entry.pending = Some(ticket_id);
                     entry.ttl = ttl;
+                    // For a pending entry, `expires_at` records when it was written.
+                    entry.expires_at = now;
                     ticket.keys.push(block.key);
                 }
             }
@@ -267,8 +272,11 @@ impl PromptCache {
             return;
         }
         self.accounts_since_sweep = 0;
-        self.entries
-            .retain(|_, e| e.pending.is_some() || e.expires_at > now);
+        // A pending entry whose response never started (client gone) is dropped after a while.
+        self.entries.retain(|_, e| match e.pending {
+            Some(_) => e.expires_at + ABANDONED_AFTER > now,
+            None => e.expires_at > now,
+        });
     }
 }
 
