@@ -18,11 +18,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::QueryEvent;
 use crate::paths::{SessionId, transcript_path};
-use crate::plug::{CanUseTool, Compactor, StopHooks};
+use crate::plug::{CanUseTool, Compactor, RequestMonitor, StopHooks};
 use crate::query::{PostSampling, QueryParams, RequestObserver, query};
 use crate::request::{RequestTemplate, system_prompt_blocks};
 use crate::transcript::{
     RecordType, TranscriptError, TranscriptWarning, TranscriptWriter, WriterOptions, load_session,
+    read_transcript,
 };
 use crate::transition::Terminal;
 
@@ -48,6 +49,8 @@ pub struct EngineConfig {
     pub compactor: Option<Arc<dyn Compactor>>,
     pub post_sampling: Option<PostSampling>,
     pub on_request: Option<RequestObserver>,
+    /// Sees every request and its usage; may annotate the transcript.
+    pub monitor: Option<Arc<dyn RequestMonitor>>,
     /// Write the transcript (off for `--no-session-persistence`-like uses and some tests).
     pub persist: bool,
 }
@@ -115,6 +118,15 @@ impl QueryEngine {
     /// continue its chain. An interrupted turn is repaired before the next request.
     pub async fn resume(config: EngineConfig, session_id: SessionId) -> Result<Self, EngineError> {
         let resumed = load_session(&config.home, &config.cwd, &session_id).await?;
+        if let Some(monitor) = &config.monitor {
+            let read = read_transcript(&resumed.path).await?;
+            let annotations: Vec<_> = read
+                .records
+                .into_iter()
+                .filter(|r| !r.kind.is_conversation())
+                .collect();
+            monitor.on_resume(&annotations);
+        }
         let messages = resumed.messages();
         let parent = resumed.last_uuid().map(str::to_owned);
         Self::open(config, session_id, messages, parent, resumed.warnings).await
@@ -261,7 +273,20 @@ impl QueryEngine {
         params.stop_hooks = self.config.stop_hooks.clone();
         params.compactor = self.config.compactor.clone();
         params.post_sampling = self.config.post_sampling.clone();
-        params.on_request = self.config.on_request.clone();
+        params.on_request = match (&self.config.on_request, &self.config.monitor) {
+            (None, None) => None,
+            (observer, monitor) => {
+                let (observer, monitor) = (observer.clone(), monitor.clone());
+                Some(Arc::new(move |request: &tine_api_client::MessagesRequest| {
+                    if let Some(o) = &observer {
+                        o(request);
+                    }
+                    if let Some(m) = &monitor {
+                        m.on_request(request);
+                    }
+                }) as RequestObserver)
+            }
+        };
 
         let mut events = query(params, self.messages.clone());
         let mut turn_usage = Usage::default();
@@ -281,6 +306,12 @@ impl QueryEngine {
                     request_started = Some(Instant::now());
                 }
                 QueryEvent::Usage { usage, model } => {
+                    if let Some(monitor) = self.config.monitor.clone() {
+                        for note in monitor.on_usage(usage) {
+                            self.persist_other(RecordType::Other(note.kind), note.data)
+                                .await;
+                        }
+                    }
                     turn_usage += *usage;
                     turn_cost += cost_usd(model, usage);
                     if let Some(at) = request_started.take() {

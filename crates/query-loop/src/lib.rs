@@ -43,8 +43,8 @@ pub use paths::{
     tine_home_from_env, transcript_path,
 };
 pub use plug::{
-    AllowAll, CanUseTool, CommandStopHooks, Compacted, Compactor, PermissionOutcome, StopContext,
-    StopHooks,
+    AllowAll, Annotation, CanUseTool, CommandStopHooks, Compacted, Compactor, PermissionOutcome,
+    RequestMonitor, StopContext, StopHooks,
 };
 pub use query::{
     LoopState, PostSampling, QueryParams, QuerySource, RequestObserver, message_text, query,

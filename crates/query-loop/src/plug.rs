@@ -4,6 +4,8 @@
 //! - [`Compactor`]: auto compaction before a request, reactive compaction on "prompt too long".
 //! - [`StopHooks`]: what runs when the model ends a turn with no tool calls (the stop-hook
 //!   pipeline of fork-runtime wraps the user's command hooks here).
+//! - [`RequestMonitor`]: sees every request of the session and its usage, and may annotate the
+//!   transcript (the cache-break detector of fork-runtime).
 
 use std::path::PathBuf;
 
@@ -124,4 +126,22 @@ impl StopHooks for CommandStopHooks {
             report.outcome
         })
     }
+}
+
+/// A note a [`RequestMonitor`] wants kept in the transcript (record `kind`, payload `data`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Annotation {
+    pub kind: String,
+    pub data: Value,
+}
+
+/// Watches a session's requests (main thread only).
+pub trait RequestMonitor: Send + Sync {
+    /// Just before a request is sent.
+    fn on_request(&self, request: &tine_api_client::MessagesRequest);
+    /// After its reply finished; what is returned is appended to the transcript.
+    fn on_usage(&self, usage: &tine_api_client::Usage) -> Vec<Annotation>;
+    /// On resume, the annotations of the run before (all non-conversation records, in order),
+    /// so a new process can compare its first request against the last one before it.
+    fn on_resume(&self, records: &[crate::transcript::TranscriptRecord]);
 }

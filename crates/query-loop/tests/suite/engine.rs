@@ -39,6 +39,7 @@ fn config(client: &ScriptedClient, home: &std::path::Path, cwd: &std::path::Path
         compactor: None,
         post_sampling: None,
         on_request: None,
+        monitor: None,
         persist: true,
     }
 }
