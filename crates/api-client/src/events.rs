@@ -5,6 +5,8 @@
 //! `ping` may come anywhere; `error` can arrive after HTTP 200. Event and delta types this crate
 //! does not know are dropped by [`decode_event`] (the API may add new ones at any time).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ErrorBody};
@@ -87,25 +89,28 @@ impl StreamEvent {
 /// (internally tagged enums buffer the whole object first), then a match on `type`. Unknown
 /// fields are skipped by serde.
 #[derive(Deserialize)]
-struct RawEvent {
-    #[serde(rename = "type")]
-    kind: String,
+struct RawEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
     index: Option<usize>,
-    delta: Option<RawDelta>,
-    content_block: Option<ContentBlock>,
-    message: Option<ResponseMessage>,
+    #[serde(borrow)]
+    delta: Option<RawDelta<'a>>,
+    // Boxed: the derived visitor moves this struct around, and inline these two would make
+    // every (tiny) delta event copy a few hundred bytes.
+    content_block: Option<Box<ContentBlock>>,
+    message: Option<Box<ResponseMessage>>,
     usage: Option<UsageDelta>,
     error: Option<ErrorBody>,
 }
 
 #[derive(Deserialize)]
-struct RawDelta {
-    #[serde(rename = "type")]
-    kind: Option<String>,
+struct RawDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    /// The payload of whichever delta this is: the four known delta types each carry exactly
+    /// one of these fields, so one slot keeps the struct (moved per event) small.
+    #[serde(alias = "partial_json", alias = "thinking", alias = "signature")]
     text: Option<String>,
-    partial_json: Option<String>,
-    thinking: Option<String>,
-    signature: Option<String>,
     stop_reason: Option<StopReason>,
     stop_sequence: Option<String>,
 }
@@ -124,15 +129,16 @@ pub fn decode_event(data: &str) -> Result<Option<StreamEvent>, ApiError> {
         what: "stream event".to_owned(),
         message: format!("{e}; data: {}", data.chars().take(200).collect::<String>()),
     })?;
-    let name = raw.kind.as_str();
+    let kind = raw.kind.clone();
+    let name: &str = &kind;
     let index = || raw.index.ok_or_else(|| missing(name, "index"));
     let event = match name {
         "message_start" => StreamEvent::MessageStart {
-            message: raw.message.ok_or_else(|| missing(name, "message"))?,
+            message: *raw.message.ok_or_else(|| missing(name, "message"))?,
         },
         "content_block_start" => StreamEvent::ContentBlockStart {
             index: index()?,
-            content_block: raw
+            content_block: *raw
                 .content_block
                 .ok_or_else(|| missing(name, "content_block"))?,
         },
@@ -145,17 +151,17 @@ pub fn decode_event(data: &str) -> Result<Option<StreamEvent>, ApiError> {
                 },
                 Some("input_json_delta") => ContentDelta::InputJsonDelta {
                     partial_json: delta
-                        .partial_json
+                        .text
                         .ok_or_else(|| missing("input_json_delta", "partial_json"))?,
                 },
                 Some("thinking_delta") => ContentDelta::ThinkingDelta {
                     thinking: delta
-                        .thinking
+                        .text
                         .ok_or_else(|| missing("thinking_delta", "thinking"))?,
                 },
                 Some("signature_delta") => ContentDelta::SignatureDelta {
                     signature: delta
-                        .signature
+                        .text
                         .ok_or_else(|| missing("signature_delta", "signature"))?,
                 },
                 other => {

@@ -14,14 +14,14 @@
 use crate::error::ApiError;
 use crate::events::{StreamEvent, decode_event};
 
-/// One dispatched SSE event.
+/// One dispatched SSE event. The parser lends it to a callback and reuses its buffers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseFrame {
-    /// The `event:` field; `None` means the default type `message`.
-    pub event: Option<String>,
+    /// The `event:` field; empty means the default type `message`.
+    pub event: String,
     /// The `data:` lines joined with `\n`.
     pub data: String,
-    /// The `id:` field, if any.
+    /// The last `id:` field seen so far, if any (it persists across events, per the spec).
     pub id: Option<String>,
 }
 
@@ -29,16 +29,24 @@ pub struct SseFrame {
 /// [`SseParser::finish`] at end of stream.
 #[derive(Debug, Default)]
 pub struct SseParser {
+    /// An unterminated line carried over to the next chunk.
     buf: Vec<u8>,
-    /// The previous chunk ended in `\r`: a leading `\n` in the next one belongs to it.
-    skip_lf: bool,
     /// The stream's first bytes have been checked for a BOM.
     bom_checked: bool,
-    event: Option<String>,
-    data: String,
-    has_data: bool,
-    id: Option<String>,
+    lines: LineState,
 }
+
+/// Everything but the carry-over buffer, so a line can be handled while `buf` is borrowed.
+#[derive(Debug, Default)]
+struct LineState {
+    /// The previous chunk ended in `\r`: a leading `\n` in the next one belongs to it.
+    skip_lf: bool,
+    /// The event being built; lent to the callback on dispatch, then cleared for reuse.
+    frame: SseFrame,
+    has_data: bool,
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl SseParser {
     pub fn new() -> Self {
@@ -46,46 +54,67 @@ impl SseParser {
     }
 
     /// Parse `chunk`, calling `on_frame` for every event it completes.
-    pub fn feed(&mut self, chunk: &[u8], mut on_frame: impl FnMut(SseFrame)) {
+    pub fn feed(&mut self, chunk: &[u8], mut on_frame: impl FnMut(&SseFrame)) {
         let mut chunk = chunk;
-        if self.skip_lf && !chunk.is_empty() {
-            if chunk[0] == b'\n' {
-                chunk = &chunk[1..];
-            }
-            self.skip_lf = false;
-        }
         if !self.bom_checked {
             self.buf.extend_from_slice(chunk);
-            if self.buf.len() < 3 && b"\xEF\xBB\xBF".starts_with(&self.buf) {
+            if self.buf.len() < BOM.len() && BOM.starts_with(&self.buf) {
                 return; // maybe a BOM still arriving
             }
             self.bom_checked = true;
-            if self.buf.starts_with(b"\xEF\xBB\xBF") {
-                self.buf.drain(..3);
+            if self.buf.starts_with(BOM) {
+                self.buf.drain(..BOM.len());
             }
-            let pending = std::mem::take(&mut self.buf);
-            self.process(&pending, &mut on_frame);
-            return;
+            chunk = &[];
+        }
+        if self.lines.skip_lf {
+            let next = self.buf.first().or(chunk.first());
+            if next.is_some() {
+                self.lines.skip_lf = false;
+                if next == Some(&b'\n') {
+                    if self.buf.is_empty() {
+                        chunk = &chunk[1..];
+                    } else {
+                        self.buf.remove(0);
+                    }
+                }
+            }
         }
         if self.buf.is_empty() {
-            self.process(chunk, &mut on_frame);
+            let consumed = self.lines.process(chunk, &mut on_frame);
+            self.buf.extend_from_slice(&chunk[consumed..]);
         } else {
-            let mut pending = std::mem::take(&mut self.buf);
-            pending.extend_from_slice(chunk);
-            self.process(&pending, &mut on_frame);
+            self.buf.extend_from_slice(chunk);
+            let consumed = self.lines.process(&self.buf, &mut on_frame);
+            self.buf.drain(..consumed);
         }
     }
 
-    /// Lines of `bytes`; an unterminated tail is kept in `self.buf`.
-    fn process(&mut self, bytes: &[u8], on_frame: &mut impl FnMut(SseFrame)) {
+    /// End of stream: an unterminated last line is processed, but an event without its
+    /// blank line is *not* dispatched (per the spec it is incomplete). Returns true when such
+    /// an incomplete event was dropped.
+    pub fn finish(&mut self, mut on_frame: impl FnMut(&SseFrame)) -> bool {
+        let tail = std::mem::take(&mut self.buf);
+        if !tail.is_empty() {
+            self.lines.line(&tail, &mut on_frame);
+        }
+        let dropped = self.lines.has_data;
+        self.lines.has_data = false;
+        self.lines.frame.data.clear();
+        self.lines.frame.event.clear();
+        dropped
+    }
+}
+
+impl LineState {
+    /// Handle every complete line of `bytes`; returns how many bytes were consumed (the
+    /// unterminated tail is the caller's to keep).
+    fn process(&mut self, bytes: &[u8], on_frame: &mut impl FnMut(&SseFrame)) -> usize {
         let mut start = 0;
-        while let Some(offset) = bytes[start..]
-            .iter()
-            .position(|&b| b == b'\n' || b == b'\r')
-        {
+        while let Some(offset) = memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
             let end = start + offset;
-            let line = &bytes[start..end];
             let terminator = bytes[end];
+            let line = &bytes[start..end];
             start = end + 1;
             if terminator == b'\r' {
                 match bytes.get(start) {
@@ -96,11 +125,10 @@ impl SseParser {
             }
             self.line(line, on_frame);
         }
-        self.buf.clear();
-        self.buf.extend_from_slice(&bytes[start..]);
+        start
     }
 
-    fn line(&mut self, line: &[u8], on_frame: &mut impl FnMut(SseFrame)) {
+    fn line(&mut self, line: &[u8], on_frame: &mut impl FnMut(&SseFrame)) {
         if line.is_empty() {
             self.dispatch(on_frame);
             return;
@@ -108,7 +136,7 @@ impl SseParser {
         if line[0] == b':' {
             return; // comment
         }
-        let (field, value) = match line.iter().position(|&b| b == b':') {
+        let (field, value) = match memchr::memchr(b':', line) {
             Some(colon) => {
                 let value = &line[colon + 1..];
                 (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
@@ -118,43 +146,27 @@ impl SseParser {
         match field {
             b"data" => {
                 if self.has_data {
-                    self.data.push('\n');
+                    self.frame.data.push('\n');
                 }
                 self.has_data = true;
-                push_utf8(&mut self.data, value);
+                push_utf8(&mut self.frame.data, value);
             }
-            b"event" => self.event = Some(lossy(value)),
-            b"id" if !value.contains(&0) => self.id = Some(lossy(value)),
+            b"event" => {
+                self.frame.event.clear();
+                push_utf8(&mut self.frame.event, value);
+            }
+            b"id" if !value.contains(&0) => self.frame.id = Some(lossy(value)),
             _ => {} // `retry` and unknown fields: nothing for us to do
         }
     }
 
-    fn dispatch(&mut self, on_frame: &mut impl FnMut(SseFrame)) {
-        let event = self.event.take();
-        if !self.has_data {
-            return; // an event with no data is not dispatched
-        }
+    fn dispatch(&mut self, on_frame: &mut impl FnMut(&SseFrame)) {
+        if self.has_data {
+            on_frame(&self.frame);
+        } // else: an event with no data is not dispatched
         self.has_data = false;
-        on_frame(SseFrame {
-            event,
-            data: std::mem::take(&mut self.data),
-            id: self.id.clone(),
-        });
-    }
-
-    /// End of stream: an unterminated last line is processed, but an event without its
-    /// blank line is *not* dispatched (per the spec it is incomplete). Returns true when such
-    /// an incomplete event was dropped.
-    pub fn finish(&mut self, mut on_frame: impl FnMut(SseFrame)) -> bool {
-        let tail = std::mem::take(&mut self.buf);
-        if !tail.is_empty() {
-            self.line(&tail, &mut on_frame);
-        }
-        let dropped = self.has_data;
-        self.has_data = false;
-        self.data.clear();
-        self.event = None;
-        dropped
+        self.frame.event.clear();
+        self.frame.data.clear();
     }
 }
 
@@ -191,7 +203,7 @@ impl EventDecoder {
             if result.is_err() {
                 return;
             }
-            match decode_frame(&frame) {
+            match decode_frame(frame) {
                 Ok(Some(event)) => out.push(event),
                 Ok(None) => {}
                 Err(e) => result = Err(e),

@@ -7,15 +7,15 @@ fn frames(chunks: &[&[u8]]) -> Vec<SseFrame> {
     let mut parser = SseParser::new();
     let mut out = Vec::new();
     for chunk in chunks {
-        parser.feed(chunk, |f| out.push(f));
+        parser.feed(chunk, |f| out.push(f.clone()));
     }
-    parser.finish(|f| out.push(f));
+    parser.finish(|f| out.push(f.clone()));
     out
 }
 
 fn frame(event: &str, data: &str) -> SseFrame {
     SseFrame {
-        event: Some(event.to_owned()),
+        event: event.to_owned(),
         data: data.to_owned(),
         id: None,
     }
@@ -30,7 +30,7 @@ fn parses_events_comments_and_multiline_data() {
     assert_eq!(
         got[1],
         SseFrame {
-            event: Some("b".into()),
+            event: "b".into(),
             data: String::new(),
             id: Some("7".into())
         }
@@ -38,7 +38,7 @@ fn parses_events_comments_and_multiline_data() {
     assert_eq!(
         got[2],
         SseFrame {
-            event: None,
+            event: String::new(),
             data: "last".into(),
             id: Some("7".into())
         }
@@ -69,9 +69,9 @@ fn event_without_data_or_blank_line_is_not_dispatched() {
     assert!(frames(&[b"event: ping\n\n"]).is_empty());
     let mut parser = SseParser::new();
     let mut out = Vec::new();
-    parser.feed(b"event: a\ndata: partial", |f| out.push(f));
+    parser.feed(b"event: a\ndata: partial", |f| out.push(f.clone()));
     assert!(
-        parser.finish(|f| out.push(f)),
+        parser.finish(|f| out.push(f.clone())),
         "finish reports the dropped event"
     );
     assert!(out.is_empty());
