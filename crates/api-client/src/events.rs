@@ -95,12 +95,12 @@ struct RawEvent<'a> {
     index: Option<usize>,
     #[serde(borrow)]
     delta: Option<RawDelta<'a>>,
-    // Boxed: the derived visitor moves this struct around, and inline these two would make
-    // every (tiny) delta event copy a few hundred bytes.
+    // Boxed: the derived visitor moves this struct around, and inline these fields (rare in
+    // the stream) would make every small delta event copy a few hundred bytes.
     content_block: Option<Box<ContentBlock>>,
     message: Option<Box<ResponseMessage>>,
-    usage: Option<UsageDelta>,
-    error: Option<ErrorBody>,
+    usage: Option<Box<UsageDelta>>,
+    error: Option<Box<ErrorBody>>,
 }
 
 #[derive(Deserialize)]
@@ -181,13 +181,13 @@ pub fn decode_event(data: &str) -> Result<Option<StreamEvent>, ApiError> {
                 });
             StreamEvent::MessageDelta {
                 delta,
-                usage: raw.usage.unwrap_or_default(),
+                usage: raw.usage.map(|u| *u).unwrap_or_default(),
             }
         }
         "message_stop" => StreamEvent::MessageStop,
         "ping" => StreamEvent::Ping,
         "error" => StreamEvent::Error {
-            error: raw.error.ok_or_else(|| missing(name, "error"))?,
+            error: *raw.error.ok_or_else(|| missing(name, "error"))?,
         },
         other => {
             tracing::debug!(event_type = other, "ignoring unknown stream event type");
