@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 /// (name, package, bench target, what it measures)
 pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
     ("mock", "tine-mock-api", "throughput", "simulator requests/s with a 50k-token prompt, target >= 500"),
+    ("sse", "tine-api-client", "sse", "SSE parse + accumulate throughput, target >= 200 MB/s"),
 ];
 
 pub fn run(root: &Path, name: Option<&str>) -> Result<()> {
