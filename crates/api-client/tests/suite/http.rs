@@ -445,3 +445,20 @@ async fn count_tokens_posts_the_body_without_max_tokens() {
     );
     assert_eq!(seen[1].body, request.count_tokens_body());
 }
+
+#[tokio::test]
+async fn debug_output_never_shows_credentials() {
+    let config = ClientConfig::new(
+        "http://127.0.0.1:9",
+        Credentials {
+            api_key: Some("sk-secret-1".into()),
+            auth_token: Some("tok-secret-2".into()),
+        },
+    );
+    let client = HttpClient::new(config).unwrap();
+    let debug = format!("{client:?}");
+    assert!(
+        !debug.contains("sk-secret-1") && !debug.contains("tok-secret-2"),
+        "{debug}"
+    );
+}
