@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::QueryEvent;
 use crate::paths::{SessionId, transcript_path};
-use crate::plug::{CanUseTool, Compactor, RequestMonitor, StopHooks};
+use crate::plug::{CanUseTool, Compactor, PermissionPrompter, RequestMonitor, StopHooks};
 use crate::query::{PostSampling, QueryParams, RequestObserver, query};
 use crate::request::{RequestTemplate, system_prompt_blocks};
 use crate::transcript::{
@@ -45,6 +45,11 @@ pub struct EngineConfig {
     pub thinking: Option<ThinkingConfig>,
     pub max_turns: Option<u32>,
     pub can_use_tool: Arc<dyn CanUseTool>,
+    /// Asks a person (TUI); None turns asks into denials (headless).
+    pub prompter: Option<Arc<dyn PermissionPrompter>>,
+    /// The session's tool context, when the host made it first (to hand it to forks); else a
+    /// fresh one rooted at `cwd`.
+    pub tool_context: Option<ToolContext>,
     pub stop_hooks: Option<Arc<dyn StopHooks>>,
     pub compactor: Option<Arc<dyn Compactor>>,
     pub post_sampling: Option<PostSampling>,
@@ -156,7 +161,10 @@ impl QueryEngine {
         } else {
             None
         };
-        let tool_context = ToolContext::new(config.cwd.clone());
+        let tool_context = config
+            .tool_context
+            .clone()
+            .unwrap_or_else(|| ToolContext::new(config.cwd.clone()));
         Ok(Self {
             config,
             session_id,
@@ -269,6 +277,7 @@ impl QueryEngine {
             self.tool_context.clone(),
         );
         params.can_use_tool = Arc::clone(&self.config.can_use_tool);
+        params.prompter = self.config.prompter.clone();
         params.max_turns = self.config.max_turns;
         params.stop_hooks = self.config.stop_hooks.clone();
         params.compactor = self.config.compactor.clone();

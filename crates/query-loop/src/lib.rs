@@ -44,7 +44,7 @@ pub use paths::{
 };
 pub use plug::{
     AllowAll, Annotation, CanUseTool, CommandStopHooks, Compacted, Compactor, PermissionOutcome,
-    RequestMonitor, StopContext, StopHooks,
+    PermissionPrompter, RequestMonitor, StopContext, StopHooks,
 };
 pub use query::{
     LoopState, PostSampling, QueryParams, QuerySource, RequestObserver, message_text, query,

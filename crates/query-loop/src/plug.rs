@@ -26,6 +26,19 @@ pub enum PermissionOutcome {
     Allow { updated_input: Option<Value> },
     /// Refuse it; the model gets `reason` as an error result.
     Deny { reason: String },
+    /// Only a person may decide. The loop asks the [`PermissionPrompter`] if it has one; without
+    /// one (headless, background forks) the call is denied with `reason`.
+    Ask { reason: String },
+}
+
+/// Asks a person about a call the checker could not decide. Returns `Allow` or `Deny`.
+pub trait PermissionPrompter: Send + Sync {
+    fn ask<'a>(
+        &'a self,
+        tool: &'a dyn Tool,
+        input: &'a Value,
+        reason: &'a str,
+    ) -> BoxFuture<'a, PermissionOutcome>;
 }
 
 /// The host's permission check (`can_use_tool`). Headless, an answer that would need a person

@@ -23,7 +23,9 @@ use tokio_util::sync::CancellationToken;
 use crate::events::QueryEvent;
 use crate::hooks::{PostSamplingContext, PostSamplingHooks, StopHookOutcome};
 use crate::paths::SessionId;
-use crate::plug::{CanUseTool, Compactor, PermissionOutcome, StopContext, StopHooks};
+use crate::plug::{
+    CanUseTool, Compactor, PermissionOutcome, PermissionPrompter, StopContext, StopHooks,
+};
 use crate::repair::INTERRUPTED_TOOL_RESULT;
 use crate::request::RequestTemplate;
 use crate::transition::{Terminal, Transition};
@@ -67,6 +69,8 @@ pub struct QueryParams {
     /// The context tool calls run in; its cancellation token cancels the loop.
     pub tool_context: ToolContext,
     pub can_use_tool: Arc<dyn CanUseTool>,
+    /// Asks a person when the checker says `Ask`. None: asks become denials (headless, forks).
+    pub prompter: Option<Arc<dyn PermissionPrompter>>,
     /// Requests the loop may make before it stops with `MaxTurns` (None: no cap).
     pub max_turns: Option<u32>,
     /// Forces the output limit (and disables escalation). Breaks a fork's cache sharing when
@@ -95,6 +99,7 @@ impl QueryParams {
             tools,
             tool_context,
             can_use_tool: Arc::new(crate::plug::AllowAll),
+            prompter: None,
             max_turns: None,
             max_output_tokens: None,
             stop_hooks: None,
@@ -605,16 +610,29 @@ async fn prepare_call<'a>(
             call.name
         )));
     };
-    match params
+    let mut outcome = params
         .can_use_tool
         .check(tool.as_ref(), &call.input, &params.tool_context)
-        .await
-    {
+        .await;
+    if let PermissionOutcome::Ask { reason } = &outcome {
+        outcome = match &params.prompter {
+            Some(prompter) => match prompter.ask(tool.as_ref(), &call.input, reason).await {
+                PermissionOutcome::Ask { reason } => PermissionOutcome::Deny { reason },
+                answer => answer,
+            },
+            None => PermissionOutcome::Deny {
+                reason: format!(
+                    "{reason}; approval cannot be asked for here, so the call was not run"
+                ),
+            },
+        };
+    }
+    match outcome {
         PermissionOutcome::Allow { updated_input } => Prepared::Run {
             tool,
             input: updated_input.unwrap_or_else(|| call.input.clone()),
         },
-        PermissionOutcome::Deny { reason } => {
+        PermissionOutcome::Deny { reason } | PermissionOutcome::Ask { reason } => {
             emit.send(QueryEvent::ToolDenied {
                 tool_use_id: call.id.clone(),
                 tool: call.name.clone(),

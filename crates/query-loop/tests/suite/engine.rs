@@ -35,6 +35,8 @@ fn config(client: &ScriptedClient, home: &std::path::Path, cwd: &std::path::Path
         thinking: None,
         max_turns: None,
         can_use_tool: Arc::new(AllowAll),
+        prompter: None,
+        tool_context: None,
         stop_hooks: None,
         compactor: None,
         post_sampling: None,

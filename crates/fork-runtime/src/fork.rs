@@ -1,0 +1,232 @@
+//! `run_forked_agent` (seed 000 §五): the same `query()` loop as the main thread, run on the
+//! parent's [`CacheSafeParams`] plus the fork's own prompt, in an isolated context.
+//!
+//! Byte identity: the fork's request is built from the parent's template (system bytes, tool
+//! array, model, thinking) and the parent's messages unchanged, so its first request equals the
+//! parent's last one up to the end of the parent's messages (cache breakpoints aside, which are
+//! not part of the cache key), and it reads the parent's whole cached prefix.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use tine_api_client::{Message, Usage, cost_usd};
+use tine_query_loop::{
+    CanUseTool, QueryEvent, QueryParams, QuerySource, Terminal, TranscriptError, TranscriptWriter,
+    WriterOptions, query, subagent_transcript_path,
+};
+
+use crate::cache_safe::CacheSafeParams;
+use crate::subagent::{ParentContext, SubagentOverrides, create_subagent_context};
+
+/// Called with every message the fork adds (its prompt included).
+pub type OnMessage = Arc<dyn Fn(&Message) + Send + Sync>;
+
+/// The parameters of one fork.
+#[derive(Clone)]
+pub struct ForkParams {
+    pub cache_safe: Arc<CacheSafeParams>,
+    /// Appended after the parent's messages.
+    pub prompt_messages: Vec<Message>,
+    /// The fork's sandbox. Asks become denials unless cancellation is shared.
+    pub can_use_tool: Arc<dyn CanUseTool>,
+    pub query_source: QuerySource,
+    pub fork_label: String,
+    pub max_turns: Option<u32>,
+    /// No sidechain transcript (otherwise `<session>/subagents/agent-<id>.jsonl`).
+    pub skip_transcript: bool,
+    /// No breakpoint on the fork's new suffix: it reads the parent's entry, writes none.
+    pub skip_cache_write: bool,
+    /// Forces the output limit. Breaks the cache when thinking is on (the budget must shrink
+    /// under it), so cache-sharing forks never set it.
+    pub max_output_tokens: Option<u32>,
+    pub on_message: Option<OnMessage>,
+    pub overrides: SubagentOverrides,
+}
+
+impl ForkParams {
+    /// A cache-sharing fork with the defaults: transcript skipped, cache written, no cap.
+    pub fn new(
+        cache_safe: Arc<CacheSafeParams>,
+        prompt_messages: Vec<Message>,
+        can_use_tool: Arc<dyn CanUseTool>,
+        label: &str,
+    ) -> Self {
+        Self {
+            cache_safe,
+            prompt_messages,
+            can_use_tool,
+            query_source: Arc::from(label),
+            fork_label: label.to_owned(),
+            max_turns: None,
+            skip_transcript: true,
+            skip_cache_write: false,
+            max_output_tokens: None,
+            on_message: None,
+            overrides: SubagentOverrides::default(),
+        }
+    }
+}
+
+/// What a fork produced.
+#[derive(Debug, Clone)]
+pub struct ForkResult {
+    pub agent_id: String,
+    /// The messages the fork added (its prompt, replies, tool results), in order.
+    pub messages: Vec<Message>,
+    /// Summed over all the fork's requests, cache fields included.
+    pub usage: Usage,
+    /// The usage of the fork's first request (how much of the parent's prefix it read).
+    pub first_request_usage: Option<Usage>,
+    pub cost_usd: f64,
+    pub requests: u32,
+    pub terminal: Terminal,
+}
+
+/// Why a fork could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    #[error("fork `{label}`: {source}")]
+    Path {
+        label: String,
+        #[source]
+        source: tine_query_loop::PathsError,
+    },
+    #[error("fork `{label}`: could not write its transcript: {source}")]
+    Transcript {
+        label: String,
+        #[source]
+        source: TranscriptError,
+    },
+}
+
+/// Runs a fork to its end. The parent's history is cloned once for the fork's loop and dropped
+/// when this returns.
+pub async fn run_forked_agent(
+    parent: &ParentContext,
+    params: ForkParams,
+) -> Result<ForkResult, ForkError> {
+    let agent_id = format!("{:016x}", uuid::Uuid::new_v4().as_u128() as u64);
+    let context = create_subagent_context(parent, &params.overrides);
+    let mut transcript = if params.skip_transcript {
+        None
+    } else {
+        let path = subagent_transcript_path(
+            &context.session.home,
+            &context.session.cwd,
+            &context.session.session_id,
+            &agent_id,
+        )
+        .map_err(|source| ForkError::Path {
+            label: params.fork_label.clone(),
+            source,
+        })?;
+        let writer = TranscriptWriter::open(
+            path,
+            WriterOptions {
+                session_id: context.session.session_id.clone(),
+                cwd: context.session.cwd.clone(),
+                agent_id: Some(agent_id.clone()),
+                parent_uuid: None,
+            },
+        )
+        .await
+        .map_err(|source| ForkError::Transcript {
+            label: params.fork_label.clone(),
+            source,
+        })?;
+        Some(writer)
+    };
+
+    let mut template = params.cache_safe.template.clone();
+    template.skip_cache_write = params.skip_cache_write;
+    let mut loop_params = QueryParams::new(
+        Arc::clone(&context.client),
+        template,
+        Arc::clone(&context.tools),
+        context.tool_context.clone(),
+    );
+    loop_params.can_use_tool = Arc::clone(&params.can_use_tool);
+    loop_params.prompter = context.prompter.clone();
+    loop_params.max_turns = params.max_turns;
+    loop_params.max_output_tokens = params.max_output_tokens;
+    loop_params.query_source = Arc::clone(&params.query_source);
+    // Forks never run the stop-hook pipeline, post-sampling hooks or compaction.
+    loop_params.stop_hooks = None;
+    loop_params.post_sampling = None;
+    loop_params.compactor = None;
+
+    let mut history: Vec<Message> =
+        Vec::with_capacity(params.cache_safe.messages.len() + params.prompt_messages.len());
+    history.extend(params.cache_safe.messages.iter().cloned());
+    history.extend(params.prompt_messages.iter().cloned());
+
+    let mut added: Vec<Message> = Vec::new();
+    for message in &params.prompt_messages {
+        record(&params, &mut transcript, message).await;
+        added.push(message.clone());
+    }
+
+    tracing::debug!(label = %params.fork_label, agent_id, "fork started");
+    let mut events = query(loop_params, history);
+    let mut usage = Usage::default();
+    let mut first_request_usage = None;
+    let mut cost = 0.0;
+    let mut requests = 0;
+    let mut terminal = Terminal::ModelError {
+        message: "the fork's loop ended without a terminal event".to_owned(),
+    };
+    while let Some(event) = events.next().await {
+        match event {
+            QueryEvent::RequestStart { .. } => requests += 1,
+            QueryEvent::Usage { usage: u, model } => {
+                if first_request_usage.is_none() {
+                    first_request_usage = Some(u);
+                }
+                usage += u;
+                cost += cost_usd(&model, &u);
+            }
+            QueryEvent::AssistantMessage { message, .. } | QueryEvent::UserMessage { message } => {
+                record(&params, &mut transcript, &message).await;
+                added.push(message);
+            }
+            QueryEvent::Terminal(t) => terminal = t,
+            QueryEvent::TextDelta { .. }
+            | QueryEvent::ThinkingDelta { .. }
+            | QueryEvent::ToolUseStart { .. }
+            | QueryEvent::Retry(_)
+            | QueryEvent::ToolDenied { .. }
+            | QueryEvent::ToolProgress { .. }
+            | QueryEvent::ToolResult { .. }
+            | QueryEvent::HistoryReplaced { .. }
+            | QueryEvent::Transition(_) => {}
+        }
+    }
+    tracing::debug!(
+        label = %params.fork_label,
+        agent_id,
+        requests,
+        cache_read = usage.cache_read_input_tokens,
+        terminal = %terminal.describe(),
+        "fork finished"
+    );
+    Ok(ForkResult {
+        agent_id,
+        messages: added,
+        usage,
+        first_request_usage,
+        cost_usd: cost,
+        requests,
+        terminal,
+    })
+}
+
+async fn record(params: &ForkParams, transcript: &mut Option<TranscriptWriter>, message: &Message) {
+    if let Some(on_message) = &params.on_message {
+        on_message(message);
+    }
+    if let Some(writer) = transcript
+        && let Err(error) = writer.append_message(message).await
+    {
+        tracing::warn!(%error, label = %params.fork_label, "could not write the fork's transcript");
+    }
+}

@@ -1,0 +1,241 @@
+//! The stop-hook pipeline (seed 003 §十): when a main-thread turn ends with no tool calls,
+//! save the turn's [`CacheSafeParams`], start every registered [`BackgroundJob`] on its own task
+//! without blocking input, then run the user's stop hooks. Forks and sub-agents never reach it
+//! (their loops run without stop hooks). Headless `-p` drains pending jobs before exiting.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use tine_query_loop::hooks::StopHookOutcome;
+use tine_query_loop::{StopContext, StopHooks};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::cache_safe::{CacheSafeParams, CacheSafeSlot};
+use crate::subagent::ParentContext;
+
+/// Default bound on how long `-p` waits for background jobs before cancelling them.
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a background job gets: the turn's cache-safe params, the parent to fork from, and a
+/// token cancelled when the session ends or the drain times out.
+#[derive(Clone)]
+pub struct JobContext {
+    pub cache_safe: Arc<CacheSafeParams>,
+    pub parent: Arc<ParentContext>,
+    pub cancel: CancellationToken,
+}
+
+/// A job's outcome, for the UI ("saved 2 memories: project_stack.md, ...").
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobOutcome {
+    /// One line for people; empty when the job had nothing to report.
+    pub summary: String,
+    /// Structured detail for `stream-json` and tests.
+    pub data: serde_json::Value,
+}
+
+/// Why a job failed (logged and shown; never reaches the loop).
+pub type JobError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Work started after every main-thread turn (memory extraction, auto dream, ...).
+pub trait BackgroundJob: Send + Sync {
+    fn name(&self) -> &str;
+    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>>;
+}
+
+/// Background work as the UI sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackgroundEvent {
+    Started { job: String },
+    Finished { job: String, outcome: JobOutcome },
+    Failed { job: String, error: String },
+    Cancelled { job: String },
+}
+
+/// What draining found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DrainReport {
+    pub finished: usize,
+    /// Still running at the deadline, then cancelled.
+    pub cancelled: usize,
+}
+
+struct Running {
+    job: String,
+    handle: JoinHandle<()>,
+}
+
+/// The pipeline, installed as the main thread's [`StopHooks`].
+pub struct StopHookPipeline {
+    slot: CacheSafeSlot,
+    jobs: Vec<Arc<dyn BackgroundJob>>,
+    user_hooks: Option<Arc<dyn StopHooks>>,
+    parent: Arc<ParentContext>,
+    events: Option<mpsc::UnboundedSender<BackgroundEvent>>,
+    cancel: CancellationToken,
+    running: Mutex<Vec<Running>>,
+}
+
+impl StopHookPipeline {
+    pub fn new(parent: Arc<ParentContext>, slot: CacheSafeSlot) -> Self {
+        Self {
+            slot,
+            jobs: Vec::new(),
+            user_hooks: None,
+            parent,
+            events: None,
+            cancel: CancellationToken::new(),
+            running: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Registers a job started after every turn.
+    pub fn with_job(mut self, job: Arc<dyn BackgroundJob>) -> Self {
+        self.jobs.push(job);
+        self
+    }
+
+    /// The user's stop hooks, run after the jobs are started.
+    pub fn with_user_hooks(mut self, hooks: Arc<dyn StopHooks>) -> Self {
+        self.user_hooks = Some(hooks);
+        self
+    }
+
+    /// Where job events go.
+    pub fn with_events(mut self, events: mpsc::UnboundedSender<BackgroundEvent>) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    pub fn slot(&self) -> &CacheSafeSlot {
+        &self.slot
+    }
+
+    /// Jobs started and not yet finished.
+    pub fn pending(&self) -> usize {
+        self.lock()
+            .iter()
+            .filter(|r| !r.handle.is_finished())
+            .count()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Running>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn emit(&self, event: BackgroundEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event);
+        }
+    }
+
+    /// Saves the params and starts the jobs (the first half of `on_stop`, public for hosts that
+    /// end turns without the loop, like the SDK-style headless path).
+    pub fn turn_ended(&self, params: CacheSafeParams) {
+        let cache_safe = self.slot.save(params);
+        let mut running = self.lock();
+        running.retain(|r| !r.handle.is_finished());
+        for job in &self.jobs {
+            let name = job.name().to_owned();
+            let ctx = JobContext {
+                cache_safe: Arc::clone(&cache_safe),
+                parent: Arc::clone(&self.parent),
+                cancel: self.cancel.child_token(),
+            };
+            let future = job.run(ctx.clone());
+            let events = self.events.clone();
+            let job_name = name.clone();
+            self.emit(BackgroundEvent::Started { job: name.clone() });
+            let handle = tokio::spawn(async move {
+                // A job's own task: a panic or error ends here, never in the loop.
+                let outcome = tokio::select! {
+                    biased;
+                    _ = ctx.cancel.cancelled() => None,
+                    result = future => Some(result),
+                };
+                let event = match outcome {
+                    None => BackgroundEvent::Cancelled { job: job_name },
+                    Some(Ok(outcome)) => BackgroundEvent::Finished {
+                        job: job_name,
+                        outcome,
+                    },
+                    Some(Err(error)) => {
+                        tracing::warn!(job = %job_name, %error, "background job failed");
+                        BackgroundEvent::Failed {
+                            job: job_name,
+                            error: error.to_string(),
+                        }
+                    }
+                };
+                if let Some(tx) = events {
+                    let _ = tx.send(event);
+                }
+            });
+            running.push(Running { job: name, handle });
+        }
+    }
+
+    /// Waits for pending jobs up to `timeout`, then cancels the rest cleanly.
+    pub async fn drain(&self, timeout: Duration) -> DrainReport {
+        let running: Vec<Running> = std::mem::take(&mut *self.lock());
+        let mut report = DrainReport::default();
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut late = Vec::new();
+        for mut r in running {
+            match tokio::time::timeout_at(deadline, &mut r.handle).await {
+                Ok(joined) => {
+                    if let Err(error) = joined {
+                        tracing::warn!(job = %r.job, %error, "background job panicked");
+                        self.emit(BackgroundEvent::Failed {
+                            job: r.job.clone(),
+                            error: format!("panicked: {error}"),
+                        });
+                    }
+                    report.finished += 1;
+                }
+                Err(_) => late.push(r),
+            }
+        }
+        if !late.is_empty() {
+            self.cancel.cancel();
+            for r in late {
+                // The job saw the token; give it a moment to stop, then abort the task.
+                if tokio::time::timeout(Duration::from_secs(2), async { (&mut { r.handle }).await })
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!(job = %r.job, "background job did not stop; aborted");
+                }
+                report.cancelled += 1;
+            }
+        }
+        report
+    }
+
+    /// Cancels every running job now.
+    pub fn cancel_all(&self) {
+        self.cancel.cancel();
+    }
+}
+
+impl StopHooks for StopHookPipeline {
+    fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
+        Box::pin(async move {
+            if !ctx.stop_hook_active {
+                let user_context = None;
+                self.turn_ended(CacheSafeParams {
+                    template: ctx.template.clone(),
+                    user_context,
+                    messages: Arc::from(ctx.messages.to_vec()),
+                });
+            }
+            match &self.user_hooks {
+                Some(hooks) => hooks.on_stop(ctx).await,
+                None => StopHookOutcome::Continue,
+            }
+        })
+    }
+}

@@ -1,0 +1,163 @@
+//! `create_subagent_context` (seed 000 §四, table 4.2): what a fork gets from its parent.
+//!
+//! | field | default | opt-in |
+//! | --- | --- | --- |
+//! | file-state cache | cloned | a custom cache |
+//! | cancellation | child token (parent cancels child, never the reverse) | share the parent's |
+//! | app state | no-op | share the parent's |
+//! | content replacements | cloned | a rebuilt state |
+//! | permission prompts | become denials | allowed when cancellation is shared |
+//! | notifications, tool UI | absent from the type | never |
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use tine_api_client::ModelClient;
+use tine_query_loop::{PermissionPrompter, SessionId};
+use tine_tools::{FileStateCache, Tool, ToolContext};
+
+/// Where app state updates go (token counters, status lines the UI shows).
+pub trait AppStateSink: Send + Sync {
+    fn set(&self, key: &str, value: Value);
+}
+
+/// Drops every update: a background fork must not touch what the user sees.
+#[derive(Debug, Default)]
+pub struct NoAppState;
+
+impl AppStateSink for NoAppState {
+    fn set(&self, _key: &str, _value: Value) {}
+}
+
+/// A simple shared store, for hosts and tests.
+#[derive(Debug, Default)]
+pub struct AppStateStore {
+    values: Mutex<BTreeMap<String, Value>>,
+}
+
+impl AppStateStore {
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+}
+
+impl AppStateSink for AppStateStore {
+    fn set(&self, key: &str, value: Value) {
+        self.values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.to_owned(), value);
+    }
+}
+
+/// Shows a notification to the user. Only the parent has one.
+pub trait NotificationSink: Send + Sync {
+    fn notify(&self, text: &str);
+}
+
+/// Which tool results were replaced by a shorter stand-in, decided once per `tool_use_id`.
+/// Cloned into a fork so the same ids get the same decisions and the prefix serializes the same.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContentReplacementState {
+    pub replaced: BTreeMap<String, String>,
+}
+
+/// The session a context belongs to (for sidechain transcripts).
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub home: std::path::PathBuf,
+    pub cwd: std::path::PathBuf,
+    pub session_id: SessionId,
+}
+
+/// The main thread's context: everything a fork may be derived from.
+#[derive(Clone)]
+pub struct ParentContext {
+    pub client: Arc<dyn ModelClient>,
+    pub tools: Arc<[Arc<dyn Tool>]>,
+    pub tool_context: ToolContext,
+    pub session: SessionInfo,
+    pub app_state: Arc<dyn AppStateSink>,
+    pub prompter: Option<Arc<dyn PermissionPrompter>>,
+    pub content_replacements: Arc<Mutex<ContentReplacementState>>,
+    /// UI notifications; [`SubagentContext`] has no such field at all.
+    pub notifications: Option<Arc<dyn NotificationSink>>,
+}
+
+/// What a fork may share with its parent on purpose.
+#[derive(Clone, Default)]
+pub struct SubagentOverrides {
+    /// Use the parent's token itself: the fork's cancellation cancels the parent too (an
+    /// interactive sub-agent the user waits on). Permission prompts are then allowed.
+    pub share_cancellation: bool,
+    /// Let the fork's app-state updates reach the parent's store.
+    pub share_app_state: bool,
+    /// A file-state cache to use instead of a clone of the parent's.
+    pub file_state: Option<Arc<FileStateCache>>,
+    /// A content-replacement state to use instead of a clone of the parent's.
+    pub content_replacements: Option<ContentReplacementState>,
+}
+
+/// A fork's isolated context. Deliberately has no notification or tool-UI handle.
+#[derive(Clone)]
+pub struct SubagentContext {
+    pub client: Arc<dyn ModelClient>,
+    pub tools: Arc<[Arc<dyn Tool>]>,
+    pub tool_context: ToolContext,
+    pub session: SessionInfo,
+    pub app_state: Arc<dyn AppStateSink>,
+    /// Present only when cancellation is shared; otherwise asks become denials.
+    pub prompter: Option<Arc<dyn PermissionPrompter>>,
+    pub content_replacements: ContentReplacementState,
+}
+
+impl SubagentContext {
+    /// Whether a permission ask in this fork is turned into a denial.
+    pub fn avoids_permission_prompts(&self) -> bool {
+        self.prompter.is_none()
+    }
+}
+
+/// Derives a fork's context from its parent's (table 4.2).
+pub fn create_subagent_context(
+    parent: &ParentContext,
+    overrides: &SubagentOverrides,
+) -> SubagentContext {
+    let mut tool_context = parent.tool_context.fork();
+    if let Some(cache) = &overrides.file_state {
+        tool_context = tool_context.with_file_state(Arc::clone(cache));
+    }
+    if overrides.share_cancellation {
+        tool_context = tool_context.with_cancellation(parent.tool_context.cancellation().clone());
+    }
+    let app_state: Arc<dyn AppStateSink> = if overrides.share_app_state {
+        Arc::clone(&parent.app_state)
+    } else {
+        Arc::new(NoAppState)
+    };
+    let content_replacements = overrides.content_replacements.clone().unwrap_or_else(|| {
+        parent
+            .content_replacements
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    });
+    SubagentContext {
+        client: Arc::clone(&parent.client),
+        tools: Arc::clone(&parent.tools),
+        tool_context,
+        session: parent.session.clone(),
+        app_state,
+        prompter: if overrides.share_cancellation {
+            parent.prompter.clone()
+        } else {
+            None
+        },
+        content_replacements,
+    }
+}
