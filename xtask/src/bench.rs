@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 /// (name, package, bench target, what it measures)
 pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
     ("mock", "tine-mock-api", "throughput", "simulator requests/s with a 50k-token prompt, target >= 500"),
+    ("search", "tine-tools", "search", "Grep/Glob vs ripgrep over a large tree, target <= 1.2x"),
     ("sse", "tine-api-client", "sse", "SSE parse + accumulate throughput, target >= 200 MB/s"),
 ];
 

@@ -76,6 +76,14 @@ impl Tool for GlobTool {
                 )));
             }
             let (base, pattern) = split_literal_prefix(&root, &input.pattern);
+            if base == Path::new("/") && Path::new(&input.pattern).is_absolute() {
+                // A missing directory in an absolute pattern would otherwise walk the whole disk.
+                return Err(ToolError::Failed(format!(
+                    "no directory of `{}` exists; give an existing directory in `path` and a \
+                     relative pattern",
+                    input.pattern
+                )));
+            }
             let matcher = GlobBuilder::new(&pattern)
                 .literal_separator(true)
                 .build()

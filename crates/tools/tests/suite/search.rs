@@ -113,6 +113,9 @@ async fn glob_errors() {
         "{}",
         out.content
     );
+    let out = run(&GlobTool, json!({"pattern": "/no/such/dir/**/*.rs"}), &ctx).await;
+    assert!(out.is_error);
+    assert!(out.content.contains("no directory of"), "{}", out.content);
 }
 
 #[tokio::test]
