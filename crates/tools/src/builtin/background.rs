@@ -81,6 +81,17 @@ struct Registry {
     tasks: BTreeMap<String, Task>,
 }
 
+impl Drop for Registry {
+    /// The session is gone: nothing can read these tasks any more, so none may outlive it.
+    fn drop(&mut self) {
+        for task in self.tasks.values() {
+            if *task.status.borrow() == TaskStatus::Running {
+                kill_group(task.pgid);
+            }
+        }
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

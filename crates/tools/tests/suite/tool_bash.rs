@@ -245,3 +245,53 @@ fn declarations() {
     );
     assert!(!BashTool.is_read_only(&json!({"command": "rm x"})));
 }
+
+#[tokio::test]
+async fn a_process_left_in_the_background_does_not_hold_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    let pid_file = dir.path().join("pid");
+    let command = format!("sleep 30 & echo $! > {}; echo hi", pid_file.display());
+    let out = run(
+        &BashTool,
+        json!({"command": command, "timeout": 20000}),
+        &ctx,
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(out.content, "hi");
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    // Clean up the sleeper (it is in the command's process group).
+    let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+}
+
+#[tokio::test]
+async fn dropping_the_registry_kills_running_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    {
+        let ctx = context(dir.path());
+        let command = format!("echo $$ > {}; sleep 30", pid_file.display());
+        let out = run(
+            &BashTool,
+            json!({"command": command, "run_in_background": true}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.content);
+        for _ in 0..200 {
+            if std::fs::read_to_string(&pid_file).is_ok_and(|pid| pid.ends_with('\n')) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    for _ in 0..100 {
+        if !alive(pid.trim()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("background task {} survived its registry", pid.trim());
+}
