@@ -119,6 +119,14 @@ impl QueryEngine {
         .await
     }
 
+    /// A new session with an id the host chose (so forks can name it before the engine exists).
+    pub async fn with_session_id(
+        config: EngineConfig,
+        session_id: SessionId,
+    ) -> Result<Self, EngineError> {
+        Self::open(config, session_id, Vec::new(), None, Vec::new()).await
+    }
+
     /// Resumes `session_id` of this directory: its conversation is restored, and new messages
     /// continue its chain. An interrupted turn is repaired before the next request.
     pub async fn resume(config: EngineConfig, session_id: SessionId) -> Result<Self, EngineError> {

@@ -1,0 +1,3 @@
+//! Integration tests of tine-fork-runtime (one test binary per crate).
+
+mod suite;

@@ -1,0 +1,149 @@
+//! The stop-hook pipeline: params saved, jobs started without blocking, failures contained,
+//! drain bounded, user hooks still run.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use tine_fork_runtime::{BackgroundEvent, BackgroundJob, JobContext, JobError, JobOutcome};
+use tine_mock_api::{Reply, Scenario};
+use tine_query_loop::hooks::StopHookOutcome;
+use tine_query_loop::{StopContext, StopHooks, Terminal};
+
+use super::harness::session;
+
+struct Failing;
+impl BackgroundJob for Failing {
+    fn name(&self) -> &str {
+        "failing"
+    }
+    fn run(&self, _ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        Box::pin(async { Err::<JobOutcome, JobError>("disk full".into()) })
+    }
+}
+
+struct Panicking;
+impl BackgroundJob for Panicking {
+    fn name(&self) -> &str {
+        "panicking"
+    }
+    fn run(&self, _ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        Box::pin(async { panic!("a bug in a job") })
+    }
+}
+
+struct Counting(Arc<AtomicUsize>);
+impl BackgroundJob for Counting {
+    fn name(&self) -> &str {
+        "counting"
+    }
+    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        let n = Arc::clone(&self.0);
+        Box::pin(async move {
+            n.fetch_add(1, Ordering::SeqCst);
+            Ok(JobOutcome {
+                summary: format!("saw {} messages", ctx.cache_safe.messages.len()),
+                data: serde_json::Value::Null,
+            })
+        })
+    }
+}
+
+struct Sleepy;
+impl BackgroundJob for Sleepy {
+    fn name(&self) -> &str {
+        "sleepy"
+    }
+    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        Box::pin(async move {
+            ctx.cancel.cancelled().await;
+            Err::<JobOutcome, JobError>("cancelled".into())
+        })
+    }
+}
+
+#[tokio::test]
+async fn failing_and_panicking_jobs_leave_the_main_loop_untouched() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&count);
+    let mut s = session(
+        Scenario::new().default_reply(Reply::text("OK.")),
+        move |p| {
+            p.with_job(Arc::new(Failing))
+                .with_job(Arc::new(Panicking))
+                .with_job(Arc::new(Counting(c)))
+        },
+    )
+    .await;
+    for prompt in ["first", "second"] {
+        let turn = s.engine.submit(prompt, |_| {}).await;
+        assert_eq!(turn.terminal, Terminal::Completed);
+        assert_eq!(turn.result, "OK.");
+        s.pipeline.drain(Duration::from_secs(5)).await;
+    }
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        2,
+        "the job ran after each turn"
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let events = s.events.lock().unwrap().clone();
+    assert!(events.iter().any(|e| matches!(e, BackgroundEvent::Failed { job, error } if job == "failing" && error.contains("disk full"))));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, BackgroundEvent::Failed { job, .. } if job == "panicking"))
+    );
+    assert!(events.iter().any(|e| matches!(e, BackgroundEvent::Finished { job, outcome } if job == "counting" && outcome.summary == "saw 4 messages")));
+}
+
+#[tokio::test]
+async fn drain_is_bounded_and_cancels_what_is_left() {
+    let mut s = session(Scenario::new().default_reply(Reply::text("OK.")), |p| {
+        p.with_job(Arc::new(Sleepy))
+    })
+    .await;
+    s.engine.submit("go", |_| {}).await;
+    assert_eq!(s.pipeline.pending(), 1);
+    let report = s.pipeline.drain(Duration::from_millis(100)).await;
+    assert_eq!(report.cancelled, 1);
+    assert_eq!(report.finished, 0);
+    assert_eq!(s.pipeline.pending(), 0);
+}
+
+struct BlockOnce(AtomicUsize);
+impl StopHooks for BlockOnce {
+    fn on_stop<'a>(&'a self, _ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
+        Box::pin(async move {
+            if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+                StopHookOutcome::Block {
+                    reason: "one more thing".into(),
+                }
+            } else {
+                StopHookOutcome::Continue
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn user_hooks_run_after_the_jobs_and_a_continuation_does_not_save_twice() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&count);
+    let mut s = session(
+        Scenario::new().default_reply(Reply::text("OK.")),
+        move |p| {
+            p.with_job(Arc::new(Counting(c)))
+                .with_user_hooks(Arc::new(BlockOnce(AtomicUsize::new(0))))
+        },
+    )
+    .await;
+    let turn = s.engine.submit("go", |_| {}).await;
+    assert_eq!(turn.terminal, Terminal::Completed);
+    assert_eq!(turn.num_turns, 2, "the hook's block made a second request");
+    s.pipeline.drain(Duration::from_secs(5)).await;
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+    // the saved params are those of the turn's first stop (the second ran with the hook active)
+    assert!(s.pipeline.slot().get().is_some());
+}
