@@ -20,7 +20,17 @@ pub mod pool;
 pub mod schema;
 pub mod tool;
 
+pub use builtin::background::{BackgroundTasks, TaskReport, TaskStatus};
+pub use builtin::bash::BashTool;
+pub use builtin::bash_output::{BashOutputTool, KillShellTool};
 pub use builtin::builtin_tools;
+pub use builtin::edit::EditTool;
+pub use builtin::glob::GlobTool;
+pub use builtin::grep::GrepTool;
+pub use builtin::read::ReadTool;
+pub use builtin::todo::{TodoItem, TodoList, TodoStatus, TodoWriteTool};
+pub use builtin::web_fetch::WebFetchTool;
+pub use builtin::write::WriteTool;
 pub use context::{
     ChannelProgress, NoProgress, ProgressSink, SummarizerError, ToolContext, ToolProgress,
     WebSummarizer, WebSummaryRequest,

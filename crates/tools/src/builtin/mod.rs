@@ -5,14 +5,14 @@ pub mod background;
 pub mod bash;
 pub mod bash_output;
 pub mod edit;
-pub mod files;
+pub(crate) mod files;
 pub mod glob;
 pub mod grep;
 pub mod html;
 pub mod read;
-pub mod shell;
+pub(crate) mod shell;
 pub mod todo;
-pub mod walk;
+pub(crate) mod walk;
 pub mod web_fetch;
 pub mod write;
 
