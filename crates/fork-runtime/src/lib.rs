@@ -7,17 +7,31 @@
 //! - [`fork`]: [`run_forked_agent`], the query loop on the parent's prefix plus the fork's prompt.
 //! - [`pipeline`]: the [`StopHookPipeline`], which saves the params, starts [`BackgroundJob`]s
 //!   and runs the user's stop hooks.
+//! - [`side_query`]: [`side_query()`], one call with no loop and no tools, optionally answering
+//!   JSON validated against a schema; usage per query source in a [`UsageLedger`].
+//! - [`cache_break`]: the [`CacheBreakDetector`], a `RequestMonitor` that names the part of
+//!   the cache key ([`RequestFingerprint`], hashes only) that changed when a cache read fell short.
 
+pub mod cache_break;
 pub mod cache_safe;
 pub mod fork;
 pub mod pipeline;
+pub mod side_query;
 pub mod subagent;
 
+pub use cache_break::{
+    BreakCause, CACHE_HASHES_KIND, CacheBreak, CacheBreakDetector, CacheHashes, KEPT_BREAKS,
+    OnCacheBreak, RequestFingerprint, ToolHash,
+};
 pub use cache_safe::{CacheSafeParams, CacheSafeSlot};
 pub use fork::{ForkError, ForkParams, ForkResult, OnMessage, run_forked_agent};
 pub use pipeline::{
     BackgroundEvent, BackgroundJob, DEFAULT_DRAIN_TIMEOUT, DrainReport, JobContext, JobError,
     JobOutcome, StopHookPipeline,
+};
+pub use side_query::{
+    CLI_SYSTEM_PREFIX, DEFAULT_SIDE_QUERY_MAX_TOKENS, SideQuery, SideQueryError, SideQueryResult,
+    SourceUsage, UsageLedger, extract_json, side_query,
 };
 pub use subagent::{
     AppStateSink, AppStateStore, ContentReplacementState, NoAppState, NotificationSink,

@@ -1,0 +1,351 @@
+use std::sync::Arc;
+
+use serde_json::json;
+use tine_api_client::{
+    CacheControl, ContentBlock, Message, MessagesRequest, SystemPrompt, TextBlock, ThinkingConfig,
+    ToolDefinition, Usage,
+};
+use tine_query_loop::{RecordType, RequestMonitor, SessionId, TranscriptRecord};
+
+use super::*;
+
+fn tool(name: &str, description: &str) -> ToolDefinition {
+    ToolDefinition {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        input_schema: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+        cache_control: None,
+    }
+}
+
+fn request(system: &str, tools: Vec<ToolDefinition>, messages: Vec<Message>) -> MessagesRequest {
+    let mut r = MessagesRequest::new("claude-sonnet-4-5", 1024, messages);
+    r.system = Some(SystemPrompt::Blocks(vec![
+        TextBlock::new(system).with_cache_control(CacheControl::ephemeral()),
+    ]));
+    r.tools = tools;
+    r
+}
+
+fn history(n: usize) -> Vec<Message> {
+    (0..n)
+        .map(|i| {
+            if i % 2 == 0 {
+                Message::user(vec![ContentBlock::text(format!("question {i}"))])
+            } else {
+                Message::assistant(vec![ContentBlock::text(format!("answer {i}"))])
+            }
+        })
+        .collect()
+}
+
+fn base() -> MessagesRequest {
+    request(
+        "You are tine.",
+        vec![
+            tool("Read", "reads"),
+            tool("Edit", "edits"),
+            tool("Bash", "runs"),
+        ],
+        history(5),
+    )
+}
+
+fn cached(read: u64, creation: u64) -> Usage {
+    Usage {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_read_input_tokens: read,
+        cache_creation_input_tokens: creation,
+        ..Usage::default()
+    }
+}
+
+#[test]
+fn the_same_request_gives_the_same_fingerprint() {
+    let a = RequestFingerprint::of(&base());
+    let b = RequestFingerprint::of(&base());
+    assert_eq!(a, b);
+    assert_eq!(a.messages.len(), 5);
+    assert_eq!(a.diff(&b), BreakCause::Unknown);
+    assert!(a.prompt_bytes > 0);
+}
+
+#[test]
+fn breakpoints_and_string_content_do_not_change_the_fingerprint() {
+    let mut moved = base();
+    moved.system = Some(SystemPrompt::Text("You are tine.".to_owned()));
+    moved.tools[2].cache_control = Some(CacheControl::ephemeral());
+    moved.messages[0] = Message::user("question 0");
+    if let tine_api_client::MessageContent::Blocks(blocks) = &mut moved.messages[4].content {
+        blocks[0].set_cache_control(Some(CacheControl::ephemeral()));
+    }
+    assert_eq!(
+        RequestFingerprint::of(&moved),
+        RequestFingerprint::of(&base())
+    );
+}
+
+#[test]
+fn a_fingerprint_holds_hashes_not_prompt_text() {
+    let text = serde_json::to_string(&RequestFingerprint::of(&base())).unwrap();
+    assert!(!text.contains("You are tine"));
+    assert!(!text.contains("question"));
+    assert!(!text.contains("reads"));
+}
+
+#[test]
+fn one_changed_byte_in_the_system_prompt_is_a_system_break() {
+    let reference = RequestFingerprint::of(&base());
+    let mut changed = base();
+    changed.system = Some(SystemPrompt::Blocks(vec![TextBlock::new("You are tinE.")]));
+    assert_eq!(
+        RequestFingerprint::of(&changed).diff(&reference),
+        BreakCause::System
+    );
+}
+
+#[test]
+fn a_reordered_tool_is_a_tools_break_naming_nothing_changed() {
+    let reference = RequestFingerprint::of(&base());
+    let mut changed = base();
+    changed.tools.swap(0, 2);
+    assert_eq!(
+        RequestFingerprint::of(&changed).diff(&reference),
+        BreakCause::Tools {
+            changed: vec![],
+            added: vec![],
+            removed: vec![],
+            reordered: true
+        }
+    );
+}
+
+#[test]
+fn changed_added_and_removed_tools_are_named() {
+    let reference = RequestFingerprint::of(&base());
+    let mut changed = base();
+    changed.tools[1] = tool("Edit", "edits files now");
+    changed.tools.remove(2);
+    changed.tools.push(tool("Grep", "searches"));
+    let cause = RequestFingerprint::of(&changed).diff(&reference);
+    assert_eq!(
+        cause,
+        BreakCause::Tools {
+            changed: vec!["Edit".into()],
+            added: vec!["Grep".into()],
+            removed: vec!["Bash".into()],
+            reordered: false
+        }
+    );
+    assert!(cause.to_string().contains("changed Edit"));
+}
+
+#[test]
+fn a_model_change_names_both_models() {
+    let reference = RequestFingerprint::of(&base());
+    let mut changed = base();
+    changed.model = "claude-opus-4-1".into();
+    assert_eq!(
+        RequestFingerprint::of(&changed).diff(&reference),
+        BreakCause::Model {
+            from: "claude-sonnet-4-5".into(),
+            to: "claude-opus-4-1".into()
+        }
+    );
+}
+
+#[test]
+fn a_thinking_change_is_a_thinking_break() {
+    let reference = RequestFingerprint::of(&base());
+    let mut changed = base();
+    changed.thinking = Some(ThinkingConfig::Enabled {
+        budget_tokens: 2048,
+    });
+    assert_eq!(
+        RequestFingerprint::of(&changed).diff(&reference),
+        BreakCause::Thinking
+    );
+}
+
+#[test]
+fn a_changed_early_message_is_named_by_its_index() {
+    let reference = RequestFingerprint::of(&base());
+    let mut changed = base();
+    changed.messages[1] = Message::assistant(vec![ContentBlock::text("answer 1!")]);
+    changed
+        .messages
+        .push(Message::assistant(vec![ContentBlock::text("more")]));
+    assert_eq!(
+        RequestFingerprint::of(&changed).diff(&reference),
+        BreakCause::Message { index: 1 }
+    );
+    let mut shorter = base();
+    shorter.messages.truncate(3);
+    assert_eq!(
+        RequestFingerprint::of(&shorter).diff(&reference),
+        BreakCause::Message { index: 3 }
+    );
+}
+
+#[test]
+fn a_grown_history_is_not_a_change() {
+    let reference = RequestFingerprint::of(&base());
+    let mut grown = base();
+    grown.messages = history(9);
+    assert_eq!(
+        RequestFingerprint::of(&grown).diff(&reference),
+        BreakCause::Unknown
+    );
+}
+
+fn record(kind: &str, data: serde_json::Value) -> TranscriptRecord {
+    TranscriptRecord {
+        kind: match kind {
+            "user" => RecordType::User,
+            other => RecordType::Other(other.to_owned()),
+        },
+        uuid: "u".into(),
+        parent_uuid: None,
+        session_id: SessionId::new_random(),
+        timestamp: "2025-01-01T00:00:00.000Z".into(),
+        cwd: "/".into(),
+        is_sidechain: false,
+        agent_id: None,
+        message: None,
+        data: Some(data),
+    }
+}
+
+#[test]
+fn the_detector_names_a_system_change_against_a_cached_reference() {
+    let detector = CacheBreakDetector::new();
+    detector.on_request(&base());
+    let notes = detector.on_usage(&cached(0, 3000));
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].kind, CACHE_HASHES_KIND);
+    assert!(detector.take_breaks().is_empty());
+
+    let mut changed = base();
+    changed.system = Some(SystemPrompt::Text("You are tine, changed.".into()));
+    changed.messages = history(7);
+    detector.on_request(&changed);
+    detector.on_usage(&cached(0, 3500));
+    assert_eq!(
+        detector.take_breaks(),
+        vec![CacheBreak {
+            expected_tokens: 3000,
+            read_tokens: 0,
+            cause: BreakCause::System
+        }]
+    );
+    assert!(detector.take_breaks().is_empty());
+}
+
+#[test]
+fn no_alarm_when_nothing_changed_and_the_entry_expired() {
+    let seen = Arc::new(std::sync::Mutex::new(0));
+    let counter = Arc::clone(&seen);
+    let detector = CacheBreakDetector::new().with_callback(Arc::new(move |_| {
+        *counter.lock().unwrap() += 1;
+    }));
+    detector.on_request(&base());
+    detector.on_usage(&cached(2000, 1000));
+    let mut next = base();
+    next.messages = history(7);
+    detector.on_request(&next);
+    // expiry: nothing read, everything written again
+    detector.on_usage(&cached(0, 3200));
+    assert!(detector.take_breaks().is_empty());
+    assert_eq!(*seen.lock().unwrap(), 0);
+    // a healthy request: reads all that was cached
+    next.messages = history(9);
+    detector.on_request(&next);
+    detector.on_usage(&cached(3200, 100));
+    assert!(detector.take_breaks().is_empty());
+    // the callback fires for a real break
+    next.tools.swap(0, 1);
+    detector.on_request(&next);
+    detector.on_usage(&cached(500, 100));
+    assert_eq!(detector.take_breaks().len(), 1);
+    assert_eq!(*seen.lock().unwrap(), 1);
+}
+
+#[test]
+fn an_uncached_reference_raises_nothing() {
+    let detector = CacheBreakDetector::new();
+    detector.on_request(&base());
+    detector.on_usage(&cached(0, 0));
+    let mut changed = base();
+    changed.system = Some(SystemPrompt::Text("other".into()));
+    detector.on_request(&changed);
+    detector.on_usage(&cached(0, 0));
+    assert!(detector.take_breaks().is_empty());
+}
+
+#[test]
+fn usage_without_a_request_annotates_nothing() {
+    let detector = CacheBreakDetector::new();
+    assert!(detector.on_usage(&cached(1, 1)).is_empty());
+}
+
+#[test]
+fn resume_takes_the_last_cache_hashes_record_as_reference() {
+    let first = CacheBreakDetector::new();
+    first.on_request(&base());
+    let old = first.on_usage(&cached(0, 4000)).remove(0);
+    let mut later = base();
+    later.messages = history(7);
+    first.on_request(&later);
+    let last = first.on_usage(&cached(4000, 500)).remove(0);
+
+    let resumed = CacheBreakDetector::new();
+    resumed.on_resume(&[
+        record(CACHE_HASHES_KIND, old.data),
+        record("transition", json!({"x": 1})),
+        record(CACHE_HASHES_KIND, last.data),
+        record(CACHE_HASHES_KIND, json!({"not": "hashes"})),
+    ]);
+    let reference = resumed.reference().unwrap();
+    assert_eq!(reference.usage.cache_read_input_tokens, 4000);
+    assert_eq!(reference.fingerprint.messages.len(), 7);
+
+    let mut changed = later.clone();
+    changed.messages = history(9);
+    changed.messages[0] = Message::user("edited");
+    resumed.on_request(&changed);
+    resumed.on_usage(&cached(0, 5000));
+    assert_eq!(
+        resumed.take_breaks()[0],
+        CacheBreak {
+            expected_tokens: 4500,
+            read_tokens: 0,
+            cause: BreakCause::Message { index: 0 }
+        }
+    );
+}
+
+#[test]
+fn kept_breaks_are_bounded() {
+    let detector = CacheBreakDetector::new();
+    for i in 0..(KEPT_BREAKS + 5) {
+        let mut r = base();
+        r.system = Some(SystemPrompt::Text(format!("system {i}")));
+        detector.on_request(&r);
+        detector.on_usage(&cached(0, 2000));
+    }
+    assert_eq!(detector.take_breaks().len(), KEPT_BREAKS);
+}
+
+#[test]
+fn breaks_read_well() {
+    let b = CacheBreak {
+        expected_tokens: 10,
+        read_tokens: 2,
+        cause: BreakCause::Message { index: 4 },
+    };
+    assert_eq!(
+        b.to_string(),
+        "prompt cache break: read 2 of 10 cached tokens; the history differs from message 4 on"
+    );
+}

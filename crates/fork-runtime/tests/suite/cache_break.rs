@@ -1,0 +1,251 @@
+//! The cache-break detector on real sessions against the mock: it names a changed system
+//! prompt and a reordered tool, stays quiet when nothing changed (the cache expired), and a
+//! resumed session (a new process) compares its first request with the run before.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tine_api_client::{ClientConfig, Credentials, HttpClient, RetryPolicy, ToolDefinition};
+use tine_fork_runtime::{BreakCause, CACHE_HASHES_KIND, CacheBreak, CacheBreakDetector};
+use tine_mock_api::{MockClock, MockConfig, MockServer, Reply, Scenario};
+use tine_query_loop::{
+    AllowAll, EngineConfig, QueryEngine, RequestMonitor, SessionId, Terminal, read_transcript,
+};
+use tine_tools::Tool;
+use tine_tools::builtin::builtin_tools;
+
+/// ~2.5k tokens: past the minimum cacheable prefix.
+fn system_prompt(variant: &str) -> String {
+    let mut s = format!("You are tine ({variant}), a terminal coding agent.\n");
+    for i in 0..200 {
+        s.push_str(&format!("Guideline {i}: read before you edit.\n"));
+    }
+    s
+}
+
+struct Env {
+    server: MockServer,
+    home: tempfile::TempDir,
+    cwd: tempfile::TempDir,
+}
+
+async fn env(clock: MockClock) -> Env {
+    let scenario = Scenario::new().default_reply(Reply::text("Noted."));
+    let server = MockServer::start(MockConfig::new(scenario).clock(clock))
+        .await
+        .unwrap();
+    Env {
+        server,
+        home: tempfile::tempdir().unwrap(),
+        cwd: tempfile::tempdir().unwrap(),
+    }
+}
+
+fn config(
+    env: &Env,
+    system: &str,
+    reverse_tools: bool,
+    monitor: Arc<dyn RequestMonitor>,
+) -> EngineConfig {
+    let client = ClientConfig::new(env.server.base_url(), Credentials::api_key("test-key"))
+        .with_retry(RetryPolicy::none());
+    let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
+    tools.sort_by(|a, b| a.name().cmp(b.name()));
+    let mut defs: Vec<ToolDefinition> = tools
+        .iter()
+        .map(|t| ToolDefinition {
+            name: t.name().to_owned(),
+            description: t.description(),
+            input_schema: t.input_schema(),
+            cache_control: None,
+        })
+        .collect();
+    if reverse_tools {
+        defs.swap(0, 1);
+    }
+    EngineConfig {
+        client: Arc::new(HttpClient::new(client).unwrap()),
+        model: "claude-sonnet-4-5".into(),
+        cwd: env.cwd.path().to_path_buf(),
+        home: env.home.path().to_path_buf(),
+        system_prompt: Arc::from(system),
+        user_context: None,
+        tools: Arc::from(tools),
+        tool_definitions: Arc::from(defs),
+        thinking: None,
+        max_turns: Some(4),
+        can_use_tool: Arc::new(AllowAll),
+        prompter: None,
+        tool_context: None,
+        stop_hooks: None,
+        compactor: None,
+        post_sampling: None,
+        on_request: None,
+        monitor: Some(monitor),
+        persist: true,
+    }
+}
+
+async fn turn(engine: &mut QueryEngine, prompt: &str) {
+    let result = engine.submit(prompt, |_| {}).await;
+    assert_eq!(result.terminal, Terminal::Completed, "{result:?}");
+}
+
+/// The mock's usage of its `n`th request (1-based): (read, creation).
+fn mock_usage(env: &Env, n: usize) -> (u64, u64) {
+    let usage = env.server.requests()[n - 1].usage.unwrap();
+    (
+        usage.cache_read_input_tokens,
+        usage.cache_creation_input_tokens,
+    )
+}
+
+async fn resume(
+    env: &Env,
+    id: &SessionId,
+    system: &str,
+    reverse_tools: bool,
+    detector: &Arc<CacheBreakDetector>,
+) -> QueryEngine {
+    let monitor: Arc<dyn RequestMonitor> = detector.clone();
+    QueryEngine::resume(config(env, system, reverse_tools, monitor), id.clone())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_changed_system_prompt_on_the_next_turn_is_named() {
+    let env = env(MockClock::system()).await;
+    let detector = Arc::new(CacheBreakDetector::new());
+    let s1 = system_prompt("one");
+    let mut engine = QueryEngine::new(config(&env, &s1, false, detector.clone()))
+        .await
+        .unwrap();
+    turn(&mut engine, "first question").await;
+    turn(&mut engine, "second question").await;
+    let (_, created) = mock_usage(&env, 1);
+    let (read, _) = mock_usage(&env, 2);
+    assert!(
+        created > 1024 && read >= created,
+        "healthy turn: {created} {read}"
+    );
+    assert!(detector.take_breaks().is_empty());
+
+    // The same session, the next turn with one changed word in the system prompt.
+    let (read2, created2) = mock_usage(&env, 2);
+    let id = engine.session_id().clone();
+    drop(engine);
+    let mut engine = resume(&env, &id, &system_prompt("two"), false, &detector).await;
+    turn(&mut engine, "third question").await;
+    let (read3, _) = mock_usage(&env, 3);
+    assert_eq!(read3, 0, "the mock missed the cache");
+    assert_eq!(
+        detector.take_breaks(),
+        vec![CacheBreak {
+            expected_tokens: read2 + created2,
+            read_tokens: 0,
+            cause: BreakCause::System,
+        }]
+    );
+
+    // the transcript keeps one cache_hashes record per request, hashes only
+    let read = read_transcript(engine.transcript_path()).await.unwrap();
+    let notes: Vec<_> = read
+        .records
+        .iter()
+        .filter(|r| r.kind.as_str() == CACHE_HASHES_KIND)
+        .collect();
+    assert_eq!(notes.len(), 3);
+    let text = serde_json::to_string(&notes[2].data).unwrap();
+    assert!(!text.contains("Guideline") && !text.contains("question"));
+}
+
+#[tokio::test]
+async fn a_reordered_tool_is_named() {
+    let env = env(MockClock::system()).await;
+    let detector = Arc::new(CacheBreakDetector::new());
+    let s = system_prompt("one");
+    let mut engine = QueryEngine::new(config(&env, &s, false, detector.clone()))
+        .await
+        .unwrap();
+    turn(&mut engine, "first question").await;
+    let id = engine.session_id().clone();
+    drop(engine);
+    let mut engine = resume(&env, &id, &s, true, &detector).await;
+    turn(&mut engine, "second question").await;
+    assert_eq!(mock_usage(&env, 2).0, 0);
+    let breaks = detector.take_breaks();
+    assert_eq!(breaks.len(), 1);
+    let BreakCause::Tools {
+        changed,
+        added,
+        removed,
+        reordered,
+    } = &breaks[0].cause
+    else {
+        panic!("expected a tools break, got {:?}", breaks[0]);
+    };
+    assert!(reordered);
+    assert!(changed.is_empty() && added.is_empty() && removed.is_empty());
+    assert!(breaks[0].to_string().contains("reordered"));
+}
+
+#[tokio::test]
+async fn no_alarm_when_the_cache_expired_and_nothing_changed() {
+    let clock = MockClock::manual();
+    let env = env(clock.clone()).await;
+    let detector = Arc::new(CacheBreakDetector::new());
+    let s = system_prompt("one");
+    let mut engine = QueryEngine::new(config(&env, &s, false, detector.clone()))
+        .await
+        .unwrap();
+    turn(&mut engine, "first question").await;
+    clock.advance(Duration::from_secs(301));
+    turn(&mut engine, "second question").await;
+    assert_eq!(mock_usage(&env, 2).0, 0, "the entry expired on the mock");
+    assert!(mock_usage(&env, 1).1 > 0);
+    assert!(detector.take_breaks().is_empty());
+}
+
+#[tokio::test]
+async fn a_resumed_session_compares_its_first_request_with_the_run_before() {
+    let env = env(MockClock::system()).await;
+    let s = system_prompt("one");
+    let first_process = Arc::new(CacheBreakDetector::new());
+    let mut engine = QueryEngine::new(config(&env, &s, false, first_process.clone()))
+        .await
+        .unwrap();
+    turn(&mut engine, "first question").await;
+    let id = engine.session_id().clone();
+    drop(engine);
+
+    // A new process: a fresh detector; nothing changed, so no alarm.
+    let second_process = Arc::new(CacheBreakDetector::new());
+    let mut engine = resume(&env, &id, &s, false, &second_process).await;
+    let reference = second_process
+        .reference()
+        .expect("loaded from the transcript");
+    let (read1, created1) = mock_usage(&env, 1);
+    assert_eq!(
+        reference.usage.cache_read_input_tokens + reference.usage.cache_creation_input_tokens,
+        read1 + created1
+    );
+    turn(&mut engine, "second question").await;
+    assert!(mock_usage(&env, 2).0 >= read1 + created1);
+    assert!(second_process.take_breaks().is_empty());
+    drop(engine);
+
+    // Another process, with a changed system prompt: named against the last request before.
+    let (read2, created2) = mock_usage(&env, 2);
+    let third_process = Arc::new(CacheBreakDetector::new());
+    let mut engine = resume(&env, &id, &system_prompt("two"), false, &third_process).await;
+    turn(&mut engine, "third question").await;
+    assert_eq!(
+        third_process.take_breaks(),
+        vec![CacheBreak {
+            expected_tokens: read2 + created2,
+            read_tokens: mock_usage(&env, 3).0,
+            cause: BreakCause::System,
+        }]
+    );
+}
