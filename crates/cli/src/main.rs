@@ -1,6 +1,53 @@
-//! `tine`: the terminal coding agent. Headless `-p` and the TUI land with later issues.
+//! `tine`: the terminal coding agent. Today it runs headless (`tine -p PROMPT`); the TUI lands
+//! with a later issue.
+//!
+//! Modules, in reading order:
+//! - [`args`]: the command line (clap), Claude-Code-compatible flags.
+//! - [`profile`]: `TINE_PROFILE_STARTUP=1`, the time of each start-up phase on stderr.
+//! - [`setup`]: credentials, settings, permissions, tools, context, session → a `QueryEngine`.
+//! - [`permission`]: the headless `can_use_tool` (an approval nobody can give is a denial).
+//! - [`output`]: text, json and stream-json printing.
+//! - [`run`]: the turn(s), Ctrl-C, exit codes.
+//! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
 
-fn main() {
-    eprintln!("tine: the agent loop lands with issue 5; nothing to run yet");
-    std::process::exit(1);
+mod args;
+mod logging;
+mod output;
+mod permission;
+mod profile;
+mod run;
+mod setup;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let mut profile = profile::StartupProfile::from_env();
+    let args = args::Args::parse();
+    profile.mark("args");
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("tine: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    profile.mark("runtime");
+    let code = runtime.block_on(async move {
+        match run::run(args, profile).await {
+            Ok(code) => code,
+            Err(error) => {
+                eprintln!("tine: {error:#}");
+                ExitCode::FAILURE
+            }
+        }
+    });
+    // Do not wait for detached work (a tool's orphaned reader, a hook) at exit.
+    runtime.shutdown_background();
+    code
 }

@@ -1,0 +1,162 @@
+//! The command line, Claude-Code-compatible where the flags overlap.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// tine: a terminal coding agent. Headless: `tine -p "fix the failing test"`.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "tine", version, about, long_about = None)]
+pub struct Args {
+    /// The prompt. Without it, the prompt is read from standard input.
+    pub prompt: Option<String>,
+
+    /// Print the response and exit (headless). The prompt is the argument, or standard input.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// How the result is printed.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// How input is read: `text` (the prompt) or `stream-json` (one user message per line of
+    /// standard input: {"type":"user","message":{"role":"user","content":"..."}}).
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    pub input_format: InputFormat,
+
+    /// The model (default: $ANTHROPIC_MODEL, else claude-sonnet-4-5).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// Stop after this many model requests in a turn.
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+
+    /// default, acceptEdits, plan, bypassPermissions or dontAsk.
+    #[arg(long)]
+    pub permission_mode: Option<String>,
+
+    /// Rules allowed without asking, comma or space separated: "Read,Bash(npm test:*)".
+    #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Rules refused, comma or space separated: "Bash(rm:*) WebFetch".
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Resume the session with this id (in this directory).
+    #[arg(short = 'r', long, conflicts_with = "continue_session")]
+    pub resume: Option<String>,
+
+    /// Continue the most recent session of this directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+
+    /// A settings file, or settings as inline JSON.
+    #[arg(long)]
+    pub settings: Option<String>,
+
+    /// Text appended to the system prompt.
+    #[arg(long)]
+    pub append_system_prompt: Option<String>,
+
+    /// Show the loop's transitions, retries and requests on stderr, and log to $TINE_HOME/logs.
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// Minimal start: no git snapshot, no instruction-file discovery, no background work.
+    #[arg(long)]
+    pub bare: bool,
+
+    /// Working directory (default: the current one).
+    #[arg(long, hide = true)]
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Text,
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+/// Splits `--allowedTools` values into rules: commas and spaces separate rules, except inside
+/// parentheses (`Bash(npm test:*)` stays one rule).
+pub fn split_rules(values: &[String]) -> Vec<String> {
+    let mut rules = Vec::new();
+    for value in values {
+        let mut depth = 0usize;
+        let mut current = String::new();
+        for c in value.chars() {
+            match c {
+                '(' => {
+                    depth += 1;
+                    current.push(c);
+                }
+                ')' => {
+                    depth = depth.saturating_sub(1);
+                    current.push(c);
+                }
+                ',' | ' ' | '\t' | '\n' if depth == 0 => {
+                    if !current.trim().is_empty() {
+                        rules.push(current.trim().to_owned());
+                    }
+                    current.clear();
+                }
+                _ => current.push(c),
+            }
+        }
+        if !current.trim().is_empty() {
+            rules.push(current.trim().to_owned());
+        }
+    }
+    rules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_split_on_commas_and_spaces_outside_parentheses() {
+        let rules = split_rules(&[
+            "Read,Bash(npm test:*) Edit".to_owned(),
+            "Bash(git log, git diff)".to_owned(),
+        ]);
+        assert_eq!(
+            rules,
+            vec![
+                "Read",
+                "Bash(npm test:*)",
+                "Edit",
+                "Bash(git log, git diff)"
+            ]
+        );
+    }
+
+    #[test]
+    fn p_takes_the_prompt_as_its_argument() {
+        let args =
+            Args::try_parse_from(["tine", "-p", "hello", "--output-format", "json"]).unwrap();
+        assert!(args.print);
+        assert_eq!(args.prompt.as_deref(), Some("hello"));
+        assert_eq!(args.output_format, OutputFormat::Json);
+    }
+
+    #[test]
+    fn allowed_tools_take_several_values() {
+        let args =
+            Args::try_parse_from(["tine", "-p", "x", "--allowedTools", "Read", "Edit"]).unwrap();
+        // `x` stays the prompt; both rules are kept.
+        assert_eq!(args.prompt.as_deref(), Some("x"));
+        assert_eq!(args.allowed_tools, vec!["Read", "Edit"]);
+    }
+}

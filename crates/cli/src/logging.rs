@@ -1,0 +1,44 @@
+//! Logs go to a file under `$TINE_HOME/logs/`, only with `--verbose` or `TINE_LOG` set; never to
+//! stdout, never secrets (the client marks credentials sensitive and nothing here logs them).
+
+use std::fs::OpenOptions;
+use std::path::Path;
+use std::sync::Mutex;
+
+use tracing_subscriber::EnvFilter;
+
+/// Installs the file subscriber when asked for. Returns the log file's path, if any. Failing to
+/// open the file is reported once and otherwise ignored: logs are never worth failing a run.
+pub fn init(home: &Path, verbose: bool) -> Option<std::path::PathBuf> {
+    let filter = match std::env::var("TINE_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => spec,
+        _ if verbose => "debug".to_owned(),
+        _ => return None,
+    };
+    let dir = home.join("logs");
+    if let Err(error) = std::fs::create_dir_all(&dir) {
+        eprintln!(
+            "tine: warning: cannot create the log directory {}: {error}",
+            dir.display()
+        );
+        return None;
+    }
+    let path = dir.join("tine.log");
+    let file = match OpenOptions::new().create(true).append(true).open(&path) {
+        Ok(file) => file,
+        Err(error) => {
+            eprintln!(
+                "tine: warning: cannot open the log file {}: {error}",
+                path.display()
+            );
+            return None;
+        }
+    };
+    let filter = EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new("debug"));
+    let installed = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(Mutex::new(file))
+        .try_init();
+    installed.is_ok().then_some(path)
+}

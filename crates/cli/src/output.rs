@@ -1,0 +1,245 @@
+//! What `-p` prints, in Claude Code's shapes: `text` streams the reply; `json` prints one
+//! `result` object; `stream-json` prints one JSON object per line (system init, assistant,
+//! user/tool results, result). Diagnostics (`--verbose`) go to stderr, never stdout.
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+use tine_api_client::{Message, Usage};
+use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
+
+use crate::args::OutputFormat;
+
+/// What the `system`/`init` line and the result objects need to know about the session.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub session_id: String,
+    pub cwd: String,
+    pub model: String,
+    pub tools: Vec<String>,
+    pub permission_mode: String,
+}
+
+/// Prints events as they happen.
+pub struct Printer {
+    format: OutputFormat,
+    verbose: bool,
+    info: SessionInfo,
+    /// Text mode: whether anything was printed, and whether it ended with a newline.
+    printed_text: bool,
+    at_line_start: bool,
+}
+
+impl Printer {
+    pub fn new(format: OutputFormat, verbose: bool, info: SessionInfo) -> Self {
+        Self {
+            format,
+            verbose,
+            info,
+            printed_text: false,
+            at_line_start: true,
+        }
+    }
+
+    /// Stream-json's first line.
+    pub fn init(&mut self) {
+        if self.format == OutputFormat::StreamJson {
+            self.line(&json!({
+                "type": "system",
+                "subtype": "init",
+                "session_id": self.info.session_id,
+                "cwd": self.info.cwd,
+                "model": self.info.model,
+                "tools": self.info.tools,
+                "permissionMode": self.info.permission_mode,
+            }));
+        }
+    }
+
+    /// One event of the running turn.
+    pub fn event(&mut self, event: &QueryEvent) {
+        if self.verbose {
+            verbose_line(event);
+        }
+        match event {
+            QueryEvent::TextDelta { text } if self.format == OutputFormat::Text => {
+                self.text(text);
+            }
+            // Separate the texts of successive replies of one turn.
+            QueryEvent::RequestStart { turn, .. }
+                if self.format == OutputFormat::Text
+                    && *turn > 1
+                    && self.printed_text
+                    && !self.at_line_start =>
+            {
+                self.text("\n");
+            }
+            QueryEvent::AssistantMessage {
+                message,
+                stop_reason,
+                usage,
+                model,
+            } if self.format == OutputFormat::StreamJson => {
+                let value = json!({
+                    "type": "assistant",
+                    "message": {
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": content_value(message),
+                        "stop_reason": stop_reason,
+                        "usage": usage,
+                    },
+                    "parent_tool_use_id": Value::Null,
+                    "session_id": self.info.session_id,
+                });
+                self.line(&value);
+            }
+            QueryEvent::UserMessage { message } if self.format == OutputFormat::StreamJson => {
+                let value = json!({
+                    "type": "user",
+                    "message": {"role": "user", "content": content_value(message)},
+                    "parent_tool_use_id": Value::Null,
+                    "session_id": self.info.session_id,
+                });
+                self.line(&value);
+            }
+            _ => {}
+        }
+    }
+
+    /// The end of a turn: the final newline (text), the result object (json, stream-json), or
+    /// the error on stderr (text).
+    pub fn result(&mut self, result: &ResultSummary<'_>) {
+        match self.format {
+            OutputFormat::Text => {
+                if self.printed_text && !self.at_line_start {
+                    self.text("\n");
+                }
+                if !result.turn.terminal.is_success() {
+                    eprintln!("tine: {}", result.turn.terminal.describe());
+                }
+            }
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                let value = result_value(&self.info, result);
+                self.line(&value);
+            }
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        // A closed stdout (`| head`) is not an error worth reporting mid-stream.
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        self.printed_text = true;
+        self.at_line_start = text.ends_with('\n');
+    }
+
+    fn line(&mut self, value: &Value) {
+        let mut out = std::io::stdout().lock();
+        let _ = serde_json::to_writer(&mut out, value);
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    }
+}
+
+/// Everything the `result` object reports.
+pub struct ResultSummary<'a> {
+    pub turn: &'a TurnResult,
+    pub total_cost_usd: f64,
+    pub denials: &'a [PermissionDenial],
+}
+
+/// Claude Code's `result` object.
+pub fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
+    let turn = summary.turn;
+    let is_error = !turn.terminal.is_success();
+    let mut value = json!({
+        "type": "result",
+        "subtype": turn.terminal.subtype(),
+        "is_error": is_error,
+        "duration_ms": turn.duration.as_millis() as u64,
+        "duration_api_ms": turn.api_duration.as_millis() as u64,
+        "num_turns": turn.num_turns,
+        "result": turn.result,
+        "session_id": info.session_id,
+        "total_cost_usd": summary.total_cost_usd,
+        "usage": usage_value(&turn.usage),
+        "permission_denials": summary.denials.iter().map(|d| json!({
+            "tool_name": d.tool_name,
+            "tool_use_id": d.tool_use_id,
+            "tool_input": d.tool_input,
+        })).collect::<Vec<_>>(),
+    });
+    if is_error && let Some(object) = value.as_object_mut() {
+        object.insert("error".to_owned(), json!(turn.terminal.describe()));
+        if let Ok(terminal) = serde_json::to_value(&turn.terminal) {
+            object.insert("terminal".to_owned(), terminal);
+        }
+    }
+    value
+}
+
+fn usage_value(usage: &Usage) -> Value {
+    let writes = usage.cache_writes();
+    json!({
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": writes.ephemeral_5m_input_tokens,
+            "ephemeral_1h_input_tokens": writes.ephemeral_1h_input_tokens,
+        },
+    })
+}
+
+fn content_value(message: &Message) -> Value {
+    serde_json::to_value(&message.content).unwrap_or(Value::Null)
+}
+
+/// `--verbose`: the loop's chain, retries and requests on stderr.
+fn verbose_line(event: &QueryEvent) {
+    match event {
+        QueryEvent::RequestStart { turn, max_tokens } => {
+            eprintln!("[tine] request {turn} (max_tokens {max_tokens})");
+        }
+        QueryEvent::Retry(notice) => eprintln!("[tine] {notice}"),
+        QueryEvent::Usage { usage, model } => eprintln!(
+            "[tine] usage ({model}): input {} + cache write {} + cache read {}, output {}",
+            usage.input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens,
+            usage.output_tokens
+        ),
+        QueryEvent::ToolUseStart { name, id } => eprintln!("[tine] tool call {name} ({id})"),
+        QueryEvent::ToolDenied { tool, reason, .. } => {
+            eprintln!("[tine] denied {tool}: {reason}");
+        }
+        QueryEvent::ToolResult { tool, output, .. } => eprintln!(
+            "[tine] {tool} -> {}{}",
+            if output.is_error { "error: " } else { "" },
+            output.summary
+        ),
+        QueryEvent::Transition(transition) => {
+            eprintln!("[tine] transition: {}", transition.label());
+        }
+        QueryEvent::HistoryReplaced { messages } => {
+            eprintln!("[tine] history replaced ({} messages)", messages.len());
+        }
+        QueryEvent::Terminal(terminal) => eprintln!("[tine] end: {}", terminal_label(terminal)),
+        QueryEvent::TextDelta { .. }
+        | QueryEvent::ThinkingDelta { .. }
+        | QueryEvent::AssistantMessage { .. }
+        | QueryEvent::ToolProgress { .. }
+        | QueryEvent::UserMessage { .. } => {}
+    }
+}
+
+fn terminal_label(terminal: &Terminal) -> String {
+    format!("{} ({})", terminal.subtype(), terminal.describe())
+}

@@ -1,0 +1,192 @@
+//! The headless run: build the session, read the prompt(s), run each turn while printing its
+//! events, and turn the ending into an exit code. Ctrl-C cancels the turn (running tools are
+//! killed, the transcript stays whole) and exits with 130; a second Ctrl-C exits at once.
+
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use tine_query_loop::Terminal;
+use tokio::io::AsyncBufReadExt;
+
+use crate::args::{Args, InputFormat};
+use crate::output::{Printer, ResultSummary, SessionInfo};
+use crate::profile::StartupProfile;
+use crate::setup::{self, Session};
+
+/// Exit code after Ctrl-C (128 + SIGINT), as shells report it.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
+    if !args.print && args.prompt.is_none() && std::io::stdin().is_terminal() {
+        bail!(
+            "the interactive terminal UI is not built yet: run `tine -p \"your prompt\"` \
+             (or pipe the prompt on standard input)"
+        );
+    }
+    let Session {
+        mut engine,
+        model,
+        cwd,
+        tool_names,
+        permission_mode,
+    } = setup::build(&args, &mut profile).await?;
+
+    let info = SessionInfo {
+        session_id: engine.session_id().to_string(),
+        cwd: cwd.display().to_string(),
+        model,
+        tools: tool_names,
+        permission_mode: permission_mode.to_string(),
+    };
+    let mut printer = Printer::new(args.output_format, args.verbose, info);
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let cancel = engine.cancellation();
+    {
+        let interrupted = Arc::clone(&interrupted);
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return;
+            }
+            interrupted.store(true, Ordering::SeqCst);
+            cancel.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(i32::from(EXIT_INTERRUPTED));
+            }
+        });
+    }
+
+    let mut last_success = true;
+    match args.input_format {
+        InputFormat::Text => {
+            let prompt = text_prompt(&args)?;
+            printer.init();
+            profile.mark("ready");
+            let turn = engine.submit(&prompt, |event| printer.event(event)).await;
+            printer.result(&ResultSummary {
+                turn: &turn,
+                total_cost_usd: engine.total_cost_usd(),
+                denials: engine.permission_denials(),
+            });
+            last_success = turn.terminal.is_success();
+            if turn.terminal == Terminal::Aborted {
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+        }
+        InputFormat::StreamJson => {
+            printer.init();
+            profile.mark("ready");
+            let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+            let mut line_number = 0usize;
+            while let Some(line) = lines
+                .next_line()
+                .await
+                .context("cannot read standard input")?
+            {
+                line_number += 1;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let prompt = match stream_json_prompt(&line) {
+                    Ok(Some(prompt)) => prompt,
+                    Ok(None) => continue,
+                    Err(error) => {
+                        eprintln!("tine: warning: standard input line {line_number}: {error}");
+                        continue;
+                    }
+                };
+                let turn = engine.submit(&prompt, |event| printer.event(event)).await;
+                printer.result(&ResultSummary {
+                    turn: &turn,
+                    total_cost_usd: engine.total_cost_usd(),
+                    denials: engine.permission_denials(),
+                });
+                last_success = turn.terminal.is_success();
+                if turn.terminal == Terminal::Aborted || interrupted.load(Ordering::SeqCst) {
+                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                }
+            }
+        }
+    }
+    if interrupted.load(Ordering::SeqCst) {
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(if last_success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The prompt: the argument, else all of standard input.
+fn text_prompt(args: &Args) -> Result<String> {
+    let prompt = match &args.prompt {
+        Some(prompt) => prompt.clone(),
+        None => {
+            if std::io::stdin().is_terminal() {
+                bail!("no prompt: pass one as `tine -p \"...\"` or on standard input");
+            }
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the prompt from standard input")?;
+            text
+        }
+    };
+    if prompt.trim().is_empty() {
+        bail!("the prompt is empty: pass one as `tine -p \"...\"` or on standard input");
+    }
+    Ok(prompt)
+}
+
+/// One line of `--input-format stream-json`: `{"type":"user","message":{"role":"user",
+/// "content": "..." | [{"type":"text","text":"..."}, ...]}}`. Other message types are skipped.
+pub fn stream_json_prompt(line: &str) -> Result<Option<String>> {
+    let value: Value = serde_json::from_str(line).context("not a JSON object")?;
+    match value.get("type").and_then(Value::as_str) {
+        Some("user") => {}
+        Some(_) => return Ok(None),
+        None => bail!("a message needs a \"type\" (\"user\")"),
+    }
+    let content = value
+        .get("message")
+        .and_then(|m| m.get("content"))
+        .context("a user message needs message.content")?;
+    let text = match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => bail!("message.content must be a string or an array of content blocks"),
+    };
+    if text.trim().is_empty() {
+        bail!("the user message has no text");
+    }
+    Ok(Some(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_json_lines_give_the_user_text() {
+        let line = r#"{"type":"user","message":{"role":"user","content":"hi there"}}"#;
+        assert_eq!(
+            stream_json_prompt(line).unwrap().as_deref(),
+            Some("hi there")
+        );
+        let blocks = r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]}}"#;
+        assert_eq!(stream_json_prompt(blocks).unwrap().as_deref(), Some("a\nb"));
+        let other = r#"{"type":"control_request"}"#;
+        assert_eq!(stream_json_prompt(other).unwrap(), None);
+        assert!(stream_json_prompt("not json").is_err());
+    }
+}

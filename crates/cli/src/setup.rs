@@ -1,0 +1,275 @@
+//! Start-up: from the command line and the environment to a ready [`QueryEngine`]. The order is
+//! chosen for speed and for clear failures: credentials first (a missing key is one line and
+//! nothing else), then settings, permissions, tools, context; no network before the first model
+//! request, and nothing under `TINE_HOME` is scanned beyond the files named here.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolDefinition};
+use tine_query_loop::{
+    BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
+    HooksSettings, QueryEngine, SessionContext, SessionId, StopHookCommand, StopHooks,
+    latest_session, tine_home_from_env, transcript_path,
+};
+use tine_tools::permissions::{
+    PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
+};
+use tine_tools::settings::{self, FlagSettings, LoadedSettings, SettingsPaths};
+use tine_tools::{Tool, ToolPool};
+
+use crate::args::{Args, split_rules};
+use crate::permission::HeadlessPermissions;
+use crate::profile::StartupProfile;
+
+/// The model when neither `--model` nor `ANTHROPIC_MODEL` nor settings name one.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+
+/// A ready session and what the output needs to know about it.
+pub struct Session {
+    pub engine: QueryEngine,
+    pub model: String,
+    pub cwd: PathBuf,
+    pub tool_names: Vec<String>,
+    pub permission_mode: PermissionMode,
+}
+
+/// Builds the session. Warnings (malformed settings files, bad rules in them) go to stderr and
+/// the run goes on; errors in the command line itself stop it.
+pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session> {
+    // Credentials first: without them nothing else matters, and the message is one line.
+    let client_config = ClientConfig::from_env().map_err(|e| anyhow!(e))?;
+    let client = HttpClient::new(client_config).map_err(|e| anyhow!(e))?;
+    let client: Arc<dyn ModelClient> = Arc::new(client);
+    profile.mark("client");
+
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let cwd = std::fs::canonicalize(&cwd)
+        .with_context(|| format!("cannot use {} as the working directory", cwd.display()))?;
+    let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
+    if let Some(path) = crate::logging::init(&home, args.verbose) {
+        tracing::info!(log = %path.display(), "tine starting");
+    }
+
+    let mut paths = SettingsPaths::new(&cwd, &home);
+    if let Some(flag) = &args.settings {
+        paths = paths.with_flag(FlagSettings::from_arg(flag));
+    }
+    if let Some(managed) = std::env::var_os("TINE_MANAGED_SETTINGS") {
+        paths = paths.with_managed(managed);
+    }
+    let loaded = settings::load(&paths);
+    for error in &loaded.errors {
+        eprintln!("tine: warning: {error} (this settings file is ignored)");
+    }
+    profile.mark("settings");
+
+    let mode = args
+        .permission_mode
+        .as_deref()
+        .map(parse_mode)
+        .transpose()?;
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let (mut permissions, rule_errors) =
+        PermissionContext::from_settings(&loaded, cwd.clone(), user_home, mode);
+    for error in &rule_errors {
+        eprintln!("tine: warning: {error} (the rule is ignored)");
+    }
+    add_cli_rules(&mut permissions, &args.allowed_tools, RuleBehavior::Allow)?;
+    add_cli_rules(&mut permissions, &args.disallowed_tools, RuleBehavior::Deny)?;
+    let permission_mode = permissions.mode;
+
+    let pool = ToolPool::builtin(|name| permissions.is_tool_denied(name));
+    let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
+    let tool_definitions: Arc<[ToolDefinition]> = pool
+        .definitions()
+        .into_iter()
+        .map(|d| ToolDefinition {
+            name: d.name,
+            description: d.description,
+            input_schema: d.input_schema,
+            cache_control: None,
+        })
+        .collect();
+    let tool_names = pool.names().into_iter().map(str::to_owned).collect();
+    profile.mark("tools");
+
+    let model = model(args, &loaded);
+    let context = gather_context(&home, &cwd, &model, args.bare).await;
+    // Rendered once: every request of the session sends these bytes.
+    let rendered = context.render(BASE_SYSTEM_PROMPT, args.append_system_prompt.as_deref());
+    profile.mark("context");
+
+    // The session id comes first: the Stop hooks are told it and the transcript path.
+    let (session_id, resuming) = session_id(args, &home, &cwd).await?;
+    let stop_commands = stop_commands(&loaded);
+    let stop_hooks: Option<Arc<dyn StopHooks>> = if stop_commands.is_empty() {
+        None
+    } else {
+        Some(Arc::new(CommandStopHooks {
+            commands: stop_commands,
+            session_id: session_id.clone(),
+            transcript_path: transcript_path(&home, &cwd, &session_id),
+            cwd: cwd.clone(),
+        }))
+    };
+
+    let config = EngineConfig {
+        client,
+        model: model.clone(),
+        cwd: cwd.clone(),
+        home: home.clone(),
+        system_prompt: rendered.system_prompt,
+        user_context: rendered.user_context,
+        tools,
+        tool_definitions,
+        thinking: None,
+        max_turns: args.max_turns,
+        can_use_tool: Arc::new(HeadlessPermissions::new(permissions)),
+        // Headless: nobody to ask; the checker already turns asks into denials.
+        prompter: None,
+        tool_context: None,
+        stop_hooks,
+        compactor: None,
+        post_sampling: None,
+        on_request: None,
+        monitor: None,
+        persist: true,
+    };
+    let engine = if resuming {
+        QueryEngine::resume(config, session_id).await?
+    } else {
+        QueryEngine::with_session_id(config, session_id).await?
+    };
+    for warning in engine.resume_warnings() {
+        eprintln!(
+            "tine: warning: {}: {warning}",
+            engine.transcript_path().display()
+        );
+    }
+    profile.mark("session");
+    Ok(Session {
+        engine,
+        model,
+        cwd,
+        tool_names,
+        permission_mode,
+    })
+}
+
+/// The id of the session to run, and whether it is resumed (`--resume`, `--continue`).
+async fn session_id(args: &Args, home: &Path, cwd: &Path) -> Result<(SessionId, bool)> {
+    if let Some(id) = &args.resume {
+        return Ok((SessionId::parse(id).map_err(|e| anyhow!(e))?, true));
+    }
+    if args.continue_session {
+        let Some(id) = latest_session(home, cwd).await? else {
+            bail!(
+                "no session to continue in {}: start one with `tine -p PROMPT`",
+                cwd.display()
+            );
+        };
+        return Ok((id, true));
+    }
+    Ok((SessionId::new_random(), false))
+}
+
+fn parse_mode(text: &str) -> Result<PermissionMode> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| {
+        anyhow!(
+            "unknown --permission-mode `{text}`: use default, acceptEdits, plan, \
+             bypassPermissions or dontAsk"
+        )
+    })
+}
+
+fn add_cli_rules(
+    permissions: &mut PermissionContext,
+    values: &[String],
+    behavior: RuleBehavior,
+) -> Result<()> {
+    let flag = match behavior {
+        RuleBehavior::Allow => "--allowedTools",
+        RuleBehavior::Deny => "--disallowedTools",
+        RuleBehavior::Ask => "--askTools",
+    };
+    for text in split_rules(values) {
+        let rule = PermissionRule::from_str(&text)
+            .map_err(|error| anyhow!("invalid rule `{text}` in {flag}: {error}"))?;
+        permissions.add_session_rule(rule, behavior, RuleSource::CliArg);
+    }
+    Ok(())
+}
+
+/// `--model`, else `ANTHROPIC_MODEL`, else the settings' `model`, else the default.
+fn model(args: &Args, loaded: &LoadedSettings) -> String {
+    args.model
+        .clone()
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| {
+            std::env::var("ANTHROPIC_MODEL")
+                .ok()
+                .filter(|m| !m.trim().is_empty())
+        })
+        .or_else(|| {
+            loaded
+                .get("model")
+                .and_then(|(v, _)| v.as_str())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned())
+}
+
+/// The session's surroundings. `--bare`: only the environment facts (no instruction files, no
+/// git). Otherwise git runs only inside a repository, so a plain directory costs no process.
+async fn gather_context(home: &Path, cwd: &Path, model: &str, bare: bool) -> SessionContext {
+    if bare {
+        let os_version = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|r| format!("Linux {}", r.trim()));
+        let date = tine_query_loop::timestamp::utc_date(std::time::SystemTime::now());
+        return SessionContext {
+            environment: EnvironmentFacts {
+                cwd: cwd.to_path_buf(),
+                is_git_repo: false,
+                platform: std::env::consts::OS.to_owned(),
+                os_version,
+                date,
+                model: model.to_owned(),
+            },
+            git: None,
+            instructions: Vec::new(),
+        };
+    }
+    let mut options = GatherOptions::new(home.to_path_buf(), cwd.to_path_buf(), model);
+    options.git = tine_query_loop::context::find_repo_root(cwd).is_some();
+    SessionContext::gather(&options).await
+}
+
+/// The Stop hooks of every settings source, lowest precedence first; a malformed `hooks` object
+/// is a warning.
+fn stop_commands(loaded: &LoadedSettings) -> Vec<StopHookCommand> {
+    let mut hooks = HooksSettings::default();
+    for layer in &loaded.layers {
+        let Some(value) = layer.raw.get("hooks") else {
+            continue;
+        };
+        match HooksSettings::from_value(value) {
+            Ok(layer_hooks) => hooks.merge(layer_hooks),
+            Err(error) => {
+                let origin = layer
+                    .path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "--settings".to_owned());
+                eprintln!("tine: warning: {origin}: `hooks` is malformed: {error} (ignored)");
+            }
+        }
+    }
+    hooks.stop_commands()
+}
