@@ -7,8 +7,9 @@
 //! - [`fork`]: [`run_forked_agent`], the query loop on the parent's prefix plus the fork's prompt.
 //! - [`pipeline`]: the [`StopHookPipeline`], which saves the params, starts [`BackgroundJob`]s
 //!   and runs the user's stop hooks.
-//! - [`side_query`]: [`side_query()`], one call with no loop and no tools, optionally answering
-//!   JSON validated against a schema; usage per query source in a [`UsageLedger`].
+//! - [`side_query`](mod@side_query): [`side_query()`], one call with no loop and no tools,
+//!   optionally answering JSON validated against a schema; usage per query source in a
+//!   [`UsageLedger`].
 //! - [`cache_break`]: the [`CacheBreakDetector`], a `RequestMonitor` that names the part of
 //!   the cache key ([`RequestFingerprint`], hashes only) that changed when a cache read fell short.
 
