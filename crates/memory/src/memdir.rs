@@ -1,0 +1,338 @@
+//! The memory directory: where it is, whether auto memory is on, the `MEMORY.md` index loaded
+//! into the context once per session, and atomic writes into it.
+//!
+//! Where: `TINE_MEMORY_DIR`, else the `autoMemoryDirectory` setting (user, local, flag or
+//! managed settings; never project settings, which a cloned repository controls), else
+//! `$TINE_HOME/projects/<sanitized git root, else cwd>/memory/`.
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use tine_query_loop::context::find_repo_root;
+use tine_query_loop::sanitize_path;
+use tine_tools::LoadedSettings;
+
+use crate::error::MemoryError;
+
+/// The index file in the memory directory.
+pub const INDEX_FILE: &str = "MEMORY.md";
+/// Lines of `MEMORY.md` loaded into the context.
+pub const MAX_INDEX_LINES: usize = 200;
+/// Bytes of `MEMORY.md` loaded into the context.
+pub const MAX_INDEX_BYTES: usize = 25_000;
+/// Longest index line (`- [Title](file.md) — hook`), in characters.
+pub const MAX_INDEX_LINE_CHARS: usize = 150;
+
+/// The environment variables memory reads, taken once so tests never touch the real process
+/// environment.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryEnv {
+    /// `TINE_MEMORY_DIR`: the memory directory, overriding everything else.
+    pub memory_dir: Option<OsString>,
+    /// `TINE_DISABLE_AUTO_MEMORY`: any value but empty, `0`, `false`, `no` or `off` turns auto
+    /// memory off.
+    pub disable_auto_memory: Option<OsString>,
+    /// `HOME`, for `~/` in `autoMemoryDirectory`.
+    pub home: Option<OsString>,
+}
+
+impl MemoryEnv {
+    /// From a lookup of one variable (a map in tests).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Self {
+        Self {
+            memory_dir: lookup("TINE_MEMORY_DIR"),
+            disable_auto_memory: lookup("TINE_DISABLE_AUTO_MEMORY"),
+            home: lookup("HOME"),
+        }
+    }
+
+    /// From the process environment (for `main`).
+    pub fn from_process() -> Self {
+        Self::from_lookup(|key| std::env::var_os(key))
+    }
+
+    fn disabled(&self) -> bool {
+        self.disable_auto_memory.as_ref().is_some_and(|v| {
+            let v = v.to_string_lossy().trim().to_ascii_lowercase();
+            !matches!(v.as_str(), "" | "0" | "false" | "no" | "off")
+        })
+    }
+}
+
+/// Where the memory directory's location came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirSource {
+    /// `TINE_MEMORY_DIR`.
+    Env,
+    /// `autoMemoryDirectory` from this settings source (`userSettings`, ...).
+    Setting(String),
+    /// `$TINE_HOME/projects/<project>/memory`.
+    Default,
+}
+
+/// An enabled memory directory. It may not exist yet; [`MemoryDir::ensure`] creates it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryDir {
+    path: PathBuf,
+    source: DirSource,
+}
+
+/// Whether auto memory is on and, when it is, where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryResolution {
+    Enabled(MemoryDir),
+    /// Off, and why (for `tine memory path` and logs).
+    Disabled(String),
+}
+
+impl MemoryResolution {
+    /// The directory when auto memory is on.
+    pub fn dir(&self) -> Option<&MemoryDir> {
+        match self {
+            Self::Enabled(dir) => Some(dir),
+            Self::Disabled(_) => None,
+        }
+    }
+}
+
+/// Decides whether auto memory is on and where its directory is.
+///
+/// `tine_home` is `TINE_HOME` (default `~/.tine`); `cwd` the session's (canonical) working
+/// directory. The project is the git root above `cwd`, or `cwd` itself outside a repository.
+pub fn resolve_memory_dir(
+    env: &MemoryEnv,
+    settings: &LoadedSettings,
+    tine_home: &Path,
+    cwd: &Path,
+) -> MemoryResolution {
+    if env.disabled() {
+        return MemoryResolution::Disabled("TINE_DISABLE_AUTO_MEMORY is set".to_owned());
+    }
+    if settings.auto_memory_enabled() == Some(false) {
+        return MemoryResolution::Disabled("autoMemoryEnabled is false in settings".to_owned());
+    }
+    if let Some(dir) = env.memory_dir.as_ref().filter(|d| !d.is_empty()) {
+        let path = PathBuf::from(dir);
+        let path = if path.is_absolute() {
+            path
+        } else {
+            cwd.join(path)
+        };
+        return MemoryResolution::Enabled(MemoryDir::new(path, DirSource::Env));
+    }
+    if let Some((dir, source)) = settings.auto_memory_directory() {
+        match expand_setting_path(&dir, env.home.as_deref()) {
+            Some(path) => {
+                return MemoryResolution::Enabled(MemoryDir::new(
+                    path,
+                    DirSource::Setting(source.as_str().to_owned()),
+                ));
+            }
+            None => tracing::warn!(
+                dir = %dir.display(),
+                %source,
+                "autoMemoryDirectory must be absolute or start with ~/; using the default"
+            ),
+        }
+    }
+    MemoryResolution::Enabled(MemoryDir::new(
+        default_memory_dir(tine_home, cwd),
+        DirSource::Default,
+    ))
+}
+
+/// `$TINE_HOME/projects/<sanitized git root, else cwd>/memory`.
+pub fn default_memory_dir(tine_home: &Path, cwd: &Path) -> PathBuf {
+    let project = find_repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
+    tine_home
+        .join("projects")
+        .join(sanitize_path(&project))
+        .join("memory")
+}
+
+fn expand_setting_path(dir: &Path, home: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    if dir.is_absolute() {
+        return Some(dir.to_path_buf());
+    }
+    let rest = dir.strip_prefix("~").ok()?;
+    home.filter(|h| !h.is_empty())
+        .map(|home| PathBuf::from(home).join(rest))
+}
+
+impl MemoryDir {
+    pub fn new(path: PathBuf, source: DirSource) -> Self {
+        Self { path, source }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn source(&self) -> &DirSource {
+        &self.source
+    }
+
+    /// `MEMORY.md`'s path.
+    pub fn index_path(&self) -> PathBuf {
+        self.path.join(INDEX_FILE)
+    }
+
+    /// Creates the directory if needed.
+    pub fn ensure(&self) -> Result<(), MemoryError> {
+        std::fs::create_dir_all(&self.path)
+            .map_err(|e| MemoryError::io("cannot create the memory directory", &self.path, e))
+    }
+
+    /// The index as it goes into the context at session start: the first
+    /// [`MAX_INDEX_LINES`] lines and at most [`MAX_INDEX_BYTES`] bytes, with a visible note
+    /// when cut. Call it once per session and keep the string, so the prompt bytes stay stable
+    /// (and forks keep hitting the cache) even when extraction rewrites `MEMORY.md` mid-session.
+    pub fn load_index_for_context(&self) -> IndexForContext {
+        let index_path = self.index_path();
+        let text = match std::fs::read(&index_path) {
+            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                tracing::warn!(path = %index_path.display(), error = %e, "cannot read MEMORY.md");
+                None
+            }
+        };
+        let (index, truncated) = match text.as_deref().map(str::trim_end) {
+            Some(t) if !t.is_empty() => {
+                let (kept, truncated) = truncate_index(t);
+                (Some(kept), truncated)
+            }
+            _ => (None, None),
+        };
+        IndexForContext {
+            dir: self.path.clone(),
+            index,
+            truncated,
+        }
+    }
+
+    /// Writes `content` to `name` inside the directory atomically (temp file + rename).
+    pub fn write_file(&self, name: &str, content: &str) -> Result<PathBuf, MemoryError> {
+        crate::topic::check_file_name(name)?;
+        self.ensure()?;
+        let path = self.path.join(name);
+        write_atomic(&path, content.as_bytes())?;
+        Ok(path)
+    }
+}
+
+/// How the index was cut for the context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexTruncation {
+    pub total_lines: usize,
+    pub total_bytes: usize,
+    pub kept_lines: usize,
+}
+
+/// `MEMORY.md` as loaded for one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexForContext {
+    pub dir: PathBuf,
+    /// The kept part of the index; `None` when there is no index (or it is empty).
+    pub index: Option<String>,
+    pub truncated: Option<IndexTruncation>,
+}
+
+impl IndexForContext {
+    /// The text appended once to the session's context: where memory lives, how to save one,
+    /// and the index.
+    pub fn render(&self) -> String {
+        let dir = self.dir.display();
+        let mut out = String::new();
+        out.push_str("# Auto memory\n\n");
+        out.push_str(&format!(
+            "You have a persistent, file-based memory at `{dir}`. It holds what past sessions \
+             learned about the user and this project. Each memory is a Markdown file with \
+             frontmatter (`name`, `description`, `type`: user, feedback, project or reference) \
+             and one line in `{dir}/{INDEX_FILE}` of the form `- [Title](file.md) — hook`. When \
+             the user asks you to remember something, save it there yourself; otherwise memories \
+             are extracted in the background after each turn. Treat memories as possibly out of \
+             date: check them against the code before relying on them.\n\n"
+        ));
+        match &self.index {
+            None => out.push_str(&format!(
+                "{INDEX_FILE} is empty: no memories have been saved yet.\n"
+            )),
+            Some(index) => {
+                out.push_str(&format!("Contents of {dir}/{INDEX_FILE}:\n\n"));
+                out.push_str(index);
+                out.push('\n');
+                if let Some(t) = &self.truncated {
+                    out.push_str(&format!(
+                        "\n> NOTE: {INDEX_FILE} was cut for the context: {} of {} lines shown \
+                         (limit {MAX_INDEX_LINES} lines / {MAX_INDEX_BYTES} bytes; the file has \
+                         {} bytes). Read the file for the rest, and keep the index short: one \
+                         line of under {MAX_INDEX_LINE_CHARS} characters per memory.\n",
+                        t.kept_lines, t.total_lines, t.total_bytes
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The first [`MAX_INDEX_LINES`] lines, then only whole lines within [`MAX_INDEX_BYTES`].
+fn truncate_index(text: &str) -> (String, Option<IndexTruncation>) {
+    let total_lines = text.lines().count();
+    let mut kept = String::new();
+    let mut kept_lines = 0;
+    for line in text.lines().take(MAX_INDEX_LINES) {
+        let extra = line.len() + usize::from(kept_lines > 0);
+        if kept.len() + extra > MAX_INDEX_BYTES {
+            if kept_lines == 0 {
+                // One enormous first line: keep its beginning, cut at a char boundary.
+                let mut end = MAX_INDEX_BYTES.min(line.len());
+                while !line.is_char_boundary(end) {
+                    end -= 1;
+                }
+                kept.push_str(&line[..end]);
+                kept_lines = 1;
+            }
+            break;
+        }
+        if kept_lines > 0 {
+            kept.push('\n');
+        }
+        kept.push_str(line);
+        kept_lines += 1;
+    }
+    let cut = kept_lines < total_lines || kept.len() < text.len();
+    let truncation = cut.then_some(IndexTruncation {
+        total_lines,
+        total_bytes: text.len(),
+        kept_lines,
+    });
+    (kept, truncation)
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
+/// reader never sees half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent)
+        .map_err(|e| MemoryError::io("cannot create the directory", parent, e))?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".tine-memory-")
+        .tempfile_in(parent)
+        .map_err(|e| MemoryError::io("cannot create a temporary file in", parent, e))?;
+    temp.write_all(bytes)
+        .and_then(|()| temp.flush())
+        .map_err(|e| MemoryError::io("cannot write", temp.path().to_path_buf(), e))?;
+    temp.persist(path)
+        .map_err(|e| MemoryError::io("cannot replace", path, e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "memdir_tests.rs"]
+mod tests;
