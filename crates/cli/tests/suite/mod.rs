@@ -1,0 +1,22 @@
+//! The suites, and the few lines they all share.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod headless;
+mod hooks;
+mod recovery;
+mod resume;
+
+use tine_e2e::tine_mock_api::{MockConfig, MockServer, Scenario};
+use tine_e2e::{Project, TineRun};
+
+/// The binary under test, built fresh by cargo for these tests.
+pub const TINE: &str = env!("CARGO_BIN_EXE_tine");
+
+pub async fn mock(scenario: Scenario) -> MockServer {
+    MockServer::start(MockConfig::new(scenario)).await.unwrap()
+}
+
+/// `tine` in `project` against `server`.
+pub fn tine(project: &Project, server: &MockServer) -> TineRun {
+    TineRun::new(TINE, project, &server.base_url())
+}
