@@ -7,9 +7,30 @@ use anyhow::{Result, bail};
 
 /// (name, package, bench target, what it measures)
 pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
-    ("mock", "tine-mock-api", "throughput", "simulator requests/s with a 50k-token prompt, target >= 500"),
-    ("search", "tine-tools", "search", "Grep/Glob vs ripgrep over a large tree, target <= 1.2x"),
-    ("sse", "tine-api-client", "sse", "SSE parse + accumulate throughput, target >= 200 MB/s"),
+    (
+        "mock",
+        "tine-mock-api",
+        "throughput",
+        "simulator requests/s with a 50k-token prompt, target >= 500",
+    ),
+    (
+        "search",
+        "tine-tools",
+        "search",
+        "Grep/Glob vs ripgrep over a large tree, target <= 1.2x",
+    ),
+    (
+        "sse",
+        "tine-api-client",
+        "sse",
+        "SSE parse + accumulate throughput, target >= 200 MB/s",
+    ),
+    (
+        "fork",
+        "tine-fork-runtime",
+        "fork",
+        "30-turn session with a fork per turn: share of prefix read from cache (100%), billed input vs unshared (<= 0.2x)",
+    ),
 ];
 
 pub fn run(root: &Path, name: Option<&str>) -> Result<()> {

@@ -1,0 +1,198 @@
+//! Benchmark: a 30-turn scripted session (prefix growing to ~60k tokens) against the in-process
+//! simulator, with one cache-sharing fork per turn. Prints (a) the share of the parent's cached
+//! prefix each fork read from the cache (target 100%, every fork) and (b) the forks'
+//! billed-equivalent input (reads 0.1x, writes 1.25x, the rest 1x) against the same forks sent
+//! without cache sharing (target <= 0.2x).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+
+use tine_api_client::{
+    ClientConfig, ContentBlock, Credentials, HttpClient, Message, ModelClient, RetryPolicy,
+    SystemPrompt, TextBlock, ToolDefinition, Usage,
+};
+use tine_fork_runtime::{
+    AppStateStore, CacheSafeParams, CacheSafeSlot, ContentReplacementState, ForkParams,
+    ParentContext, SessionInfo, StopHookPipeline, run_forked_agent,
+};
+use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
+use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, SessionId};
+use tine_tools::builtin::builtin_tools;
+use tine_tools::{Tool, ToolContext};
+
+const TURNS: usize = 30;
+
+fn billed(u: &Usage) -> f64 {
+    u.cache_read_input_tokens as f64 * 0.1
+        + u.cache_creation_input_tokens as f64 * 1.25
+        + u.input_tokens as f64
+}
+
+#[tokio::main]
+async fn main() {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .marker("<bench-fork>")
+                .reply(Reply::text("Nothing new to note.")),
+        )
+        .default_reply(Reply::text("Done: noted the details of this step."));
+    let server = MockServer::start(MockConfig::new(scenario)).await.unwrap();
+    let client: Arc<dyn ModelClient> = Arc::new(
+        HttpClient::new(
+            ClientConfig::new(server.base_url(), Credentials::api_key("bench"))
+                .with_retry(RetryPolicy::none()),
+        )
+        .unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
+    tools.sort_by(|a, b| a.name().cmp(b.name()));
+    let defs: Vec<ToolDefinition> = tools
+        .iter()
+        .map(|t| ToolDefinition {
+            name: t.name().to_owned(),
+            description: t.description(),
+            input_schema: t.input_schema(),
+            cache_control: None,
+        })
+        .collect();
+    let tools: Arc<[Arc<dyn Tool>]> = Arc::from(tools);
+    let tool_context = ToolContext::new(dir.path());
+    let session_id = SessionId::new_random();
+    let parent = Arc::new(ParentContext {
+        client: Arc::clone(&client),
+        tools: Arc::clone(&tools),
+        tool_context: tool_context.clone(),
+        session: SessionInfo {
+            home: dir.path().to_path_buf(),
+            cwd: dir.path().to_path_buf(),
+            session_id: session_id.clone(),
+        },
+        app_state: Arc::new(AppStateStore::default()),
+        prompter: None,
+        content_replacements: Arc::new(Mutex::new(ContentReplacementState::default())),
+        notifications: None,
+    });
+    let pipeline = Arc::new(StopHookPipeline::new(
+        Arc::clone(&parent),
+        CacheSafeSlot::new(),
+    ));
+    let mut system = String::from("You are tine, a terminal coding agent.\n");
+    for i in 0..150 {
+        system.push_str(&format!(
+            "Rule {i}: read before editing; keep diffs small.\n"
+        ));
+    }
+    let config = EngineConfig {
+        client,
+        model: "claude-sonnet-4-5".into(),
+        cwd: dir.path().to_path_buf(),
+        home: dir.path().to_path_buf(),
+        system_prompt: Arc::from(system),
+        user_context: None,
+        tools,
+        tool_definitions: Arc::from(defs),
+        thinking: None,
+        max_turns: Some(4),
+        can_use_tool: Arc::new(AllowAll),
+        prompter: None,
+        tool_context: Some(tool_context),
+        stop_hooks: Some(pipeline.clone()),
+        compactor: None,
+        post_sampling: None,
+        on_request: None,
+        monitor: None,
+        persist: false,
+    };
+    let mut engine = QueryEngine::with_session_id(config, session_id)
+        .await
+        .unwrap();
+
+    let mut shares = Vec::new();
+    let (mut shared_billed, mut unshared_billed) = (0.0, 0.0);
+    let mut last_prompt = 0;
+    for turn in 0..TURNS {
+        // ~2k tokens of new conversation per turn
+        let mut prompt = format!("Step {turn}: here is the log of this step.\n");
+        for line in 0..160 {
+            prompt.push_str(&format!(
+                "log {turn}.{line}: compiled module ok, 0 warnings\n"
+            ));
+        }
+        let result = engine.submit(&prompt, |_| {}).await;
+        assert!(result.terminal.is_success(), "{:?}", result.terminal);
+        let parent_usage = result.usage;
+        last_prompt = parent_usage.total_input_tokens();
+        let cache_safe = pipeline.slot().get().expect("params saved");
+        let fork_prompt = vec![Message::user(vec![ContentBlock::text(
+            "<bench-fork> Anything worth remembering from the last step?",
+        )])];
+
+        let shared = run_forked_agent(
+            &parent,
+            ForkParams::new(
+                Arc::clone(&cache_safe),
+                fork_prompt.clone(),
+                Arc::new(AllowAll),
+                "bench",
+            ),
+        )
+        .await
+        .unwrap();
+        let first = shared.first_request_usage.unwrap_or_default();
+        let cached =
+            parent_usage.cache_read_input_tokens + parent_usage.cache_creation_input_tokens;
+        shares.push(first.cache_read_input_tokens as f64 / cached.max(1) as f64);
+        shared_billed += billed(&shared.usage);
+
+        // The same fork without cache sharing: a system prompt of its own (one changed line,
+        // different every turn), as a fork that rebuilds its prompt would send.
+        let mut template = cache_safe.template.clone();
+        template.system = Arc::new(SystemPrompt::Blocks(vec![
+            TextBlock::new(format!(
+                "[unshared fork {turn}]\n{}",
+                match &*cache_safe.template.system {
+                    SystemPrompt::Blocks(b) => b.iter().map(|b| b.text.clone()).collect::<String>(),
+                    SystemPrompt::Text(t) => t.clone(),
+                }
+            ))
+            .with_cache_control(tine_api_client::CacheControl::ephemeral()),
+        ]));
+        let unshared_params = Arc::new(CacheSafeParams {
+            template,
+            user_context: None,
+            messages: Arc::clone(&cache_safe.messages),
+        });
+        let unshared = run_forked_agent(
+            &parent,
+            ForkParams::new(
+                unshared_params,
+                fork_prompt,
+                Arc::new(AllowAll),
+                "bench_unshared",
+            ),
+        )
+        .await
+        .unwrap();
+        unshared_billed += billed(&unshared.usage);
+    }
+    let min = shares.iter().cloned().fold(f64::INFINITY, f64::min);
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    let below = shares.iter().filter(|s| **s < 1.0).count();
+    println!(
+        "fork bench: {TURNS} turns, one cache-sharing fork per turn, final prompt {last_prompt} tokens"
+    );
+    println!(
+        "(a) share of the parent's cached prefix read from cache by each fork: min {:.1}%, mean {:.1}%, forks below 100%: {below} (target 100%, every fork)",
+        min * 100.0,
+        mean * 100.0
+    );
+    println!(
+        "(b) forks' billed-equivalent input: {:.0} tokens shared vs {:.0} unshared = {:.3}x (target <= 0.2x)",
+        shared_billed,
+        unshared_billed,
+        shared_billed / unshared_billed.max(1.0)
+    );
+    server.stop().await;
+}
