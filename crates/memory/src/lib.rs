@@ -8,18 +8,42 @@
 //! - [`topic`]: topic files (frontmatter `name`, `description`, `type`), the tolerant scan,
 //!   index lines, saving a memory.
 //! - [`sandbox`]: [`MemorySandbox`], the memory forks' `can_use_tool`.
+//! - [`extract_prompt`], [`extract`]: the [`ExtractionJob`], a background job of the stop-hook
+//!   pipeline that forks on the parent's prompt cache after each turn and saves memories.
+//! - [`recall`]: [`Recall`], which attaches the memories relevant to a prompt to its turn.
+//! - [`commands`]: `tine memory path|list|show` as functions returning text.
 //! - [`error`]: the crate's typed errors ([`MemoryError`]).
+//!
+//! How a host wires it: resolve the directory with [`resolve_memory_dir`]; when enabled,
+//! append [`MemoryDir::load_index_for_context`]'s text to the session's context once,
+//! register an [`ExtractionJob`] on the session's `StopHookPipeline`, and ask
+//! [`Recall::attachment_for`] before each user turn.
 
+pub mod commands;
 pub mod error;
+pub mod extract;
+pub mod extract_prompt;
 pub mod memdir;
+pub mod recall;
 pub mod sandbox;
 pub mod topic;
 
+pub use commands::{list, memory_path, show};
 pub use error::MemoryError;
+pub use extract::{
+    EXTRACTION_JOB, EXTRACTION_MAX_TURNS, ExtractError, ExtractionJob, ForkRun, RunReport,
+    billed_equivalent_input, main_agent_wrote_memory,
+};
+pub use extract_prompt::{EXTRACTION_MARKER, ExtractPromptInput, build_extract_prompt};
 pub use memdir::{
     DirSource, INDEX_FILE, IndexForContext, IndexTruncation, MAX_INDEX_BYTES, MAX_INDEX_LINE_CHARS,
     MAX_INDEX_LINES, MemoryDir, MemoryEnv, MemoryResolution, default_memory_dir,
     resolve_memory_dir, write_atomic,
+};
+pub use recall::{
+    MemorySelector, RECALL_MARKER, RECALL_MAX_FILE_BYTES, RECALL_MAX_FILES, RECALL_MAX_LINES,
+    RECALL_MAX_SESSION_BYTES, RECALL_MAX_TOKENS, RECALL_QUERY_SOURCE, Recall, RecallAttachment,
+    RecallError, Selection, SideQuerySelector, selection_schema,
 };
 pub use sandbox::MemorySandbox;
 pub use topic::{

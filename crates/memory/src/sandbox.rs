@@ -81,6 +81,18 @@ impl MemorySandbox {
     /// Whether a Write/Edit of `file_path` (as the tool would resolve it against `cwd`) lands
     /// inside the memory directory. Returns the resolved path, or why not.
     pub fn check_write_path(&self, file_path: &str, cwd: &Path) -> Result<PathBuf, String> {
+        let (resolved, relative) = self.resolve_inside(file_path, cwd)?;
+        check_relative_name(&relative)?;
+        Ok(resolved)
+    }
+
+    /// Whether `file_path` (resolved against `cwd` as the tools resolve it) is a file inside
+    /// the memory directory, whatever its name. Used to notice the main agent writing memory.
+    pub fn is_inside(&self, file_path: &str, cwd: &Path) -> bool {
+        self.resolve_inside(file_path, cwd).is_ok()
+    }
+
+    fn resolve_inside(&self, file_path: &str, cwd: &Path) -> Result<(PathBuf, PathBuf), String> {
         if file_path.is_empty() {
             return Err("the file_path is empty".to_owned());
         }
@@ -102,8 +114,7 @@ impl MemorySandbox {
                 resolved.display()
             )
         })?;
-        check_relative_name(&relative)?;
-        Ok(resolved)
+        Ok((resolved, relative))
     }
 
     /// `path` relative to the memory directory when inside it (the directory itself excluded).

@@ -1,0 +1,482 @@
+//! Memory extraction (seed 001 §16.2.4 ①, seed 000 §8.1, seed 003 §十): a [`BackgroundJob`] of
+//! the stop-hook pipeline that, after each main-thread turn, forks an agent on the parent's
+//! prompt cache to save what the new messages taught into the memory directory.
+//!
+//! - A cursor (message count plus a hash of the message at it) so each run sees only new
+//!   messages. If compaction removed that message, every message counts as new (never none).
+//!   The cursor moves only after a successful run.
+//! - If the main agent itself wrote into the memory directory since the cursor, no fork: the
+//!   cursor moves and the run is a skip.
+//! - One run at a time: a trigger during a run stashes its context (the latest wins) and a
+//!   trailing run follows when the current one ends.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tine_api_client::{ContentBlock, Message, MessageContent, Role, Usage};
+use tine_fork_runtime::{
+    BackgroundJob, ForkError, ForkParams, ForkResult, JobContext, JobError, JobOutcome,
+    run_forked_agent,
+};
+use tine_query_loop::timestamp::utc_date;
+use tine_query_loop::{CanUseTool, Terminal};
+
+use crate::error::MemoryError;
+use crate::extract_prompt::{ExtractPromptInput, build_extract_prompt};
+use crate::memdir::{INDEX_FILE, MemoryDir};
+use crate::sandbox::MemorySandbox;
+use crate::topic::scan_memories;
+
+/// The job's name in pipeline events.
+pub const EXTRACTION_JOB: &str = "extract_memories";
+/// The fork's turn cap (seed 000 §8.1: typically 2–4 turns; 5 stops rabbit holes).
+pub const EXTRACTION_MAX_TURNS: u32 = 5;
+/// Memories listed in the fork's manifest.
+const MANIFEST_LIMIT: usize = 200;
+
+/// Why one extraction run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    #[error(transparent)]
+    Fork(#[from] ForkError),
+    #[error("the memory extraction fork did not finish: {0}")]
+    Unfinished(String),
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    #[error("the memory scan task failed: {0}")]
+    Join(String),
+}
+
+/// Where the last successful run stopped: `count` messages, the last of which hashed to `hash`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Cursor {
+    count: usize,
+    hash: [u8; 32],
+}
+
+#[derive(Default)]
+struct State {
+    cursor: Option<Cursor>,
+    running: bool,
+    /// The context of a trigger that came during a run (the latest wins).
+    pending: Option<JobContext>,
+}
+
+struct Inner {
+    dir: MemoryDir,
+    sandbox: Arc<MemorySandbox>,
+    max_turns: u32,
+    state: Mutex<State>,
+}
+
+/// The extraction job. Register one per main-thread session on its `StopHookPipeline`; it
+/// keeps the session's cursor.
+#[derive(Clone)]
+pub struct ExtractionJob {
+    inner: Arc<Inner>,
+}
+
+/// What one run did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunReport {
+    /// No message since the cursor.
+    NothingNew,
+    /// The main agent wrote memory itself; the cursor moved without a fork.
+    SkippedMainAgentWrote { new_messages: usize },
+    /// The fork ran.
+    Extracted(Box<ForkRun>),
+}
+
+/// A fork's run: what it wrote and what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForkRun {
+    pub new_messages: usize,
+    /// Topic files written or changed (relative to the memory directory).
+    pub files: Vec<String>,
+    pub index_updated: bool,
+    pub usage: Usage,
+    pub first_request_usage: Option<Usage>,
+    pub cost_usd: f64,
+    pub requests: u32,
+}
+
+impl ExtractionJob {
+    /// A job writing into `dir` (created if needed; its canonical path bounds the sandbox),
+    /// with forks capped at [`EXTRACTION_MAX_TURNS`].
+    pub fn new(dir: MemoryDir) -> Result<Self, MemoryError> {
+        Self::with_max_turns(dir, EXTRACTION_MAX_TURNS)
+    }
+
+    /// The same with another turn cap.
+    pub fn with_max_turns(dir: MemoryDir, max_turns: u32) -> Result<Self, MemoryError> {
+        let sandbox = Arc::new(MemorySandbox::new(dir.path())?);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                dir,
+                sandbox,
+                max_turns,
+                state: Mutex::new(State::default()),
+            }),
+        })
+    }
+
+    pub fn sandbox(&self) -> &Arc<MemorySandbox> {
+        &self.inner.sandbox
+    }
+
+    /// Whether a run is in progress.
+    pub fn is_running(&self) -> bool {
+        self.inner.lock().running
+    }
+
+    /// Runs extraction for `ctx` now, ignoring the one-at-a-time gate (tests, `tine memory`
+    /// tooling). The cursor still applies.
+    pub async fn extract_once(&self, ctx: &JobContext) -> Result<RunReport, ExtractError> {
+        self.inner.extract_once(ctx).await
+    }
+}
+
+impl BackgroundJob for ExtractionJob {
+    fn name(&self) -> &str {
+        EXTRACTION_JOB
+    }
+
+    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        let inner = Arc::clone(&self.inner);
+        {
+            let mut state = inner.lock();
+            if state.running {
+                state.pending = Some(ctx);
+                return Box::pin(async {
+                    Ok(JobOutcome {
+                        summary: String::new(),
+                        data: json!({"status": "stashed"}),
+                    })
+                });
+            }
+            state.running = true;
+        }
+        Box::pin(async move {
+            let mut guard = RunningGuard {
+                inner: Arc::clone(&inner),
+                armed: true,
+            };
+            let mut ctx = ctx;
+            let mut reports = Vec::new();
+            let mut last_error = None;
+            loop {
+                match inner.extract_once(&ctx).await {
+                    Ok(report) => reports.push(report),
+                    Err(error) => {
+                        tracing::warn!(%error, "memory extraction failed");
+                        last_error = Some(error);
+                    }
+                }
+                // Take the stash and clear `running` under one lock, so a trigger is never lost
+                // between the two.
+                let mut state = inner.lock();
+                match state.pending.take() {
+                    Some(next) => ctx = next,
+                    None => {
+                        state.running = false;
+                        guard.armed = false;
+                        break;
+                    }
+                }
+            }
+            match (reports.is_empty(), last_error) {
+                (true, Some(error)) => Err(Box::new(error) as JobError),
+                (_, error) => Ok(outcome(&reports, error.as_ref())),
+            }
+        })
+    }
+}
+
+/// Clears `running` (and the stash) when a run is dropped midway (the session was cancelled).
+struct RunningGuard {
+    inner: Arc<Inner>,
+    armed: bool,
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            let mut state = self.inner.lock();
+            state.running = false;
+            state.pending = None;
+        }
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Where the new messages start: after the cursor, or 0 when the message at the cursor is
+    /// gone or changed (compaction rewrote the history).
+    fn new_messages_start(&self, messages: &[Message]) -> usize {
+        let Some(cursor) = self.lock().cursor.clone() else {
+            return 0;
+        };
+        match cursor.count.checked_sub(1).and_then(|i| messages.get(i)) {
+            Some(message) if message_hash(message) == cursor.hash => cursor.count,
+            _ => 0,
+        }
+    }
+
+    fn move_cursor(&self, messages: &[Message]) {
+        if let Some(last) = messages.last() {
+            self.lock().cursor = Some(Cursor {
+                count: messages.len(),
+                hash: message_hash(last),
+            });
+        }
+    }
+
+    async fn extract_once(&self, ctx: &JobContext) -> Result<RunReport, ExtractError> {
+        let messages = Arc::clone(&ctx.cache_safe.messages);
+        let start = self.new_messages_start(&messages);
+        let new = &messages[start..];
+        if new.is_empty() {
+            return Ok(RunReport::NothingNew);
+        }
+        let cwd = ctx.parent.tool_context.cwd();
+        if main_agent_wrote_memory(new, &self.sandbox, &cwd) {
+            tracing::debug!("the main agent wrote memory itself; extraction skipped");
+            self.move_cursor(&messages);
+            return Ok(RunReport::SkippedMainAgentWrote {
+                new_messages: new.len(),
+            });
+        }
+
+        let dir = self.sandbox.dir().to_path_buf();
+        let (before, manifest) = blocking({
+            let dir = dir.clone();
+            move || {
+                (
+                    snapshot(&dir),
+                    scan_memories(&dir, MANIFEST_LIMIT).manifest(),
+                )
+            }
+        })
+        .await?;
+        let prompt = build_extract_prompt(&ExtractPromptInput {
+            dir: &dir,
+            new_messages: new.len(),
+            manifest: &manifest,
+            max_turns: self.max_turns,
+            today: &utc_date(SystemTime::now()),
+        });
+        let sandbox: Arc<dyn CanUseTool> = Arc::clone(&self.sandbox) as Arc<dyn CanUseTool>;
+        let mut params = ForkParams::new(
+            Arc::clone(&ctx.cache_safe),
+            vec![Message::user(vec![ContentBlock::text(prompt)])],
+            sandbox,
+            EXTRACTION_JOB,
+        );
+        params.max_turns = Some(self.max_turns);
+        params.skip_transcript = true;
+        // Never set: it would change the thinking budget and so the cache key (seed 000 §5.1).
+        params.max_output_tokens = None;
+        let result: ForkResult = run_forked_agent(&ctx.parent, params).await?;
+        match &result.terminal {
+            Terminal::Completed | Terminal::MaxTurns { .. } => {}
+            other @ (Terminal::Aborted
+            | Terminal::PromptTooLong { .. }
+            | Terminal::ModelError { .. }
+            | Terminal::BlockingLimit { .. }
+            | Terminal::StopHookPrevented { .. }) => {
+                return Err(ExtractError::Unfinished(other.describe()));
+            }
+        }
+        let after = blocking(move || snapshot(&dir)).await?;
+        let changed = diff(&before, &after);
+        let index_updated = changed.iter().any(|f| f == INDEX_FILE);
+        let files: Vec<String> = changed.into_iter().filter(|f| f != INDEX_FILE).collect();
+        self.move_cursor(&messages);
+        tracing::debug!(
+            dir = %self.dir.path().display(),
+            saved = files.len(),
+            "memory extraction finished"
+        );
+        Ok(RunReport::Extracted(Box::new(ForkRun {
+            new_messages: new.len(),
+            files,
+            index_updated,
+            usage: result.usage,
+            first_request_usage: result.first_request_usage,
+            cost_usd: result.cost_usd,
+            requests: result.requests,
+        })))
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ExtractError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ExtractError::Join(e.to_string()))
+}
+
+/// The stable hash of one message (its JSON).
+fn message_hash(message: &Message) -> [u8; 32] {
+    let bytes = serde_json::to_vec(message).unwrap_or_default();
+    Sha256::digest(&bytes).into()
+}
+
+/// Whether an assistant message among `messages` called Write or Edit on a file inside the
+/// memory directory.
+pub fn main_agent_wrote_memory(messages: &[Message], sandbox: &MemorySandbox, cwd: &Path) -> bool {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .filter_map(|m| match &m.content {
+            MessageContent::Blocks(blocks) => Some(blocks),
+            MessageContent::Text(_) => None,
+        })
+        .flatten()
+        .any(|block| match block {
+            ContentBlock::ToolUse(call) if matches!(call.name.as_str(), "Write" | "Edit") => call
+                .input
+                .get("file_path")
+                .and_then(Value::as_str)
+                .is_some_and(|p| sandbox.is_inside(p, cwd)),
+            _ => false,
+        })
+}
+
+/// Every visible `*.md` file under `dir` (relative name → content hash).
+fn snapshot(dir: &Path) -> BTreeMap<String, [u8; 32]> {
+    let mut out = BTreeMap::new();
+    walk(dir, dir, 0, &mut out);
+    out
+}
+
+fn walk(root: &Path, dir: &Path, depth: usize, out: &mut BTreeMap<String, [u8; 32]>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path: PathBuf = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            if depth < 4 {
+                walk(root, &path, depth + 1, out);
+            }
+        } else if kind.is_file()
+            && path.extension().is_some_and(|e| e == "md")
+            && let Ok(bytes) = std::fs::read(&path)
+            && let Ok(rel) = path.strip_prefix(root)
+        {
+            out.insert(
+                rel.to_string_lossy().replace('\\', "/"),
+                Sha256::digest(&bytes).into(),
+            );
+        }
+    }
+}
+
+fn diff(before: &BTreeMap<String, [u8; 32]>, after: &BTreeMap<String, [u8; 32]>) -> Vec<String> {
+    after
+        .iter()
+        .filter(|(name, hash)| before.get(*name) != Some(*hash))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// Billed-equivalent input tokens of `usage` at the input rate: cache reads 0.1×, cache
+/// writes 1.25×, the rest 1×.
+pub fn billed_equivalent_input(usage: &Usage) -> f64 {
+    usage.input_tokens as f64
+        + 1.25 * usage.cache_creation_input_tokens as f64
+        + 0.1 * usage.cache_read_input_tokens as f64
+}
+
+fn usage_json(usage: &Usage) -> Value {
+    json!({
+        "input_tokens": usage.input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "output_tokens": usage.output_tokens,
+        // What was read from the cache against what was billed at the full (or write) rate.
+        "read_from_cache": usage.cache_read_input_tokens,
+        "billed_in_full": usage.input_tokens + usage.cache_creation_input_tokens,
+        "billed_equivalent_input": billed_equivalent_input(usage),
+    })
+}
+
+fn report_json(report: &RunReport) -> Value {
+    match report {
+        RunReport::NothingNew => json!({"status": "nothing_new"}),
+        RunReport::SkippedMainAgentWrote { new_messages } => {
+            json!({"status": "skipped_main_agent_wrote", "new_messages": new_messages})
+        }
+        RunReport::Extracted(run) => json!({
+            "status": "extracted",
+            "new_messages": run.new_messages,
+            "files": run.files,
+            "index_updated": run.index_updated,
+            "requests": run.requests,
+            "cost_usd": run.cost_usd,
+            "usage": usage_json(&run.usage),
+            "first_request_usage": run.first_request_usage.as_ref().map(usage_json),
+        }),
+    }
+}
+
+/// The job's outcome over one run and its trailing runs.
+fn outcome(reports: &[RunReport], error: Option<&ExtractError>) -> JobOutcome {
+    let mut files: Vec<String> = Vec::new();
+    let mut index_updated = false;
+    let mut usage = Usage::default();
+    for report in reports {
+        if let RunReport::Extracted(run) = report {
+            for f in &run.files {
+                if !files.contains(f) {
+                    files.push(f.clone());
+                }
+            }
+            index_updated |= run.index_updated;
+            usage += run.usage;
+        }
+    }
+    let summary = match files.len() {
+        0 if index_updated => "updated the memory index".to_owned(),
+        0 => String::new(),
+        1 => format!("saved 1 memory: {}", files[0]),
+        n => format!("saved {n} memories: {}", files.join(", ")),
+    };
+    let status = reports.last().map_or("failed", |r| match r {
+        RunReport::NothingNew => "nothing_new",
+        RunReport::SkippedMainAgentWrote { .. } => "skipped_main_agent_wrote",
+        RunReport::Extracted(_) => "extracted",
+    });
+    JobOutcome {
+        summary,
+        data: json!({
+            "status": status,
+            "files": files,
+            "index_updated": index_updated,
+            "usage": usage_json(&usage),
+            "runs": reports.iter().map(report_json).collect::<Vec<_>>(),
+            "error": error.map(ToString::to_string),
+        }),
+    }
+}
+
+#[cfg(test)]
+#[path = "extract_tests.rs"]
+mod tests;

@@ -1,0 +1,336 @@
+//! Recall (seed 000 §8.3, `findRelevantMemories`): on each user turn, pick the few memories
+//! that help with the prompt and attach them to that turn.
+//!
+//! The topic files are scanned (newest first, at most 200, frontmatter from the first 30
+//! lines); a side query with a JSON schema (`{selected_memories: [...]}`, `max_tokens` 256)
+//! picks at most 5 not already shown in this session; each is attached cut to 200 lines /
+//! 4 KB, and a session attaches at most 60 KB in all. Single-word prompts ("continue", "yes")
+//! recall nothing.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tine_api_client::{ContentBlock, Message, ModelClient, Usage};
+use tine_fork_runtime::{SideQuery, SideQueryError, UsageLedger, side_query};
+use tine_query_loop::timestamp::utc_date;
+
+use crate::topic::{MemoryHeader, scan_memories};
+
+/// Memory files considered per turn.
+pub const RECALL_SCAN_LIMIT: usize = 200;
+/// Memories attached per turn.
+pub const RECALL_MAX_FILES: usize = 5;
+/// Lines of one attached memory.
+pub const RECALL_MAX_LINES: usize = 200;
+/// Bytes of one attached memory.
+pub const RECALL_MAX_FILE_BYTES: usize = 4 * 1024;
+/// Bytes attached over a whole session.
+pub const RECALL_MAX_SESSION_BYTES: usize = 60 * 1024;
+/// The selection query's output cap: a list of file names needs no more.
+pub const RECALL_MAX_TOKENS: u32 = 256;
+/// The query source recall's side queries are billed to.
+pub const RECALL_QUERY_SOURCE: &str = "memory_recall";
+/// Opens the selection query's user message (mock scenarios match on it).
+pub const RECALL_MARKER: &str = "<memory-recall>";
+
+const SELECTOR_SYSTEM_PROMPT: &str = "\
+You select memories for a coding agent. You are given the user's latest message and a list of \
+memory files saved in earlier sessions (file name, [type], name: description). Choose the files \
+whose content will clearly help the agent respond to this message: facts about the user, the \
+project, feedback on how to work, or references it will need. Choose at most 5, the most useful \
+first. Choose none when nothing is clearly relevant; do not choose memories that are only \
+loosely related. Use the file names exactly as listed.";
+
+/// Why recall gave no attachment.
+#[derive(Debug, thiserror::Error)]
+pub enum RecallError {
+    #[error("memory recall: {0}")]
+    SideQuery(#[from] SideQueryError),
+    #[error("memory recall: the scan task failed: {0}")]
+    Join(String),
+}
+
+/// Picks the relevant memories for a prompt. [`SideQuerySelector`] asks the model; tests and
+/// hosts may plug in their own.
+pub trait MemorySelector: Send + Sync {
+    /// File names (as in `manifest`) of at most `limit` memories that help with `prompt`.
+    fn select<'a>(
+        &'a self,
+        prompt: &'a str,
+        manifest: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Selection, RecallError>>;
+}
+
+/// What a selector chose, and what choosing cost.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Selection {
+    pub files: Vec<String>,
+    pub usage: Usage,
+}
+
+/// The selector of seed 000 §8.3: one `side_query` with a JSON schema, `max_tokens` 256, its
+/// own system prompt (the CLI prefix skipped), billed to `memory_recall`.
+pub struct SideQuerySelector {
+    client: Arc<dyn ModelClient>,
+    model: String,
+    ledger: Option<UsageLedger>,
+}
+
+impl SideQuerySelector {
+    pub fn new(client: Arc<dyn ModelClient>, model: impl Into<String>) -> Self {
+        Self {
+            client,
+            model: model.into(),
+            ledger: None,
+        }
+    }
+
+    /// Records the queries' usage in the session's ledger.
+    pub fn with_ledger(mut self, ledger: UsageLedger) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+}
+
+/// The schema of the selection answer.
+pub fn selection_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "selected_memories": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "file names of the chosen memories, most useful first"
+            }
+        },
+        "required": ["selected_memories"]
+    })
+}
+
+impl MemorySelector for SideQuerySelector {
+    fn select<'a>(
+        &'a self,
+        prompt: &'a str,
+        manifest: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Selection, RecallError>> {
+        Box::pin(async move {
+            let text = format!(
+                "{RECALL_MARKER}\nThe user's message:\n{prompt}\n\nMemory files (choose at most \
+                 {limit}):\n{manifest}\n</memory-recall>"
+            );
+            let query = SideQuery::new(
+                self.model.clone(),
+                RECALL_QUERY_SOURCE,
+                vec![Message::user(vec![ContentBlock::text(text)])],
+            )
+            .with_system(SELECTOR_SYSTEM_PROMPT)
+            .skipping_system_prefix()
+            .with_schema(selection_schema())
+            .with_max_tokens(RECALL_MAX_TOKENS);
+            let result = side_query(self.client.as_ref(), &query, self.ledger.as_ref()).await?;
+            let files = result
+                .json
+                .as_ref()
+                .and_then(|v| v.get("selected_memories"))
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            Ok(Selection {
+                files,
+                usage: result.usage,
+            })
+        })
+    }
+}
+
+/// What recall attaches to one turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallAttachment {
+    /// A `<system-reminder>` block to put before the user's prompt in that turn's message.
+    pub text: String,
+    /// The attached files, relative to the memory directory.
+    pub files: Vec<String>,
+    /// Bytes of memory content attached this turn.
+    pub bytes: usize,
+    /// What the selection query cost.
+    pub usage: Usage,
+}
+
+#[derive(Debug, Default)]
+struct RecallState {
+    shown: HashSet<PathBuf>,
+    bytes_used: usize,
+}
+
+/// Recall for one session: remembers what it already showed and how much.
+pub struct Recall {
+    dir: PathBuf,
+    selector: Arc<dyn MemorySelector>,
+    state: Mutex<RecallState>,
+}
+
+impl Recall {
+    pub fn new(dir: impl Into<PathBuf>, selector: Arc<dyn MemorySelector>) -> Self {
+        Self {
+            dir: dir.into(),
+            selector,
+            state: Mutex::new(RecallState::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, RecallState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Bytes attached so far in this session.
+    pub fn bytes_used(&self) -> usize {
+        self.lock().bytes_used
+    }
+
+    /// The memories to attach to the turn starting with `prompt`, if any.
+    pub async fn attachment_for(
+        &self,
+        prompt: &str,
+    ) -> Result<Option<RecallAttachment>, RecallError> {
+        if prompt.split_whitespace().nth(1).is_none() {
+            return Ok(None);
+        }
+        if self.lock().bytes_used >= RECALL_MAX_SESSION_BYTES {
+            return Ok(None);
+        }
+        let dir = self.dir.clone();
+        let scan = tokio::task::spawn_blocking(move || scan_memories(&dir, RECALL_SCAN_LIMIT))
+            .await
+            .map_err(|e| RecallError::Join(e.to_string()))?;
+        let candidates: Vec<MemoryHeader> = {
+            let state = self.lock();
+            scan.memories
+                .into_iter()
+                .filter(|m| !state.shown.contains(&m.path))
+                .collect()
+        };
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let manifest = candidates
+            .iter()
+            .map(MemoryHeader::manifest_line)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let selection = self
+            .selector
+            .select(prompt, &manifest, RECALL_MAX_FILES)
+            .await?;
+        let mut chosen: Vec<&MemoryHeader> = Vec::new();
+        for name in &selection.files {
+            let name = name.trim();
+            if let Some(m) = candidates.iter().find(|m| m.file_name == name)
+                && !chosen.iter().any(|c| c.path == m.path)
+            {
+                chosen.push(m);
+            }
+            if chosen.len() == RECALL_MAX_FILES {
+                break;
+            }
+        }
+        let mut sections = Vec::new();
+        let mut files = Vec::new();
+        let mut bytes = 0;
+        for memory in chosen {
+            let Some(content) = read_capped(&memory.path).await else {
+                continue;
+            };
+            let mut state = self.lock();
+            if state.bytes_used + content.len() > RECALL_MAX_SESSION_BYTES {
+                tracing::debug!("memory recall reached its per-session budget");
+                break;
+            }
+            state.bytes_used += content.len();
+            state.shown.insert(memory.path.clone());
+            drop(state);
+            bytes += content.len();
+            sections.push(render_memory(memory, &content));
+            files.push(memory.file_name.clone());
+        }
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let text = format!(
+            "<system-reminder>\nMemories from earlier sessions that may help with this request \
+             (they record what was true when saved; check them against the code before relying \
+             on them):\n\n{}\n</system-reminder>",
+            sections.join("\n\n")
+        );
+        Ok(Some(RecallAttachment {
+            text,
+            files,
+            bytes,
+            usage: selection.usage,
+        }))
+    }
+}
+
+fn render_memory(memory: &MemoryHeader, content: &str) -> String {
+    let kind = memory
+        .frontmatter
+        .kind
+        .map_or_else(String::new, |k| format!("{k}, "));
+    format!(
+        "## {} ({kind}saved {})\n{}",
+        memory.path.display(),
+        utc_date(memory.modified),
+        content.trim_end()
+    )
+}
+
+/// A memory's text cut to [`RECALL_MAX_LINES`] lines and [`RECALL_MAX_FILE_BYTES`] bytes, with
+/// a note when cut. `None` when it cannot be read.
+async fn read_capped(path: &Path) -> Option<String> {
+    let bytes = tokio::fs::read(path).await.ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    Some(cap_text(&text, path))
+}
+
+fn cap_text(text: &str, path: &Path) -> String {
+    let mut out = String::new();
+    let mut cut = false;
+    for (i, line) in text.lines().enumerate() {
+        if i == RECALL_MAX_LINES {
+            cut = true;
+            break;
+        }
+        if out.len() + line.len() + 1 > RECALL_MAX_FILE_BYTES {
+            let room = RECALL_MAX_FILE_BYTES.saturating_sub(out.len());
+            let mut end = room.min(line.len());
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.push_str(&line[..end]);
+            cut = true;
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if cut {
+        out.push_str(&format!(
+            "\n[... cut to {RECALL_MAX_LINES} lines / {RECALL_MAX_FILE_BYTES} bytes; read {} for the rest]",
+            path.display()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "recall_tests.rs"]
+mod tests;

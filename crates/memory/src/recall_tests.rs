@@ -1,0 +1,150 @@
+use std::sync::Mutex as StdMutex;
+
+use super::*;
+use crate::memdir::{DirSource, MemoryDir};
+use crate::topic::{MemoryType, NewMemory, save_memory};
+
+/// Picks fixed names and records what it was shown.
+struct Fixed {
+    pick: Vec<String>,
+    seen: StdMutex<Vec<String>>,
+}
+
+impl MemorySelector for Fixed {
+    fn select<'a>(
+        &'a self,
+        _prompt: &'a str,
+        manifest: &'a str,
+        _limit: usize,
+    ) -> BoxFuture<'a, Result<Selection, RecallError>> {
+        self.seen.lock().unwrap().push(manifest.to_owned());
+        let files = self.pick.clone();
+        Box::pin(async move {
+            Ok(Selection {
+                files,
+                usage: Usage::default(),
+            })
+        })
+    }
+}
+
+fn fixed(pick: &[&str]) -> Arc<Fixed> {
+    Arc::new(Fixed {
+        pick: pick.iter().map(|s| (*s).to_owned()).collect(),
+        seen: StdMutex::new(Vec::new()),
+    })
+}
+
+fn memory_dir(tmp: &tempfile::TempDir) -> MemoryDir {
+    let dir = MemoryDir::new(tmp.path().join("memory"), DirSource::Default);
+    for (file, name, body) in [
+        (
+            "project_stack.md",
+            "Project stack",
+            "React 18 and PostgreSQL.",
+        ),
+        ("user_role.md", "User role", "Senior backend engineer."),
+    ] {
+        save_memory(
+            &dir,
+            &NewMemory {
+                file_name: file,
+                name,
+                description: body,
+                kind: MemoryType::Project,
+                body,
+            },
+        )
+        .unwrap();
+    }
+    dir
+}
+
+#[tokio::test]
+async fn attaches_the_chosen_memories_once_per_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = memory_dir(&tmp);
+    let selector = fixed(&["project_stack.md", "missing.md", "project_stack.md"]);
+    let recall = Recall::new(dir.path(), selector.clone());
+    let a = recall
+        .attachment_for("which database do we use?")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.files, ["project_stack.md"]);
+    assert!(a.text.starts_with("<system-reminder>"));
+    assert!(a.text.contains("React 18 and PostgreSQL."));
+    assert!(!a.text.contains("Senior backend"));
+    assert_eq!(recall.bytes_used(), a.bytes);
+    // the manifest listed both, MEMORY.md excluded
+    let first = selector.seen.lock().unwrap()[0].clone();
+    assert!(first.contains("project_stack.md") && first.contains("user_role.md"));
+    assert!(!first.contains("MEMORY.md"));
+
+    // second turn: the shown file is no longer offered
+    let again = recall.attachment_for("and the frontend?").await.unwrap();
+    assert!(again.is_none());
+    let second = selector.seen.lock().unwrap()[1].clone();
+    assert!(!second.contains("project_stack.md"));
+}
+
+#[tokio::test]
+async fn single_word_prompts_and_empty_directories_recall_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = memory_dir(&tmp);
+    let selector = fixed(&["project_stack.md"]);
+    let recall = Recall::new(dir.path(), selector.clone());
+    for p in ["continue", "  yes  ", ""] {
+        assert!(recall.attachment_for(p).await.unwrap().is_none());
+    }
+    assert!(selector.seen.lock().unwrap().is_empty());
+    let empty = Recall::new(tmp.path().join("none"), fixed(&["a.md"]));
+    assert!(empty.attachment_for("two words").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn files_are_capped_and_the_session_budget_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut names = Vec::new();
+    for i in 0..20 {
+        let name = format!("big_{i:02}.md");
+        let body: String = (0..400)
+            .map(|l| format!("line {l} of memory {i}\n"))
+            .collect();
+        std::fs::write(
+            d.join(&name),
+            format!("---\nname: Big {i}\ndescription: d\ntype: project\n---\n{body}"),
+        )
+        .unwrap();
+        names.push(name);
+    }
+    let picks: Vec<&str> = names.iter().map(String::as_str).collect();
+    let recall = Recall::new(d, fixed(&picks));
+    let mut total = 0;
+    let mut turns = 0;
+    while let Some(a) = recall.attachment_for("tell me everything").await.unwrap() {
+        assert!(a.files.len() <= RECALL_MAX_FILES);
+        for section in a.text.split("\n## ").skip(1) {
+            assert!(section.lines().count() <= RECALL_MAX_LINES + 10);
+            assert!(section.len() <= RECALL_MAX_FILE_BYTES + 300);
+            assert!(section.contains("[... cut to"));
+        }
+        total += a.bytes;
+        turns += 1;
+        assert!(turns < 10);
+    }
+    assert!(total <= RECALL_MAX_SESSION_BYTES);
+    assert!(total > RECALL_MAX_SESSION_BYTES - 2 * (RECALL_MAX_FILE_BYTES + 200));
+    assert_eq!(recall.bytes_used(), total);
+}
+
+#[test]
+fn cap_text_cuts_on_lines_and_bytes() {
+    let p = Path::new("/m/x.md");
+    assert_eq!(cap_text("a\nb\n", p), "a\nb\n");
+    let long = "é".repeat(5000);
+    let cut = cap_text(&long, p);
+    assert!(cut.contains("[... cut"));
+    assert!(cut.len() < RECALL_MAX_FILE_BYTES + 200);
+}
