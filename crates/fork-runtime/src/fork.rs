@@ -139,6 +139,17 @@ pub async fn run_forked_agent(
 
     let mut template = params.cache_safe.template.clone();
     template.skip_cache_write = params.skip_cache_write;
+    // Clone the decisions the parent's requests were built with, so the replaced tool results
+    // of the shared prefix serialize the same (seed 000 §四); an override wins.
+    let replacements = match (
+        &params.overrides.content_replacements,
+        &template.replacements,
+    ) {
+        (Some(state), _) => state.clone(),
+        (None, Some(parent_state)) => tine_query_loop::replacement::lock(parent_state).clone(),
+        (None, None) => context.content_replacements.clone(),
+    };
+    template.replacements = Some(Arc::new(std::sync::Mutex::new(replacements)));
     let mut loop_params = QueryParams::new(
         Arc::clone(&context.client),
         template,

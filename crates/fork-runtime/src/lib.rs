@@ -35,6 +35,7 @@ pub use side_query::{
     SourceUsage, UsageLedger, extract_json, side_query,
 };
 pub use subagent::{
-    AppStateSink, AppStateStore, ContentReplacementState, NoAppState, NotificationSink,
-    ParentContext, SessionInfo, SubagentContext, SubagentOverrides, create_subagent_context,
+    AppStateSink, AppStateStore, NoAppState, NotificationSink, ParentContext, SessionInfo,
+    SubagentContext, SubagentOverrides, create_subagent_context,
 };
+pub use tine_query_loop::{ContentReplacementState, SharedReplacements};

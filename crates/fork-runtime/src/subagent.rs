@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use tine_api_client::ModelClient;
-use tine_query_loop::{PermissionPrompter, SessionId};
+use tine_query_loop::{ContentReplacementState, PermissionPrompter, SessionId, SharedReplacements};
 use tine_tools::{FileStateCache, Tool, ToolContext};
 
 /// Where app state updates go (token counters, status lines the UI shows).
@@ -60,13 +60,6 @@ pub trait NotificationSink: Send + Sync {
     fn notify(&self, text: &str);
 }
 
-/// Which tool results were replaced by a shorter stand-in, decided once per `tool_use_id`.
-/// Cloned into a fork so the same ids get the same decisions and the prefix serializes the same.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ContentReplacementState {
-    pub replaced: BTreeMap<String, String>,
-}
-
 /// The session a context belongs to (for sidechain transcripts).
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
@@ -84,7 +77,9 @@ pub struct ParentContext {
     pub session: SessionInfo,
     pub app_state: Arc<dyn AppStateSink>,
     pub prompter: Option<Arc<dyn PermissionPrompter>>,
-    pub content_replacements: Arc<Mutex<ContentReplacementState>>,
+    /// The main thread's replacement decisions (the engine's [`tine_query_loop::QueryEngine::replacements`]).
+    /// A fork clones the decisions its [`crate::CacheSafeParams`] template carries, or these.
+    pub content_replacements: SharedReplacements,
     /// UI notifications; [`SubagentContext`] has no such field at all.
     pub notifications: Option<Arc<dyn NotificationSink>>,
 }
@@ -141,11 +136,7 @@ pub fn create_subagent_context(
         Arc::new(NoAppState)
     };
     let content_replacements = overrides.content_replacements.clone().unwrap_or_else(|| {
-        parent
-            .content_replacements
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        tine_query_loop::replacement::lock(&parent.content_replacements).clone()
     });
     SubagentContext {
         client: Arc::clone(&parent.client),

@@ -104,6 +104,9 @@ pub struct QueryEngine {
     transcript: Option<TranscriptWriter>,
     transcript_path: PathBuf,
     resume_warnings: Vec<TranscriptWarning>,
+    /// Frozen decisions on oversized tool results; every request template carries it, so a fork
+    /// built from the template clones the same decisions.
+    replacements: crate::replacement::SharedReplacements,
 }
 
 impl QueryEngine {
@@ -185,6 +188,7 @@ impl QueryEngine {
             transcript,
             transcript_path: path,
             resume_warnings,
+            replacements: Arc::default(),
         })
     }
 
@@ -214,6 +218,11 @@ impl QueryEngine {
 
     pub fn transcript_path(&self) -> &PathBuf {
         &self.transcript_path
+    }
+
+    /// The session's content-replacement decisions.
+    pub fn replacements(&self) -> &crate::replacement::SharedReplacements {
+        &self.replacements
     }
 
     /// What was skipped when the transcript was read back (a torn last line, ...).
@@ -252,6 +261,7 @@ impl QueryEngine {
             tools: Arc::clone(&self.config.tool_definitions),
             thinking: self.config.thinking,
             skip_cache_write: false,
+            replacements: Some(Arc::clone(&self.replacements)),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod paths;
 pub mod plug;
 pub mod query;
 pub mod repair;
+pub mod replacement;
 pub mod request;
 pub mod timestamp;
 pub mod transcript;
@@ -50,6 +51,7 @@ pub use query::{
     LoopState, PostSampling, QueryParams, QuerySource, RequestObserver, message_text, query,
 };
 pub use repair::{INTERRUPTED_TOOL_RESULT, is_well_paired, repair_tool_pairing};
+pub use replacement::{ContentReplacementState, MAX_TOOL_RESULT_CHARS, SharedReplacements};
 pub use request::{RequestTemplate, prepare_messages, system_prompt_blocks};
 pub use transcript::{
     RecordType, ResumedSession, TranscriptError, TranscriptRead, TranscriptRecord,

@@ -14,6 +14,7 @@ use tine_api_client::{
 };
 
 use crate::repair::repair_tool_pairing;
+use crate::replacement::{SharedReplacements, lock};
 
 /// The system prompt as sent: one text block carrying the system breakpoint.
 pub fn system_prompt_blocks(text: &str) -> SystemPrompt {
@@ -69,16 +70,18 @@ pub struct RequestTemplate {
     pub tools: Arc<[ToolDefinition]>,
     pub thinking: Option<ThinkingConfig>,
     pub skip_cache_write: bool,
+    /// Frozen replacement decisions for oversized tool results (None: results go out whole).
+    pub replacements: Option<SharedReplacements>,
 }
 
 impl RequestTemplate {
     /// The request for `messages` with `max_tokens`.
     pub fn build(&self, messages: &[Message], max_tokens: u32) -> MessagesRequest {
-        let mut request = MessagesRequest::new(
-            self.model.clone(),
-            max_tokens,
-            prepare_messages(messages, self.skip_cache_write),
-        );
+        let mut prepared = prepare_messages(messages, self.skip_cache_write);
+        if let Some(state) = &self.replacements {
+            lock(state).apply(&mut prepared);
+        }
+        let mut request = MessagesRequest::new(self.model.clone(), max_tokens, prepared);
         request.system = Some((*self.system).clone());
         request.tools = self.tools.to_vec();
         request.thinking = self.thinking;
@@ -156,6 +159,7 @@ mod tests {
             }]),
             thinking: None,
             skip_cache_write: false,
+            replacements: None,
         };
         let mut history = vec![Message::user("q")];
         let a = t.build(&history, 100);

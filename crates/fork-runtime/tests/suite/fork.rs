@@ -60,9 +60,19 @@ fn key_parts(body: &Value) -> (Value, Value, Vec<Value>) {
 
 #[tokio::test]
 async fn a_fork_repeats_the_parents_prefix_byte_for_byte_and_reads_it_all_from_cache() {
+    fork_shares_the_prefix("hello\n".to_owned(), false).await;
+}
+
+#[tokio::test]
+async fn a_replaced_oversized_tool_result_serializes_the_same_in_the_fork() {
+    let line = format!("{}\n", "data ".repeat(16));
+    fork_shares_the_prefix(line.repeat(1_900), true).await;
+}
+
+async fn fork_shares_the_prefix(notes_text: String, expect_replaced: bool) {
     let mut s = session(scenario(), |p| p).await;
     let notes = s.cwd.path().join("notes.txt");
-    std::fs::write(&notes, "hello\n").unwrap();
+    std::fs::write(&notes, notes_text).unwrap();
     let turn = s
         .engine
         .submit(&format!("read {}", notes.display()), |_| {})
@@ -97,6 +107,8 @@ async fn a_fork_repeats_the_parents_prefix_byte_for_byte_and_reads_it_all_from_c
     let parent_usage = parent.usage.unwrap();
     let fork_usage = fork.usage.unwrap();
 
+    let parent_text = String::from_utf8_lossy(&parent.body).into_owned();
+    assert_eq!(parent_text.contains("Output too large"), expect_replaced);
     // Byte identity up to the end of the parent's messages (breakpoints are not in the key).
     let (pt, ps, pm) = key_parts(&parent.json().unwrap());
     let (ft, fs, fm) = key_parts(&fork.json().unwrap());

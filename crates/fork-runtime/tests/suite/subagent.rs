@@ -48,6 +48,7 @@ fn cache_safe() -> Arc<CacheSafeParams> {
             tools: defs,
             thinking: None,
             skip_cache_write: false,
+            replacements: None,
         },
         user_context: None,
         messages: Arc::from(vec![
@@ -227,24 +228,21 @@ fn content_replacements_are_cloned_not_shared() {
     p.content_replacements
         .lock()
         .unwrap()
-        .replaced
-        .insert("toolu_1".into(), "[large output saved]".into());
+        .decisions
+        .insert("toolu_1".into(), Some("[large output saved]".into()));
     let mut ctx = create_subagent_context(&p, &SubagentOverrides::default());
     assert_eq!(
-        ctx.content_replacements
-            .replaced
-            .get("toolu_1")
-            .map(String::as_str),
-        Some("[large output saved]")
+        ctx.content_replacements.decisions.get("toolu_1"),
+        Some(&Some("[large output saved]".to_owned()))
     );
     ctx.content_replacements
-        .replaced
-        .insert("toolu_2".into(), "x".into());
+        .decisions
+        .insert("toolu_2".into(), None);
     assert!(
         !p.content_replacements
             .lock()
             .unwrap()
-            .replaced
+            .decisions
             .contains_key("toolu_2")
     );
     // a custom file-state cache replaces the clone

@@ -35,6 +35,7 @@ fn params(client: &ScriptedClient, dir: &std::path::Path) -> QueryParams {
         tools: Arc::from(defs),
         thinking: None,
         skip_cache_write: false,
+        replacements: None,
     };
     let client: Arc<dyn ModelClient> = Arc::new(client.clone());
     QueryParams::new(client, template, Arc::from(tools), ToolContext::new(dir))
