@@ -41,9 +41,10 @@ pub struct Session {
 pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session> {
     // Credentials first: without them nothing else matters, and the message is one line.
     let client_config = ClientConfig::from_env().map_err(|e| anyhow!(e))?;
-    let client = HttpClient::new(client_config).map_err(|e| anyhow!(e))?;
-    let client: Arc<dyn ModelClient> = Arc::new(client);
-    profile.mark("client");
+    // Building the HTTP client (TLS roots) is the costliest step of start-up and needs nothing
+    // else: it runs on a blocking thread while settings, tools and context are read.
+    let client_task = tokio::task::spawn_blocking(move || HttpClient::new(client_config));
+    profile.mark("credentials");
 
     let cwd = match &args.cwd {
         Some(dir) => dir.clone(),
@@ -108,6 +109,12 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
     // The session id comes first: the Stop hooks are told it and the transcript path.
     let (session_id, resuming) = session_id(args, &home, &cwd).await?;
     let stop_commands = stop_commands(&loaded);
+    let client = client_task
+        .await
+        .context("the HTTP client could not be built")?
+        .map_err(|e| anyhow!(e))?;
+    let client: Arc<dyn ModelClient> = Arc::new(client);
+    profile.mark("client");
     let stop_hooks: Option<Arc<dyn StopHooks>> = if stop_commands.is_empty() {
         None
     } else {
