@@ -31,7 +31,12 @@ pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "fork",
         "30-turn session with a fork per turn: share of prefix read from cache (100%), billed input vs unshared (<= 0.2x)",
     ),
-    ("startup", "tine-cli", "startup", "tine -p hello vs a local mock: wall time and peak RSS, targets <= 20 ms, <= 16 MiB"),
+    (
+        "startup",
+        "tine-cli",
+        "startup",
+        "tine -p hello vs a local mock: wall time and peak RSS, targets <= 20 ms, <= 16 MiB",
+    ),
 ];
 
 pub fn run(root: &Path, name: Option<&str>) -> Result<()> {

@@ -90,7 +90,13 @@ pub fn violations(packages: &[Package]) -> Vec<String> {
 pub fn workspace_packages(root: &Path) -> Result<Vec<Package>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let out = Command::new(cargo)
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .current_dir(root)
         .output()
         .context("could not run cargo metadata")?;
@@ -148,7 +154,11 @@ mod tests {
     fn sample(extra: Package) -> Vec<Package> {
         vec![
             pkg("tine-api-client", "crates/api-client", &[]),
-            pkg("tine-tools", "crates/tools", &[("tine-api-client", "normal")]),
+            pkg(
+                "tine-tools",
+                "crates/tools",
+                &[("tine-api-client", "normal")],
+            ),
             pkg("tine-query-loop", "crates/query-loop", &[]),
             pkg("tine-memory", "crates/memory", &[]),
             pkg("tine-compaction", "crates/compaction", &[]),
@@ -201,7 +211,11 @@ mod tests {
 
     #[test]
     fn mock_never_shares_client_code() {
-        let p = pkg("tine-mock2", "crates/mock-api", &[("tine-api-client", "normal")]);
+        let p = pkg(
+            "tine-mock2",
+            "crates/mock-api",
+            &[("tine-api-client", "normal")],
+        );
         let bad = violations(&sample(p));
         assert_eq!(bad.len(), 1);
         assert!(bad[0].contains("raw JSON"));
@@ -209,7 +223,11 @@ mod tests {
 
     #[test]
     fn mock_as_normal_dependency_of_product_fails() {
-        let p = pkg("tine-w", "crates/query-loop", &[("tine-mock-api", "normal")]);
+        let p = pkg(
+            "tine-w",
+            "crates/query-loop",
+            &[("tine-mock-api", "normal")],
+        );
         let bad = violations(&sample(p));
         assert_eq!(bad.len(), 1);
         assert!(bad[0].contains("dev-dependency"));
@@ -217,7 +235,11 @@ mod tests {
 
     #[test]
     fn tests_and_xtask_may_use_anything() {
-        let p = pkg("tine-e2e", "tests", &[("tine-mock-api", "normal"), ("tine-cli", "normal")]);
+        let p = pkg(
+            "tine-e2e",
+            "tests",
+            &[("tine-mock-api", "normal"), ("tine-cli", "normal")],
+        );
         assert!(violations(&sample(p)).is_empty());
     }
 }

@@ -72,7 +72,14 @@ fn ci(root: &Path) -> Result<()> {
     cargo(root, &["fmt", "--all", "--", "--check"])?;
     cargo(
         root,
-        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
     )?;
     check_layers(root)?;
     cargo(root, &["test", "--workspace"])
