@@ -1,0 +1,2 @@
+//! tine-memory's integration tests, against the in-process mock.
+mod suite;
