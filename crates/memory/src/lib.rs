@@ -31,8 +31,8 @@ pub mod topic;
 pub use commands::{list, memory_path, show};
 pub use error::MemoryError;
 pub use extract::{
-    EXTRACTION_JOB, EXTRACTION_MAX_TURNS, ExtractError, ExtractionJob, ForkRun, RunReport,
-    billed_equivalent_input, main_agent_wrote_memory,
+    EXTRACTION_JOB, EXTRACTION_MAX_TURNS, ExtractError, ExtractionJob, ExtractionOptions, ForkRun,
+    RunReport, billed_equivalent_input, main_agent_wrote_memory,
 };
 pub use extract_prompt::{EXTRACTION_MARKER, ExtractPromptInput, build_extract_prompt};
 pub use memdir::{
