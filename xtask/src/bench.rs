@@ -37,6 +37,12 @@ pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "startup",
         "tine -p hello vs a local mock: wall time and peak RSS, targets <= 20 ms, <= 16 MiB",
     ),
+    (
+        "memory",
+        "tine-memory",
+        "memory",
+        "extraction forks' billed input vs unshared (target <= 0.2x), session cost memory on/off",
+    ),
 ];
 
 pub fn run(root: &Path, name: Option<&str>) -> Result<()> {
