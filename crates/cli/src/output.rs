@@ -28,6 +28,8 @@ pub struct Printer {
     /// Text mode: whether anything was printed, and whether it ended with a newline.
     printed_text: bool,
     at_line_start: bool,
+    /// Text mode: whether the current attempt of the current reply printed anything.
+    attempt_printed: bool,
 }
 
 impl Printer {
@@ -38,6 +40,7 @@ impl Printer {
             info,
             printed_text: false,
             at_line_start: true,
+            attempt_printed: false,
         }
     }
 
@@ -63,16 +66,27 @@ impl Printer {
         }
         match event {
             QueryEvent::TextDelta { text } if self.format == OutputFormat::Text => {
+                self.attempt_printed |= !text.is_empty();
                 self.text(text);
             }
-            // Separate the texts of successive replies of one turn.
-            QueryEvent::RequestStart { turn, .. }
+            // Printed text cannot be taken back: say so, and restart on a fresh line.
+            QueryEvent::Retry(notice)
                 if self.format == OutputFormat::Text
-                    && *turn > 1
-                    && self.printed_text
-                    && !self.at_line_start =>
+                    && notice.discard_partial
+                    && self.attempt_printed =>
             {
-                self.text("\n");
+                self.attempt_printed = false;
+                if !self.at_line_start {
+                    self.text("\n");
+                }
+                eprintln!("tine: the reply was cut off and is sent again below ({notice})");
+            }
+            // Separate the texts of successive replies of one turn.
+            QueryEvent::RequestStart { turn, .. } if self.format == OutputFormat::Text => {
+                self.attempt_printed = false;
+                if *turn > 1 && self.printed_text && !self.at_line_start {
+                    self.text("\n");
+                }
             }
             QueryEvent::AssistantMessage {
                 message,

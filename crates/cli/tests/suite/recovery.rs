@@ -107,3 +107,25 @@ async fn max_tokens_escalates_once_then_asks_the_model_to_resume() {
         out.stderr
     );
 }
+
+#[tokio::test]
+async fn text_output_restarts_a_cut_reply_on_a_fresh_line() {
+    let text = "A reply long enough to be cut somewhere in the middle of its stream.";
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .request(1)
+                .reply(Reply::text(text).chunk_delay_ms(1))
+                .fault(Fault::drop_after(6)),
+        )
+        .default_reply(Reply::text(text));
+    let server = mock(scenario).await;
+    let project = Project::new();
+    let out = tine(&project, &server).args(["-p", "hello"]).run().await;
+    out.assert_success();
+    // Whatever the first attempt printed, the whole reply follows on its own last line.
+    assert_eq!(out.stdout.lines().last(), Some(text), "{}", out.stdout);
+    assert!(out.stdout.ends_with('\n'));
+    assert!(out.stderr.contains("cut off"), "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
+}
