@@ -141,6 +141,15 @@ impl Printer {
         }
     }
 
+    pub fn info(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    /// Prints one JSON line (a result deferred by the caller).
+    pub fn print_value(&mut self, value: &Value) {
+        self.line(value);
+    }
+
     fn text(&mut self, text: &str) {
         if text.is_empty() {
             return;
@@ -166,6 +175,12 @@ pub struct ResultSummary<'a> {
     pub turn: &'a TurnResult,
     pub total_cost_usd: f64,
     pub denials: &'a [PermissionDenial],
+}
+
+impl ResultSummary<'_> {
+    pub fn to_value(&self, info: &SessionInfo) -> Value {
+        result_value(info, self)
+    }
 }
 
 /// Claude Code's `result` object.

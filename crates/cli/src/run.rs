@@ -12,7 +12,7 @@ use serde_json::Value;
 use tine_query_loop::Terminal;
 use tokio::io::AsyncBufReadExt;
 
-use crate::args::{Args, InputFormat};
+use crate::args::{Args, InputFormat, OutputFormat};
 use crate::output::{Printer, ResultSummary, SessionInfo};
 use crate::profile::StartupProfile;
 use crate::setup::{self, Session};
@@ -82,11 +82,15 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             profile.mark("ready");
             let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
             let mut line_number = 0usize;
-            while let Some(line) = lines
-                .next_line()
-                .await
-                .context("cannot read standard input")?
-            {
+            let mut deferred = None;
+            let stop = engine.cancellation();
+            loop {
+                // Ctrl-C between turns ends the run too.
+                let next = tokio::select! {
+                    _ = stop.cancelled() => break,
+                    next = lines.next_line() => next.context("cannot read standard input")?,
+                };
+                let Some(line) = next else { break };
                 line_number += 1;
                 if line.trim().is_empty() {
                     continue;
@@ -100,15 +104,24 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                     }
                 };
                 let turn = engine.submit(&prompt, |event| printer.event(event)).await;
-                printer.result(&ResultSummary {
+                let summary = ResultSummary {
                     turn: &turn,
                     total_cost_usd: engine.total_cost_usd(),
                     denials: engine.permission_denials(),
-                });
+                };
+                if args.output_format == OutputFormat::Json {
+                    // `json` prints one object: the last turn's, once the input ends.
+                    deferred = Some(summary.to_value(printer.info()));
+                } else {
+                    printer.result(&summary);
+                }
                 last_success = turn.terminal.is_success();
                 if turn.terminal == Terminal::Aborted || interrupted.load(Ordering::SeqCst) {
-                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                    break;
                 }
+            }
+            if let Some(value) = deferred {
+                printer.print_value(&value);
             }
         }
     }

@@ -144,7 +144,7 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         stop_hooks,
         compactor: None,
         post_sampling: None,
-        on_request: None,
+        on_request: args.verbose.then(request_logger),
         monitor: None,
         persist: true,
     };
@@ -184,6 +184,20 @@ async fn session_id(args: &Args, home: &Path, cwd: &Path) -> Result<(SessionId, 
         return Ok((id, true));
     }
     Ok((SessionId::new_random(), false))
+}
+
+/// `--verbose`: what each request carries, on stderr.
+fn request_logger() -> tine_query_loop::RequestObserver {
+    Arc::new(|request: &tine_api_client::MessagesRequest| {
+        eprintln!(
+            "[tine] POST /v1/messages: model {}, {} messages, {} tools, max_tokens {}, {} bytes",
+            request.model,
+            request.messages.len(),
+            request.tools.len(),
+            request.max_tokens,
+            request.to_json_bytes().len()
+        );
+    })
 }
 
 fn parse_mode(text: &str) -> Result<PermissionMode> {

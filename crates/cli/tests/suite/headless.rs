@@ -143,6 +143,21 @@ async fn the_prompt_can_come_on_stdin_and_as_stream_json_lines() {
             "--input-format",
             "stream-json",
             "--output-format",
+            "json",
+        ])
+        .stdin(input.clone() + "\n")
+        .run()
+        .await;
+    out.assert_success();
+    // `json` stays one object: the last turn's result.
+    assert_eq!(out.json()["result"], "two");
+
+    let out = tine(&project, &server)
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
             "stream-json",
         ])
         .stdin(input + "\n")

@@ -29,6 +29,10 @@ async fn a_529_with_retry_after_is_retried_and_the_run_succeeds() {
     assert!(out.stderr.contains("retrying"), "{}", out.stderr);
     // The retried request is the same request.
     assert_eq!(log[0].body, log[1].body);
+    // --verbose also logs to a file under TINE_HOME (stdout stayed one JSON object), never the key.
+    let logged = std::fs::read_to_string(project.home().join("logs/tine.log")).unwrap();
+    assert!(!logged.is_empty());
+    assert!(!logged.contains("test-key"));
 }
 
 #[tokio::test]
