@@ -265,26 +265,35 @@ impl QueryEngine {
         }
     }
 
-    /// The user message for `prompt`: on a new session, the user context goes first.
-    fn user_message(&self, prompt: &str) -> Message {
-        let mut blocks = Vec::with_capacity(2);
+    /// The user message for `prompt`: on a new session, the user context goes first; then the
+    /// turn's attachments (recalled memories, ...); then the prompt.
+    fn user_message(&self, prompt: &str, attachments: &[String]) -> Message {
+        let mut blocks = Vec::with_capacity(2 + attachments.len());
         if self.messages.is_empty()
             && let Some(context) = &self.config.user_context
         {
             blocks.push(ContentBlock::text(context.as_ref()));
         }
+        blocks.extend(attachments.iter().map(|a| ContentBlock::text(a.as_str())));
         blocks.push(ContentBlock::text(prompt));
         Message::user(blocks)
     }
 
     /// Runs one turn for `prompt`, calling `on_event` with every event as it happens.
-    pub async fn submit(
+    pub async fn submit(&mut self, prompt: &str, on_event: impl FnMut(&QueryEvent)) -> TurnResult {
+        self.submit_with_attachments(prompt, &[], on_event).await
+    }
+
+    /// Runs one turn for `prompt` with extra context blocks put before it in the same user
+    /// message (they become part of the history, so later requests keep the same bytes).
+    pub async fn submit_with_attachments(
         &mut self,
         prompt: &str,
+        attachments: &[String],
         mut on_event: impl FnMut(&QueryEvent),
     ) -> TurnResult {
         let started = Instant::now();
-        let message = self.user_message(prompt);
+        let message = self.user_message(prompt, attachments);
         self.persist_message(&message).await;
         self.messages.push(message);
 
