@@ -172,3 +172,68 @@ fn a_symlinked_memory_directory_is_resolved() {
     assert!(!ok(&link.join("../a.md")));
     assert!(!ok(&root.join("a.md")));
 }
+
+/// Every path built from a small alphabet of tricky segments: whatever the sandbox allows, the
+/// kernel (after creating the parent directories) places inside the memory directory.
+#[test]
+fn exhaustive_small_paths_never_escape() {
+    let f = fixture();
+    let mem = f.sandbox.dir().to_path_buf();
+    let segments = [
+        "..",
+        ".",
+        "",
+        "link_out",
+        "sub",
+        "a.md",
+        "MEMORY",
+        "..／x.md",
+        "file_link.md",
+        "dangling.md",
+    ];
+    let prefixes = [
+        format!("{}/", mem.display()),
+        format!("{}/", f.root.display()),
+        String::new(),
+    ];
+    let mut allowed_count = 0;
+    let mut checked = 0;
+    let mut paths = Vec::new();
+    for a in segments {
+        paths.push(vec![a]);
+        for b in segments {
+            paths.push(vec![a, b]);
+            for c in segments {
+                paths.push(vec![a, b, c]);
+            }
+        }
+    }
+    for prefix in &prefixes {
+        for parts in &paths {
+            let path = format!("{prefix}{}", parts.join("/"));
+            checked += 1;
+            let Ok(resolved) = f.sandbox.check_write_path(&path, &f.ctx.cwd()) else {
+                continue;
+            };
+            allowed_count += 1;
+            let lexical = f.ctx.resolve_path(&path);
+            let parent = lexical.parent().unwrap();
+            std::fs::create_dir_all(parent).unwrap();
+            let real_parent = std::fs::canonicalize(parent).unwrap();
+            assert!(
+                real_parent.starts_with(&mem),
+                "{path:?} allowed but its parent is {}",
+                real_parent.display()
+            );
+            assert_eq!(resolved.parent().unwrap(), real_parent, "{path:?}");
+        }
+    }
+    assert!(checked > 3000);
+    assert!(allowed_count > 20, "{allowed_count}");
+    // nothing was created outside: `outside` holds only the secret it was made with
+    let names: Vec<_> = std::fs::read_dir(f.root.join("outside"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["secret.md"]);
+}

@@ -160,3 +160,35 @@ async fn sandbox_denials_leave_nothing_outside_the_memory_directory() {
     assert!(results.contains("not read-only"));
     assert!(results.contains("`WebFetch` is not available"));
 }
+
+#[tokio::test]
+async fn the_main_threads_next_request_reads_the_reply_the_fork_cached() {
+    let world = World::new();
+    let server = server(scenario(&world)).await;
+    let mut s = session(&world, &server, None, Some(extraction_job(&world))).await;
+    s.engine
+        .submit("this project uses React 18 and PostgreSQL", |_| {})
+        .await;
+    s.drain().await;
+    s.engine.submit("thanks, that is all for now", |_| {}).await;
+    s.drain().await;
+    let log = server.requests();
+    let fork_first = log
+        .iter()
+        .position(|r| last_user_has(r, EXTRACTION_MARKER))
+        .unwrap();
+    let fork = log[fork_first].usage.unwrap();
+    let main_next = log[fork_first + 1..]
+        .iter()
+        .find(|r| !String::from_utf8_lossy(&r.body).contains(EXTRACTION_MARKER))
+        .unwrap()
+        .usage
+        .unwrap();
+    // The fork wrote the parent's tail (its final reply); the next main request reads it all
+    // and writes only the new user message.
+    assert!(fork.cache_creation_input_tokens > 0);
+    assert_eq!(
+        main_next.cache_read_input_tokens,
+        fork.cache_read_input_tokens + fork.cache_creation_input_tokens
+    );
+}
