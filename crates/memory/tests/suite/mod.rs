@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod demo_scenario;
 mod extraction;
 mod harness;
 mod recall;
