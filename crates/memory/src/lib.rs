@@ -11,13 +11,14 @@
 //! - [`extract_prompt`], [`extract`]: the [`ExtractionJob`], a background job of the stop-hook
 //!   pipeline that forks on the parent's prompt cache after each turn and saves memories.
 //! - [`recall`]: [`Recall`], which attaches the memories relevant to a prompt to its turn.
+//! - [`session`]: [`AutoMemory`], all of the above for one session, made at its start.
 //! - [`commands`]: `tine memory path|list|show` as functions returning text.
 //! - [`error`]: the crate's typed errors ([`MemoryError`]).
 //!
 //! How a host wires it: resolve the directory with [`resolve_memory_dir`]; when enabled,
-//! append [`MemoryDir::load_index_for_context`]'s text to the session's context once,
-//! register an [`ExtractionJob`] on the session's `StopHookPipeline`, and ask
-//! [`Recall::attachment_for`] before each user turn.
+//! [`AutoMemory::start`], append [`AutoMemory::context`] to the session's context once,
+//! register [`AutoMemory::extraction_job`] on the session's `StopHookPipeline`, and submit
+//! [`AutoMemory::prompt_with_recall`]'s prompt on each user turn.
 
 pub mod commands;
 pub mod error;
@@ -26,6 +27,7 @@ pub mod extract_prompt;
 pub mod memdir;
 pub mod recall;
 pub mod sandbox;
+pub mod session;
 pub mod topic;
 
 pub use commands::{list, memory_path, show};
@@ -46,6 +48,7 @@ pub use recall::{
     RecallError, Selection, SideQuerySelector, selection_schema,
 };
 pub use sandbox::MemorySandbox;
+pub use session::AutoMemory;
 pub use topic::{
     Frontmatter, MemoryHeader, MemoryIssue, MemoryType, NewMemory, Scan, check_file_name,
     index_line, parse_frontmatter, render_topic, save_memory, scan_memories,

@@ -2,9 +2,7 @@
 //! directory comes from the fork's prompt, so it works wherever the demo puts it. Driven here
 //! through the library exactly as the CLI drives it.
 
-use std::sync::Arc;
-
-use tine_memory::{Recall, SideQuerySelector};
+use tine_memory::AutoMemory;
 use tine_mock_api::Scenario;
 
 use super::harness::{World, extraction_job, server, session};
@@ -40,26 +38,33 @@ async fn the_demo_scenario_remembers_across_sessions() {
     let outcomes = s1.drain().await;
     assert_eq!(outcomes[0].summary, "saved 1 memory: project_stack.md");
 
-    // Session 2 starts with the index in its context and answers from memory.
-    let context = world.memory.load_index_for_context().render();
-    let mut s2 = session(&world, &server, Some(context), Some(extraction_job(&world))).await;
-    let recall = Recall::new(
-        world.mem(),
-        Arc::new(SideQuerySelector::new(
-            Arc::clone(&s2.parent.client),
-            "claude-sonnet-4-5",
-        )),
-    );
-    let prompt = "which database does this project use?";
-    let attachment = recall.attachment_for(prompt).await.unwrap().unwrap();
-    assert_eq!(attachment.files, ["project_stack.md"]);
-    let turn = s2
-        .engine
-        .submit(&format!("{}\n\n{prompt}", attachment.text), |_| {})
+    // Session 2 starts with the index in its context and answers from memory (wired through
+    // `AutoMemory`, as the CLI does).
+    let memory = AutoMemory::start(
+        world.memory.clone(),
+        super::harness::client_for(&server),
+        "claude-sonnet-4-5",
+        None,
+    )
+    .unwrap();
+    let mut s2 = session(
+        &world,
+        &server,
+        Some(memory.context().to_owned()),
+        Some(memory.extraction_job()),
+    )
+    .await;
+    let (prompt, attachment) = memory
+        .prompt_with_recall("which database does this project use?")
         .await;
+    assert_eq!(attachment.unwrap().files, ["project_stack.md"]);
+    let turn = s2.engine.submit(&prompt, |_| {}).await;
     assert_eq!(
         turn.result,
         "From memory: this project uses PostgreSQL (and React 18 on the frontend)."
     );
+    // a single word recalls nothing
+    let (prompt, attachment) = memory.prompt_with_recall("thanks").await;
+    assert_eq!((prompt.as_str(), attachment), ("thanks", None));
     s2.drain().await;
 }

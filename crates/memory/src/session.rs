@@ -1,0 +1,77 @@
+//! [`AutoMemory`]: everything one main-thread session needs, made once at session start, so
+//! the host's wiring is three calls: the context text, the job to register, recall per turn.
+
+use std::sync::Arc;
+
+use tine_api_client::ModelClient;
+use tine_fork_runtime::UsageLedger;
+
+use crate::error::MemoryError;
+use crate::extract::ExtractionJob;
+use crate::memdir::MemoryDir;
+use crate::recall::{Recall, RecallAttachment, SideQuerySelector};
+
+/// Auto memory for one session.
+pub struct AutoMemory {
+    dir: MemoryDir,
+    context: String,
+    job: Arc<ExtractionJob>,
+    recall: Recall,
+}
+
+impl AutoMemory {
+    /// Creates the directory if needed, loads `MEMORY.md` once (the session's context text
+    /// never changes afterwards), and prepares the extraction job and recall. Recall's side
+    /// queries use `client` and `model` and are recorded in `ledger` when given.
+    pub fn start(
+        dir: MemoryDir,
+        client: Arc<dyn ModelClient>,
+        model: &str,
+        ledger: Option<UsageLedger>,
+    ) -> Result<Self, MemoryError> {
+        let job = Arc::new(ExtractionJob::new(dir.clone())?);
+        let context = dir.load_index_for_context().render();
+        let mut selector = SideQuerySelector::new(client, model);
+        if let Some(ledger) = ledger {
+            selector = selector.with_ledger(ledger);
+        }
+        let recall = Recall::new(dir.path(), Arc::new(selector));
+        Ok(Self {
+            dir,
+            context,
+            job,
+            recall,
+        })
+    }
+
+    pub fn dir(&self) -> &MemoryDir {
+        &self.dir
+    }
+
+    /// The text to append once to the session's user context (or system prompt).
+    pub fn context(&self) -> &str {
+        &self.context
+    }
+
+    /// The job to register on the session's `StopHookPipeline` (`with_job`).
+    pub fn extraction_job(&self) -> Arc<ExtractionJob> {
+        Arc::clone(&self.job)
+    }
+
+    pub fn recall(&self) -> &Recall {
+        &self.recall
+    }
+
+    /// The prompt to submit for `prompt`: the recalled memories (if any) before it. Recall
+    /// failing never blocks a turn: it is logged and the prompt goes as it is.
+    pub async fn prompt_with_recall(&self, prompt: &str) -> (String, Option<RecallAttachment>) {
+        match self.recall.attachment_for(prompt).await {
+            Ok(Some(attachment)) => (format!("{}\n\n{prompt}", attachment.text), Some(attachment)),
+            Ok(None) => (prompt.to_owned(), None),
+            Err(error) => {
+                tracing::warn!(%error, "memory recall failed; the turn goes on without it");
+                (prompt.to_owned(), None)
+            }
+        }
+    }
+}
