@@ -117,6 +117,8 @@ impl TineRun {
                 "TINE_MANAGED_SETTINGS",
                 project.root().join("no-managed.json"),
             )
+            // Auto memory forks after every turn; tests that want it turn it back on.
+            .env("TINE_DISABLE_AUTO_MEMORY", "1")
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", base_url)
             .stdin(Stdio::null())

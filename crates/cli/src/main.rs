@@ -9,9 +9,11 @@
 //! - [`output`]: text, json and stream-json printing.
 //! - [`run`]: the turn(s), Ctrl-C, exit codes.
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
+//! - [`memory_cmd`]: `tine memory path|list|show NAME`.
 
 mod args;
 mod logging;
+mod memory_cmd;
 mod output;
 mod permission;
 mod profile;
@@ -24,6 +26,13 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let mut profile = profile::StartupProfile::from_env();
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("memory")) {
+        let rest: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return memory_cmd::run(&rest);
+    }
     let args = args::Args::parse();
     profile.mark("args");
     let runtime = match tokio::runtime::Builder::new_multi_thread()

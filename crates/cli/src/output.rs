@@ -6,6 +6,8 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 use tine_api_client::{Message, Usage};
+use tine_fork_runtime::BackgroundEvent;
+use tine_memory::EXTRACTION_JOB;
 use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
 
 use crate::args::OutputFormat;
@@ -118,6 +120,42 @@ impl Printer {
                 });
                 self.line(&value);
             }
+            _ => {}
+        }
+    }
+
+    /// What a background job reported. Saved memories are shown to the user (stderr in text
+    /// mode, a `system` line in stream-json); the rest only with `--verbose`.
+    pub fn background(&mut self, event: &BackgroundEvent) {
+        let (job, status, summary, data) = match event {
+            BackgroundEvent::Started { job } => (job, "started", String::new(), Value::Null),
+            BackgroundEvent::Finished { job, outcome } => (
+                job,
+                "finished",
+                outcome.summary.clone(),
+                outcome.data.clone(),
+            ),
+            BackgroundEvent::Failed { job, error } => (job, "failed", error.clone(), Value::Null),
+            BackgroundEvent::Cancelled { job } => (job, "cancelled", String::new(), Value::Null),
+        };
+        let memory_saved = job == EXTRACTION_JOB && status == "finished" && !summary.is_empty();
+        if self.verbose {
+            eprintln!("[tine] background {job}: {status} {summary}");
+        }
+        match self.format {
+            OutputFormat::StreamJson if status != "started" => {
+                let value = json!({
+                    "type": "system",
+                    "subtype": if memory_saved { "memory_saved" } else { "background_job" },
+                    "job": job,
+                    "status": status,
+                    "summary": summary,
+                    "data": data,
+                    "session_id": self.info.session_id,
+                });
+                self.line(&value);
+            }
+            OutputFormat::Text if memory_saved && !self.verbose => eprintln!("tine: {summary}"),
             _ => {}
         }
     }

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
+use tine_fork_runtime::{DEFAULT_DRAIN_TIMEOUT, StopHookPipeline};
+use tine_memory::AutoMemory;
 use tine_query_loop::Terminal;
 use tokio::io::AsyncBufReadExt;
 
@@ -33,6 +35,10 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
         cwd,
         tool_names,
         permission_mode,
+        pipeline,
+        mut background,
+        memory,
+        ledger,
     } = setup::build(&args, &mut profile).await?;
 
     let info = SessionInfo {
@@ -66,10 +72,19 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             let prompt = text_prompt(&args)?;
             printer.init();
             profile.mark("ready");
-            let turn = engine.submit(&prompt, |event| printer.event(event)).await;
+            let attachments = recall(memory.as_ref(), &prompt).await;
+            pipeline.slot().clear();
+            let turn = engine
+                .submit_with_attachments(&prompt, &attachments, |event| printer.event(event))
+                .await;
+            // Background work (memory extraction) finishes before -p exits, bounded.
+            finish_background(&pipeline, &interrupted).await;
+            while let Ok(event) = background.try_recv() {
+                printer.background(&event);
+            }
             printer.result(&ResultSummary {
                 turn: &turn,
-                total_cost_usd: engine.total_cost_usd(),
+                total_cost_usd: engine.total_cost_usd() + ledger.total().cost_usd,
                 denials: engine.permission_denials(),
             });
             last_success = turn.terminal.is_success();
@@ -103,10 +118,17 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                         continue;
                     }
                 };
-                let turn = engine.submit(&prompt, |event| printer.event(event)).await;
+                let attachments = recall(memory.as_ref(), &prompt).await;
+                pipeline.slot().clear();
+                let turn = engine
+                    .submit_with_attachments(&prompt, &attachments, |event| printer.event(event))
+                    .await;
+                while let Ok(event) = background.try_recv() {
+                    printer.background(&event);
+                }
                 let summary = ResultSummary {
                     turn: &turn,
-                    total_cost_usd: engine.total_cost_usd(),
+                    total_cost_usd: engine.total_cost_usd() + ledger.total().cost_usd,
                     denials: engine.permission_denials(),
                 };
                 if args.output_format == OutputFormat::Json {
@@ -119,6 +141,10 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                 if turn.terminal == Terminal::Aborted || interrupted.load(Ordering::SeqCst) {
                     break;
                 }
+            }
+            finish_background(&pipeline, &interrupted).await;
+            while let Ok(event) = background.try_recv() {
+                printer.background(&event);
             }
             if let Some(value) = deferred {
                 printer.print_value(&value);
@@ -133,6 +159,41 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The memories recall attaches to this turn (none without auto memory; a failure is logged
+/// and the turn goes on without them).
+async fn recall(memory: Option<&AutoMemory>, prompt: &str) -> Vec<String> {
+    let Some(memory) = memory else {
+        return Vec::new();
+    };
+    match memory.recall().attachment_for(prompt).await {
+        Ok(Some(attachment)) => {
+            tracing::info!(files = ?attachment.files, "recalled memories");
+            vec![attachment.text]
+        }
+        Ok(None) => Vec::new(),
+        Err(error) => {
+            tracing::warn!(%error, "memory recall failed; the turn goes on without it");
+            Vec::new()
+        }
+    }
+}
+
+/// Waits for the background jobs of the turn (bounded), or cancels them after Ctrl-C.
+async fn finish_background(pipeline: &StopHookPipeline, interrupted: &AtomicBool) {
+    if interrupted.load(Ordering::SeqCst) {
+        pipeline.cancel_all();
+        return;
+    }
+    let report = pipeline.drain(DEFAULT_DRAIN_TIMEOUT).await;
+    if report.cancelled > 0 {
+        eprintln!(
+            "tine: warning: {} background job(s) did not finish within {} s and were cancelled",
+            report.cancelled,
+            DEFAULT_DRAIN_TIMEOUT.as_secs()
+        );
+    }
 }
 
 /// The prompt: the argument, else all of standard input.

@@ -9,6 +9,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolDefinition};
+use tine_fork_runtime::{
+    BackgroundEvent, CacheBreakDetector, CacheSafeSlot, NoAppState, ParentContext, SessionInfo,
+    StopHookPipeline, UsageLedger,
+};
+use tine_memory::{AutoMemory, MemoryEnv, MemoryResolution, resolve_memory_dir};
 use tine_query_loop::{
     BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
     HooksSettings, QueryEngine, SessionContext, SessionId, StopHookCommand, StopHooks,
@@ -18,7 +23,8 @@ use tine_tools::permissions::{
     PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
 };
 use tine_tools::settings::{self, FlagSettings, LoadedSettings, SettingsPaths};
-use tine_tools::{Tool, ToolPool};
+use tine_tools::{Tool, ToolContext, ToolPool};
+use tokio::sync::mpsc;
 
 use crate::args::{Args, split_rules};
 use crate::permission::HeadlessPermissions;
@@ -34,6 +40,14 @@ pub struct Session {
     pub cwd: PathBuf,
     pub tool_names: Vec<String>,
     pub permission_mode: PermissionMode,
+    /// The main thread's stop hooks: saves the cache-safe params, runs the background jobs.
+    pub pipeline: Arc<StopHookPipeline>,
+    /// What the background jobs report (memory saved, failures).
+    pub background: mpsc::UnboundedReceiver<BackgroundEvent>,
+    /// Auto memory, when on (recall before each turn).
+    pub memory: Option<AutoMemory>,
+    /// Side queries' usage (recall), by query source.
+    pub ledger: UsageLedger,
 }
 
 /// Builds the session. Warnings (malformed settings files, bad rules in them) go to stderr and
@@ -106,6 +120,19 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
     let rendered = context.render(BASE_SYSTEM_PROMPT, args.append_system_prompt.as_deref());
     profile.mark("context");
 
+    // Auto memory: not with --bare (no background work), not when turned off.
+    let memory_dir = if args.bare {
+        None
+    } else {
+        match resolve_memory_dir(&MemoryEnv::from_process(), &loaded, &home, &cwd) {
+            MemoryResolution::Enabled(dir) => Some(dir),
+            MemoryResolution::Disabled(why) => {
+                tracing::info!(%why, "auto memory is off");
+                None
+            }
+        }
+    };
+
     // The session id comes first: the Stop hooks are told it and the transcript path.
     let (session_id, resuming) = session_id(args, &home, &cwd).await?;
     let stop_commands = stop_commands(&loaded);
@@ -115,7 +142,7 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         .map_err(|e| anyhow!(e))?;
     let client: Arc<dyn ModelClient> = Arc::new(client);
     profile.mark("client");
-    let stop_hooks: Option<Arc<dyn StopHooks>> = if stop_commands.is_empty() {
+    let user_hooks: Option<Arc<dyn StopHooks>> = if stop_commands.is_empty() {
         None
     } else {
         Some(Arc::new(CommandStopHooks {
@@ -126,13 +153,70 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         }))
     };
 
+    let ledger = UsageLedger::default();
+    let memory = match memory_dir {
+        None => None,
+        Some(dir) => {
+            match AutoMemory::start(dir, Arc::clone(&client), &model, Some(ledger.clone())) {
+                Ok(memory) => Some(memory),
+                Err(error) => {
+                    eprintln!("tine: warning: auto memory is off for this session: {error}");
+                    None
+                }
+            }
+        }
+    };
+    // The memory index joins the user context once, so every request keeps the same bytes.
+    let user_context = match (rendered.user_context, &memory) {
+        (context, None) => context,
+        (None, Some(memory)) => Some(Arc::from(memory.context())),
+        (Some(context), Some(memory)) => {
+            Some(Arc::from(format!("{context}\n\n{}", memory.context())))
+        }
+    };
+
+    // One tool context for the session and its forks' parent.
+    let tool_context = ToolContext::new(&cwd);
+    let parent = Arc::new(ParentContext {
+        client: Arc::clone(&client),
+        tools: Arc::clone(&tools),
+        tool_context: tool_context.clone(),
+        session: SessionInfo {
+            home: home.clone(),
+            cwd: cwd.clone(),
+            session_id: session_id.clone(),
+        },
+        app_state: Arc::new(NoAppState),
+        prompter: None,
+        content_replacements: Arc::default(),
+        notifications: None,
+    });
+    let (events_tx, background) = mpsc::unbounded_channel();
+    let mut pipeline =
+        StopHookPipeline::new(Arc::clone(&parent), CacheSafeSlot::new()).with_events(events_tx);
+    if let Some(memory) = &memory {
+        pipeline = pipeline.with_job(memory.extraction_job());
+    }
+    if let Some(hooks) = user_hooks {
+        pipeline = pipeline.with_user_hooks(hooks);
+    }
+    let pipeline = Arc::new(pipeline);
+
+    // Cache breaks are logged always and shown with --verbose.
+    let mut detector = CacheBreakDetector::new();
+    if args.verbose {
+        detector = detector.with_callback(Arc::new(|cache_break| {
+            eprintln!("[tine] cache break: {cache_break}");
+        }));
+    }
+
     let config = EngineConfig {
         client,
         model: model.clone(),
         cwd: cwd.clone(),
         home: home.clone(),
         system_prompt: rendered.system_prompt,
-        user_context: rendered.user_context,
+        user_context,
         tools,
         tool_definitions,
         thinking: None,
@@ -140,12 +224,12 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         can_use_tool: Arc::new(HeadlessPermissions::new(permissions)),
         // Headless: nobody to ask; the checker already turns asks into denials.
         prompter: None,
-        tool_context: None,
-        stop_hooks,
+        tool_context: Some(tool_context),
+        stop_hooks: Some(pipeline.clone()),
         compactor: None,
         post_sampling: None,
         on_request: args.verbose.then(request_logger),
-        monitor: None,
+        monitor: Some(Arc::new(detector)),
         persist: true,
     };
     let engine = if resuming {
@@ -166,6 +250,10 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         cwd,
         tool_names,
         permission_mode,
+        pipeline,
+        background,
+        memory,
+        ledger,
     })
 }
 

@@ -3,6 +3,7 @@
 
 mod headless;
 mod hooks;
+mod memory;
 mod recovery;
 mod resume;
 
