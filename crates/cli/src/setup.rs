@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolDefinition};
 use tine_fork_runtime::{
-    BackgroundEvent, CacheBreakDetector, CacheSafeSlot, NoAppState, ParentContext, SessionInfo,
+    BackgroundEvent, CacheBreakDetector, CacheSafeSlot, ParentContext, SessionInfo,
     StopHookPipeline, UsageLedger,
 };
 use tine_memory::{AutoMemory, MemoryEnv, MemoryResolution, resolve_memory_dir};
@@ -101,16 +101,7 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
 
     let pool = ToolPool::builtin(|name| permissions.is_tool_denied(name));
     let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
-    let tool_definitions: Arc<[ToolDefinition]> = pool
-        .definitions()
-        .into_iter()
-        .map(|d| ToolDefinition {
-            name: d.name,
-            description: d.description,
-            input_schema: d.input_schema,
-            cache_control: None,
-        })
-        .collect();
+    let tool_definitions: Arc<[ToolDefinition]> = tine_query_loop::tool_definitions(&tools);
     let tool_names = pool.names().into_iter().map(str::to_owned).collect();
     profile.mark("tools");
 
@@ -177,20 +168,16 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
 
     // One tool context for the session and its forks' parent.
     let tool_context = ToolContext::new(&cwd);
-    let parent = Arc::new(ParentContext {
-        client: Arc::clone(&client),
-        tools: Arc::clone(&tools),
-        tool_context: tool_context.clone(),
-        session: SessionInfo {
+    let parent = Arc::new(ParentContext::new(
+        Arc::clone(&client),
+        Arc::clone(&tools),
+        tool_context.clone(),
+        SessionInfo {
             home: home.clone(),
             cwd: cwd.clone(),
             session_id: session_id.clone(),
         },
-        app_state: Arc::new(NoAppState),
-        prompter: None,
-        content_replacements: Arc::default(),
-        notifications: None,
-    });
+    ));
     let (events_tx, background) = mpsc::unbounded_channel();
     let mut pipeline =
         StopHookPipeline::new(Arc::clone(&parent), CacheSafeSlot::new()).with_events(events_tx);

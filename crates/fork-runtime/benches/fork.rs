@@ -5,15 +5,15 @@
 //! without cache sharing (target <= 0.2x).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tine_api_client::{
     ClientConfig, ContentBlock, Credentials, HttpClient, Message, ModelClient, RetryPolicy,
     SystemPrompt, TextBlock, ToolDefinition, Usage,
 };
 use tine_fork_runtime::{
-    AppStateStore, CacheSafeParams, CacheSafeSlot, ContentReplacementState, ForkParams,
-    ParentContext, SessionInfo, StopHookPipeline, run_forked_agent,
+    CacheSafeParams, CacheSafeSlot, ForkParams, ParentContext, SessionInfo, StopHookPipeline,
+    run_forked_agent,
 };
 use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, SessionId};
@@ -48,32 +48,20 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
     tools.sort_by(|a, b| a.name().cmp(b.name()));
-    let defs: Vec<ToolDefinition> = tools
-        .iter()
-        .map(|t| ToolDefinition {
-            name: t.name().to_owned(),
-            description: t.description(),
-            input_schema: t.input_schema(),
-            cache_control: None,
-        })
-        .collect();
+    let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
     let tools: Arc<[Arc<dyn Tool>]> = Arc::from(tools);
     let tool_context = ToolContext::new(dir.path());
     let session_id = SessionId::new_random();
-    let parent = Arc::new(ParentContext {
-        client: Arc::clone(&client),
-        tools: Arc::clone(&tools),
-        tool_context: tool_context.clone(),
-        session: SessionInfo {
+    let parent = Arc::new(ParentContext::new(
+        Arc::clone(&client),
+        Arc::clone(&tools),
+        tool_context.clone(),
+        SessionInfo {
             home: dir.path().to_path_buf(),
             cwd: dir.path().to_path_buf(),
             session_id: session_id.clone(),
         },
-        app_state: Arc::new(AppStateStore::default()),
-        prompter: None,
-        content_replacements: Arc::new(Mutex::new(ContentReplacementState::default())),
-        notifications: None,
-    });
+    ));
     let pipeline = Arc::new(StopHookPipeline::new(
         Arc::clone(&parent),
         CacheSafeSlot::new(),

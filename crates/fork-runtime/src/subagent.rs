@@ -84,6 +84,28 @@ pub struct ParentContext {
     pub notifications: Option<Arc<dyn NotificationSink>>,
 }
 
+impl ParentContext {
+    /// A main-thread context with the defaults of a headless host: no app state to update, no
+    /// one to ask, fresh replacement decisions, no notifications.
+    pub fn new(
+        client: Arc<dyn ModelClient>,
+        tools: Arc<[Arc<dyn Tool>]>,
+        tool_context: ToolContext,
+        session: SessionInfo,
+    ) -> Self {
+        Self {
+            client,
+            tools,
+            tool_context,
+            session,
+            app_state: Arc::new(NoAppState),
+            prompter: None,
+            content_replacements: SharedReplacements::default(),
+            notifications: None,
+        }
+    }
+}
+
 /// What a fork may share with its parent on purpose.
 #[derive(Clone, Default)]
 pub struct SubagentOverrides {

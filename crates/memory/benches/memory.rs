@@ -15,7 +15,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -25,8 +25,8 @@ use tine_api_client::{
     cost_usd,
 };
 use tine_fork_runtime::{
-    AppStateStore, BackgroundJob, CacheSafeSlot, ContentReplacementState, JobContext, JobError,
-    JobOutcome, ParentContext, SessionInfo, StopHookPipeline,
+    BackgroundJob, CacheSafeSlot, JobContext, JobError, JobOutcome, ParentContext, SessionInfo,
+    StopHookPipeline,
 };
 use tine_memory::{
     DirSource, EXTRACTION_MARKER, ExtractionJob, ExtractionOptions, MemoryDir,
@@ -151,32 +151,20 @@ async fn run(mode: Mode) -> Run {
     let client: Arc<dyn ModelClient> = Arc::new(HttpClient::new(config).unwrap());
     let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
     tools.sort_by(|a, b| a.name().cmp(b.name()));
-    let defs: Vec<ToolDefinition> = tools
-        .iter()
-        .map(|t| ToolDefinition {
-            name: t.name().to_owned(),
-            description: t.description(),
-            input_schema: t.input_schema(),
-            cache_control: None,
-        })
-        .collect();
+    let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
     let tools: Arc<[Arc<dyn Tool>]> = Arc::from(tools);
     let tool_context = ToolContext::new(&cwd);
     let session_id = SessionId::new_random();
-    let parent = Arc::new(ParentContext {
-        client: Arc::clone(&client),
-        tools: Arc::clone(&tools),
-        tool_context: tool_context.clone(),
-        session: SessionInfo {
+    let parent = Arc::new(ParentContext::new(
+        Arc::clone(&client),
+        Arc::clone(&tools),
+        tool_context.clone(),
+        SessionInfo {
             home: home.clone(),
             cwd: cwd.clone(),
             session_id: session_id.clone(),
         },
-        app_state: Arc::new(AppStateStore::default()),
-        prompter: None,
-        content_replacements: Arc::new(Mutex::new(ContentReplacementState::default())),
-        notifications: None,
-    });
+    ));
     let options = ExtractionOptions {
         cache_parent_tail: mode != Mode::OwnPrompt,
         ..ExtractionOptions::default()

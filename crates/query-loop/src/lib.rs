@@ -52,7 +52,7 @@ pub use query::{
 };
 pub use repair::{INTERRUPTED_TOOL_RESULT, is_well_paired, repair_tool_pairing};
 pub use replacement::{ContentReplacementState, MAX_TOOL_RESULT_CHARS, SharedReplacements};
-pub use request::{RequestTemplate, prepare_messages, system_prompt_blocks};
+pub use request::{RequestTemplate, prepare_messages, system_prompt_blocks, tool_definitions};
 pub use transcript::{
     RecordType, ResumedSession, TranscriptError, TranscriptRead, TranscriptRecord,
     TranscriptWarning, TranscriptWriter, WriterOptions, latest_session, load_session,

@@ -12,6 +12,7 @@ use tine_api_client::{
     CacheControl, ContentBlock, Message, MessageContent, MessagesRequest, SystemPrompt, TextBlock,
     ThinkingConfig, ToolDefinition,
 };
+use tine_tools::Tool;
 
 use crate::repair::repair_tool_pairing;
 use crate::replacement::{SharedReplacements, lock};
@@ -60,6 +61,20 @@ fn mark_last_cacheable_block(message: &mut Message) {
             }
         }
     }
+}
+
+/// The `tools` array of the requests for `tools`, in their order. Build it once per session:
+/// its bytes are part of the cache key.
+pub fn tool_definitions(tools: &[Arc<dyn Tool>]) -> Arc<[ToolDefinition]> {
+    tools
+        .iter()
+        .map(|t| ToolDefinition {
+            name: t.name().to_owned(),
+            description: t.description(),
+            input_schema: t.input_schema(),
+            cache_control: None,
+        })
+        .collect()
 }
 
 /// Everything of a request that stays fixed for the whole loop.

@@ -51,15 +51,7 @@ fn config(
         .with_retry(RetryPolicy::none());
     let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
     tools.sort_by(|a, b| a.name().cmp(b.name()));
-    let mut defs: Vec<ToolDefinition> = tools
-        .iter()
-        .map(|t| ToolDefinition {
-            name: t.name().to_owned(),
-            description: t.description(),
-            input_schema: t.input_schema(),
-            cache_control: None,
-        })
-        .collect();
+    let mut defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
     if reverse_tools {
         defs.swap(0, 1);
     }

@@ -7,8 +7,7 @@ use tine_api_client::{
     ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolDefinition,
 };
 use tine_fork_runtime::{
-    AppStateStore, BackgroundEvent, CacheSafeSlot, ContentReplacementState, ParentContext,
-    SessionInfo, StopHookPipeline,
+    BackgroundEvent, CacheSafeSlot, ParentContext, SessionInfo, StopHookPipeline,
 };
 use tine_mock_api::{MockConfig, MockServer, Scenario};
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, SessionId};
@@ -38,15 +37,7 @@ pub type Tools = Arc<[Arc<dyn Tool>]>;
 pub fn tool_setup() -> (Tools, Arc<[ToolDefinition]>) {
     let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
     tools.sort_by(|a, b| a.name().cmp(b.name()));
-    let defs: Vec<ToolDefinition> = tools
-        .iter()
-        .map(|t| ToolDefinition {
-            name: t.name().to_owned(),
-            description: t.description(),
-            input_schema: t.input_schema(),
-            cache_control: None,
-        })
-        .collect();
+    let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
     (Arc::from(tools), Arc::from(defs))
 }
 
@@ -71,20 +62,16 @@ pub async fn session(
     let (tools, defs) = tool_setup();
     let tool_context = ToolContext::new(cwd.path());
     let session_id = SessionId::new_random();
-    let parent = Arc::new(ParentContext {
-        client: Arc::clone(&client),
-        tools: Arc::clone(&tools),
-        tool_context: tool_context.clone(),
-        session: SessionInfo {
+    let parent = Arc::new(ParentContext::new(
+        Arc::clone(&client),
+        Arc::clone(&tools),
+        tool_context.clone(),
+        SessionInfo {
             home: home.path().to_path_buf(),
             cwd: cwd.path().to_path_buf(),
             session_id: session_id.clone(),
         },
-        app_state: Arc::new(AppStateStore::default()),
-        prompter: None,
-        content_replacements: Arc::new(Mutex::new(ContentReplacementState::default())),
-        notifications: None,
-    });
+    ));
     let (tx, mut rx) = mpsc::unbounded_channel();
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&events);

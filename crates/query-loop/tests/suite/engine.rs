@@ -13,15 +13,7 @@ use tine_tools::builtin::builtin_tools;
 
 fn config(client: &ScriptedClient, home: &std::path::Path, cwd: &std::path::Path) -> EngineConfig {
     let tools: Vec<Arc<dyn Tool>> = builtin_tools();
-    let defs: Vec<ToolDefinition> = tools
-        .iter()
-        .map(|t| ToolDefinition {
-            name: t.name().to_owned(),
-            description: t.description(),
-            input_schema: t.input_schema(),
-            cache_control: None,
-        })
-        .collect();
+    let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
     let client: Arc<dyn ModelClient> = Arc::new(client.clone());
     EngineConfig {
         client,

@@ -20,15 +20,7 @@ use tine_tools::{Tool, ToolContext};
 
 fn params(client: &ScriptedClient, dir: &std::path::Path) -> QueryParams {
     let tools: Vec<Arc<dyn Tool>> = builtin_tools();
-    let defs: Vec<ToolDefinition> = tools
-        .iter()
-        .map(|t| ToolDefinition {
-            name: t.name().to_owned(),
-            description: t.description(),
-            input_schema: t.input_schema(),
-            cache_control: None,
-        })
-        .collect();
+    let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
     let template = RequestTemplate {
         model: "claude-sonnet-4-5".into(),
         system: Arc::new(system_prompt_blocks("You are tine.")),
