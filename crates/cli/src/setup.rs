@@ -10,8 +10,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolDefinition};
 use tine_fork_runtime::{
-    BackgroundEvent, CacheBreakDetector, CacheSafeSlot, ParentContext, SessionInfo,
-    StopHookPipeline, UsageLedger,
+    BackgroundEvent, CacheBreakDetector, CacheSafeSlot, DEFAULT_SMALL_FAST_MODEL, ParentContext,
+    SessionInfo, SideQuerySummarizer, StopHookPipeline, UsageLedger,
 };
 use tine_memory::{AutoMemory, MemoryEnv, MemoryResolution, resolve_memory_dir};
 use tine_query_loop::{
@@ -166,8 +166,15 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         }
     };
 
-    // One tool context for the session and its forks' parent.
-    let tool_context = ToolContext::new(&cwd);
+    // One tool context for the session and its forks' parent. WebFetch's answers come from
+    // the small fast model, recorded in the ledger.
+    let small_model = std::env::var("ANTHROPIC_SMALL_FAST_MODEL")
+        .ok()
+        .filter(|m| !m.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_SMALL_FAST_MODEL.to_owned());
+    let tool_context = ToolContext::new(&cwd).with_web_summarizer(Arc::new(
+        SideQuerySummarizer::new(Arc::clone(&client), small_model).with_ledger(ledger.clone()),
+    ));
     let parent = Arc::new(ParentContext::new(
         Arc::clone(&client),
         Arc::clone(&tools),

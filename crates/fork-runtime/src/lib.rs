@@ -12,6 +12,7 @@
 //!   [`UsageLedger`].
 //! - [`cache_break`]: the [`CacheBreakDetector`], a `RequestMonitor` that names the part of
 //!   the cache key ([`RequestFingerprint`], hashes only) that changed when a cache read fell short.
+//! - [`web_summary`]: [`SideQuerySummarizer`], WebFetch's summarizer on a small model.
 
 pub mod cache_break;
 pub mod cache_safe;
@@ -19,6 +20,7 @@ pub mod fork;
 pub mod pipeline;
 pub mod side_query;
 pub mod subagent;
+pub mod web_summary;
 
 pub use cache_break::{
     BreakCause, CACHE_HASHES_KIND, CacheBreak, CacheBreakDetector, CacheHashes, KEPT_BREAKS,
@@ -39,3 +41,4 @@ pub use subagent::{
     SubagentContext, SubagentOverrides, create_subagent_context,
 };
 pub use tine_query_loop::{ContentReplacementState, SharedReplacements};
+pub use web_summary::{DEFAULT_SMALL_FAST_MODEL, SideQuerySummarizer, WEB_FETCH_QUERY_SOURCE};
