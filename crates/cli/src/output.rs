@@ -83,6 +83,10 @@ impl Printer {
                 }
                 eprintln!("tine: the reply was cut off and is sent again below ({notice})");
             }
+            // Waiting on a retry is visible: the person at the terminal knows why it is quiet.
+            QueryEvent::Retry(notice) if self.format == OutputFormat::Text && !self.verbose => {
+                eprintln!("tine: {notice}");
+            }
             // Separate the texts of successive replies of one turn.
             QueryEvent::RequestStart { turn, .. } if self.format == OutputFormat::Text => {
                 self.attempt_printed = false;
