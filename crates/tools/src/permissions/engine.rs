@@ -48,6 +48,47 @@ pub enum DecisionReason {
     NoRule,
 }
 
+/// Read-only programs whose operands are files or directories: reading them outside the
+/// project needs approval, as a Read there would.
+const READS_PATH_ARGUMENTS: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "ls",
+    "find",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "wc",
+    "stat",
+    "file",
+    "du",
+    "tree",
+    "cd",
+    "diff",
+    "cmp",
+    "sort",
+    "uniq",
+    "cut",
+    "nl",
+    "od",
+    "xxd",
+    "hexdump",
+    "strings",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "readlink",
+    "realpath",
+    "jq",
+    "tac",
+    "column",
+    "pushd",
+];
+
 /// The engine's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionDecision {
@@ -490,6 +531,17 @@ impl PermissionContext {
             };
         }
         if read_only {
+            // Read-only is not enough outside the project: `cat ~/.ssh/id_rsa` only reads.
+            if let Some(path) = self.bash_read_outside_project(&analysis) {
+                return PermissionDecision::Ask {
+                    message: format!(
+                        "`{command}` reads {}, outside the project's directories",
+                        path.display()
+                    ),
+                    suggestions,
+                    reason: DecisionReason::NoRule,
+                };
+            }
             return PermissionDecision::Allow {
                 reason: DecisionReason::ReadOnly,
             };
@@ -550,6 +602,51 @@ impl PermissionContext {
             }
             bash_matches(content, &part.text)
         })
+    }
+
+    /// A path a file-reading command (or `cd`) would touch outside the project's directories:
+    /// an absolute, `~` or `..` argument that resolves outside, or one only known at run time
+    /// (`$HOME/x`), which may be anywhere.
+    fn bash_read_outside_project(&self, analysis: &CommandAnalysis) -> Option<PathBuf> {
+        for part in analysis.parts() {
+            let Some(program) = part.program.as_deref() else {
+                continue;
+            };
+            let program = program.rsplit('/').next().unwrap_or(program);
+            if !READS_PATH_ARGUMENTS.contains(&program) {
+                continue;
+            }
+            for arg in &part.args {
+                let Some(text) = arg.literal.as_deref() else {
+                    if arg.raw.contains('$') || arg.raw.starts_with('~') {
+                        return Some(PathBuf::from(&arg.raw));
+                    }
+                    continue;
+                };
+                // `--file=/etc/x` carries its path after the `=`; other flags carry none.
+                let candidate = match text.strip_prefix('-') {
+                    Some(flag) => match flag.split_once('=') {
+                        Some((_, value)) => value,
+                        None => continue,
+                    },
+                    None => text,
+                };
+                let path = if candidate == "~" || candidate.starts_with("~/") {
+                    let Some(home) = &self.home else {
+                        return Some(PathBuf::from(candidate));
+                    };
+                    home.join(candidate.trim_start_matches('~').trim_start_matches('/'))
+                } else if candidate.starts_with('/') || candidate.split('/').any(|c| c == "..") {
+                    self.cwd.join(candidate)
+                } else {
+                    continue; // relative, below the cwd
+                };
+                if !self.is_in_project(&path) {
+                    return Some(normalize(&path));
+                }
+            }
+        }
+        None
     }
 
     /// A literal argument or redirect target of a writing part under `.git/` or `.tine/`.

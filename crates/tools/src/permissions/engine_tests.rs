@@ -371,3 +371,34 @@ fn mcp_and_other_targets() {
     };
     assert_eq!(suggestions[0].to_string(), "WebFetch(domain:evil.example)");
 }
+
+#[test]
+fn read_only_bash_outside_the_project_asks() {
+    let c = ctx(PermissionMode::Default, &[]);
+    assert!(bash(&c, "cat src/main.rs").is_allow());
+    assert!(bash(&c, "grep -rn foo . | head -5").is_allow());
+    assert!(bash(&c, "cat /work/proj/README.md").is_allow());
+    assert!(bash(&c, "ls -la").is_allow());
+    for outside in [
+        "cat /etc/passwd",
+        "ls ~/.ssh",
+        "cat ../other/secret.txt",
+        "cd /tmp && ls",
+        "grep -r token /home/me",
+        "cat $HOME/.netrc",
+        "grep --file=/etc/shadow x",
+    ] {
+        let d = bash(&c, outside);
+        assert!(
+            matches!(d, PermissionDecision::Ask { .. }),
+            "{outside}: {d:?}"
+        );
+    }
+    // an additional directory is part of the project
+    let mut c = ctx(PermissionMode::Default, &[]);
+    c.additional_directories.push(PathBuf::from("/data"));
+    assert!(bash(&c, "cat /data/x.csv").is_allow());
+    // an allow rule for the command is the user's approval
+    let c = ctx(PermissionMode::Default, &[("Bash(cat /etc/hosts)", Allow)]);
+    assert!(bash(&c, "cat /etc/hosts").is_allow());
+}
