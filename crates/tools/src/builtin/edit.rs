@@ -3,7 +3,9 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::files::{diff, diff_summary, input_path, is_binary, load, mtime, write_atomic};
+use super::files::{
+    diff, diff_summary, input_path, is_binary, load, mtime, updated_output, write_atomic,
+};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use crate::verdict::PermissionTarget;
@@ -117,12 +119,7 @@ impl Tool for EditTool {
             .await?;
             ctx.file_state()
                 .record(&path, after.as_bytes(), mtime(&file.real_path).await);
-            let display = diff(&path, &before, &after);
-            Ok(
-                ToolOutput::text(format!("The file {} has been updated.", path.display()))
-                    .with_summary(diff_summary(&display))
-                    .with_display(display),
-            )
+            Ok(updated_output(&path, &before, &after))
         })
     }
 

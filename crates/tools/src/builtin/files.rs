@@ -155,3 +155,12 @@ pub fn input_path(input: &serde_json::Value, ctx: &crate::ToolContext) -> PathBu
         .unwrap_or_default();
     ctx.resolve_path(raw)
 }
+
+/// The result of Edit or Write changing `path` from `before` to `after`: the model's sentence,
+/// and the diff with its summary for UIs.
+pub fn updated_output(path: &Path, before: &str, after: &str) -> crate::tool::ToolOutput {
+    let display = diff(path, before, after);
+    crate::tool::ToolOutput::text(format!("The file {} has been updated.", path.display()))
+        .with_summary(diff_summary(&display))
+        .with_display(display)
+}

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{display_path, search_root, walker};
+use super::walk::{display_path, search_root, search_target, walker};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use crate::verdict::PermissionTarget;
@@ -175,10 +175,7 @@ impl Tool for GrepTool {
     }
 
     fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
-        let path = input.get("path").and_then(Value::as_str);
-        PermissionTarget::FileRead {
-            path: path.map_or_else(|| ctx.cwd(), |path| ctx.resolve_path(path)),
-        }
+        search_target(input, ctx)
     }
 
     fn is_read_only(&self, _input: &Value) -> bool {

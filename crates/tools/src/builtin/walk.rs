@@ -51,3 +51,14 @@ pub fn display_path(path: &Path, cwd: &Path) -> String {
         _ => path.display().to_string(),
     }
 }
+
+/// What a search (Glob, Grep) reads: its `path`, or the cwd without one.
+pub fn search_target(
+    input: &serde_json::Value,
+    ctx: &crate::context::ToolContext,
+) -> crate::verdict::PermissionTarget {
+    let path = input.get("path").and_then(serde_json::Value::as_str);
+    crate::verdict::PermissionTarget::FileRead {
+        path: path.map_or_else(|| ctx.cwd(), |path| ctx.resolve_path(path)),
+    }
+}

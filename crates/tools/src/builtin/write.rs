@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::files::{diff, diff_summary, input_path, load, mtime, write_atomic};
+use super::files::{input_path, load, mtime, updated_output, write_atomic};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolFuture, ToolOutput, parse_input};
 use crate::verdict::PermissionTarget;
@@ -84,12 +84,7 @@ impl Tool for WriteTool {
                 .with_summary(format!("Wrote {lines} lines to {}", path.display()))),
                 Some(file) => {
                     let before = String::from_utf8_lossy(&file.bytes);
-                    let display = diff(&path, &before, &input.content);
-                    Ok(
-                        ToolOutput::text(format!("The file {} has been updated.", path.display()))
-                            .with_summary(diff_summary(&display))
-                            .with_display(display),
-                    )
+                    Ok(updated_output(&path, &before, &input.content))
                 }
             }
         })
