@@ -30,7 +30,17 @@ pub struct Project {
 
 impl Project {
     pub fn new() -> Self {
-        let root = tempfile::tempdir().expect("temp dir");
+        Self::in_root(tempfile::tempdir().expect("temp dir"))
+    }
+
+    /// A project under `parent` instead of the temporary directory (the Bash sandbox lets
+    /// commands write to the temporary directory, so its tests need a project elsewhere).
+    pub fn new_in(parent: &Path) -> Self {
+        std::fs::create_dir_all(parent).unwrap();
+        Self::in_root(tempfile::tempdir_in(parent).expect("temp dir"))
+    }
+
+    fn in_root(root: TempDir) -> Self {
         let cwd = root.path().join("project");
         let home = root.path().join("home");
         std::fs::create_dir_all(&cwd).unwrap();

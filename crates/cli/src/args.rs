@@ -64,6 +64,11 @@ pub struct Args {
     #[arg(long)]
     pub verbose: bool,
 
+    /// Run Bash commands in the OS sandbox (Landlock: writes only in the project and temp
+    /// directories, network off unless `sandbox.allowNetwork`), as `sandbox.enabled` does.
+    #[arg(long)]
+    pub sandbox: bool,
+
     /// Minimal start: no git snapshot, no instruction-file discovery, no background work.
     #[arg(long)]
     pub bare: bool,

@@ -10,14 +10,20 @@
 //! - [`run`]: the turn(s), Ctrl-C, exit codes.
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
 //! - [`memory_cmd`]: `tine memory path|list|show NAME`.
+//! - [`doctor`]: `tine doctor`, what this installation would run with.
+//! - [`sandbox_settings`], [`sandbox_exec`]: the optional Bash sandbox (Landlock): its settings,
+//!   the start-up probe, and the hidden launcher `tine __sandbox ... -- COMMAND`.
 
 mod args;
+mod doctor;
 mod logging;
 mod memory_cmd;
 mod output;
 mod permission;
 mod profile;
 mod run;
+mod sandbox_exec;
+mod sandbox_settings;
 mod setup;
 
 use std::process::ExitCode;
@@ -25,7 +31,23 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // The sandbox launcher first: it runs before every sandboxed Bash command.
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(
+            tine_tools::sandbox::SANDBOX_SUBCOMMAND,
+        ))
+    {
+        let rest: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+        return sandbox_exec::launcher_main(&rest);
+    }
     let mut profile = profile::StartupProfile::from_env();
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("doctor")) {
+        let rest: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return doctor::run(&rest);
+    }
     if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("memory")) {
         let rest: Vec<String> = std::env::args_os()
             .skip(2)

@@ -90,6 +90,12 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         .map(parse_mode)
         .transpose()?;
     let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let bash_sandbox = crate::sandbox_settings::session_sandbox(
+        args.sandbox,
+        &cwd,
+        &loaded,
+        user_home.as_deref(),
+    )?;
     let (mut permissions, rule_errors) =
         PermissionContext::from_settings(&loaded, cwd.clone(), user_home, mode);
     for error in &rule_errors {
@@ -172,9 +178,12 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         .ok()
         .filter(|m| !m.trim().is_empty())
         .unwrap_or_else(|| DEFAULT_SMALL_FAST_MODEL.to_owned());
-    let tool_context = ToolContext::new(&cwd).with_web_summarizer(Arc::new(
+    let mut tool_context = ToolContext::new(&cwd).with_web_summarizer(Arc::new(
         SideQuerySummarizer::new(Arc::clone(&client), small_model).with_ledger(ledger.clone()),
     ));
+    if let Some(sandbox) = bash_sandbox {
+        tool_context = tool_context.with_sandbox(sandbox);
+    }
     let parent = Arc::new(ParentContext::new(
         Arc::clone(&client),
         Arc::clone(&tools),

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::builtin::background::BackgroundTasks;
 use crate::builtin::todo::TodoList;
 use crate::file_state::FileStateCache;
+use crate::sandbox::BashSandbox;
 
 /// One progress report of a running tool ("3.2 s, 142 lines").
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,6 +98,8 @@ pub struct ToolContext {
     background: BackgroundTasks,
     todos: TodoList,
     web_summarizer: Option<Arc<dyn WebSummarizer>>,
+    /// The OS sandbox Bash starts its shell through, when the session enabled one.
+    sandbox: Option<Arc<BashSandbox>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -106,6 +109,7 @@ impl fmt::Debug for ToolContext {
             .field("files_remembered", &self.file_state.len())
             .field("cancelled", &self.cancel.is_cancelled())
             .field("web_summarizer", &self.web_summarizer.is_some())
+            .field("sandbox", &self.sandbox.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -127,6 +131,7 @@ impl ToolContext {
             background: BackgroundTasks::default(),
             todos: TodoList::default(),
             web_summarizer: None,
+            sandbox: None,
         }
     }
 
@@ -154,6 +159,12 @@ impl ToolContext {
         self
     }
 
+    /// Runs Bash commands under `sandbox` (forks inherit it).
+    pub fn with_sandbox(mut self, sandbox: BashSandbox) -> Self {
+        self.sandbox = Some(Arc::new(sandbox));
+        self
+    }
+
     /// Uses `background` as the registry of background shells.
     pub fn with_background_tasks(mut self, background: BackgroundTasks) -> Self {
         self.background = background;
@@ -172,6 +183,7 @@ impl ToolContext {
             background: BackgroundTasks::default(),
             todos: TodoList::default(),
             web_summarizer: self.web_summarizer.clone(),
+            sandbox: self.sandbox.clone(),
         }
     }
 
@@ -222,6 +234,11 @@ impl ToolContext {
     /// The session's todo list (TodoWrite).
     pub fn todos(&self) -> &TodoList {
         &self.todos
+    }
+
+    /// The Bash sandbox, when the session enabled one.
+    pub fn sandbox(&self) -> Option<&BashSandbox> {
+        self.sandbox.as_deref()
     }
 
     /// The injected WebFetch summarizer, if any.

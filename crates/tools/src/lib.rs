@@ -5,6 +5,8 @@
 //!   one call (validate against the schema, call, errors become `is_error` results).
 //! - [`schema`]: the small JSON Schema validator behind that check.
 //! - [`context`]: `ToolContext`, what a call runs in (cwd, caches, cancellation, progress).
+//! - [`sandbox`]: the OS sandbox Bash runs under when the session enabled one (its policy and
+//!   the launcher's argument protocol; the cli applies it).
 //! - [`file_state`]: the LRU file-state cache behind Edit and Write's read-before-write rule.
 //! - [`builtin`]: Read, Write, Edit, Bash, Glob, Grep, TodoWrite, WebFetch.
 //! - [`pool`]: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
@@ -17,6 +19,7 @@ pub mod builtin;
 pub mod context;
 pub mod file_state;
 pub mod pool;
+pub mod sandbox;
 pub mod schema;
 pub mod tool;
 
@@ -37,6 +40,7 @@ pub use context::{
 };
 pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness};
 pub use pool::{ToolDefinition, ToolPool};
+pub use sandbox::{BashSandbox, SandboxPolicy};
 pub use schema::{SchemaViolation, validate};
 pub use tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};
 

@@ -1,11 +1,13 @@
 //! The suites, and the few lines they all share.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod doctor;
 mod headless;
 mod hooks;
 mod memory;
 mod recovery;
 mod resume;
+mod sandbox;
 
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Scenario};
 use tine_e2e::{Project, TineRun};

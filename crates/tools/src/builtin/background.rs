@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
+use crate::sandbox::BashSandbox;
+
 use super::shell::{CappedOutput, MAX_OUTPUT_BYTES, kill_group, spawn_shell};
 
 /// Output a background task keeps before it starts dropping its oldest bytes.
@@ -97,10 +99,16 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl BackgroundTasks {
-    /// Starts `command` in `cwd` in its own process group and returns its task id.
-    pub fn spawn(&self, command: &str, cwd: &Path) -> std::io::Result<String> {
+    /// Starts `command` in `cwd` in its own process group (under `sandbox`, if any) and
+    /// returns its task id.
+    pub fn spawn(
+        &self,
+        command: &str,
+        cwd: &Path,
+        sandbox: Option<&BashSandbox>,
+    ) -> std::io::Result<String> {
         let script = format!("exec 2>&1\n{command}");
-        let mut child = spawn_shell(&script, cwd)?;
+        let mut child = spawn_shell(&script, cwd, sandbox)?;
         let pgid = child.id();
         let log = Arc::new(Mutex::new(TaskLog {
             bytes: Vec::new(),

@@ -115,7 +115,7 @@ impl Tool for BashTool {
             if input.run_in_background {
                 let id = ctx
                     .background()
-                    .spawn(&input.command, &cwd)
+                    .spawn(&input.command, &cwd, ctx.sandbox())
                     .map_err(|error| ToolError::io("cannot start a shell in", &cwd, error))?;
                 return Ok(ToolOutput::text(format!(
                     "Command running in background with ID: {id}. Read its output with \
@@ -238,7 +238,7 @@ async fn run_foreground(
         shell_quote(&cwd_file.path().to_string_lossy())
     );
     let started = Instant::now();
-    let mut child = spawn_shell(&script, &cwd)
+    let mut child = spawn_shell(&script, &cwd, ctx.sandbox())
         .map_err(|error| ToolError::io("cannot start a shell in", &cwd, error))?;
     let pgid = child.id();
     let output: SharedOutput = Arc::new(Mutex::new(CappedOutput::new(MAX_OUTPUT_BYTES)));

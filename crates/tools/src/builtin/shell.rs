@@ -11,6 +11,8 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 
+use crate::sandbox::BashSandbox;
+
 /// Output kept for the model from one command (Claude Code's `BASH_MAX_OUTPUT_LENGTH`).
 pub const MAX_OUTPUT_BYTES: usize = 30_000;
 
@@ -25,9 +27,21 @@ pub fn shell_program() -> &'static str {
 
 /// Starts `script` under the shell in `cwd`, in a new process group whose id is the child's
 /// pid, so the whole tree can be killed at once. Stdin is closed (nothing can wait on a
-/// prompt); pagers and git prompts are turned off.
-pub fn spawn_shell(script: &str, cwd: &Path) -> std::io::Result<Child> {
-    let mut command = Command::new(shell_program());
+/// prompt); pagers and git prompts are turned off. With a `sandbox`, the shell is started by
+/// its launcher, which restricts itself and then execs the shell (same pid, same group).
+pub fn spawn_shell(
+    script: &str,
+    cwd: &Path,
+    sandbox: Option<&BashSandbox>,
+) -> std::io::Result<Child> {
+    let mut command = match sandbox {
+        None => Command::new(shell_program()),
+        Some(sandbox) => {
+            let mut command = Command::new(sandbox.launcher());
+            command.args(sandbox.launcher_args()).arg(shell_program());
+            command
+        }
+    };
     command
         .arg("-c")
         .arg(script)

@@ -1,0 +1,300 @@
+//! `tine doctor [--settings FILE|JSON]`: what a session started here would run with (version,
+//! model, endpoint, where the credentials come from, each settings file and its state, the Bash
+//! sandbox, MCP servers, TINE_HOME and the memory directory), and what is broken. Exit 0 unless
+//! something is broken; each problem is named at the end. Never prints a secret: credentials
+//! are named by their variable only.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::Value;
+use tine_api_client::{ClientConfig, DEFAULT_BASE_URL};
+use tine_memory::{MemoryEnv, MemoryResolution, memory_path, resolve_memory_dir};
+use tine_query_loop::tine_home_from_env;
+use tine_tools::settings::{self, FlagSettings, LoadedSettings, SettingsPaths, SettingsSource};
+
+use crate::sandbox_exec;
+use crate::sandbox_settings::{SandboxSettings, write_roots};
+use crate::setup::DEFAULT_MODEL;
+
+const USAGE: &str = "usage: tine doctor [--settings FILE|JSON]";
+
+/// The report being written, and the problems found on the way.
+struct Report {
+    text: String,
+    problems: Vec<String>,
+}
+
+impl Report {
+    fn line(&mut self, label: &str, value: impl std::fmt::Display) {
+        let _ = writeln!(self.text, "  {label:<16} {value}");
+    }
+
+    fn heading(&mut self, heading: &str) {
+        let _ = writeln!(self.text, "{heading}");
+    }
+
+    fn problem(&mut self, problem: impl Into<String>) {
+        self.problems.push(problem.into());
+    }
+}
+
+/// Runs `tine doctor` on its arguments (after `doctor`).
+pub fn run(args: &[String]) -> ExitCode {
+    let flag = match args {
+        [] => None,
+        [name, value] if name == "--settings" => Some(FlagSettings::from_arg(value)),
+        _ => {
+            eprintln!("tine doctor: {USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = diagnose(flag);
+    print!("{}", report.text);
+    if report.problems.is_empty() {
+        println!("ok: nothing broken");
+        return ExitCode::SUCCESS;
+    }
+    println!("{} problem(s):", report.problems.len());
+    for problem in &report.problems {
+        println!("  - {problem}");
+    }
+    ExitCode::FAILURE
+}
+
+fn diagnose(flag: Option<FlagSettings>) -> Report {
+    let mut report = Report {
+        text: String::new(),
+        problems: Vec::new(),
+    };
+    report.heading(concat!("tine ", env!("CARGO_PKG_VERSION")));
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => std::fs::canonicalize(&cwd).unwrap_or(cwd),
+        Err(error) => {
+            report.problem(format!("cannot read the current directory: {error}"));
+            return report;
+        }
+    };
+    let home = match tine_home_from_env() {
+        Ok(home) => Some(home),
+        Err(error) => {
+            report.problem(error.to_string());
+            None
+        }
+    };
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let loaded = home.as_ref().map(|home| {
+        let mut paths = SettingsPaths::new(&cwd, home);
+        if let Some(flag) = flag {
+            paths = paths.with_flag(flag);
+        }
+        if let Some(managed) = std::env::var_os("TINE_MANAGED_SETTINGS") {
+            paths = paths.with_managed(managed);
+        }
+        (settings::load(&paths), paths)
+    });
+
+    model_and_endpoint(&mut report, loaded.as_ref().map(|(l, _)| l));
+    if let Some((loaded, paths)) = &loaded {
+        settings_files(&mut report, loaded, paths);
+        sandbox(&mut report, &cwd, loaded, user_home.as_deref());
+        mcp(&mut report, &cwd, loaded);
+    }
+    report.heading("paths");
+    report.line("cwd", cwd.display());
+    match &home {
+        Some(home) => report.line("TINE_HOME", home.display()),
+        None => report.line("TINE_HOME", "cannot be resolved"),
+    }
+    if let (Some(home), Some((loaded, _))) = (&home, &loaded) {
+        let resolution = resolve_memory_dir(&MemoryEnv::from_process(), loaded, home, &cwd);
+        let memory = match &resolution {
+            MemoryResolution::Enabled(_) => memory_path(&resolution).trim_end().replace('\t', "  "),
+            MemoryResolution::Disabled(why) => format!("off ({why})"),
+        };
+        report.line("memory", memory);
+    }
+    report
+}
+
+fn model_and_endpoint(report: &mut Report, loaded: Option<&LoadedSettings>) {
+    let env = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let model = env("ANTHROPIC_MODEL")
+        .map(|m| format!("{m} (ANTHROPIC_MODEL)"))
+        .or_else(|| {
+            loaded
+                .and_then(|l| l.get("model"))
+                .and_then(|(v, source)| v.as_str().map(|m| format!("{m} (model in {source})")))
+        })
+        .unwrap_or_else(|| format!("{DEFAULT_MODEL} (default)"));
+    report.line("provider", "Anthropic Messages API");
+    report.line("model", model);
+    let endpoint = env("ANTHROPIC_BASE_URL").map_or_else(
+        || format!("{DEFAULT_BASE_URL} (default)"),
+        |url| format!("{url} (ANTHROPIC_BASE_URL)"),
+    );
+    report.line("endpoint", endpoint);
+    let sources: Vec<&str> = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]
+        .into_iter()
+        .filter(|name| env(name).is_some())
+        .collect();
+    if sources.is_empty() {
+        report.line("credentials", "none");
+    } else {
+        report.line(
+            "credentials",
+            format!("from {} (value not shown)", sources.join(" and ")),
+        );
+    }
+    // The client's own check: missing credentials, a base URL that is not http(s).
+    if let Err(error) = ClientConfig::from_env() {
+        report.problem(error.to_string());
+    }
+}
+
+fn origin_label(path: Option<&Path>) -> String {
+    path.map_or_else(
+        || "--settings (inline JSON)".to_owned(),
+        |p| p.display().to_string(),
+    )
+}
+
+fn settings_files(report: &mut Report, loaded: &LoadedSettings, paths: &SettingsPaths) {
+    report.heading("settings");
+    let (_, rule_errors) = loaded.permission_rules();
+    let messages: Vec<String> = loaded
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .chain(rule_errors.iter().map(ToString::to_string))
+        .collect();
+    for source in SettingsSource::ALL {
+        if source == SettingsSource::Flag && paths.flag.is_none() {
+            continue;
+        }
+        let label = origin_label(paths.path_of(source));
+        let own: Vec<&String> = messages.iter().filter(|m| m.contains(&label)).collect();
+        let status = match (loaded.layer(source).is_some(), own.is_empty()) {
+            (true, true) => "loaded".to_owned(),
+            (true, false) => format!("loaded with {} warning(s)", own.len()),
+            (false, false) => "error: not loaded".to_owned(),
+            (false, true) => "not found".to_owned(),
+        };
+        report.line(source.as_str(), format!("{label}: {status}"));
+        for message in &own {
+            let _ = writeln!(report.text, "  {:<16}   {message}", "");
+        }
+        if !own.is_empty() {
+            report.problem(format!(
+                "{label}: fix the settings file ({} issue(s))",
+                own.len()
+            ));
+        }
+    }
+    // Errors that name no known file (should not happen; never hide one).
+    let labels: Vec<String> = SettingsSource::ALL
+        .iter()
+        .map(|s| origin_label(paths.path_of(*s)))
+        .collect();
+    for message in &messages {
+        if !labels.iter().any(|l| message.contains(l)) {
+            report.line("other", message);
+            report.problem(message.clone());
+        }
+    }
+}
+
+fn sandbox(report: &mut Report, cwd: &Path, loaded: &LoadedSettings, home: Option<&Path>) {
+    report.heading("bash sandbox");
+    let support = sandbox_exec::probe();
+    report.line("kernel", &support);
+    let settings = SandboxSettings::from_settings(loaded, home);
+    let enabled = match (settings.enabled, settings.enabled_by) {
+        (true, Some(source)) => format!("yes (sandbox.enabled in {source})"),
+        (false, Some(source)) => format!("no (sandbox.enabled: false in {source}; --sandbox)"),
+        (_, None) => "no (turn on with `\"sandbox\": {\"enabled\": true}` or --sandbox)".to_owned(),
+    };
+    report.line("enabled", enabled);
+    report.line(
+        "network",
+        if settings.allow_network {
+            "allowed (sandbox.allowNetwork)"
+        } else {
+            "off when sandboxed (sandbox.allowNetwork: false)"
+        },
+    );
+    let roots: Vec<String> = write_roots(cwd, loaded, &settings, home)
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect();
+    report.line("writes", roots.join(", "));
+    for warning in &settings.warnings {
+        report.line("warning", warning);
+    }
+    if settings.enabled && !support.is_available() {
+        if settings.fail_if_unavailable {
+            report.problem(format!(
+                "the Bash sandbox is required (sandbox.failIfUnavailable) but {support}"
+            ));
+        } else {
+            report.line(
+                "fallback",
+                "Bash will run unsandboxed, with a warning at start",
+            );
+        }
+    }
+}
+
+/// MCP is not built yet: name what is configured so nobody thinks it is in use.
+fn mcp(report: &mut Report, cwd: &Path, loaded: &LoadedSettings) {
+    let mut servers: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let mcp_json = cwd.join(".mcp.json");
+    match std::fs::read_to_string(&mcp_json) {
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(value) => servers.extend(server_names(&value, ".mcp.json")),
+            Err(error) => notes.push(format!("{}: not valid JSON: {error}", mcp_json.display())),
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => notes.push(format!("cannot read {}: {error}", mcp_json.display())),
+    }
+    for layer in &loaded.layers {
+        let object = Value::Object(layer.raw.clone());
+        servers.extend(server_names(&object, layer.source.as_str()));
+    }
+    report.heading("mcp");
+    if servers.is_empty() {
+        report.line("servers", "none configured");
+    } else {
+        report.line(
+            "servers",
+            format!(
+                "{} configured, not supported yet (ignored): {}",
+                servers.len(),
+                servers.join(", ")
+            ),
+        );
+    }
+    for note in notes {
+        report.line("", note);
+    }
+}
+
+fn server_names(value: &Value, source: &str) -> Vec<String> {
+    value
+        .get("mcpServers")
+        .and_then(Value::as_object)
+        .map(|servers| {
+            servers
+                .keys()
+                .map(|name| format!("{name} ({source})"))
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,240 @@
+//! The Bash sandbox's settings and the session's decision: on or off, with which write roots,
+//! network or not, and what to do when the kernel cannot enforce it.
+//!
+//! The `sandbox` object follows Claude Code's where the two overlap: `enabled` (default false),
+//! `failIfUnavailable` (refuse to start rather than run unsandboxed), `filesystem.allowWrite`
+//! (more directories Bash may write to); `allowNetwork` (default false) is tine's, since
+//! Landlock restricts by port, not by domain. `--sandbox` turns it on for one run.
+//!
+//! Project settings (`.tine/settings.json`, checked in with a repository) may only tighten it:
+//! their `enabled: true`, `failIfUnavailable: true` and `allowNetwork: false` count, their
+//! opposites and their `allowWrite` are ignored with a warning, so a cloned repository cannot
+//! turn off or widen the sandbox its user asked for.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use serde_json::Value;
+use tine_tools::sandbox::{BashSandbox, SandboxPolicy};
+use tine_tools::settings::{LoadedSettings, SettingsLayer, SettingsSource};
+
+use crate::sandbox_exec::{self, SandboxSupport};
+
+/// The resolved `sandbox` settings of every source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    pub enabled: bool,
+    /// Which source turned it on (or off), for `tine doctor`.
+    pub enabled_by: Option<SettingsSource>,
+    pub fail_if_unavailable: bool,
+    pub allow_network: bool,
+    /// `filesystem.allowWrite` of every trusted source, resolved.
+    pub allow_write: Vec<PathBuf>,
+    /// Keys that were ignored, and why (shown once at start and by `tine doctor`).
+    pub warnings: Vec<String>,
+}
+
+fn origin(layer: &SettingsLayer) -> String {
+    layer.path.as_ref().map_or_else(
+        || "--settings (inline JSON)".to_owned(),
+        |p| p.display().to_string(),
+    )
+}
+
+impl SandboxSettings {
+    /// Reads `sandbox` from every source, lowest precedence first (a higher source's value
+    /// wins), with the project-settings rule of the module doc.
+    pub fn from_settings(loaded: &LoadedSettings, home: Option<&Path>) -> Self {
+        let mut out = SandboxSettings::default();
+        for layer in &loaded.layers {
+            let Some(value) = layer.raw.get("sandbox") else {
+                continue;
+            };
+            let Some(object) = value.as_object() else {
+                out.warnings.push(format!(
+                    "{}: `sandbox` must be an object (ignored)",
+                    origin(layer)
+                ));
+                continue;
+            };
+            let project = layer.source == SettingsSource::Project;
+            for (key, value) in object {
+                out.read_key(layer, project, key, value, home);
+            }
+        }
+        out
+    }
+
+    fn read_key(
+        &mut self,
+        layer: &SettingsLayer,
+        project: bool,
+        key: &str,
+        value: &Value,
+        home: Option<&Path>,
+    ) {
+        let from = origin(layer);
+        let loosening = |what: &str| {
+            format!(
+                "{from}: `sandbox.{key}: {what}` is ignored in project settings (a checked-in \
+                 file may only tighten the sandbox; set it in your user or local settings)"
+            )
+        };
+        match key {
+            "enabled" | "failIfUnavailable" | "allowNetwork" => {
+                let Some(on) = value.as_bool() else {
+                    self.warnings.push(format!(
+                        "{from}: `sandbox.{key}` must be true or false (ignored)"
+                    ));
+                    return;
+                };
+                // The tightening value of each key.
+                let tight = key != "allowNetwork";
+                if project && on != tight {
+                    self.warnings.push(loosening(&on.to_string()));
+                    return;
+                }
+                match key {
+                    "enabled" => {
+                        self.enabled = on;
+                        self.enabled_by = Some(layer.source);
+                    }
+                    "failIfUnavailable" => self.fail_if_unavailable = on,
+                    _ => self.allow_network = on,
+                }
+            }
+            "filesystem" => {
+                let Some(write) = value.get("allowWrite") else {
+                    return;
+                };
+                if project {
+                    self.warnings.push(format!(
+                        "{from}: `sandbox.filesystem.allowWrite` is ignored in project settings \
+                         (a checked-in file may only tighten the sandbox; set it in your user or \
+                         local settings)"
+                    ));
+                    return;
+                }
+                let Some(list) = write.as_array() else {
+                    self.warnings.push(format!(
+                        "{from}: `sandbox.filesystem.allowWrite` must be a list of paths (ignored)"
+                    ));
+                    return;
+                };
+                for entry in list {
+                    match entry.as_str() {
+                        Some(path) => {
+                            let path = resolve(path, &layer.base_dir, home);
+                            if !self.allow_write.contains(&path) {
+                                self.allow_write.push(path);
+                            }
+                        }
+                        None => self.warnings.push(format!(
+                            "{from}: `sandbox.filesystem.allowWrite` entry {entry} is not a \
+                             path (ignored)"
+                        )),
+                    }
+                }
+            }
+            other => self.warnings.push(format!(
+                "{from}: `sandbox.{other}` is not supported by tine (ignored)"
+            )),
+        }
+    }
+}
+
+/// `~/x` against the home directory, a relative path against the source's base directory.
+fn resolve(path: &str, base_dir: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => base_dir.join(path),
+    }
+}
+
+/// Where sandboxed Bash may write: the project, the additional directories of trusted sources,
+/// `allowWrite`, and the temporary directories (Bash itself keeps a file there per call).
+pub fn write_roots(
+    cwd: &Path,
+    loaded: &LoadedSettings,
+    settings: &SandboxSettings,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut roots = vec![cwd.to_path_buf()];
+    roots.extend(
+        loaded
+            .additional_directories(home)
+            .into_iter()
+            .filter(|(_, source)| *source != SettingsSource::Project)
+            .map(|(path, _)| path),
+    );
+    roots.extend(settings.allow_write.iter().cloned());
+    roots.push(std::env::temp_dir());
+    roots.push(PathBuf::from("/tmp"));
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        let root = std::fs::canonicalize(&root).unwrap_or(root);
+        if !unique.contains(&root) {
+            unique.push(root);
+        }
+    }
+    unique
+}
+
+/// The session's sandbox: `None` when it is off, or unavailable and allowed to fall back (with
+/// one warning on stderr); an error when it is unavailable and `failIfUnavailable` is set.
+pub fn session_sandbox(
+    flag: bool,
+    cwd: &Path,
+    loaded: &LoadedSettings,
+    home: Option<&Path>,
+) -> Result<Option<BashSandbox>> {
+    let settings = SandboxSettings::from_settings(loaded, home);
+    for warning in &settings.warnings {
+        eprintln!("tine: warning: {warning}");
+    }
+    if !(flag || settings.enabled) {
+        return Ok(None);
+    }
+    let (launcher, support) = match std::env::current_exe() {
+        Ok(launcher) => (Some(launcher), sandbox_exec::probe()),
+        Err(error) => (
+            None,
+            SandboxSupport::Unavailable {
+                reason: format!("cannot find the tine binary to launch it: {error}"),
+            },
+        ),
+    };
+    match (launcher, support) {
+        (Some(launcher), SandboxSupport::Available { abi, network }) => {
+            if !settings.allow_network && !network {
+                eprintln!(
+                    "tine: warning: the Bash sandbox cannot turn the network off here (Landlock \
+                     ABI {abi}; it needs ABI 4, Linux 6.7): only writes are restricted"
+                );
+            }
+            let policy = SandboxPolicy {
+                write_roots: write_roots(cwd, loaded, &settings, home),
+                allow_network: settings.allow_network,
+            };
+            tracing::info!(%policy, abi, "Bash sandbox on");
+            Ok(Some(BashSandbox::new(launcher, policy)))
+        }
+        (_, support) => {
+            let reason = match support {
+                SandboxSupport::Unavailable { reason } => reason,
+                SandboxSupport::Available { .. } => "cannot find the tine binary".to_owned(),
+            };
+            if settings.fail_if_unavailable {
+                bail!(
+                    "the Bash sandbox is required (sandbox.failIfUnavailable) but unavailable: \
+                     {reason}"
+                );
+            }
+            eprintln!(
+                "tine: warning: the Bash sandbox is unavailable ({reason}); Bash commands run \
+                 unsandboxed"
+            );
+            Ok(None)
+        }
+    }
+}
