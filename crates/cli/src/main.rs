@@ -7,7 +7,8 @@
 //! - [`setup`]: credentials, settings, permissions, tools, context, session → a `QueryEngine`.
 //! - [`permission`]: the headless `can_use_tool` (an approval nobody can give is a denial).
 //! - [`output`]: text, json and stream-json printing.
-//! - [`run`]: the turn(s), Ctrl-C, exit codes.
+//! - [`run`]: the turn(s) and exit codes.
+//! - [`signals`]: SIGINT, SIGTERM and SIGHUP cancel the turn (exit 130, 143, 129).
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
 //! - [`memory_cmd`]: `tine memory path|list|show NAME`.
 //! - [`doctor`]: `tine doctor`, what this installation would run with.
@@ -25,6 +26,7 @@ mod run;
 mod sandbox_exec;
 mod sandbox_settings;
 mod setup;
+mod signals;
 
 use std::process::ExitCode;
 
@@ -78,6 +80,8 @@ fn main() -> ExitCode {
             }
         }
     });
+    // No tool process outlives tine: background shells, and anything a command left running.
+    tine_tools::kill_tool_processes();
     // Do not wait for detached work (a tool's orphaned reader, a hook) at exit.
     runtime.shutdown_background();
     code

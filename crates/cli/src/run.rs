@@ -1,11 +1,10 @@
 //! The headless run: build the session, read the prompt(s), run each turn while printing its
-//! events, and turn the ending into an exit code. Ctrl-C cancels the turn (running tools are
-//! killed, the transcript stays whole) and exits with 130; a second Ctrl-C exits at once.
+//! events, and turn the ending into an exit code. Ctrl-C, SIGTERM and SIGHUP cancel the turn
+//! (running tools are killed, the transcript stays whole) and exit with 128 + the signal's
+//! number (see [`crate::signals`]); a second signal exits at once.
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -18,9 +17,7 @@ use crate::args::{Args, InputFormat, OutputFormat};
 use crate::output::{Printer, ResultSummary, SessionInfo};
 use crate::profile::StartupProfile;
 use crate::setup::{self, Session};
-
-/// Exit code after Ctrl-C (128 + SIGINT), as shells report it.
-pub const EXIT_INTERRUPTED: u8 = 130;
+use crate::signals::{self, Interrupt};
 
 pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
     if !args.print && args.prompt.is_none() && std::io::stdin().is_terminal() {
@@ -50,21 +47,7 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
     };
     let mut printer = Printer::new(args.output_format, args.verbose, info);
 
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let cancel = engine.cancellation();
-    {
-        let interrupted = Arc::clone(&interrupted);
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_err() {
-                return;
-            }
-            interrupted.store(true, Ordering::SeqCst);
-            cancel.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(i32::from(EXIT_INTERRUPTED));
-            }
-        });
-    }
+    let interrupted = signals::watch(engine.cancellation())?;
 
     let mut last_success = true;
     match args.input_format {
@@ -88,9 +71,6 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                 denials: engine.permission_denials(),
             });
             last_success = turn.terminal.is_success();
-            if turn.terminal == Terminal::Aborted {
-                return Ok(ExitCode::from(EXIT_INTERRUPTED));
-            }
         }
         InputFormat::StreamJson => {
             printer.init();
@@ -138,7 +118,7 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                     printer.result(&summary);
                 }
                 last_success = turn.terminal.is_success();
-                if turn.terminal == Terminal::Aborted || interrupted.load(Ordering::SeqCst) {
+                if turn.terminal == Terminal::Aborted || interrupted.is_set() {
                     break;
                 }
             }
@@ -151,8 +131,8 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             }
         }
     }
-    if interrupted.load(Ordering::SeqCst) {
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    if let Some(code) = interrupted.exit_code() {
+        return Ok(ExitCode::from(code));
     }
     Ok(if last_success {
         ExitCode::SUCCESS
@@ -181,8 +161,8 @@ async fn recall(memory: Option<&AutoMemory>, prompt: &str) -> Vec<String> {
 }
 
 /// Waits for the background jobs of the turn (bounded), or cancels them after Ctrl-C.
-async fn finish_background(pipeline: &StopHookPipeline, interrupted: &AtomicBool) {
-    if interrupted.load(Ordering::SeqCst) {
+async fn finish_background(pipeline: &StopHookPipeline, interrupted: &Interrupt) {
+    if interrupted.is_set() {
         pipeline.cancel_all();
         return;
     }

@@ -8,6 +8,7 @@ mod memory;
 mod recovery;
 mod resume;
 mod sandbox;
+mod signals;
 
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Scenario};
 use tine_e2e::{Project, TineRun};

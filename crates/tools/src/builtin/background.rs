@@ -13,7 +13,9 @@ use tokio::sync::watch;
 
 use crate::sandbox::BashSandbox;
 
-use super::shell::{CappedOutput, MAX_OUTPUT_BYTES, kill_group, spawn_shell};
+use super::shell::{
+    CappedOutput, MAX_OUTPUT_BYTES, forget_group_if_empty, kill_group, spawn_shell, track_group,
+};
 
 /// Output a background task keeps before it starts dropping its oldest bytes.
 const TASK_LOG_BYTES: usize = 4 * 1024 * 1024;
@@ -110,6 +112,7 @@ impl BackgroundTasks {
         let script = format!("exec 2>&1\n{command}");
         let mut child = spawn_shell(&script, cwd, sandbox)?;
         let pgid = child.id();
+        track_group(pgid);
         let log = Arc::new(Mutex::new(TaskLog {
             bytes: Vec::new(),
             base: 0,
@@ -149,6 +152,7 @@ impl BackgroundTasks {
                 tokio::join!(out, err);
             };
             let (_, waited) = tokio::join!(pipes, child.wait());
+            forget_group_if_empty(pgid);
             let finished = match waited {
                 Ok(exit) => TaskStatus::Exited(exit.code()),
                 Err(error) => TaskStatus::Failed(error.to_string()),

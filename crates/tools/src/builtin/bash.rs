@@ -10,7 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::shell::{
-    CappedOutput, MAX_OUTPUT_BYTES, SharedOutput, kill_group, pump, shell_quote, spawn_shell,
+    CappedOutput, MAX_OUTPUT_BYTES, SharedOutput, forget_group_if_empty, kill_group, pump,
+    shell_quote, spawn_shell, track_group,
 };
 use crate::context::{ToolContext, ToolProgress};
 use crate::tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input};
@@ -241,6 +242,7 @@ async fn run_foreground(
     let mut child = spawn_shell(&script, &cwd, ctx.sandbox())
         .map_err(|error| ToolError::io("cannot start a shell in", &cwd, error))?;
     let pgid = child.id();
+    track_group(pgid);
     let output: SharedOutput = Arc::new(Mutex::new(CappedOutput::new(MAX_OUTPUT_BYTES)));
     let mut pumps = Vec::new();
     if let Some(stdout) = child.stdout.take() {
@@ -257,7 +259,10 @@ async fn run_foreground(
     let ending = loop {
         tokio::select! {
             waited = child.wait() => break match waited {
-                Ok(status) => Ending::Exited(status),
+                Ok(status) => {
+                    forget_group_if_empty(pgid);
+                    Ending::Exited(status)
+                }
                 Err(error) => Ending::WaitFailed(error),
             },
             () = &mut deadline => {

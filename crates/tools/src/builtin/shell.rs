@@ -69,6 +69,49 @@ pub fn kill_group(pgid: Option<u32>) {
     }
 }
 
+/// The process groups tool commands were started in and that may still have members: every
+/// one is killed when tine exits ([`kill_tool_processes`]), so no tool process outlives the
+/// session however it ends (a signal, an error, a fork's own background registry).
+static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Records the group of a command just spawned (its pgid is the child's pid).
+pub fn track_group(pgid: Option<u32>) {
+    let Some(pgid) = pgid.and_then(|pid| i32::try_from(pid).ok()) else {
+        return;
+    };
+    let mut groups = LIVE_GROUPS.lock().unwrap_or_else(PoisonError::into_inner);
+    // Forget emptied groups first: once empty, their id may be reused by an unrelated process.
+    groups.retain(|&group| group_has_members(group));
+    groups.push(pgid);
+}
+
+/// The group's leader (the shell) was reaped: forget the group unless processes it started
+/// are still in it (`server &` in a foreground command), which stay tracked until tine exits.
+pub fn forget_group_if_empty(pgid: Option<u32>) {
+    let Some(pgid) = pgid.and_then(|pid| i32::try_from(pid).ok()) else {
+        return;
+    };
+    if !group_has_members(pgid) {
+        LIVE_GROUPS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|&group| group != pgid);
+    }
+}
+
+/// Kills every tracked group (tine is exiting). Safe to call more than once.
+pub fn kill_tool_processes() {
+    let groups = std::mem::take(&mut *LIVE_GROUPS.lock().unwrap_or_else(PoisonError::into_inner));
+    for pgid in groups {
+        kill_group(u32::try_from(pgid).ok());
+    }
+}
+
+/// Signal 0 probes the group: ESRCH means empty; EPERM means the id now belongs to someone else.
+fn group_has_members(pgid: i32) -> bool {
+    killpg(Pid::from_raw(pgid), None).is_ok()
+}
+
 /// Quotes `text` for the shell.
 pub fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
