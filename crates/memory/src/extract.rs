@@ -315,7 +315,8 @@ impl Inner {
             | Terminal::PromptTooLong { .. }
             | Terminal::ModelError { .. }
             | Terminal::BlockingLimit { .. }
-            | Terminal::StopHookPrevented { .. }) => {
+            | Terminal::StopHookPrevented { .. }
+            | Terminal::RepeatedToolFailure { .. }) => {
                 return Err(ExtractError::Unfinished(other.describe()));
             }
         }

@@ -9,8 +9,9 @@
 //! - [`hooks`]: user stop hooks (shell commands from settings) and the post-sampling registry.
 //! - [`timestamp`]: RFC 3339 / day formatting used by the above.
 //!
-//! `query()` (the agent loop as a stream of events ending in a terminal reason) and the
-//! `QueryEngine` session build on these.
+//! `query()` (the agent loop as a stream of events ending in a terminal reason; [`stuck`]
+//! stops it when the model repeats a failing call) and the `QueryEngine` session build on
+//! these.
 
 pub mod context;
 pub mod engine;
@@ -22,6 +23,7 @@ pub mod query;
 pub mod repair;
 pub mod replacement;
 pub mod request;
+pub mod stuck;
 pub mod timestamp;
 pub mod transcript;
 pub mod transition;
@@ -53,6 +55,10 @@ pub use query::{
 pub use repair::{INTERRUPTED_TOOL_RESULT, is_well_paired, repair_tool_pairing};
 pub use replacement::{ContentReplacementState, MAX_TOOL_RESULT_CHARS, SharedReplacements};
 pub use request::{RequestTemplate, prepare_messages, system_prompt_blocks, tool_definitions};
+pub use stuck::{
+    DEFAULT_MAX_REPEATED_FAILURES, FailureStreak, RepeatedFailure, RepeatedFailureHandler,
+    StuckDecision,
+};
 pub use transcript::{
     RecordType, ResumedSession, TranscriptError, TranscriptRead, TranscriptRecord,
     TranscriptWarning, TranscriptWriter, WriterOptions, latest_session, load_session,

@@ -28,6 +28,9 @@ use crate::plug::{
 };
 use crate::repair::INTERRUPTED_TOOL_RESULT;
 use crate::request::RequestTemplate;
+use crate::stuck::{
+    DEFAULT_MAX_REPEATED_FAILURES, FailureStreak, RepeatedFailureHandler, StuckDecision,
+};
 use crate::transition::{Terminal, Transition};
 
 /// The output limit of a first attempt (Claude Code's capped default).
@@ -83,6 +86,11 @@ pub struct QueryParams {
     pub query_source: QuerySource,
     /// Sees every request just before it is sent (cache-break detection, tests).
     pub on_request: Option<RequestObserver>,
+    /// The same call failing the same way this many times in a row means the model is stuck
+    /// (0: never); see [`crate::stuck`].
+    pub max_repeated_failures: u32,
+    /// Decides about a stuck model (the TUI asks the person). None: the turn stops.
+    pub on_repeated_failure: Option<Arc<dyn RepeatedFailureHandler>>,
 }
 
 impl QueryParams {
@@ -108,6 +116,8 @@ impl QueryParams {
             post_sampling: None,
             query_source: Arc::from("repl_main_thread"),
             on_request: None,
+            max_repeated_failures: DEFAULT_MAX_REPEATED_FAILURES,
+            on_repeated_failure: None,
         }
     }
 
@@ -131,6 +141,8 @@ pub struct LoopState {
     pub stop_hook_active: bool,
     pub reactive_compacted: bool,
     pub transitions: Vec<Transition>,
+    /// Identical failing calls in a row (a stuck model).
+    pub failures: FailureStreak,
 }
 
 /// Runs the loop on `messages` (the history, the new user message last). The stream ends with
@@ -198,6 +210,7 @@ async fn run_loop(
         stop_hook_active: false,
         reactive_compacted: false,
         transitions: Vec::new(),
+        failures: FailureStreak::default(),
     };
     let template = effective_template(params);
     loop {
@@ -379,12 +392,29 @@ async fn run_loop(
             }
         }
 
-        let results = run_tool_calls(params, &uses, emit, cancel).await;
+        let results = run_tool_calls(params, &uses, &mut state.failures, emit, cancel).await;
         let message = Message::user(results);
         messages.push(message.clone());
         emit.send(QueryEvent::UserMessage { message }).await;
         if cancel.is_cancelled() {
             return Terminal::Aborted;
+        }
+        if let Some(failure) = state.failures.reached(params.max_repeated_failures) {
+            let decision = match &params.on_repeated_failure {
+                Some(handler) => handler.on_repeated_failure(failure).await,
+                None => StuckDecision::Stop,
+            };
+            match decision {
+                StuckDecision::Stop => {
+                    tracing::warn!(tool = %failure.tool, repeats = failure.repeats, "the model is stuck; stopping the turn");
+                    return Terminal::RepeatedToolFailure {
+                        tool: failure.tool.clone(),
+                        error: failure.error_excerpt(),
+                        repeats: failure.repeats,
+                    };
+                }
+                StuckDecision::KeepGoing => state.failures.reset(),
+            }
         }
         state.stop_hook_active = false;
         let tools = uses.iter().map(|u| u.name.clone()).collect();
@@ -544,6 +574,7 @@ enum Prepared<'a> {
 async fn run_tool_calls(
     params: &QueryParams,
     uses: &[ToolUseBlock],
+    failures: &mut FailureStreak,
     emit: &Emitter,
     cancel: &CancellationToken,
 ) -> Vec<ContentBlock> {
@@ -577,6 +608,7 @@ async fn run_tool_calls(
             .collect()
             .await;
         for (call, output) in batch.iter().zip(outputs) {
+            failures.record(&call.name, &call.input, &output);
             emit.send(QueryEvent::ToolResult {
                 tool_use_id: call.id.clone(),
                 tool: call.name.clone(),

@@ -69,6 +69,14 @@ pub enum Terminal {
     BlockingLimit { tokens: u64, limit: u64 },
     /// A stop hook asked to end the work (`"continue": false`).
     StopHookPrevented { reason: Option<String> },
+    /// The model was stuck: it made the same tool call (same input) `repeats` times in a row
+    /// and it failed the same way each time (`error` is the start of that error), so the turn
+    /// was stopped rather than paying for more of the same (see [`crate::stuck`]).
+    RepeatedToolFailure {
+        tool: String,
+        error: String,
+        repeats: u32,
+    },
 }
 
 impl Terminal {
@@ -87,6 +95,7 @@ impl Terminal {
             Self::ModelError { .. } => "error_during_execution",
             Self::BlockingLimit { .. } => "error_blocking_limit",
             Self::StopHookPrevented { .. } => "error_stop_hook_prevented",
+            Self::RepeatedToolFailure { .. } => "error_repeated_tool_failure",
         }
     }
 
@@ -115,6 +124,15 @@ impl Terminal {
                 Some(r) => format!("a stop hook ended the work: {r}"),
                 None => "a stop hook ended the work".to_owned(),
             },
+            Self::RepeatedToolFailure {
+                tool,
+                error,
+                repeats,
+            } => format!(
+                "the model was stuck: it made the same {tool} call {repeats} times in a row and \
+                 it failed the same way each time ({error}); the turn was stopped. Rephrase the \
+                 request or fix what the call needs, then try again"
+            ),
         }
     }
 }

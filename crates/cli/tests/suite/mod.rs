@@ -9,6 +9,7 @@ mod recovery;
 mod resume;
 mod sandbox;
 mod signals;
+mod stuck;
 
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Scenario};
 use tine_e2e::{Project, TineRun};

@@ -5,4 +5,5 @@ mod engine;
 mod hooks;
 mod paths;
 mod query_loop;
+mod stuck;
 mod transcript;
