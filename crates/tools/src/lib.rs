@@ -31,6 +31,7 @@ pub use builtin::edit::EditTool;
 pub use builtin::glob::GlobTool;
 pub use builtin::grep::GrepTool;
 pub use builtin::read::ReadTool;
+pub use builtin::shell::CREDENTIAL_ENV_VARS;
 pub use builtin::shell::kill_tool_processes;
 pub use builtin::todo::{TodoItem, TodoList, TodoStatus, TodoWriteTool};
 pub use builtin::web_fetch::WebFetchTool;

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 /// What one tool call touches, as the permission rules see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionTarget {
-    /// A shell command (matched by `Bash(...)` rules, analysed part by part).
-    Bash { command: String },
+    /// A shell command (matched by `Bash(...)` rules, analysed part by part), and the
+    /// directory the shell is in, where its relative paths start.
+    Bash { command: String, cwd: PathBuf },
     /// A file or directory that is only read (Read, Glob, Grep), absolute.
     FileRead { path: PathBuf },
     /// A file that is written or edited (Write, Edit), absolute.

@@ -8,6 +8,7 @@ mod memory;
 mod recovery;
 mod resume;
 mod sandbox;
+mod security;
 mod signals;
 mod stuck;
 

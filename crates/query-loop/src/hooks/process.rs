@@ -34,6 +34,11 @@ pub(crate) async fn run_shell(
     timeout: Duration,
 ) -> Result<CommandOutput, RunError> {
     let mut cmd = tokio::process::Command::new("sh");
+    // Hooks are the user's scripts, but a project's settings can name them too: they get the
+    // environment without tine's own credentials, as tools do.
+    for name in tine_tools::CREDENTIAL_ENV_VARS {
+        cmd.env_remove(name);
+    }
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)

@@ -56,6 +56,9 @@ pub struct Redirection {
     pub fd: Option<String>,
     /// The target as written (`/dev/null`, `1`, `out.txt`, a heredoc delimiter).
     pub target: String,
+    /// The target's value when it is fixed before running (quotes removed); `None` for
+    /// expanding targets, here-documents and here-strings.
+    pub literal: Option<String>,
     /// Whether this redirection writes to a file (anything but `/dev/null` and fd duplication).
     pub writes_file: bool,
 }

@@ -398,6 +398,7 @@ impl Walker<'_> {
                     operator,
                     fd,
                     target: raw,
+                    literal,
                     writes_file,
                 });
             }
@@ -408,6 +409,7 @@ impl Walker<'_> {
                     .named_child(node.named_child_count().saturating_sub(1))
                     .map(|n| self.text(n))
                     .unwrap_or_default(),
+                literal: None,
                 writes_file: false,
             }),
             "heredoc_redirect" => {
@@ -420,6 +422,7 @@ impl Walker<'_> {
                     operator: "<<".to_string(),
                     fd: None,
                     target: delimiter,
+                    literal: None,
                     writes_file: false,
                 });
                 let mut cursor = node.walk();

@@ -14,14 +14,14 @@ fn plain_reader(program: &str) -> Option<CommandKind> {
         "cat" | "head" | "tail" | "wc" | "nl" | "tac" | "rev" | "cut" | "tr" | "paste" | "fold"
         | "column" | "expand" | "unexpand" | "comm" | "cmp" | "diff" | "strings" | "od"
         | "hexdump" | "base64" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum"
-        | "sha512sum" | "b2sum" | "cksum" | "stat" | "jq" | "join" | "look" | "readlink"
-        | "realpath" => Read,
+        | "sha512sum" | "b2sum" | "cksum" | "stat" | "join" | "look" | "readlink" | "realpath" => {
+            Read
+        }
         "grep" | "egrep" | "fgrep" | "which" | "whereis" | "type" => Search,
         "ls" | "dir" | "du" | "df" => List,
         "echo" | "printf" | "true" | "false" | "test" | "[" | "pwd" | "basename" | "dirname"
-        | "whoami" | "id" | "groups" | "uname" | "uptime" | "nproc" | "arch" | "printenv"
-        | "tty" | "locale" | "seq" | "sleep" | "ps" | "free" | "cd" | "pushd" | "popd" | ":"
-        | "[[" | "read" => Neutral,
+        | "whoami" | "id" | "groups" | "uname" | "uptime" | "nproc" | "arch" | "tty" | "locale"
+        | "seq" | "sleep" | "free" | "cd" | "pushd" | "popd" | ":" | "[[" | "read" => Neutral,
         _ => return None,
     };
     Some(kind)
@@ -37,8 +37,8 @@ pub(super) fn kind_of(program: &str) -> CommandKind {
         "find" | "fd" | "fdfind" | "rg" | "ag" => CommandKind::Search,
         "tree" => CommandKind::List,
         "sed" | "awk" | "gawk" | "mawk" | "nawk" | "sort" | "uniq" | "less" | "more" | "xxd"
-        | "file" | "git" => CommandKind::Read,
-        "date" | "hostname" | "env" => CommandKind::Neutral,
+        | "file" | "git" | "jq" => CommandKind::Read,
+        "date" | "hostname" | "env" | "printenv" | "ps" => CommandKind::Neutral,
         _ => CommandKind::Other,
     }
 }
@@ -88,6 +88,9 @@ fn check_literal(name: &str, args: &[&str]) -> Verdict {
         "date" => date(args),
         "hostname" => hostname(args),
         "git" => super::git::check(args),
+        "jq" => jq(args),
+        "ps" => ps(args),
+        "printenv" => Err(PRINTS_ENVIRONMENT.replace("{}", "printenv")),
         _ => Err(format!("`{name}` is not a known read-only program")),
     }
 }
@@ -406,12 +409,53 @@ fn command_builtin(args: &[Word]) -> Verdict {
     wrapped(args, i)
 }
 
+/// Why a command that prints environment variables needs approval: the environment holds
+/// secrets (tokens, keys) that would reach the model and the transcript.
+const PRINTS_ENVIRONMENT: &str =
+    "`{}` prints environment variables, which can hold secrets (tokens, keys)";
+
 fn env(args: &[Word]) -> Verdict {
     let literal = literal_args(args)?;
     if literal.iter().all(|a| matches!(*a, "-0" | "--null")) {
-        return Ok(CommandKind::Neutral);
+        return Err(PRINTS_ENVIRONMENT.replace("{}", "env"));
     }
     Err("`env` with arguments runs a command with a changed environment".into())
+}
+
+/// `ps` lists processes; BSD-style `e` (`ps e`, `ps auxe`, `ps eww`) adds each one's
+/// environment, tine's own included.
+fn ps(args: &[&str]) -> Verdict {
+    match args.iter().find(|a| !a.starts_with('-') && a.contains('e')) {
+        Some(arg) => Err(format!(
+            "`ps {arg}` shows processes' environments, which can hold secrets (tokens, keys)"
+        )),
+        None => Ok(CommandKind::Neutral),
+    }
+}
+
+/// `jq` reads JSON; its `env` builtin and `$ENV` print the environment.
+fn jq(args: &[&str]) -> Verdict {
+    match args.iter().find(|a| mentions_jq_env(a)) {
+        Some(arg) => Err(format!(
+            "the jq program `{arg}` reads environment variables (`env`, `$ENV`), which can \
+             hold secrets"
+        )),
+        None => Ok(CommandKind::Read),
+    }
+}
+
+/// `$ENV`, or `env` as a whole word not preceded by `.` (`.env` is a field, not the builtin).
+fn mentions_jq_env(text: &str) -> bool {
+    if text.contains("$ENV") {
+        return true;
+    }
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    text.match_indices("env").any(|(at, _)| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + 3).copied();
+        !before.is_some_and(|b| word(b) || b == b'.' || b == b'$') && !after.is_some_and(word)
+    })
 }
 
 fn xargs(args: &[Word]) -> Verdict {

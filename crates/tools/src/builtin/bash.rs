@@ -15,7 +15,7 @@ use super::shell::{
 };
 use crate::context::{ToolContext, ToolProgress};
 use crate::tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::{PermissionTarget, ToolVerdict};
+use crate::verdict::PermissionTarget;
 
 /// Timeout when the call gives none (ms).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -139,21 +139,13 @@ impl Tool for BashTool {
         })
     }
 
-    fn permission_target(&self, input: &Value, _ctx: &ToolContext) -> PermissionTarget {
+    /// The command and the shell's working directory (where its relative paths start). The
+    /// engine judges the command itself (read-only, paths outside the project), so the tool
+    /// has no verdict of its own: an allow here would skip those checks.
+    fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
         PermissionTarget::Bash {
             command: command_of(input).to_owned(),
-        }
-    }
-
-    /// A read-only command needs no approval on its own terms; the engine still applies deny
-    /// and ask rules first.
-    fn check_permissions(&self, input: &Value, _ctx: &ToolContext) -> ToolVerdict {
-        if self.is_read_only(input) {
-            ToolVerdict::Allow {
-                reason: "read-only command".to_owned(),
-            }
-        } else {
-            ToolVerdict::Passthrough
+            cwd: ctx.cwd(),
         }
     }
 

@@ -102,8 +102,16 @@ impl Tool for GlobTool {
         })
     }
 
+    /// Where the walk starts: the `path` (or cwd) with the pattern's leading literal
+    /// directories, since `/etc/*` or `link/*` walks there, not the cwd.
     fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
-        search_target(input, ctx)
+        let target = search_target(input, ctx);
+        match (&target, input.get("pattern").and_then(Value::as_str)) {
+            (PermissionTarget::FileRead { path }, Some(pattern)) => PermissionTarget::FileRead {
+                path: split_literal_prefix(path, pattern).0,
+            },
+            _ => target,
+        }
     }
 
     fn is_read_only(&self, _input: &Value) -> bool {

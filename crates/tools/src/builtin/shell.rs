@@ -16,6 +16,11 @@ use crate::sandbox::BashSandbox;
 /// Output kept for the model from one command (Claude Code's `BASH_MAX_OUTPUT_LENGTH`).
 pub const MAX_OUTPUT_BYTES: usize = 30_000;
 
+/// tine's own credentials, kept from every process a tool or a hook starts: a command that
+/// prints its environment (`env`, `echo $ANTHROPIC_API_KEY`) would hand them to the model and
+/// the transcript. The one list of them; add here any credential tine itself reads.
+pub const CREDENTIAL_ENV_VARS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"];
+
 /// The shell commands run in: bash where present, POSIX sh otherwise.
 pub fn shell_program() -> &'static str {
     if Path::new("/bin/bash").exists() {
@@ -27,8 +32,9 @@ pub fn shell_program() -> &'static str {
 
 /// Starts `script` under the shell in `cwd`, in a new process group whose id is the child's
 /// pid, so the whole tree can be killed at once. Stdin is closed (nothing can wait on a
-/// prompt); pagers and git prompts are turned off. With a `sandbox`, the shell is started by
-/// its launcher, which restricts itself and then execs the shell (same pid, same group).
+/// prompt); pagers and git prompts are turned off; tine's credentials are removed. With a
+/// `sandbox`, the shell is started by its launcher, which restricts itself and then execs the
+/// shell (same pid, same group).
 pub fn spawn_shell(
     script: &str,
     cwd: &Path,
@@ -42,6 +48,9 @@ pub fn spawn_shell(
             command
         }
     };
+    for name in CREDENTIAL_ENV_VARS {
+        command.env_remove(name);
+    }
     command
         .arg("-c")
         .arg(script)

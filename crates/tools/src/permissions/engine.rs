@@ -2,14 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::bash::{self, CommandAnalysis, SimpleCommand};
 use crate::settings::{LoadedSettings, SettingsError};
 use crate::verdict::{PermissionTarget, ToolVerdict};
 
 use super::matching::{
-    PathRoots, bash_is_exact, bash_matches, domain_matches, host_of, normalize, path_matches,
-    protected_component, wildcard_matches,
+    PathRoots, domain_matches, host_of, path_matches, protected_dir, wildcard_matches,
 };
+use super::resolve::{ResolvedPath, resolve_path};
 use super::{PermissionMode, PermissionRule, RuleBehavior, RuleSource, SourcedRule};
 
 /// One call to judge.
@@ -47,47 +46,6 @@ pub enum DecisionReason {
     /// Nothing allowed the call.
     NoRule,
 }
-
-/// Read-only programs whose operands are files or directories: reading them outside the
-/// project needs approval, as a Read there would.
-const READS_PATH_ARGUMENTS: &[&str] = &[
-    "cat",
-    "head",
-    "tail",
-    "less",
-    "more",
-    "ls",
-    "find",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "wc",
-    "stat",
-    "file",
-    "du",
-    "tree",
-    "cd",
-    "diff",
-    "cmp",
-    "sort",
-    "uniq",
-    "cut",
-    "nl",
-    "od",
-    "xxd",
-    "hexdump",
-    "strings",
-    "md5sum",
-    "sha1sum",
-    "sha256sum",
-    "readlink",
-    "realpath",
-    "jq",
-    "tac",
-    "column",
-    "pushd",
-];
 
 /// The engine's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,13 +89,6 @@ pub struct PermissionContext {
     pub home: Option<PathBuf>,
     rules: Vec<SourcedRule>,
 }
-
-/// Programs that run the rest of their arguments as a command: deny and ask rules also look
-/// behind them (`env rm x`, `timeout 5 rm x`, `xargs rm`).
-const WRAPPERS: &[&str] = &[
-    "env", "command", "builtin", "exec", "time", "nice", "nohup", "timeout", "stdbuf", "xargs",
-    "sudo", "doas", "watch", "strace", "ionice", "chroot", "setsid", "unbuffer",
-];
 
 impl PermissionContext {
     pub fn new(mode: PermissionMode, cwd: impl Into<PathBuf>) -> Self {
@@ -215,18 +166,30 @@ impl PermissionContext {
         })
     }
 
-    /// Whether `path` is inside the project (cwd or an additional directory).
-    pub fn is_in_project(&self, path: &Path) -> bool {
-        let path = normalize(path);
+    /// The project's directories (cwd and additional directories), resolved.
+    fn project_dirs(&self) -> Vec<PathBuf> {
         std::iter::once(&self.cwd)
             .chain(&self.additional_directories)
-            .any(|dir| path.starts_with(normalize(dir)))
+            .map(|dir| resolve_path(dir))
+            .collect()
+    }
+
+    /// Whether `path` is inside the project (cwd or an additional directory), once links are
+    /// followed: a link in the project to `~/.ssh` leads outside.
+    pub fn is_in_project(&self, path: &Path) -> bool {
+        self.is_resolved_in_project(&ResolvedPath::new(&self.cwd, path))
+    }
+
+    pub(super) fn is_resolved_in_project(&self, path: &ResolvedPath) -> bool {
+        self.project_dirs()
+            .iter()
+            .any(|dir| path.real.starts_with(dir))
     }
 
     /// Decide one call.
     pub fn decide(&self, request: &PermissionRequest<'_>) -> PermissionDecision {
         let decision = match request.target {
-            PermissionTarget::Bash { command } => self.decide_bash(request, command),
+            PermissionTarget::Bash { command, cwd } => self.decide_bash(request, command, cwd),
             _ => self.decide_simple(request),
         };
         match decision {
@@ -240,7 +203,7 @@ impl PermissionContext {
         }
     }
 
-    fn rule_reason(rule: &SourcedRule) -> DecisionReason {
+    pub(super) fn rule_reason(rule: &SourcedRule) -> DecisionReason {
         DecisionReason::Rule {
             rule: rule.rule.clone(),
             behavior: rule.behavior,
@@ -248,52 +211,102 @@ impl PermissionContext {
         }
     }
 
-    fn of(&self, behavior: RuleBehavior) -> impl Iterator<Item = &SourcedRule> {
+    pub(super) fn of(&self, behavior: RuleBehavior) -> impl Iterator<Item = &SourcedRule> {
         self.rules.iter().filter(move |r| r.behavior == behavior)
     }
 
-    fn roots<'a>(&'a self, rule: &'a SourcedRule) -> PathRoots<'a> {
-        PathRoots {
-            cwd: &self.cwd,
-            base_dir: &rule.base_dir,
-            home: self.home.as_deref(),
+    /// Whether a file rule's pattern matches `path`. Deny and ask rules match the path as
+    /// given or as resolved (a link must not dodge a deny); allow rules only the resolved path
+    /// (a link must not borrow an allowed spelling), from resolved roots.
+    fn path_rule_matches(&self, sourced: &SourcedRule, content: &str, path: &ResolvedPath) -> bool {
+        let home = self.home.as_deref();
+        let resolved_home = home.map(resolve_path);
+        let resolved = PathRoots {
+            cwd: &resolve_path(&self.cwd),
+            base_dir: &resolve_path(&sourced.base_dir),
+            home: resolved_home.as_deref(),
+        };
+        if path_matches(content, &resolved, &path.real) {
+            return true;
         }
+        sourced.behavior != RuleBehavior::Allow
+            && path_matches(
+                content,
+                &PathRoots {
+                    cwd: &self.cwd,
+                    base_dir: &sourced.base_dir,
+                    home,
+                },
+                &path.given,
+            )
     }
 
-    /// Whether a rule matches a non-Bash call.
-    fn matches_simple(&self, sourced: &SourcedRule, tool: &str, target: &PermissionTarget) -> bool {
+    /// Whether a file rule matches a read (`write == false`) or a write of `path` by `tool`.
+    pub(super) fn file_rule_matches(
+        &self,
+        sourced: &SourcedRule,
+        tool: &str,
+        path: &ResolvedPath,
+        write: bool,
+    ) -> bool {
         let rule = &sourced.rule;
         let Some(content) = &rule.content else {
             return rule.names_tool(tool);
         };
-        match target {
-            PermissionTarget::FileRead { path } => {
-                // An edit permission implies a read permission, not the reverse; deny Edit
-                // rules do not hide files from reading.
-                let applies = rule.tool == "Read"
-                    || rule.tool == tool
-                    || (sourced.behavior == RuleBehavior::Allow
-                        && matches!(rule.tool.as_str(), "Edit" | "Write"));
-                applies && path_matches(content, &self.roots(sourced), path)
+        let applies = if write {
+            matches!(rule.tool.as_str(), "Edit" | "Write") || rule.tool == tool
+        } else {
+            // An edit permission implies a read permission, not the reverse; deny Edit
+            // rules do not hide files from reading.
+            rule.tool == "Read"
+                || rule.tool == tool
+                || (sourced.behavior == RuleBehavior::Allow
+                    && matches!(rule.tool.as_str(), "Edit" | "Write"))
+        };
+        applies && self.path_rule_matches(sourced, content, path)
+    }
+
+    /// Whether a rule matches a non-Bash call.
+    fn matches_simple(
+        &self,
+        sourced: &SourcedRule,
+        tool: &str,
+        target: &PermissionTarget,
+        path: Option<&ResolvedPath>,
+    ) -> bool {
+        let rule = &sourced.rule;
+        let Some(content) = &rule.content else {
+            return rule.names_tool(tool);
+        };
+        match (target, path) {
+            (PermissionTarget::FileRead { .. }, Some(path)) => {
+                self.file_rule_matches(sourced, tool, path, false)
             }
-            PermissionTarget::FileWrite { path } => {
-                let applies = matches!(rule.tool.as_str(), "Edit" | "Write") || rule.tool == tool;
-                applies && path_matches(content, &self.roots(sourced), path)
+            (PermissionTarget::FileWrite { .. }, Some(path)) => {
+                self.file_rule_matches(sourced, tool, path, true)
             }
-            PermissionTarget::Url { url } => rule.tool == tool && domain_matches(content, url),
-            PermissionTarget::Other {
-                content: Some(value),
-            } => rule.tool == tool && (content == value || wildcard_matches(content, value)),
-            PermissionTarget::Other { content: None } | PermissionTarget::Bash { .. } => false,
+            (PermissionTarget::Url { url }, _) => rule.tool == tool && domain_matches(content, url),
+            (
+                PermissionTarget::Other {
+                    content: Some(value),
+                },
+                _,
+            ) => rule.tool == tool && (content == value || wildcard_matches(content, value)),
+            _ => false,
         }
     }
 
     fn decide_simple(&self, request: &PermissionRequest<'_>) -> PermissionDecision {
         let (tool, target) = (request.tool, request.target);
-        if let Some(rule) = self
-            .of(RuleBehavior::Deny)
-            .find(|r| self.matches_simple(r, tool, target))
-        {
+        let path = match target {
+            PermissionTarget::FileRead { path } | PermissionTarget::FileWrite { path } => {
+                Some(ResolvedPath::new(&self.cwd, path))
+            }
+            _ => None,
+        };
+        let path = path.as_ref();
+        let matches = |r: &&SourcedRule| self.matches_simple(r, tool, target, path);
+        if let Some(rule) = self.of(RuleBehavior::Deny).find(matches) {
             return PermissionDecision::Deny {
                 message: format!(
                     "{tool} is denied by the rule `{}` ({})",
@@ -305,11 +318,8 @@ impl PermissionContext {
         if let ToolVerdict::Deny { reason } = request.verdict {
             return deny(reason.clone(), DecisionReason::Tool);
         }
-        let suggestions = self.suggest_simple(tool, target);
-        if let Some(rule) = self
-            .of(RuleBehavior::Ask)
-            .find(|r| self.matches_simple(r, tool, target))
-        {
+        let suggestions = self.suggest_simple(tool, target, path);
+        if let Some(rule) = self.of(RuleBehavior::Ask).find(matches) {
             return PermissionDecision::Ask {
                 message: format!(
                     "the rule `{}` ({}) asks before {tool}",
@@ -319,56 +329,56 @@ impl PermissionContext {
                 reason: Self::rule_reason(rule),
             };
         }
-        if let PermissionTarget::FileWrite { path } = target
-            && protected_component(path)
+        if let (PermissionTarget::FileWrite { .. }, Some(path)) = (target, path)
+            && let Some(dir) = protected(path)
         {
             return PermissionDecision::Ask {
-                message: format!("{tool} writes {}, inside .git/ or .tine/", path.display()),
+                message: format!("{tool} writes {}, inside {dir}/", describe(path)),
                 suggestions: Vec::new(),
-                reason: DecisionReason::ProtectedPath { path: path.clone() },
+                reason: DecisionReason::ProtectedPath {
+                    path: path.real.clone(),
+                },
             };
         }
         let writes = !request.is_read_only || matches!(target, PermissionTarget::FileWrite { .. });
         if let Some(decision) = self.tool_ask_plan_bypass(request, writes, suggestions.clone()) {
             return decision;
         }
-        if let Some(rule) = self
-            .of(RuleBehavior::Allow)
-            .find(|r| self.matches_simple(r, tool, target))
-        {
+        if let Some(rule) = self.of(RuleBehavior::Allow).find(matches) {
             return PermissionDecision::Allow {
                 reason: Self::rule_reason(rule),
             };
         }
-        match target {
-            PermissionTarget::FileRead { path } if self.is_in_project(path) => {
-                return PermissionDecision::Allow {
-                    reason: DecisionReason::WorkingDirectory,
-                };
-            }
-            PermissionTarget::FileWrite { path }
-                if self.mode == PermissionMode::AcceptEdits && self.is_in_project(path) =>
+        let inside = path.is_some_and(|p| self.is_resolved_in_project(p));
+        let allowed_by = match target {
+            PermissionTarget::FileRead { .. } if inside => Some(DecisionReason::WorkingDirectory),
+            PermissionTarget::FileWrite { .. }
+                if inside && self.mode == PermissionMode::AcceptEdits =>
             {
-                return PermissionDecision::Allow {
-                    reason: DecisionReason::WorkingDirectory,
-                };
+                Some(DecisionReason::WorkingDirectory)
             }
             PermissionTarget::Other { .. } if request.is_read_only => {
-                return PermissionDecision::Allow {
-                    reason: DecisionReason::ReadOnly,
-                };
+                Some(DecisionReason::ReadOnly)
             }
-            _ => {}
+            // The tool's own allow never reaches a file outside the project.
+            PermissionTarget::FileRead { .. } | PermissionTarget::FileWrite { .. } if !inside => {
+                None
+            }
+            _ if matches!(request.verdict, ToolVerdict::Allow { .. }) => Some(DecisionReason::Tool),
+            _ => None,
+        };
+        if let Some(reason) = allowed_by {
+            return PermissionDecision::Allow { reason };
         }
-        let message = match target {
-            PermissionTarget::FileRead { path } => {
-                format!("{tool} reads {}, outside the project", path.display())
+        let message = match (target, path) {
+            (PermissionTarget::FileRead { .. }, Some(path)) => {
+                format!("{tool} reads {}, outside the project", describe(path))
             }
-            PermissionTarget::FileWrite { path } => format!("{tool} writes {}", path.display()),
-            PermissionTarget::Url { url } => format!("{tool} fetches {url}"),
-            PermissionTarget::Other { .. } | PermissionTarget::Bash { .. } => {
-                format!("{tool} needs approval")
+            (PermissionTarget::FileWrite { .. }, Some(path)) => {
+                format!("{tool} writes {}", describe(path))
             }
+            (PermissionTarget::Url { url }, _) => format!("{tool} fetches {url}"),
+            _ => format!("{tool} needs approval"),
         };
         PermissionDecision::Ask {
             message,
@@ -378,8 +388,9 @@ impl PermissionContext {
     }
 
     /// Steps shared by every target after the protected-path check: the tool's own ask (which
-    /// bypass overrides), plan refusing writes, bypass allowing, the tool's own allow.
-    fn tool_ask_plan_bypass(
+    /// bypass overrides), plan refusing writes, bypass allowing. The tool's own allow comes
+    /// later, after the checks of where the call reads.
+    pub(super) fn tool_ask_plan_bypass(
         &self,
         request: &PermissionRequest<'_>,
         writes: bool,
@@ -408,338 +419,62 @@ impl PermissionContext {
                 reason: DecisionReason::Mode(PermissionMode::BypassPermissions),
             });
         }
-        if let ToolVerdict::Allow { .. } = request.verdict {
-            return Some(PermissionDecision::Allow {
-                reason: DecisionReason::Tool,
-            });
-        }
         None
     }
 
-    fn suggest_simple(&self, tool: &str, target: &PermissionTarget) -> Vec<PermissionRule> {
-        match target {
-            PermissionTarget::FileRead { path } => {
-                let dir = if path.is_dir() {
-                    path.as_path()
-                } else {
-                    path.parent().unwrap_or(path)
-                };
-                vec![PermissionRule::with_content(
-                    "Read",
-                    format!("/{}/**", dir.display()),
-                )]
-            }
-            PermissionTarget::FileWrite { path } => {
+    fn suggest_simple(
+        &self,
+        tool: &str,
+        target: &PermissionTarget,
+        path: Option<&ResolvedPath>,
+    ) -> Vec<PermissionRule> {
+        match (target, path) {
+            // Allow rules match resolved paths, so the suggestion names the real place.
+            (PermissionTarget::FileRead { .. }, Some(path)) => vec![read_rule_for(&path.real)],
+            (PermissionTarget::FileWrite { .. }, Some(path)) => {
                 vec![PermissionRule::with_content(
                     "Edit",
-                    format!("/{}", path.display()),
+                    format!("/{}", path.real.display()),
                 )]
             }
-            PermissionTarget::Url { url } => match host_of(url) {
+            (PermissionTarget::Url { url }, _) => match host_of(url) {
                 Some(host) => vec![PermissionRule::with_content(tool, format!("domain:{host}"))],
                 None => vec![PermissionRule::tool(tool)],
             },
-            PermissionTarget::Other { .. } | PermissionTarget::Bash { .. } => {
-                vec![PermissionRule::tool(tool)]
-            }
+            _ => vec![PermissionRule::tool(tool)],
         }
-    }
-
-    // ----- Bash
-
-    /// A Bash rule (tool-wide, or with content matching one of `texts`).
-    fn bash_rule_matches(&self, sourced: &SourcedRule, tool: &str, texts: &[String]) -> bool {
-        match &sourced.rule.content {
-            None => sourced.rule.names_tool(tool),
-            Some(content) => {
-                sourced.rule.tool == tool && texts.iter().any(|t| bash_matches(content, t))
-            }
-        }
-    }
-
-    fn decide_bash(&self, request: &PermissionRequest<'_>, command: &str) -> PermissionDecision {
-        let tool = request.tool;
-        let analysis = bash::analyze(command);
-        // Texts deny and ask rules look at: the whole line, each part, each part without its
-        // prefix assignments, and what wrappers run.
-        let mut texts = vec![command.trim().to_string()];
-        for part in analysis.parts() {
-            texts.extend(match_texts(part));
-        }
-        if let Some(rule) = self
-            .of(RuleBehavior::Deny)
-            .find(|r| self.bash_rule_matches(r, tool, &texts))
-        {
-            return deny(
-                format!(
-                    "`{command}` is denied by the rule `{}` ({})",
-                    rule.rule, rule.source
-                ),
-                Self::rule_reason(rule),
-            );
-        }
-        if let ToolVerdict::Deny { reason } = request.verdict {
-            return deny(reason.clone(), DecisionReason::Tool);
-        }
-        let suggestions = suggest_bash(&analysis);
-        if let Some(rule) = self
-            .of(RuleBehavior::Ask)
-            .find(|r| self.bash_rule_matches(r, tool, &texts))
-        {
-            return PermissionDecision::Ask {
-                message: format!(
-                    "the rule `{}` ({}) asks before `{command}`",
-                    rule.rule, rule.source
-                ),
-                suggestions,
-                reason: Self::rule_reason(rule),
-            };
-        }
-        if let Some(path) = self.bash_protected_write(&analysis) {
-            return PermissionDecision::Ask {
-                message: format!(
-                    "`{command}` may write {}, inside .git/ or .tine/",
-                    path.display()
-                ),
-                suggestions: Vec::new(),
-                reason: DecisionReason::ProtectedPath { path },
-            };
-        }
-        let read_only = analysis.is_read_only();
-        if let Some(decision) = self.tool_ask_plan_bypass(request, !read_only, suggestions.clone())
-        {
-            return decision;
-        }
-        // An exact rule for the whole line is the user's approval of exactly that line.
-        if let Some(rule) = self.of(RuleBehavior::Allow).find(|r| {
-            r.rule.tool == tool
-                && r.rule
-                    .content
-                    .as_deref()
-                    .is_some_and(|c| bash_is_exact(c) && c.trim() == command.trim())
-        }) {
-            return PermissionDecision::Allow {
-                reason: Self::rule_reason(rule),
-            };
-        }
-        if let Some(rule) = self
-            .of(RuleBehavior::Allow)
-            .find(|r| r.rule.content.is_none() && r.rule.names_tool(tool))
-        {
-            return PermissionDecision::Allow {
-                reason: Self::rule_reason(rule),
-            };
-        }
-        if read_only {
-            // Read-only is not enough outside the project: `cat ~/.ssh/id_rsa` only reads.
-            if let Some(path) = self.bash_read_outside_project(&analysis) {
-                return PermissionDecision::Ask {
-                    message: format!(
-                        "`{command}` reads {}, outside the project's directories",
-                        path.display()
-                    ),
-                    suggestions,
-                    reason: DecisionReason::NoRule,
-                };
-            }
-            return PermissionDecision::Allow {
-                reason: DecisionReason::ReadOnly,
-            };
-        }
-        let mut first_rule = None;
-        let mut blocked = Vec::new();
-        if analysis.splittable && !analysis.parts().is_empty() {
-            for part in analysis.parts() {
-                if part.is_read_only() {
-                    continue;
-                }
-                match self.allow_rule_for_part(tool, part) {
-                    Some(rule) => {
-                        first_rule.get_or_insert(rule);
-                    }
-                    None => blocked.push(part.text.clone()),
-                }
-            }
-        } else {
-            blocked.push(command.trim().to_string());
-        }
-        if blocked.is_empty() {
-            return PermissionDecision::Allow {
-                reason: first_rule.map_or(DecisionReason::ReadOnly, Self::rule_reason),
-            };
-        }
-        let why = analysis.not_read_only_reason().unwrap_or_default();
-        PermissionDecision::Ask {
-            message: if blocked.len() == 1 && blocked[0] == command.trim() {
-                format!("`{command}` needs approval: {why}")
-            } else {
-                format!(
-                    "`{command}` needs approval for: {}",
-                    blocked
-                        .iter()
-                        .map(|b| format!("`{b}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            },
-            suggestions,
-            reason: DecisionReason::NoRule,
-        }
-    }
-
-    /// The allow rule covering one part. A part that writes a file through a redirection is
-    /// covered only by an exact rule for its full source (`Bash(echo hi > notes.txt)`).
-    fn allow_rule_for_part(&self, tool: &str, part: &SimpleCommand) -> Option<&SourcedRule> {
-        self.of(RuleBehavior::Allow).find(|r| {
-            if r.rule.tool != tool {
-                return false;
-            }
-            let Some(content) = r.rule.content.as_deref() else {
-                return false;
-            };
-            if part.writes_file() {
-                return bash_is_exact(content) && content.trim() == part.source.trim();
-            }
-            bash_matches(content, &part.text)
-        })
-    }
-
-    /// A path a file-reading command (or `cd`) would touch outside the project's directories:
-    /// an absolute, `~` or `..` argument that resolves outside, or one only known at run time
-    /// (`$HOME/x`), which may be anywhere.
-    fn bash_read_outside_project(&self, analysis: &CommandAnalysis) -> Option<PathBuf> {
-        for part in analysis.parts() {
-            let Some(program) = part.program.as_deref() else {
-                continue;
-            };
-            let program = program.rsplit('/').next().unwrap_or(program);
-            if !READS_PATH_ARGUMENTS.contains(&program) {
-                continue;
-            }
-            for arg in &part.args {
-                let Some(text) = arg.literal.as_deref() else {
-                    if arg.raw.contains('$') || arg.raw.starts_with('~') {
-                        return Some(PathBuf::from(&arg.raw));
-                    }
-                    continue;
-                };
-                // `--file=/etc/x` carries its path after the `=`; other flags carry none.
-                let candidate = match text.strip_prefix('-') {
-                    Some(flag) => match flag.split_once('=') {
-                        Some((_, value)) => value,
-                        None => continue,
-                    },
-                    None => text,
-                };
-                let path = if candidate == "~" || candidate.starts_with("~/") {
-                    let Some(home) = &self.home else {
-                        return Some(PathBuf::from(candidate));
-                    };
-                    home.join(candidate.trim_start_matches('~').trim_start_matches('/'))
-                } else if candidate.starts_with('/') || candidate.split('/').any(|c| c == "..") {
-                    self.cwd.join(candidate)
-                } else {
-                    continue; // relative, below the cwd
-                };
-                if !self.is_in_project(&path) {
-                    return Some(normalize(&path));
-                }
-            }
-        }
-        None
-    }
-
-    /// A literal argument or redirect target of a writing part under `.git/` or `.tine/`.
-    fn bash_protected_write(&self, analysis: &CommandAnalysis) -> Option<PathBuf> {
-        for part in analysis.parts().iter().filter(|p| !p.is_read_only()) {
-            let targets = part.args.iter().filter_map(|a| a.literal.clone()).chain(
-                part.redirections
-                    .iter()
-                    .filter(|r| r.writes_file)
-                    .map(|r| r.target.clone()),
-            );
-            for target in targets {
-                let path = Path::new(&target);
-                let path = if path.is_absolute() {
-                    path.to_path_buf()
-                } else {
-                    self.cwd.join(path)
-                };
-                if protected_component(&path) {
-                    return Some(normalize(&path));
-                }
-            }
-        }
-        None
     }
 }
 
-fn deny(message: String, reason: DecisionReason) -> PermissionDecision {
-    PermissionDecision::Deny { message, reason }
-}
-
-/// Texts a part can be matched as by deny and ask rules.
-fn match_texts(part: &SimpleCommand) -> Vec<String> {
-    let mut texts = vec![part.text.clone()];
-    let Some(program) = &part.program else {
-        return texts;
+/// `Read(//dir/**)` for the directory of `path` (or `path` itself when it is a directory).
+pub(super) fn read_rule_for(path: &Path) -> PermissionRule {
+    let dir = if path.is_dir() {
+        path
+    } else {
+        path.parent().unwrap_or(path)
     };
-    let words: Vec<&str> = std::iter::once(program.as_str())
-        .chain(part.args.iter().map(|a| a.text()))
-        .collect();
-    texts.push(words.join(" "));
-    let name = program.rsplit('/').next().unwrap_or(program);
-    if part.program.as_deref() != Some(name) {
-        texts.push(
-            std::iter::once(name)
-                .chain(words[1..].iter().copied())
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
-    }
-    if WRAPPERS.contains(&name) {
-        for start in 1..words.len() {
-            if !words[start].starts_with('-') && !words[start].contains('=') {
-                texts.push(words[start..].join(" "));
-            }
-        }
-    }
-    texts
+    PermissionRule::with_content("Read", format!("/{}/**", dir.display()))
 }
 
-/// "Always allow" suggestions: `Bash(program subcommand:*)` for parts with a plain subcommand,
-/// the exact part otherwise. Never a rule for a read-only part (it needs none).
-fn suggest_bash(analysis: &CommandAnalysis) -> Vec<PermissionRule> {
-    let mut out: Vec<PermissionRule> = Vec::new();
-    if !analysis.splittable {
-        out.push(PermissionRule::with_content(
-            "Bash",
-            analysis.command.trim(),
-        ));
-        return out;
+/// `path`, and where it really leads when a link takes it elsewhere.
+pub(super) fn describe(path: &ResolvedPath) -> String {
+    if path.real == path.given {
+        path.given.display().to_string()
+    } else {
+        format!(
+            "{} (a link to {})",
+            path.given.display(),
+            path.real.display()
+        )
     }
-    for part in analysis.parts().iter().filter(|p| !p.is_read_only()) {
-        let content = match (
-            &part.program,
-            part.args.first().and_then(|a| a.literal.as_deref()),
-        ) {
-            (Some(program), Some(sub))
-                if part.assignments.is_empty()
-                    && !part.writes_file()
-                    && !sub.starts_with('-')
-                    && sub.chars().all(|c| {
-                        c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.')
-                    }) =>
-            {
-                format!("{program} {sub}:*")
-            }
-            _ if part.writes_file() => part.source.trim().to_string(),
-            _ => part.text.clone(),
-        };
-        let rule = PermissionRule::with_content("Bash", content);
-        if !out.contains(&rule) {
-            out.push(rule);
-        }
-    }
-    out
+}
+
+/// The protected directory (`.git`, `.tine`, `.claude`) a write of `path` lands in, as given
+/// or as resolved: such writes always ask.
+pub(super) fn protected(path: &ResolvedPath) -> Option<&'static str> {
+    path.both().find_map(protected_dir)
+}
+
+pub(super) fn deny(message: String, reason: DecisionReason) -> PermissionDecision {
+    PermissionDecision::Deny { message, reason }
 }

@@ -17,6 +17,7 @@ fn ctx(mode: PermissionMode, rules: &[(&str, RuleBehavior)]) -> PermissionContex
 fn bash(ctx: &PermissionContext, command: &str) -> PermissionDecision {
     let target = PermissionTarget::Bash {
         command: command.to_string(),
+        cwd: PathBuf::from(CWD),
     };
     ctx.decide(&PermissionRequest {
         tool: "Bash",
@@ -277,6 +278,7 @@ fn tool_verdicts_sit_between_ask_and_allow_rules() {
     let c = ctx(PermissionMode::Default, &[("Bash(ls:*)", Allow)]);
     let target = PermissionTarget::Bash {
         command: "ls".into(),
+        cwd: PathBuf::from(CWD),
     };
     let decide = |c: &PermissionContext, verdict: &ToolVerdict| {
         c.decide(&PermissionRequest {
@@ -401,4 +403,70 @@ fn read_only_bash_outside_the_project_asks() {
     // an allow rule for the command is the user's approval
     let c = ctx(PermissionMode::Default, &[("Bash(cat /etc/hosts)", Allow)]);
     assert!(bash(&c, "cat /etc/hosts").is_allow());
+}
+
+#[test]
+fn a_tools_own_allow_never_skips_the_outside_the_project_check() {
+    let allow = ToolVerdict::Allow {
+        reason: "the tool says it only reads".into(),
+    };
+    for mode in [PermissionMode::Default, PermissionMode::Plan] {
+        let c = ctx(mode, &[]);
+        let outside = PermissionTarget::Bash {
+            command: "cat /etc/passwd".into(),
+            cwd: PathBuf::from(CWD),
+        };
+        let d = c.decide(&PermissionRequest {
+            tool: "Bash",
+            target: &outside,
+            verdict: &allow,
+            is_read_only: true,
+        });
+        assert!(d.is_ask(), "{mode}: {d:?}");
+        let read = PermissionTarget::FileRead {
+            path: PathBuf::from("/etc/passwd"),
+        };
+        let d = c.decide(&PermissionRequest {
+            tool: "Read",
+            target: &read,
+            verdict: &allow,
+            is_read_only: true,
+        });
+        assert!(d.is_ask(), "{mode}: {d:?}");
+    }
+    // Inside the project, or for a target that is not a path, the tool's allow stands.
+    let c = ctx(PermissionMode::Default, &[]);
+    let other = PermissionTarget::Other { content: None };
+    let d = c.decide(&PermissionRequest {
+        tool: "mcp__x__y",
+        target: &other,
+        verdict: &allow,
+        is_read_only: false,
+    });
+    assert_eq!(
+        d,
+        PermissionDecision::Allow {
+            reason: DecisionReason::Tool
+        }
+    );
+}
+
+#[test]
+fn bash_relative_paths_start_where_the_shell_is() {
+    let c = ctx(PermissionMode::Default, &[]);
+    let decide = |cwd: &str, command: &str| {
+        let target = PermissionTarget::Bash {
+            command: command.into(),
+            cwd: PathBuf::from(cwd),
+        };
+        c.decide(&PermissionRequest {
+            tool: "Bash",
+            target: &target,
+            verdict: &ToolVerdict::Passthrough,
+            is_read_only: true,
+        })
+    };
+    assert!(decide("/work/proj/src", "cat ../README.md").is_allow());
+    assert!(decide("/work/other", "cat README.md").is_ask());
+    assert!(decide("/work/proj", "cd sub && cat ../../x").is_ask());
 }

@@ -180,8 +180,14 @@ pub(crate) fn host_of(url: &str) -> Option<String> {
     (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }
 
-/// Whether a path passes through a directory that always needs a person: `.git` or `.tine`.
-pub(crate) fn protected_component(path: &Path) -> bool {
-    path.components()
-        .any(|c| matches!(c, Component::Normal(name) if name == ".git" || name == ".tine"))
+/// Directories whose contents always need a person to change: git's (hooks run code), tine's
+/// and Claude Code's settings (they grant permissions).
+pub(crate) const PROTECTED_DIRS: &[&str] = &[".git", ".tine", ".claude"];
+
+/// The protected directory (`.git`, `.tine`, `.claude`) a path passes through, if any.
+pub(crate) fn protected_dir(path: &Path) -> Option<&'static str> {
+    path.components().find_map(|c| match c {
+        Component::Normal(name) => PROTECTED_DIRS.iter().copied().find(|dir| name == *dir),
+        _ => None,
+    })
 }

@@ -9,6 +9,7 @@ mod pool;
 mod read;
 mod schema;
 mod search;
+mod security_paths;
 mod support;
 mod tool_bash;
 mod web_fetch;

@@ -13,6 +13,7 @@ use tine_tools::verdict::{PermissionTarget, ToolVerdict};
 fn decide(context: &PermissionContext, command: &str) -> PermissionDecision {
     let target = PermissionTarget::Bash {
         command: command.to_string(),
+        cwd: context.cwd.clone(),
     };
     context.decide(&PermissionRequest {
         tool: "Bash",

@@ -240,7 +240,8 @@ fn declarations() {
     assert_eq!(
         BashTool.permission_target(&json!({"command": "ls"}), &ctx),
         tine_tools::verdict::PermissionTarget::Bash {
-            command: "ls".into()
+            command: "ls".into(),
+            cwd: ctx.cwd(),
         }
     );
     assert!(!BashTool.is_read_only(&json!({"command": "rm x"})));
