@@ -51,6 +51,8 @@ pub fn spawn_shell(
     for name in CREDENTIAL_ENV_VARS {
         command.env_remove(name);
     }
+    // `cd x` must land where the permission engine judged it would: below the cwd.
+    command.env_remove("CDPATH");
     command
         .arg("-c")
         .arg(script)

@@ -128,6 +128,18 @@ fn read_paths(part: &SimpleCommand, bases: &[PathBuf], home: Option<&Path>, out:
     if NO_PATH_OPERANDS.contains(&name) {
         return;
     }
+    if matches!(name, "cd" | "pushd")
+        && part
+            .args
+            .iter()
+            .any(|a| a.text() == "-" || a.text().starts_with('+'))
+    {
+        // `cd -` goes to `$OLDPWD`, `pushd +1` into the directory stack: anywhere.
+        out.unknown.get_or_insert(
+            "changes to a directory known only at run time, which may be outside the project"
+                .to_string(),
+        );
+    }
     if name == "xargs" {
         // The operands of the program xargs runs arrive on its input.
         let inner = part.args.iter().find_map(|a| {

@@ -120,6 +120,7 @@ fn read_only_bash_outside_the_project_asks_through_the_bash_tool() {
         "git diff --no-index ../x README.md".to_string(),
         "cat README.md && cat ../x".to_string(),
         "echo $(cat ../x)".to_string(),
+        "cd - && cat id_rsa".to_string(),
     ];
     // Plan mode and the Bash tool's own view that these only read must not let them through.
     for mode in [
