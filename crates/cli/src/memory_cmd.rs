@@ -30,12 +30,16 @@ fn run_inner(args: &[String]) -> Result<String> {
     let cwd: PathBuf = std::fs::canonicalize(&cwd).unwrap_or(cwd);
     let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
     let mut paths = SettingsPaths::new(&cwd, &home);
+    if let Some(user_home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        paths = paths.with_user_home(&PathBuf::from(user_home));
+    }
     if let Some(managed) = std::env::var_os("TINE_MANAGED_SETTINGS") {
         paths = paths.with_managed(managed);
     }
+    // Only the memory directory is read here and nothing runs: every problem is a warning.
     let loaded = settings::load(&paths);
     for error in &loaded.errors {
-        eprintln!("tine: warning: {error} (this settings file is ignored)");
+        eprintln!("tine: warning: {error}");
     }
     let resolution = resolve_memory_dir(&MemoryEnv::from_process(), &loaded, &home, &cwd);
     match args.first().map(String::as_str) {

@@ -50,8 +50,9 @@ pub struct Session {
     pub ledger: UsageLedger,
 }
 
-/// Builds the session. Warnings (malformed settings files, bad rules in them) go to stderr and
-/// the run goes on; errors in the command line itself stop it.
+/// Builds the session. Settings warnings (a wrong-typed key, an unknown key, a bad allow rule)
+/// go to stderr and the run goes on; settings that could not be read fully (see
+/// [`check_settings`]) and errors in the command line itself stop it.
 pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session> {
     // Credentials first: without them nothing else matters, and the message is one line.
     let client_config = ClientConfig::from_env().map_err(|e| anyhow!(e))?;
@@ -71,7 +72,13 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         tracing::info!(log = %path.display(), "tine starting");
     }
 
+    let user_home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
     let mut paths = SettingsPaths::new(&cwd, &home);
+    if let Some(user_home) = &user_home {
+        paths = paths.with_user_home(user_home);
+    }
     if let Some(flag) = &args.settings {
         paths = paths.with_flag(FlagSettings::from_arg(flag));
     }
@@ -79,9 +86,7 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         paths = paths.with_managed(managed);
     }
     let loaded = settings::load(&paths);
-    for error in &loaded.errors {
-        eprintln!("tine: warning: {error} (this settings file is ignored)");
-    }
+    check_settings(&loaded)?;
     profile.mark("settings");
 
     let mode = args
@@ -89,7 +94,6 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         .as_deref()
         .map(parse_mode)
         .transpose()?;
-    let user_home = std::env::var_os("HOME").map(PathBuf::from);
     let bash_sandbox = crate::sandbox_settings::session_sandbox(
         args.sandbox,
         &cwd,
@@ -98,11 +102,28 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
     )?;
     let (mut permissions, rule_errors) =
         PermissionContext::from_settings(&loaded, cwd.clone(), user_home, mode);
-    for error in &rule_errors {
-        eprintln!("tine: warning: {error} (the rule is ignored)");
+    // Loading keeps only rules that parse, so this is empty; should it not be, a deny rule
+    // that was not read must still stop the run.
+    if let Some(error) = rule_errors.iter().find(|e| e.is_fatal()) {
+        bail!("{error}");
     }
     add_cli_rules(&mut permissions, &args.allowed_tools, RuleBehavior::Allow)?;
     add_cli_rules(&mut permissions, &args.disallowed_tools, RuleBehavior::Deny)?;
+    if permissions.mode == PermissionMode::BypassPermissions
+        && let Some(file) = loaded.bypass_disabled_by()
+    {
+        if mode.is_some() {
+            bail!(
+                "--permission-mode bypassPermissions is disabled by {file} \
+                 (permissions.disableBypassPermissionsMode)"
+            );
+        }
+        eprintln!(
+            "tine: warning: defaultMode bypassPermissions is disabled by {file} \
+             (permissions.disableBypassPermissionsMode); using default"
+        );
+        permissions.mode = PermissionMode::Default;
+    }
     let permission_mode = permissions.mode;
 
     let pool = ToolPool::builtin(|name| permissions.is_tool_denied(name));
@@ -258,6 +279,23 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         memory,
         ledger,
     })
+}
+
+/// Fail closed: print every settings warning, and refuse to start (exit 1) when a file that
+/// exists could not be read or parsed, `--settings` names one that cannot be read, or a deny or
+/// ask rule could not be understood: running without it would allow what the user forbade.
+fn check_settings(loaded: &LoadedSettings) -> Result<()> {
+    for warning in loaded.warnings() {
+        eprintln!("tine: warning: {warning}");
+    }
+    let mut fatal = loaded.fatal_errors().peekable();
+    if fatal.peek().is_none() {
+        return Ok(());
+    }
+    for error in fatal {
+        eprintln!("tine: error: {error}");
+    }
+    bail!("{}", settings::REFUSAL)
 }
 
 /// The id of the session to run, and whether it is resumed (`--resume`, `--continue`).

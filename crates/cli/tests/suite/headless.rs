@@ -384,19 +384,6 @@ async fn the_second_request_reads_the_whole_first_prompt_from_the_cache() {
 }
 
 #[tokio::test]
-async fn a_malformed_settings_file_is_a_warning_and_the_run_goes_on() {
-    let project = Project::new();
-    project.write(".tine/settings.json", "{\n  \"permissions\": {,\n}\n");
-    let server = mock(Scenario::new().default_reply(Reply::text("fine"))).await;
-    let out = tine(&project, &server).args(["-p", "hi"]).run().await;
-    out.assert_success();
-    assert_eq!(out.stdout, "fine\n");
-    assert!(out.stderr.contains("warning"), "{}", out.stderr);
-    assert!(out.stderr.contains("settings.json:2"), "{}", out.stderr);
-    server.stop().await;
-}
-
-#[tokio::test]
 async fn max_turns_ends_the_run_as_an_error() {
     let project = Project::new();
     let file = project.write("f.txt", "x\n");

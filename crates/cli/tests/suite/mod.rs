@@ -9,6 +9,7 @@ mod recovery;
 mod resume;
 mod sandbox;
 mod security;
+mod settings_fail_closed;
 mod signals;
 mod stuck;
 

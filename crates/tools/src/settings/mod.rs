@@ -4,22 +4,36 @@
 //! ascending precedence. Managed values beat everyone's; rules from every source are combined
 //! and deny / ask rules are checked before any allow rule, so a managed deny cannot be undone.
 //!
-//! Each source's raw JSON object is kept, so upper layers read their own keys (`hooks`,
-//! `model`, `env`, ...) knowing which source set them; `permissions` has typed accessors.
-//! A malformed file is reported with its path and line and the other sources still load.
+//! A Claude Code user's files are read too, never written: `~/.claude/settings.json` beside the
+//! user source, `<cwd>/.claude/settings.json` and `settings.local.json` beside project and
+//! local. Each sits just below tine's file of the same scope, so tine's wins where both set a
+//! value, and the rules of both apply: a Claude Code user's deny rules work unchanged.
+//!
+//! Files are JSON with `//` comments and trailing commas allowed (`jsonc`). Each key is checked
+//! on its own (`layer`); what is wrong is reported with the file and line (`error`). Fail
+//! closed: a file that exists but cannot be read or parsed, or a deny or ask rule that cannot
+//! be understood, is a fatal error ([`SettingsError::is_fatal`]) and a session must not start;
+//! anything else costs only the bad key or element. Each source's JSON object is kept, so
+//! upper layers read their own keys (`hooks`, `model`, ...) knowing which source set them.
+//!
+//! Modules: `jsonc` (the tolerant parser), `layer` (checking one file), `known_keys` (Claude
+//! Code's keys), `error`, `persist` (adding rules to a file).
 
+mod error;
+mod jsonc;
+mod known_keys;
+mod layer;
 mod persist;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::permissions::{
-    PermissionMode, PermissionRule, RuleBehavior, RuleParseError, RuleSource, SourcedRule,
-};
+use crate::permissions::{PermissionMode, PermissionRule, RuleBehavior, RuleSource, SourcedRule};
 
+pub use error::{Location, REFUSAL, SettingsError};
+pub use layer::{PermissionsSettings, SettingsLayer, parse_layer};
 pub use persist::add_rules_to_file;
 
 /// The managed policy file's usual place.
@@ -63,6 +77,15 @@ impl fmt::Display for SettingsSource {
     }
 }
 
+/// Whose file a layer was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SettingsFormat {
+    /// tine's own (`.tine/`, `$TINE_HOME`, `--settings`, managed).
+    Tine,
+    /// A Claude Code user's (`.claude/`, `~/.claude/`): read, never written.
+    ClaudeCode,
+}
+
 /// The `--settings` flag's value: a file, or JSON given inline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FlagSettings {
@@ -92,11 +115,30 @@ pub struct SettingsPaths {
     pub local: PathBuf,
     pub flag: Option<FlagSettings>,
     pub managed: PathBuf,
+    /// `~/.claude/settings.json`, when the user's home is known.
+    pub claude_user: Option<PathBuf>,
+    /// `<cwd>/.claude/settings.json`.
+    pub claude_project: PathBuf,
+    /// `<cwd>/.claude/settings.local.json`.
+    pub claude_local: PathBuf,
+}
+
+/// One file (or inline JSON) to read, in precedence order.
+struct SourceFile<'a> {
+    source: SettingsSource,
+    format: SettingsFormat,
+    place: Place<'a>,
+}
+
+enum Place<'a> {
+    File(&'a Path),
+    Inline(&'a str),
 }
 
 impl SettingsPaths {
     /// The standard layout for a project at `cwd` and a tine home (`~/.tine`).
     pub fn new(cwd: &Path, tine_home: &Path) -> Self {
+        let claude = cwd.join(".claude");
         SettingsPaths {
             cwd: cwd.to_path_buf(),
             user: tine_home.join("settings.json"),
@@ -104,6 +146,9 @@ impl SettingsPaths {
             local: cwd.join(".tine").join("settings.local.json"),
             flag: None,
             managed: PathBuf::from(MANAGED_SETTINGS_PATH),
+            claude_user: None,
+            claude_project: claude.join("settings.json"),
+            claude_local: claude.join("settings.local.json"),
         }
     }
 
@@ -119,7 +164,14 @@ impl SettingsPaths {
         self
     }
 
-    /// The file of a source, when it has one (inline flag settings have none).
+    /// With the user's home, so `~/.claude/settings.json` is read.
+    pub fn with_user_home(mut self, home: &Path) -> Self {
+        self.claude_user = Some(home.join(".claude").join("settings.json"));
+        self
+    }
+
+    /// tine's file of a source, when it has one (inline flag settings have none). This is
+    /// where answers are written; Claude Code's files never are.
     pub fn path_of(&self, source: SettingsSource) -> Option<&Path> {
         match source {
             SettingsSource::User => Some(&self.user),
@@ -136,13 +188,70 @@ impl SettingsPaths {
     /// The directory `/path` rules of a source are relative to: the project for project and
     /// local settings (their file sits in `<project>/.tine/`), the file's directory otherwise.
     pub fn base_dir_of(&self, source: SettingsSource) -> PathBuf {
+        self.base_dir_for(source, self.path_of(source))
+    }
+
+    fn base_dir_for(&self, source: SettingsSource, file: Option<&Path>) -> PathBuf {
         match source {
             SettingsSource::Project | SettingsSource::Local => self.cwd.clone(),
-            other => self
-                .path_of(other)
+            _ => file
                 .and_then(Path::parent)
                 .map_or_else(|| self.cwd.clone(), Path::to_path_buf),
         }
+    }
+
+    /// Every file to read, lowest precedence first: in each scope Claude Code's file comes
+    /// just before tine's, so tine's wins.
+    fn files(&self) -> Vec<SourceFile<'_>> {
+        fn file(source: SettingsSource, format: SettingsFormat, path: &Path) -> SourceFile<'_> {
+            SourceFile {
+                source,
+                format,
+                place: Place::File(path),
+            }
+        }
+        let mut files = Vec::with_capacity(8);
+        if let Some(path) = &self.claude_user {
+            files.push(file(SettingsSource::User, SettingsFormat::ClaudeCode, path));
+        }
+        files.push(file(SettingsSource::User, SettingsFormat::Tine, &self.user));
+        files.push(file(
+            SettingsSource::Project,
+            SettingsFormat::ClaudeCode,
+            &self.claude_project,
+        ));
+        files.push(file(
+            SettingsSource::Project,
+            SettingsFormat::Tine,
+            &self.project,
+        ));
+        files.push(file(
+            SettingsSource::Local,
+            SettingsFormat::ClaudeCode,
+            &self.claude_local,
+        ));
+        files.push(file(
+            SettingsSource::Local,
+            SettingsFormat::Tine,
+            &self.local,
+        ));
+        match &self.flag {
+            Some(FlagSettings::File(path)) => {
+                files.push(file(SettingsSource::Flag, SettingsFormat::Tine, path));
+            }
+            Some(FlagSettings::Inline(json)) => files.push(SourceFile {
+                source: SettingsSource::Flag,
+                format: SettingsFormat::Tine,
+                place: Place::Inline(json),
+            }),
+            None => {}
+        }
+        files.push(file(
+            SettingsSource::Managed,
+            SettingsFormat::Tine,
+            &self.managed,
+        ));
+        files
     }
 }
 
@@ -154,224 +263,76 @@ pub fn default_tine_home() -> Option<PathBuf> {
     std::env::home_dir().map(|home| home.join(".tine"))
 }
 
-/// Why settings could not be read or written. Messages name the file (and line, for JSON).
-#[derive(Debug, thiserror::Error)]
-pub enum SettingsError {
-    #[error("cannot read settings file {path}: {source}")]
-    Read {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}:{line}:{column}: invalid settings JSON: {message}")]
-    Syntax {
-        path: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    #[error("{path}: settings must be a JSON object, found {found}")]
-    NotAnObject { path: String, found: String },
-    #[error("{path}:{line}:{column}: `permissions` is malformed: {message}")]
-    Permissions {
-        path: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    #[error("{path}: invalid permission rule `{rule}` in permissions.{list}: {error}")]
-    Rule {
-        path: String,
-        rule: String,
-        list: &'static str,
-        #[source]
-        error: RuleParseError,
-    },
-    #[error("{path}: `permissions.{key}` must be {expected}; fix it by hand before adding rules")]
-    Shape {
-        path: String,
-        key: String,
-        expected: &'static str,
-    },
-    #[error("cannot write settings file {path}: {source}")]
-    Write {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-/// The typed `permissions` object of one source.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PermissionsSettings {
-    #[serde(default)]
-    pub allow: Vec<String>,
-    #[serde(default)]
-    pub deny: Vec<String>,
-    #[serde(default)]
-    pub ask: Vec<String>,
-    #[serde(default)]
-    pub default_mode: Option<PermissionMode>,
-    #[serde(default)]
-    pub additional_directories: Vec<String>,
-}
-
-impl PermissionsSettings {
-    /// The rule strings of one behavior.
-    pub fn rules(&self, behavior: RuleBehavior) -> &[String] {
-        match behavior {
-            RuleBehavior::Allow => &self.allow,
-            RuleBehavior::Deny => &self.deny,
-            RuleBehavior::Ask => &self.ask,
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct TypedSettings {
-    #[serde(default)]
-    permissions: Option<PermissionsSettings>,
-}
-
-/// One loaded source.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SettingsLayer {
-    pub source: SettingsSource,
-    /// The file, or `None` for inline `--settings` JSON.
-    pub path: Option<PathBuf>,
-    /// The whole JSON object as written.
-    pub raw: Map<String, Value>,
-    /// `permissions`, typed (empty when malformed; the error is in `LoadedSettings::errors`).
-    pub permissions: PermissionsSettings,
-    /// Root of this layer's `/path` rules.
-    pub base_dir: PathBuf,
-}
-
-/// Every source that loaded, lowest precedence first, and the errors met on the way.
+/// Every source that loaded, lowest precedence first, and the problems met on the way (fatal
+/// ones and warnings: see [`SettingsError::is_fatal`]).
 #[derive(Debug, Default)]
 pub struct LoadedSettings {
     pub layers: Vec<SettingsLayer>,
     pub errors: Vec<SettingsError>,
 }
 
-fn label(path: Option<&Path>) -> String {
-    path.map_or_else(
-        || "--settings (inline JSON)".to_string(),
-        |p| p.display().to_string(),
-    )
-}
-
-/// Parse one source's text into a layer; errors name `path` and the line.
-pub fn parse_layer(
-    source: SettingsSource,
-    path: Option<&Path>,
-    base_dir: PathBuf,
-    text: &str,
-    errors: &mut Vec<SettingsError>,
-) -> Option<SettingsLayer> {
-    let value: Value = match serde_json::from_str(text) {
-        Ok(value) => value,
-        Err(err) => {
-            errors.push(SettingsError::Syntax {
-                path: label(path),
-                line: err.line(),
-                column: err.column(),
-                message: err.to_string(),
-            });
-            return None;
-        }
-    };
-    let raw = match value {
-        Value::Object(map) => map,
-        other => {
-            errors.push(SettingsError::NotAnObject {
-                path: label(path),
-                found: json_type(&other).to_string(),
-            });
-            return None;
-        }
-    };
-    let permissions = match serde_json::from_str::<TypedSettings>(text) {
-        Ok(typed) => typed.permissions.unwrap_or_default(),
-        Err(err) => {
-            errors.push(SettingsError::Permissions {
-                path: label(path),
-                line: err.line(),
-                column: err.column(),
-                message: err.to_string(),
-            });
-            PermissionsSettings::default()
-        }
-    };
-    Some(SettingsLayer {
-        source,
-        path: path.map(Path::to_path_buf),
-        raw,
-        permissions,
-        base_dir,
-    })
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Load every source. Missing files are skipped silently; unreadable or malformed ones are
-/// reported in `errors` and skipped, the others still load.
+/// Load every source. A missing file is skipped silently, except the one `--settings` names.
+/// Every problem is in `errors`; what could be read of a damaged file is kept.
 pub fn load(paths: &SettingsPaths) -> LoadedSettings {
     let mut loaded = LoadedSettings::default();
-    for source in SettingsSource::ALL {
-        let base_dir = paths.base_dir_of(source);
-        let (path, text) = match (source, &paths.flag) {
-            (SettingsSource::Flag, None) => continue,
-            (SettingsSource::Flag, Some(FlagSettings::Inline(json))) => (None, json.clone()),
-            _ => {
-                let Some(path) = paths.path_of(source) else {
+    for file in paths.files() {
+        let (path, text) = match file.place {
+            Place::Inline(json) => (None, json.to_owned()),
+            Place::File(path) => match std::fs::read_to_string(path) {
+                Ok(text) => (Some(path), text),
+                Err(err)
+                    if err.kind() == std::io::ErrorKind::NotFound
+                        && file.source != SettingsSource::Flag =>
+                {
                     continue;
-                };
-                match std::fs::read_to_string(path) {
-                    Ok(text) => (Some(path), text),
-                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                        if source == SettingsSource::Flag {
-                            loaded.errors.push(SettingsError::Read {
-                                path: label(Some(path)),
-                                source: err,
-                            });
-                        }
-                        continue;
-                    }
-                    Err(err) => {
-                        loaded.errors.push(SettingsError::Read {
-                            path: label(Some(path)),
-                            source: err,
-                        });
-                        continue;
-                    }
                 }
-            }
+                Err(source) => {
+                    loaded.errors.push(SettingsError::Read {
+                        at: Location::file(layer::label(Some(path))),
+                        source,
+                    });
+                    continue;
+                }
+            },
         };
-        if let Some(layer) = parse_layer(source, path, base_dir, &text, &mut loaded.errors) {
+        let base_dir = paths.base_dir_for(file.source, path);
+        if let Some(mut layer) = parse_layer(file.source, path, base_dir, &text, &mut loaded.errors)
+        {
+            layer.format = file.format;
             loaded.layers.push(layer);
         }
     }
     for error in &loaded.errors {
-        tracing::warn!(%error, "settings source skipped");
+        tracing::warn!(%error, fatal = error.is_fatal(), "settings problem");
     }
     loaded
 }
 
 impl LoadedSettings {
-    /// The layer of one source, if it loaded.
+    /// The problems that must stop a session: a restriction may be among what was not read.
+    pub fn fatal_errors(&self) -> impl Iterator<Item = &SettingsError> {
+        self.errors.iter().filter(|e| e.is_fatal())
+    }
+
+    /// The problems that cost only the key or element concerned.
+    pub fn warnings(&self) -> impl Iterator<Item = &SettingsError> {
+        self.errors.iter().filter(|e| !e.is_fatal())
+    }
+
+    /// tine's own layer of one source, if it loaded.
     pub fn layer(&self, source: SettingsSource) -> Option<&SettingsLayer> {
-        self.layers.iter().find(|l| l.source == source)
+        self.layer_from(source, SettingsFormat::Tine)
+    }
+
+    /// The layer of one source read from tine's or Claude Code's file.
+    pub fn layer_from(
+        &self,
+        source: SettingsSource,
+        format: SettingsFormat,
+    ) -> Option<&SettingsLayer> {
+        self.layers
+            .iter()
+            .find(|l| l.source == source && l.format == format)
     }
 
     /// A top-level key from the highest-precedence source that sets it.
@@ -412,6 +373,20 @@ impl LoadedSettings {
             .find_map(|l| l.permissions.default_mode.map(|m| (m, l.source)))
     }
 
+    /// The file (or source) that sets `permissions.disableBypassPermissionsMode`, if any does:
+    /// bypassPermissions may then not be used, whoever asks for it.
+    pub fn bypass_disabled_by(&self) -> Option<String> {
+        self.layers
+            .iter()
+            .rev()
+            .find(|l| l.permissions.disable_bypass_permissions_mode)
+            .map(|l| {
+                l.path
+                    .as_deref()
+                    .map_or_else(|| l.source.to_string(), |p| p.display().to_string())
+            })
+    }
+
     /// `permissions.additionalDirectories` of every source, resolved against the source's base
     /// directory (`~/` against `home`).
     pub fn additional_directories(&self, home: Option<&Path>) -> Vec<(PathBuf, SettingsSource)> {
@@ -430,13 +405,14 @@ impl LoadedSettings {
         out
     }
 
-    /// Every permission rule of every source, parsed; unparseable rules are reported and skipped.
+    /// Every permission rule of every source, parsed. Loading keeps only rules that parse, so
+    /// the errors are empty for loaded settings; a layer built by hand may still have some.
     pub fn permission_rules(&self) -> (Vec<SourcedRule>, Vec<SettingsError>) {
         let mut rules = Vec::new();
         let mut errors = Vec::new();
         for layer in &self.layers {
             for behavior in [RuleBehavior::Deny, RuleBehavior::Ask, RuleBehavior::Allow] {
-                for text in layer.permissions.rules(behavior) {
+                for (i, text) in layer.permissions.rules(behavior).iter().enumerate() {
                     match text.parse::<PermissionRule>() {
                         Ok(rule) => rules.push(SourcedRule {
                             rule,
@@ -445,10 +421,11 @@ impl LoadedSettings {
                             base_dir: layer.base_dir.clone(),
                         }),
                         Err(error) => errors.push(SettingsError::Rule {
-                            path: label(layer.path.as_deref()),
+                            at: Location::file(layer::label(layer.path.as_deref())),
+                            key: format!("permissions.{}[{i}]", behavior.key()),
                             rule: text.clone(),
-                            list: behavior.key(),
-                            error,
+                            behavior,
+                            error: Box::new(error),
                         }),
                     }
                 }

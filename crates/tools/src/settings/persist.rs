@@ -7,11 +7,14 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{SettingsError, json_type};
+use super::SettingsError;
+use super::error::Location;
+use super::jsonc;
 use crate::permissions::{PermissionRule, RuleBehavior};
 
 /// Append `rules` to `permissions.<behavior>` of the file at `path` (created if missing),
-/// skipping rules already there. A malformed file is left untouched and reported.
+/// skipping rules already there. A malformed file, or one with comments (rewriting would lose
+/// them), is left untouched and reported.
 pub fn add_rules_to_file(
     path: &Path,
     behavior: RuleBehavior,
@@ -19,28 +22,38 @@ pub fn add_rules_to_file(
 ) -> Result<(), SettingsError> {
     let label = path.display().to_string();
     let mut root = match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Map::new(),
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(map)) => map,
-            Ok(other) => {
-                return Err(SettingsError::NotAnObject {
+        Ok(text) => match jsonc::parse(&text) {
+            Ok(doc) if doc.has_comments => {
+                let rules: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
+                return Err(SettingsError::HasComments {
                     path: label,
-                    found: json_type(&other).to_string(),
+                    list: behavior.key(),
+                    rules: rules.join(", "),
                 });
             }
+            Ok(doc) => match doc.root {
+                None => Map::new(),
+                Some(ref root) => match root.to_value() {
+                    Value::Object(map) => map,
+                    _ => {
+                        return Err(SettingsError::NotAnObject {
+                            at: Location::at(label, doc.position(root.offset)),
+                            found: root.type_name(),
+                        });
+                    }
+                },
+            },
             Err(err) => {
                 return Err(SettingsError::Syntax {
-                    path: label,
-                    line: err.line(),
-                    column: err.column(),
-                    message: err.to_string(),
+                    at: Location::at(label, (err.line, err.column)),
+                    message: err.message,
                 });
             }
         },
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Map::new(),
         Err(source) => {
             return Err(SettingsError::Read {
-                path: label,
+                at: Location::file(label),
                 source,
             });
         }

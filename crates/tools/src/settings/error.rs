@@ -1,0 +1,165 @@
+//! What can be wrong with settings, each naming the file and, where there is one, the line.
+//!
+//! Fail closed: a problem that may hide a restriction (a file that exists but cannot be read
+//! or parsed, a deny or ask rule that cannot be understood) is fatal and a session must not
+//! start; anything else (a wrong-typed `model`, an unknown key, a bad allow rule) is a warning
+//! and only that key or element is dropped. [`SettingsError::is_fatal`] says which.
+
+use std::fmt;
+
+use crate::permissions::{RuleBehavior, RuleParseError};
+
+/// Where in which settings source: `path`, `path:line` or `path:line:column`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The file's path, or `--settings (inline JSON)`.
+    pub file: String,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+}
+
+impl Location {
+    pub fn file(file: impl Into<String>) -> Self {
+        Location {
+            file: file.into(),
+            line: None,
+            column: None,
+        }
+    }
+
+    pub fn at(file: impl Into<String>, (line, column): (usize, usize)) -> Self {
+        Location {
+            file: file.into(),
+            line: Some(line),
+            column: Some(column),
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a front end says after the fatal errors, before refusing to start.
+pub const REFUSAL: &str = "not starting: settings could not be read fully, and a deny or ask rule \
+                           that was not read would not be enforced (fix the problems above)";
+
+/// Why settings could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("cannot read settings file {at}: {source}")]
+    Read {
+        at: Location,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{at}: invalid settings JSON: {message}; fix the file there (`//` comments and trailing \
+         commas are fine) or move it away"
+    )]
+    Syntax { at: Location, message: String },
+    #[error("{at}: settings must be a JSON object, found {found}")]
+    NotAnObject { at: Location, found: &'static str },
+    /// A key of the wrong type; `restrictive` when it held (or may have held) deny or ask rules.
+    #[error("{at}: `{key}` must be {expected}, found {found}{}", consequence(*restrictive))]
+    WrongType {
+        at: Location,
+        key: String,
+        expected: &'static str,
+        found: &'static str,
+        restrictive: bool,
+    },
+    #[error("{at}: invalid permission rule `{rule}` in `{key}`: {error}{}", rule_consequence(*behavior))]
+    Rule {
+        at: Location,
+        /// `permissions.deny[2]`.
+        key: String,
+        rule: String,
+        behavior: RuleBehavior,
+        #[source]
+        error: Box<RuleParseError>,
+    },
+    #[error(
+        "{at}: unknown `permissions.defaultMode` `{value}`: use default, acceptEdits, plan, \
+         bypassPermissions or dontAsk (ignored)"
+    )]
+    UnknownMode { at: Location, value: String },
+    #[error("{at}: unknown setting `{key}` (ignored)")]
+    UnknownKey { at: Location, key: String },
+    #[error("{at}: `{key}` is set twice in this file; {outcome}")]
+    DuplicateKey {
+        at: Location,
+        key: String,
+        outcome: &'static str,
+    },
+    #[error("{path}: `permissions.{key}` must be {expected}; fix it by hand before adding rules")]
+    Shape {
+        path: String,
+        key: String,
+        expected: &'static str,
+    },
+    #[error(
+        "{path} has comments, which rewriting it would lose: add {rules} to `permissions.{list}` \
+         by hand (it applies to this session already)"
+    )]
+    HasComments {
+        path: String,
+        list: &'static str,
+        rules: String,
+    },
+    #[error("cannot write settings file {path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn consequence(restrictive: bool) -> &'static str {
+    if restrictive {
+        "; fix it: tine does not start with restrictions it cannot read"
+    } else {
+        " (ignored)"
+    }
+}
+
+fn rule_consequence(behavior: RuleBehavior) -> &'static str {
+    match behavior {
+        RuleBehavior::Allow => " (the rule is ignored)",
+        RuleBehavior::Deny | RuleBehavior::Ask => {
+            "; fix it: tine does not start with a deny or ask rule it cannot read"
+        }
+    }
+}
+
+impl SettingsError {
+    /// Whether the session must not start: what could not be read may have forbidden something.
+    pub fn is_fatal(&self) -> bool {
+        match self {
+            SettingsError::Read { .. }
+            | SettingsError::Syntax { .. }
+            | SettingsError::NotAnObject { .. } => true,
+            SettingsError::WrongType { restrictive, .. } => *restrictive,
+            SettingsError::Rule { behavior, .. } => match behavior {
+                RuleBehavior::Deny | RuleBehavior::Ask => true,
+                RuleBehavior::Allow => false,
+            },
+            SettingsError::UnknownMode { .. }
+            | SettingsError::UnknownKey { .. }
+            | SettingsError::DuplicateKey { .. } => false,
+            // Writing: the caller reports these; they never stop a session.
+            SettingsError::Shape { .. }
+            | SettingsError::HasComments { .. }
+            | SettingsError::Write { .. } => false,
+        }
+    }
+}

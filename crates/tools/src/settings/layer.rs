@@ -1,0 +1,359 @@
+//! One source's text to a [`SettingsLayer`], checking each key on its own: a key of the wrong
+//! type is reported with its line and dropped, the rest of the file stays; `permissions` lists
+//! are checked element by element, so one bad rule costs only itself. What may hide a
+//! restriction (a deny or ask rule that cannot be understood) is a fatal error, see
+//! [`SettingsError::is_fatal`].
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::error::{Location, SettingsError};
+use super::jsonc::{self, Document, Member, Node, Spanned};
+use super::known_keys::is_claude_code_key;
+use super::{SettingsFormat, SettingsSource};
+use crate::permissions::{PermissionMode, PermissionRule, RuleBehavior};
+
+/// The typed `permissions` object of one source. Only valid entries are kept; what was dropped
+/// is in `LoadedSettings::errors`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionsSettings {
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    pub ask: Vec<String>,
+    pub default_mode: Option<PermissionMode>,
+    pub additional_directories: Vec<String>,
+    /// `disableBypassPermissionsMode: "disable"`: bypassPermissions may not be used.
+    pub disable_bypass_permissions_mode: bool,
+}
+
+impl PermissionsSettings {
+    /// The rule strings of one behavior.
+    pub fn rules(&self, behavior: RuleBehavior) -> &[String] {
+        match behavior {
+            RuleBehavior::Allow => &self.allow,
+            RuleBehavior::Deny => &self.deny,
+            RuleBehavior::Ask => &self.ask,
+        }
+    }
+
+    fn rules_mut(&mut self, behavior: RuleBehavior) -> &mut Vec<String> {
+        match behavior {
+            RuleBehavior::Allow => &mut self.allow,
+            RuleBehavior::Deny => &mut self.deny,
+            RuleBehavior::Ask => &mut self.ask,
+        }
+    }
+}
+
+/// One loaded source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsLayer {
+    pub source: SettingsSource,
+    /// tine's own file or a Claude Code user's (read, never written).
+    pub format: SettingsFormat,
+    /// The file, or `None` for inline `--settings` JSON.
+    pub path: Option<PathBuf>,
+    /// The JSON object as written, less keys whose value has the wrong type (so a lower
+    /// source's valid value applies instead).
+    pub raw: Map<String, Value>,
+    /// `permissions`, typed and checked.
+    pub permissions: PermissionsSettings,
+    /// Root of this layer's `/path` rules.
+    pub base_dir: PathBuf,
+}
+
+pub(crate) fn label(path: Option<&Path>) -> String {
+    path.map_or_else(
+        || "--settings (inline JSON)".to_string(),
+        |p| p.display().to_string(),
+    )
+}
+
+/// Parse one source's text into a layer; problems go to `errors`, each naming `path` and the
+/// line. `None` when nothing could be read (the text is not JSON, or not an object).
+pub fn parse_layer(
+    source: SettingsSource,
+    path: Option<&Path>,
+    base_dir: PathBuf,
+    text: &str,
+    errors: &mut Vec<SettingsError>,
+) -> Option<SettingsLayer> {
+    let file = label(path);
+    let doc = match jsonc::parse(text) {
+        Ok(doc) => doc,
+        Err(err) => {
+            errors.push(SettingsError::Syntax {
+                at: Location::at(file, (err.line, err.column)),
+                message: err.message,
+            });
+            return None;
+        }
+    };
+    let mut raw = Map::new();
+    let mut permissions = PermissionsSettings::default();
+    match &doc.root {
+        // Only whitespace or comments: an empty file sets nothing.
+        None => {}
+        Some(Spanned {
+            node: Node::Object(members),
+            ..
+        }) => {
+            let mut checker = Checker {
+                file: &file,
+                doc: &doc,
+                errors,
+            };
+            checker.root(members, &mut raw, &mut permissions);
+        }
+        Some(other) => {
+            errors.push(SettingsError::NotAnObject {
+                at: Location::at(file, doc.position(other.offset)),
+                found: other.type_name(),
+            });
+            return None;
+        }
+    }
+    Some(SettingsLayer {
+        source,
+        format: SettingsFormat::Tine,
+        path: path.map(Path::to_path_buf),
+        raw,
+        permissions,
+        base_dir,
+    })
+}
+
+/// The type tine needs for a top-level key it reads itself.
+#[derive(Debug, Clone, Copy)]
+enum Expected {
+    String,
+    Bool,
+    Object,
+}
+
+impl Expected {
+    fn of(key: &str) -> Option<Expected> {
+        match key {
+            "model" | "autoMemoryDirectory" | "$schema" => Some(Expected::String),
+            "autoMemoryEnabled" => Some(Expected::Bool),
+            "hooks" | "env" => Some(Expected::Object),
+            _ => None,
+        }
+    }
+
+    fn matches(self, value: &Spanned) -> bool {
+        matches!(
+            (self, &value.node),
+            (Expected::String, Node::String(_))
+                | (Expected::Bool, Node::Bool(_))
+                | (Expected::Object, Node::Object(_))
+        )
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Expected::String => "a string",
+            Expected::Bool => "a boolean (true or false)",
+            Expected::Object => "an object",
+        }
+    }
+}
+
+/// A mode by its settings name, through the same serde names the engine uses.
+fn mode_named(text: &str) -> Option<PermissionMode> {
+    serde_json::from_value(Value::String(text.to_owned())).ok()
+}
+
+struct Checker<'a> {
+    file: &'a str,
+    doc: &'a Document,
+    errors: &'a mut Vec<SettingsError>,
+}
+
+impl Checker<'_> {
+    fn at(&self, offset: usize) -> Location {
+        Location::at(self.file, self.doc.position(offset))
+    }
+
+    fn wrong_type(
+        &mut self,
+        key: String,
+        value: &Spanned,
+        expected: &'static str,
+        restrictive: bool,
+    ) {
+        self.errors.push(SettingsError::WrongType {
+            at: self.at(value.offset),
+            key,
+            expected,
+            found: value.type_name(),
+            restrictive,
+        });
+    }
+
+    fn duplicate(&mut self, member: &Member, key: String, outcome: &'static str) {
+        self.errors.push(SettingsError::DuplicateKey {
+            at: self.at(member.key_offset),
+            key,
+            outcome,
+        });
+    }
+
+    fn root(
+        &mut self,
+        members: &[Member],
+        raw: &mut Map<String, Value>,
+        permissions: &mut PermissionsSettings,
+    ) {
+        let mut seen = HashSet::new();
+        for member in members {
+            let key = member.key.as_str();
+            let first = seen.insert(key);
+            if key == "permissions" {
+                if !first {
+                    self.duplicate(member, member.key.clone(), "the rules of both are used");
+                }
+                self.permissions(&member.value, permissions);
+                raw.insert(member.key.clone(), member.value.to_value());
+                continue;
+            }
+            if !first {
+                self.duplicate(member, member.key.clone(), "the last one is used");
+            }
+            match Expected::of(key) {
+                Some(expected) if !expected.matches(&member.value) => {
+                    self.wrong_type(member.key.clone(), &member.value, expected.name(), false);
+                    raw.remove(key);
+                }
+                Some(_) => {
+                    raw.insert(member.key.clone(), member.value.to_value());
+                }
+                None => {
+                    if !is_claude_code_key(key) {
+                        self.errors.push(SettingsError::UnknownKey {
+                            at: self.at(member.key_offset),
+                            key: member.key.clone(),
+                        });
+                    }
+                    raw.insert(member.key.clone(), member.value.to_value());
+                }
+            }
+        }
+    }
+
+    fn permissions(&mut self, value: &Spanned, out: &mut PermissionsSettings) {
+        let Node::Object(members) = &value.node else {
+            // It may have been meant to hold deny rules: fatal.
+            self.wrong_type("permissions".into(), value, "an object", true);
+            return;
+        };
+        let mut seen = HashSet::new();
+        for member in members {
+            let key = format!("permissions.{}", member.key);
+            let first = seen.insert(member.key.as_str());
+            let value = &member.value;
+            let behavior = match member.key.as_str() {
+                "allow" => Some(RuleBehavior::Allow),
+                "deny" => Some(RuleBehavior::Deny),
+                "ask" => Some(RuleBehavior::Ask),
+                _ => None,
+            };
+            if let Some(behavior) = behavior {
+                if !first {
+                    self.duplicate(member, key.clone(), "the rules of both are used");
+                }
+                self.rules(behavior, key, value, out.rules_mut(behavior));
+                continue;
+            }
+            if !first {
+                self.duplicate(member, key.clone(), "the last one is used");
+            }
+            match member.key.as_str() {
+                "defaultMode" => {
+                    out.default_mode = None;
+                    match &value.node {
+                        Node::String(text) => match mode_named(text) {
+                            Some(mode) => out.default_mode = Some(mode),
+                            None => self.errors.push(SettingsError::UnknownMode {
+                                at: self.at(value.offset),
+                                value: text.clone(),
+                            }),
+                        },
+                        _ => self.wrong_type(key, value, "a string", false),
+                    }
+                }
+                "additionalDirectories" => {
+                    out.additional_directories.clear();
+                    let Node::Array(items) = &value.node else {
+                        self.wrong_type(key, value, "an array of paths", false);
+                        continue;
+                    };
+                    for (i, item) in items.iter().enumerate() {
+                        match &item.node {
+                            Node::String(dir) if !dir.trim().is_empty() => {
+                                out.additional_directories.push(dir.clone());
+                            }
+                            _ => self.wrong_type(format!("{key}[{i}]"), item, "a path", false),
+                        }
+                    }
+                }
+                "disableBypassPermissionsMode" => match &value.node {
+                    // `true` is read as meant: a restriction is never loosened by a typo.
+                    Node::String(text) if text == "disable" => {
+                        out.disable_bypass_permissions_mode = true;
+                    }
+                    Node::Bool(disable) => out.disable_bypass_permissions_mode = *disable,
+                    _ => self.wrong_type(key, value, "\"disable\"", true),
+                },
+                // Claude Code's auto mode does not exist in tine: nothing to turn off.
+                "disableAutoMode" => {}
+                _ => self.errors.push(SettingsError::UnknownKey {
+                    at: self.at(member.key_offset),
+                    key,
+                }),
+            }
+        }
+    }
+
+    fn rules(
+        &mut self,
+        behavior: RuleBehavior,
+        key: String,
+        value: &Spanned,
+        out: &mut Vec<String>,
+    ) {
+        let restrictive = !matches!(behavior, RuleBehavior::Allow);
+        let Node::Array(items) = &value.node else {
+            self.wrong_type(key, value, "an array of rule strings", restrictive);
+            return;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let key = format!("{key}[{i}]");
+            let Node::String(text) = &item.node else {
+                self.wrong_type(
+                    key,
+                    item,
+                    "a rule string such as \"Bash(rm:*)\"",
+                    restrictive,
+                );
+                continue;
+            };
+            match text.parse::<PermissionRule>() {
+                Ok(_) => {
+                    if !out.contains(text) {
+                        out.push(text.clone());
+                    }
+                }
+                Err(error) => self.errors.push(SettingsError::Rule {
+                    at: self.at(item.offset),
+                    key,
+                    rule: text.clone(),
+                    behavior,
+                    error: Box::new(error),
+                }),
+            }
+        }
+    }
+}
