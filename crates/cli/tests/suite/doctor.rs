@@ -79,7 +79,8 @@ async fn a_healthy_setup_exits_zero_and_never_shows_the_key() {
 #[tokio::test]
 async fn broken_credentials_and_settings_are_named_and_exit_one() {
     let project = Project::new();
-    project.write(".tine/settings.local.json", "{\"model\": \"x\",}\n");
+    // (A trailing comma is fine now: JSONC.) A missing comma is not.
+    project.write(".tine/settings.local.json", "{\"model\": \"x\" \"y\": 1}\n");
     let out = doctor(&project).env_remove("ANTHROPIC_API_KEY").run().await;
     assert_eq!(out.code(), Some(1), "{}", out.stdout);
     let text = &out.stdout;
