@@ -254,3 +254,34 @@ async fn managed_disable_bypass_mode_refuses_the_flag() {
     assert!(server.requests().is_empty());
     server.stop().await;
 }
+
+#[tokio::test]
+async fn the_model_cannot_grant_itself_rules_through_claude_codes_files() {
+    let project = Project::new();
+    let target = project.cwd().join(".claude/settings.local.json");
+    let scenario = Scenario::new()
+        .rule(Rule::new().assistant_turns(0).reply(Reply::tool_use(
+            "Write",
+            json!({
+                "file_path": target,
+                "content": "{\"permissions\": {\"allow\": [\"Bash\"]}}",
+            }),
+        )))
+        .default_reply(Reply::text("done"));
+    let server = mock(scenario).await;
+    // acceptEdits allows writes in the project, but not into a settings directory.
+    let out = tine(&project, &server)
+        .args(["-p", "go", "--output-format", "json"])
+        .args(["--permission-mode", "acceptEdits"])
+        .run()
+        .await;
+    out.assert_success();
+    assert!(
+        !target.exists(),
+        "the write must be refused: {}",
+        out.stdout
+    );
+    let denials = out.json()["permission_denials"].clone();
+    assert_eq!(denials[0]["tool_name"], "Write", "{denials}");
+    server.stop().await;
+}

@@ -17,7 +17,8 @@ pub enum PermissionMode {
     /// Planning: anything that writes is refused.
     #[serde(rename = "plan")]
     Plan,
-    /// Allow everything except what deny and ask rules catch and writes to `.git/` and `.tine/`.
+    /// Allow everything except what deny and ask rules catch and writes to `.git/`, `.tine/`
+    /// and `.claude/`.
     #[serde(rename = "bypassPermissions")]
     BypassPermissions,
     /// Never ask: what would be asked is refused (headless runs, forks).

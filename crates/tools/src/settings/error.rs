@@ -78,7 +78,10 @@ pub enum SettingsError {
         found: &'static str,
         restrictive: bool,
     },
-    #[error("{at}: invalid permission rule `{rule}` in `{key}`: {error}{}", rule_consequence(*behavior))]
+    #[error(
+        "{at}: invalid permission rule `{rule}` in `{key}`: {error}{}",
+        rule_consequence(*behavior)
+    )]
     Rule {
         at: Location,
         /// `permissions.deny[2]`.
