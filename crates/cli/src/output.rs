@@ -1,12 +1,17 @@
 //! What `-p` prints, in Claude Code's shapes: `text` streams the reply; `json` prints one
 //! `result` object; `stream-json` prints one JSON object per line (system init, assistant,
 //! user/tool results, result). Diagnostics (`--verbose`) go to stderr, never stdout.
+//!
+//! The `result` object's `total_cost_usd` and `usage` cover every request the run made: the
+//! main thread's, and the side queries' and background forks' (memory extraction, recall,
+//! WebFetch summaries), with `usage_by_source` breaking them down (it sums to both).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use serde_json::{Value, json};
 use tine_api_client::{Message, Usage};
-use tine_fork_runtime::BackgroundEvent;
+use tine_fork_runtime::{BackgroundEvent, SourceUsage, UsageLedger};
 use tine_memory::EXTRACTION_JOB;
 use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
 
@@ -212,10 +217,40 @@ impl Printer {
     }
 }
 
+/// The query source of the main thread's requests in [`RunCost`].
+pub const MAIN_SOURCE: &str = "main";
+
+/// What the run's requests used and cost, by query source: [`MAIN_SOURCE`] and every source
+/// of the session's ledger (`extract_memories`, `memory_recall`, `web_fetch`, ...).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunCost {
+    pub by_source: BTreeMap<String, SourceUsage>,
+}
+
+impl RunCost {
+    /// The main thread's totals so far plus the ledger's.
+    pub fn collect(main: SourceUsage, ledger: &UsageLedger) -> Self {
+        let mut by_source = ledger.snapshot();
+        *by_source.entry(MAIN_SOURCE.to_owned()).or_default() += main;
+        Self { by_source }
+    }
+
+    /// Summed over every source.
+    pub fn total(&self) -> SourceUsage {
+        self.by_source
+            .values()
+            .fold(SourceUsage::default(), |mut total, s| {
+                total += *s;
+                total
+            })
+    }
+}
+
 /// Everything the `result` object reports.
 pub struct ResultSummary<'a> {
     pub turn: &'a TurnResult,
-    pub total_cost_usd: f64,
+    /// Every request of the run so far, by source.
+    pub cost: RunCost,
     pub denials: &'a [PermissionDenial],
 }
 
@@ -225,10 +260,17 @@ impl ResultSummary<'_> {
     }
 }
 
-/// Claude Code's `result` object.
+/// Claude Code's `result` object, plus `usage_by_source`.
 pub fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
     let turn = summary.turn;
     let is_error = !turn.terminal.is_success();
+    let total = summary.cost.total();
+    let by_source: serde_json::Map<String, Value> = summary
+        .cost
+        .by_source
+        .iter()
+        .map(|(source, s)| (source.clone(), source_value(s)))
+        .collect();
     let mut value = json!({
         "type": "result",
         "subtype": turn.terminal.subtype(),
@@ -238,8 +280,9 @@ pub fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
         "num_turns": turn.num_turns,
         "result": turn.result,
         "session_id": info.session_id,
-        "total_cost_usd": summary.total_cost_usd,
-        "usage": usage_value(&turn.usage),
+        "total_cost_usd": total.cost_usd,
+        "usage": usage_value(&total.usage),
+        "usage_by_source": by_source,
         "permission_denials": summary.denials.iter().map(|d| json!({
             "tool_name": d.tool_name,
             "tool_use_id": d.tool_use_id,
@@ -266,6 +309,19 @@ fn usage_value(usage: &Usage) -> Value {
             "ephemeral_5m_input_tokens": writes.ephemeral_5m_input_tokens,
             "ephemeral_1h_input_tokens": writes.ephemeral_1h_input_tokens,
         },
+    })
+}
+
+/// One source of `usage_by_source`: its requests, tokens and cost.
+fn source_value(source: &SourceUsage) -> Value {
+    let u = &source.usage;
+    json!({
+        "requests": source.requests,
+        "input_tokens": u.input_tokens,
+        "cache_creation_input_tokens": u.cache_creation_input_tokens,
+        "cache_read_input_tokens": u.cache_read_input_tokens,
+        "output_tokens": u.output_tokens,
+        "cost_usd": source.cost_usd,
     })
 }
 

@@ -8,13 +8,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
-use tine_fork_runtime::{DEFAULT_DRAIN_TIMEOUT, StopHookPipeline};
+use tine_fork_runtime::{DEFAULT_DRAIN_TIMEOUT, SourceUsage, StopHookPipeline, UsageLedger};
 use tine_memory::AutoMemory;
-use tine_query_loop::Terminal;
+use tine_query_loop::{QueryEngine, Terminal};
 use tokio::io::AsyncBufReadExt;
 
 use crate::args::{Args, InputFormat, OutputFormat};
-use crate::output::{Printer, ResultSummary, SessionInfo};
+use crate::output::{Printer, ResultSummary, RunCost, SessionInfo};
 use crate::profile::StartupProfile;
 use crate::setup::{self, Session};
 use crate::signals::{self, Interrupt};
@@ -50,6 +50,8 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
     let interrupted = signals::watch(engine.cancellation())?;
 
     let mut last_success = true;
+    // The main thread's requests so far (the engine counts tokens and cost, not requests).
+    let mut main_requests = 0u64;
     match args.input_format {
         InputFormat::Text => {
             let prompt = text_prompt(&args)?;
@@ -60,6 +62,7 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             let turn = engine
                 .submit_with_attachments(&prompt, &attachments, |event| printer.event(event))
                 .await;
+            main_requests += u64::from(turn.num_turns);
             // Background work (memory extraction) finishes before -p exits, bounded.
             finish_background(&pipeline, &interrupted).await;
             while let Ok(event) = background.try_recv() {
@@ -67,7 +70,7 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             }
             printer.result(&ResultSummary {
                 turn: &turn,
-                total_cost_usd: engine.total_cost_usd() + ledger.total().cost_usd,
+                cost: run_cost(&engine, main_requests, &ledger),
                 denials: engine.permission_denials(),
             });
             last_success = turn.terminal.is_success();
@@ -103,22 +106,27 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                 let turn = engine
                     .submit_with_attachments(&prompt, &attachments, |event| printer.event(event))
                     .await;
+                main_requests += u64::from(turn.num_turns);
                 while let Ok(event) = background.try_recv() {
                     printer.background(&event);
                 }
-                let summary = ResultSummary {
-                    turn: &turn,
-                    total_cost_usd: engine.total_cost_usd() + ledger.total().cost_usd,
-                    denials: engine.permission_denials(),
-                };
-                if args.output_format == OutputFormat::Json {
-                    // `json` prints one object: the last turn's, once the input ends.
-                    deferred = Some(summary.to_value(printer.info()));
-                } else {
-                    printer.result(&summary);
+                if args.output_format != OutputFormat::Json {
+                    // Each line counts what was spent so far; background work still running
+                    // is reported by its own `system` line when it ends.
+                    printer.result(&ResultSummary {
+                        turn: &turn,
+                        cost: run_cost(&engine, main_requests, &ledger),
+                        denials: engine.permission_denials(),
+                    });
                 }
+                let aborted = turn.terminal == Terminal::Aborted;
                 last_success = turn.terminal.is_success();
-                if turn.terminal == Terminal::Aborted || interrupted.is_set() {
+                if args.output_format == OutputFormat::Json {
+                    // `json` prints one object: the last turn's, once the input ends and the
+                    // background work is done (so its cost is in it).
+                    deferred = Some(turn);
+                }
+                if aborted || interrupted.is_set() {
                     break;
                 }
             }
@@ -126,7 +134,13 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             while let Ok(event) = background.try_recv() {
                 printer.background(&event);
             }
-            if let Some(value) = deferred {
+            if let Some(turn) = deferred {
+                let summary = ResultSummary {
+                    turn: &turn,
+                    cost: run_cost(&engine, main_requests, &ledger),
+                    denials: engine.permission_denials(),
+                };
+                let value = summary.to_value(printer.info());
                 printer.print_value(&value);
             }
         }
@@ -160,12 +174,24 @@ async fn recall(memory: Option<&AutoMemory>, prompt: &str) -> Vec<String> {
     }
 }
 
-/// Waits for the background jobs of the turn (bounded), or cancels them after Ctrl-C.
+/// Every request of the run so far: the main thread's and the ledger's (side queries, forks).
+fn run_cost(engine: &QueryEngine, main_requests: u64, ledger: &UsageLedger) -> RunCost {
+    let main = SourceUsage {
+        usage: engine.total_usage(),
+        cost_usd: engine.total_cost_usd(),
+        requests: main_requests,
+    };
+    RunCost::collect(main, ledger)
+}
+
+/// Runs the work the background jobs deferred (batched memory extraction: so a one-turn run
+/// is remembered too) and waits for all of it (bounded), or cancels it after Ctrl-C.
 async fn finish_background(pipeline: &StopHookPipeline, interrupted: &Interrupt) {
     if interrupted.is_set() {
         pipeline.cancel_all();
         return;
     }
+    pipeline.flush();
     let report = pipeline.drain(DEFAULT_DRAIN_TIMEOUT).await;
     if report.cancelled > 0 {
         eprintln!(

@@ -13,7 +13,7 @@ use tine_fork_runtime::{
     BackgroundEvent, CacheBreakDetector, CacheSafeSlot, DEFAULT_SMALL_FAST_MODEL, ParentContext,
     SessionInfo, SideQuerySummarizer, StopHookPipeline, UsageLedger,
 };
-use tine_memory::{AutoMemory, MemoryEnv, MemoryResolution, resolve_memory_dir};
+use tine_memory::{AutoMemory, ExtractionOptions, MemoryEnv, MemoryResolution, resolve_memory_dir};
 use tine_query_loop::{
     BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
     HooksSettings, QueryEngine, SessionContext, SessionId, StopHookCommand, StopHooks,
@@ -46,7 +46,7 @@ pub struct Session {
     pub background: mpsc::UnboundedReceiver<BackgroundEvent>,
     /// Auto memory, when on (recall before each turn).
     pub memory: Option<AutoMemory>,
-    /// Side queries' usage (recall), by query source.
+    /// Side queries' and forks' usage (recall, memory extraction, WebFetch), by query source.
     pub ledger: UsageLedger,
 }
 
@@ -175,7 +175,12 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
     let memory = match memory_dir {
         None => None,
         Some(dir) => {
-            match AutoMemory::start(dir, Arc::clone(&client), &model, Some(ledger.clone())) {
+            let (options, warning) = ExtractionOptions::from_settings(&loaded);
+            if let Some(warning) = warning {
+                eprintln!("tine: warning: {warning}");
+            }
+            let ledger = Some(ledger.clone());
+            match AutoMemory::start_with(dir, Arc::clone(&client), &model, ledger, options) {
                 Ok(memory) => Some(memory),
                 Err(error) => {
                     eprintln!("tine: warning: auto memory is off for this session: {error}");
@@ -205,16 +210,20 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
     if let Some(sandbox) = bash_sandbox {
         tool_context = tool_context.with_sandbox(sandbox);
     }
-    let parent = Arc::new(ParentContext::new(
-        Arc::clone(&client),
-        Arc::clone(&tools),
-        tool_context.clone(),
-        SessionInfo {
-            home: home.clone(),
-            cwd: cwd.clone(),
-            session_id: session_id.clone(),
-        },
-    ));
+    // The forks' requests are billed to the ledger too, under their query source.
+    let parent = Arc::new(
+        ParentContext::new(
+            Arc::clone(&client),
+            Arc::clone(&tools),
+            tool_context.clone(),
+            SessionInfo {
+                home: home.clone(),
+                cwd: cwd.clone(),
+                session_id: session_id.clone(),
+            },
+        )
+        .with_ledger(ledger.clone()),
+    );
     let (events_tx, background) = mpsc::unbounded_channel();
     let mut pipeline =
         StopHookPipeline::new(Arc::clone(&parent), CacheSafeSlot::new()).with_events(events_tx);

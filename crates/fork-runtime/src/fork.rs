@@ -194,7 +194,11 @@ pub async fn run_forked_agent(
                     first_request_usage = Some(u);
                 }
                 usage += u;
-                cost += cost_usd(&model, &u);
+                // Billed as each request ends, so a fork cancelled midway is still counted.
+                cost += match &parent.ledger {
+                    Some(ledger) => ledger.record(&params.query_source, &model, &u),
+                    None => cost_usd(&model, &u),
+                };
             }
             QueryEvent::AssistantMessage { message, .. } | QueryEvent::UserMessage { message } => {
                 record(&params, &mut transcript, &message).await;

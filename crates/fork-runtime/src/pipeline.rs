@@ -1,7 +1,12 @@
 //! The stop-hook pipeline (seed 003 §十): when a main-thread turn ends with no tool calls,
 //! save the turn's [`CacheSafeParams`], start every registered [`BackgroundJob`] on its own task
 //! without blocking input, then run the user's stop hooks. Forks and sub-agents never reach it
-//! (their loops run without stop hooks). Headless `-p` drains pending jobs before exiting.
+//! (their loops run without stop hooks).
+//!
+//! A job may batch its work: [`BackgroundJob::should_run`] lets it decline a turn (no task, no
+//! event) and keep what it needs, and [`StopHookPipeline::flush`] starts the deferred work of
+//! every job now. Hosts flush when the session goes idle, before compaction drops history, and
+//! at exit; headless `-p` flushes, then drains pending jobs before exiting.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -40,10 +45,24 @@ pub struct JobOutcome {
 /// Why a job failed (logged and shown; never reaches the loop).
 pub type JobError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Work started after every main-thread turn (memory extraction, auto dream, ...).
+/// Work started after main-thread turns (memory extraction, auto dream, ...).
 pub trait BackgroundJob: Send + Sync {
     fn name(&self) -> &str;
+
+    /// Asked at every turn end: whether to start [`BackgroundJob::run`] for this turn. A job
+    /// that batches keeps what it needs from `ctx` and answers `false` (no task is spawned and
+    /// no event is emitted); its [`BackgroundJob::flush`] then runs what it deferred.
+    fn should_run(&self, _ctx: &JobContext) -> bool {
+        true
+    }
+
     fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>>;
+
+    /// The work deferred by `should_run`, to run now (the session went idle, compaction is
+    /// about to drop history, the process is exiting), or `None` when nothing waits.
+    fn flush(&self) -> Option<BoxFuture<'static, Result<JobOutcome, JobError>>> {
+        None
+    }
 }
 
 /// Background work as the UI sees it.
@@ -132,50 +151,82 @@ impl StopHookPipeline {
         }
     }
 
-    /// Saves the params and starts the jobs (the first half of `on_stop`, public for hosts that
-    /// end turns without the loop, like the SDK-style headless path).
+    /// Saves the params and starts the jobs that want this turn (the first half of `on_stop`,
+    /// public for hosts that end turns without the loop, like the SDK-style headless path).
     pub fn turn_ended(&self, params: CacheSafeParams) {
         let cache_safe = self.slot.save(params);
-        let mut running = self.lock();
-        running.retain(|r| !r.handle.is_finished());
         for job in &self.jobs {
-            let name = job.name().to_owned();
             let ctx = JobContext {
                 cache_safe: Arc::clone(&cache_safe),
                 parent: Arc::clone(&self.parent),
                 cancel: self.cancel.child_token(),
             };
-            let future = job.run(ctx.clone());
-            let events = self.events.clone();
-            let job_name = name.clone();
-            self.emit(BackgroundEvent::Started { job: name.clone() });
-            let handle = tokio::spawn(async move {
-                // A job's own task: a panic or error ends here, never in the loop.
-                let outcome = tokio::select! {
-                    biased;
-                    _ = ctx.cancel.cancelled() => None,
-                    result = future => Some(result),
-                };
-                let event = match outcome {
-                    None => BackgroundEvent::Cancelled { job: job_name },
-                    Some(Ok(outcome)) => BackgroundEvent::Finished {
-                        job: job_name,
-                        outcome,
-                    },
-                    Some(Err(error)) => {
-                        tracing::warn!(job = %job_name, %error, "background job failed");
-                        BackgroundEvent::Failed {
-                            job: job_name,
-                            error: error.to_string(),
-                        }
-                    }
-                };
-                if let Some(tx) = events {
-                    let _ = tx.send(event);
-                }
-            });
-            running.push(Running { job: name, handle });
+            if !job.should_run(&ctx) {
+                continue;
+            }
+            let cancel = ctx.cancel.clone();
+            let future = job.run(ctx);
+            self.spawn(job.name(), future, cancel);
         }
+    }
+
+    /// Starts the deferred work of every job now: call it when the session goes idle, before
+    /// compaction replaces the history, and before [`StopHookPipeline::drain`] at exit (so a
+    /// one-turn `-p` run still does what a batching job put off). Returns how many started.
+    pub fn flush(&self) -> usize {
+        let mut started = 0;
+        for job in &self.jobs {
+            if let Some(future) = job.flush() {
+                self.spawn(job.name(), future, self.cancel.child_token());
+                started += 1;
+            }
+        }
+        started
+    }
+
+    /// Runs `future` on its own task, tracked for `drain`, with its events.
+    fn spawn(
+        &self,
+        name: &str,
+        future: BoxFuture<'static, Result<JobOutcome, JobError>>,
+        cancel: CancellationToken,
+    ) {
+        let mut running = self.lock();
+        running.retain(|r| !r.handle.is_finished());
+        let events = self.events.clone();
+        let job_name = name.to_owned();
+        self.emit(BackgroundEvent::Started {
+            job: name.to_owned(),
+        });
+        let handle = tokio::spawn(async move {
+            // A job's own task: a panic or error ends here, never in the loop.
+            let outcome = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                result = future => Some(result),
+            };
+            let event = match outcome {
+                None => BackgroundEvent::Cancelled { job: job_name },
+                Some(Ok(outcome)) => BackgroundEvent::Finished {
+                    job: job_name,
+                    outcome,
+                },
+                Some(Err(error)) => {
+                    tracing::warn!(job = %job_name, %error, "background job failed");
+                    BackgroundEvent::Failed {
+                        job: job_name,
+                        error: error.to_string(),
+                    }
+                }
+            };
+            if let Some(tx) = events {
+                let _ = tx.send(event);
+            }
+        });
+        running.push(Running {
+            job: name.to_owned(),
+            handle,
+        });
     }
 
     /// Waits for pending jobs up to `timeout`, then cancels the rest cleanly.

@@ -4,7 +4,8 @@
 //! validated, retried once with the problem named, then refused with a typed error.
 //!
 //! Usage of every call is recorded under its query source in a [`UsageLedger`], which a host
-//! shares with the session to show per-feature totals and cost.
+//! shares with the session's side queries and forks (through
+//! [`crate::ParentContext::ledger`]) to show per-feature totals and cost.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -144,6 +145,14 @@ pub struct SourceUsage {
     pub requests: u64,
 }
 
+impl std::ops::AddAssign for SourceUsage {
+    fn add_assign(&mut self, rhs: Self) {
+        self.usage += rhs.usage;
+        self.cost_usd += rhs.cost_usd;
+        self.requests += rhs.requests;
+    }
+}
+
 /// Usage per query source, shared by clones (hosts give one to the session and its side
 /// queries and show the totals).
 #[derive(Debug, Clone, Default)]
@@ -189,9 +198,7 @@ impl UsageLedger {
         self.lock()
             .values()
             .fold(SourceUsage::default(), |mut total, s| {
-                total.usage += s.usage;
-                total.cost_usd += s.cost_usd;
-                total.requests += s.requests;
+                total += *s;
                 total
             })
     }

@@ -17,6 +17,8 @@ use tine_api_client::ModelClient;
 use tine_query_loop::{ContentReplacementState, PermissionPrompter, SessionId, SharedReplacements};
 use tine_tools::{FileStateCache, Tool, ToolContext};
 
+use crate::side_query::UsageLedger;
+
 /// Where app state updates go (token counters, status lines the UI shows).
 pub trait AppStateSink: Send + Sync {
     fn set(&self, key: &str, value: Value);
@@ -82,6 +84,9 @@ pub struct ParentContext {
     pub content_replacements: SharedReplacements,
     /// UI notifications; [`SubagentContext`] has no such field at all.
     pub notifications: Option<Arc<dyn NotificationSink>>,
+    /// Where every fork's requests are billed, under the fork's query source (the host's
+    /// per-source cost report); `None` records nothing.
+    pub ledger: Option<UsageLedger>,
 }
 
 impl ParentContext {
@@ -102,7 +107,14 @@ impl ParentContext {
             prompter: None,
             content_replacements: SharedReplacements::default(),
             notifications: None,
+            ledger: None,
         }
+    }
+
+    /// Bills the forks' requests to `ledger`.
+    pub fn with_ledger(mut self, ledger: UsageLedger) -> Self {
+        self.ledger = Some(ledger);
+        self
     }
 }
 

@@ -1,7 +1,8 @@
 //! Memory extraction's cost, against the in-process mock (its cache accounting is the API's).
 //!
 //! The same scripted 30-turn session (the prompt prefix growing to ~60k tokens) runs four
-//! times: with extraction after every turn as shipped (sharing the parent's cache); with the
+//! times: with extraction after every turn (`every: 1`; shipped, extraction batches several
+//! turns, which `cargo xtask bench cost` measures) sharing the parent's cache; with the
 //! same forks unable to share anything (the simulator's cache is emptied just before each
 //! fork, so it writes the whole conversation again, as a background call with a prompt of its
 //! own would); with the forks caching their own prompt instead of the parent's tail
@@ -167,6 +168,7 @@ async fn run(mode: Mode) -> Run {
     ));
     let options = ExtractionOptions {
         cache_parent_tail: mode != Mode::OwnPrompt,
+        every: 1,
         ..ExtractionOptions::default()
     };
     let job = Arc::new(ExtractionJob::with_options(memory.clone(), options).unwrap());

@@ -1,14 +1,18 @@
 //! Memory extraction (seed 001 §16.2.4 ①, seed 000 §8.1, seed 003 §十): a [`BackgroundJob`] of
-//! the stop-hook pipeline that, after each main-thread turn, forks an agent on the parent's
-//! prompt cache to save what the new messages taught into the memory directory.
+//! the stop-hook pipeline that forks an agent on the parent's prompt cache to save what the
+//! new messages taught into the memory directory.
 //!
 //! - A cursor (message count plus a hash of the message at it) so each run sees only new
 //!   messages. If compaction removed that message, every message counts as new (never none).
 //!   The cursor moves only after a successful run.
-//! - If the main agent itself wrote into the memory directory since the cursor, no fork: the
-//!   cursor moves and the run is a skip.
+//! - Batched ([`crate::batch`]): the fork runs once [`ExtractionOptions::every`] eligible turns
+//!   have gathered since the cursor, and on [`BackgroundJob::flush`] (idle, exit) or
+//!   [`ExtractionJob::before_compaction`]. Turns with nothing to learn start nothing; they stay
+//!   in the next run's window.
+//! - If the main agent itself wrote into the memory directory and nothing else since the
+//!   cursor is eligible, no fork: the cursor moves and the run is a skip.
 //! - One run at a time: a trigger during a run stashes its context (the latest wins) and a
-//!   trailing run follows when the current one ends.
+//!   trailing run follows when the current one ends, if it is due by then.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,10 +29,13 @@ use tine_fork_runtime::{
 };
 use tine_query_loop::timestamp::utc_date;
 use tine_query_loop::{CanUseTool, Terminal};
+use tine_tools::settings::LoadedSettings;
 
+use crate::batch::{Batch, assess};
 use crate::error::MemoryError;
 use crate::extract_prompt::{ExtractPromptInput, build_extract_prompt};
 use crate::memdir::{INDEX_FILE, MemoryDir};
+use crate::recall::SessionMemories;
 use crate::sandbox::MemorySandbox;
 use crate::topic::scan_memories;
 
@@ -38,6 +45,11 @@ pub const EXTRACTION_JOB: &str = "extract_memories";
 pub const EXTRACTION_MAX_TURNS: u32 = 5;
 /// Memories listed in the fork's manifest.
 const MANIFEST_LIMIT: usize = 200;
+/// The default of [`ExtractionOptions::every`], measured by `cargo xtask bench cost` (the
+/// 100-turn chat): see the README's "Memory" section for the figures.
+pub const DEFAULT_EXTRACT_EVERY: u32 = 4;
+/// The setting that overrides [`DEFAULT_EXTRACT_EVERY`] (a number of eligible turns, >= 1).
+pub const EXTRACT_EVERY_SETTING: &str = "autoMemoryExtractEvery";
 
 /// Why one extraction run failed.
 #[derive(Debug, thiserror::Error)]
@@ -63,14 +75,26 @@ struct Cursor {
 struct State {
     cursor: Option<Cursor>,
     running: bool,
-    /// The context of a trigger that came during a run (the latest wins).
-    pending: Option<JobContext>,
+    /// A trigger that came during a run.
+    pending: Option<Pending>,
+    /// The last turn's context, for [`BackgroundJob::flush`].
+    latest: Option<JobContext>,
+}
+
+/// A stashed trigger. `forced` runs even when no batch is due (a flush or an explicit run);
+/// `pinned` is not replaced by later triggers (its messages are about to leave the history).
+struct Pending {
+    ctx: JobContext,
+    forced: bool,
+    pinned: bool,
 }
 
 struct Inner {
     dir: MemoryDir,
     sandbox: Arc<MemorySandbox>,
     options: ExtractionOptions,
+    /// Told about every memory a run saves (so recall does not offer them back).
+    learned: Option<SessionMemories>,
     state: Mutex<State>,
 }
 
@@ -87,6 +111,9 @@ pub struct ExtractionOptions {
     /// Measured by `benches/memory.rs`; with it off the fork caches its own prompt instead
     /// (Claude Code's choice), which only pays off for forks of three or more requests.
     pub cache_parent_tail: bool,
+    /// Fork once this many eligible turns have gathered since the last run (1: after every
+    /// turn that has something to learn). Flushes run whatever has gathered.
+    pub every: u32,
 }
 
 impl Default for ExtractionOptions {
@@ -94,6 +121,32 @@ impl Default for ExtractionOptions {
         Self {
             max_turns: EXTRACTION_MAX_TURNS,
             cache_parent_tail: true,
+            every: DEFAULT_EXTRACT_EVERY,
+        }
+    }
+}
+
+impl ExtractionOptions {
+    /// The defaults with [`EXTRACT_EVERY_SETTING`] applied. A value that is not a whole
+    /// number >= 1 is ignored with a warning the host should show.
+    pub fn from_settings(settings: &LoadedSettings) -> (Self, Option<String>) {
+        let mut options = Self::default();
+        let Some((value, source)) = settings.get(EXTRACT_EVERY_SETTING) else {
+            return (options, None);
+        };
+        match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(n) if n >= 1 => {
+                options.every = n;
+                (options, None)
+            }
+            _ => (
+                options,
+                Some(format!(
+                    "`{EXTRACT_EVERY_SETTING}` in {} must be a whole number of turns >= 1, not \
+                     {value}; using {DEFAULT_EXTRACT_EVERY}",
+                    source.as_str()
+                )),
+            ),
         }
     }
 }
@@ -112,6 +165,9 @@ pub enum RunReport {
     NothingNew,
     /// The main agent wrote memory itself; the cursor moved without a fork.
     SkippedMainAgentWrote { new_messages: usize },
+    /// Every new turn was an acknowledgement with no tool use; the cursor stays, so the next
+    /// run still covers them.
+    NothingToLearn { new_messages: usize },
     /// The fork ran.
     Extracted(Box<ForkRun>),
 }
@@ -137,15 +193,40 @@ impl ExtractionJob {
     }
 
     pub fn with_options(dir: MemoryDir, options: ExtractionOptions) -> Result<Self, MemoryError> {
+        Self::build(dir, options, None)
+    }
+
+    /// Like [`ExtractionJob::with_options`], telling `learned` about every memory saved.
+    pub fn with_learned(
+        dir: MemoryDir,
+        options: ExtractionOptions,
+        learned: SessionMemories,
+    ) -> Result<Self, MemoryError> {
+        Self::build(dir, options, Some(learned))
+    }
+
+    fn build(
+        dir: MemoryDir,
+        options: ExtractionOptions,
+        learned: Option<SessionMemories>,
+    ) -> Result<Self, MemoryError> {
         let sandbox = Arc::new(MemorySandbox::new(dir.path())?);
         Ok(Self {
             inner: Arc::new(Inner {
                 dir,
                 sandbox,
-                options,
+                options: ExtractionOptions {
+                    every: options.every.max(1),
+                    ..options
+                },
+                learned,
                 state: Mutex::new(State::default()),
             }),
         })
+    }
+
+    pub fn options(&self) -> ExtractionOptions {
+        self.inner.options
     }
 
     pub fn sandbox(&self) -> &Arc<MemorySandbox> {
@@ -157,10 +238,27 @@ impl ExtractionJob {
         self.inner.lock().running
     }
 
-    /// Runs extraction for `ctx` now, ignoring the one-at-a-time gate (tests, `tine memory`
-    /// tooling). The cursor still applies.
+    /// Runs extraction for `ctx` now, ignoring the one-at-a-time gate and the batch size
+    /// (tests, `tine memory` tooling). The cursor still applies.
     pub async fn extract_once(&self, ctx: &JobContext) -> Result<RunReport, ExtractError> {
         self.inner.extract_once(ctx).await
+    }
+
+    /// What the messages since the cursor hold, for `ctx`'s conversation.
+    pub fn pending_batch(&self, ctx: &JobContext) -> Batch {
+        let state = self.inner.lock();
+        self.inner.batch(&state, ctx)
+    }
+
+    /// The hook for compaction (not built yet): call it with the context of the history about
+    /// to be replaced, and await it, before replacing it. It extracts whatever has gathered,
+    /// due or not. If a run is in progress it returns at once and the trailing run covers
+    /// these messages (the context holds them), whatever turns end meanwhile.
+    pub fn before_compaction(
+        &self,
+        ctx: JobContext,
+    ) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        start(&self.inner, ctx, true)
     }
 }
 
@@ -169,55 +267,126 @@ impl BackgroundJob for ExtractionJob {
         EXTRACTION_JOB
     }
 
-    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
-        let inner = Arc::clone(&self.inner);
-        {
-            let mut state = inner.lock();
-            if state.running {
-                state.pending = Some(ctx);
-                return Box::pin(async {
-                    Ok(JobOutcome {
-                        summary: String::new(),
-                        data: json!({"status": "stashed"}),
-                    })
-                });
-            }
-            state.running = true;
+    /// Keeps `ctx` for a flush; a run starts once [`ExtractionOptions::every`] eligible turns
+    /// have gathered. During a run the trigger is stashed for the trailing run instead.
+    fn should_run(&self, ctx: &JobContext) -> bool {
+        let mut state = self.inner.lock();
+        state.latest = Some(ctx.clone());
+        if state.running {
+            stash(&mut state, ctx.clone(), false);
+            return false;
         }
-        Box::pin(async move {
-            let mut guard = RunningGuard {
-                inner: Arc::clone(&inner),
-                armed: true,
-            };
-            let mut ctx = ctx;
-            let mut reports = Vec::new();
-            let mut last_error = None;
-            loop {
-                match inner.extract_once(&ctx).await {
-                    Ok(report) => reports.push(report),
-                    Err(error) => {
-                        tracing::warn!(%error, "memory extraction failed");
-                        last_error = Some(error);
-                    }
-                }
-                // Take the stash and clear `running` under one lock, so a trigger is never lost
-                // between the two.
-                let mut state = inner.lock();
-                match state.pending.take() {
-                    Some(next) => ctx = next,
-                    None => {
-                        state.running = false;
-                        guard.armed = false;
-                        break;
-                    }
-                }
-            }
-            match (reports.is_empty(), last_error) {
-                (true, Some(error)) => Err(Box::new(error) as JobError),
-                (_, error) => Ok(outcome(&reports, error.as_ref())),
-            }
-        })
+        self.inner.due(&state, ctx)
     }
+
+    /// Runs now, due or not (the pipeline calls it when `should_run` said so).
+    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        start(&self.inner, ctx, false)
+    }
+
+    /// Extracts what the last turns left, if any of it is worth a look.
+    fn flush(&self) -> Option<BoxFuture<'static, Result<JobOutcome, JobError>>> {
+        let mut state = self.inner.lock();
+        let ctx = state.latest.clone()?;
+        if state.running {
+            // The running task (which the pipeline tracks) picks it up as its trailing run.
+            stash(&mut state, ctx, true);
+            return None;
+        }
+        let batch = self.inner.batch(&state, &ctx);
+        if batch.eligible == 0 && batch.handled == 0 {
+            return None;
+        }
+        drop(state);
+        Some(start(&self.inner, ctx, true))
+    }
+}
+
+/// Stashes a trigger for the trailing run: the latest wins, unless the stashed one is pinned;
+/// a forced trigger stays forced.
+fn stash(state: &mut State, ctx: JobContext, forced: bool) {
+    match &mut state.pending {
+        Some(pending) if pending.pinned => pending.forced = true,
+        Some(pending) => {
+            pending.forced |= forced;
+            pending.ctx = ctx;
+        }
+        None => {
+            state.pending = Some(Pending {
+                ctx,
+                forced,
+                pinned: false,
+            });
+        }
+    }
+}
+
+/// Starts a run of `ctx` (and its trailing runs), or stashes it when one is in progress.
+/// `pin` keeps the stashed context from being replaced (compaction).
+fn start(
+    inner: &Arc<Inner>,
+    ctx: JobContext,
+    pin: bool,
+) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+    let inner = Arc::clone(inner);
+    {
+        let mut state = inner.lock();
+        if state.running {
+            if pin {
+                state.pending = Some(Pending {
+                    ctx,
+                    forced: true,
+                    pinned: true,
+                });
+            } else {
+                stash(&mut state, ctx, true);
+            }
+            return Box::pin(async {
+                Ok(JobOutcome {
+                    summary: String::new(),
+                    data: json!({"status": "stashed"}),
+                })
+            });
+        }
+        state.running = true;
+    }
+    Box::pin(async move {
+        let mut guard = RunningGuard {
+            inner: Arc::clone(&inner),
+            armed: true,
+        };
+        let mut ctx = ctx;
+        let mut reports = Vec::new();
+        let mut last_error = None;
+        loop {
+            match inner.extract_once(&ctx).await {
+                Ok(report) => reports.push(report),
+                Err(error) => {
+                    tracing::warn!(%error, "memory extraction failed");
+                    last_error = Some(error);
+                }
+            }
+            // Take the stash and clear `running` under one lock, so a trigger is never lost
+            // between the two.
+            let mut state = inner.lock();
+            let next = state
+                .pending
+                .take()
+                .filter(|p| p.forced || inner.due(&state, &p.ctx));
+            match next {
+                Some(next) => ctx = next.ctx,
+                None => {
+                    state.running = false;
+                    guard.armed = false;
+                    break;
+                }
+            }
+        }
+        match (reports.is_empty(), last_error) {
+            (true, Some(error)) => Err(Box::new(error) as JobError),
+            (_, error) => Ok(outcome(&reports, error.as_ref())),
+        }
+    })
 }
 
 /// Clears `running` (and the stash) when a run is dropped midway (the session was cancelled).
@@ -244,13 +413,23 @@ impl Inner {
     /// Where the new messages start: after the cursor, or 0 when the message at the cursor is
     /// gone or changed (compaction rewrote the history).
     fn new_messages_start(&self, messages: &[Message]) -> usize {
-        let Some(cursor) = self.lock().cursor.clone() else {
-            return 0;
-        };
-        match cursor.count.checked_sub(1).and_then(|i| messages.get(i)) {
-            Some(message) if message_hash(message) == cursor.hash => cursor.count,
-            _ => 0,
-        }
+        start_after(self.lock().cursor.as_ref(), messages)
+    }
+
+    /// What the messages of `ctx` since the cursor hold.
+    fn batch(&self, state: &State, ctx: &JobContext) -> Batch {
+        let messages = &ctx.cache_safe.messages;
+        let start = start_after(state.cursor.as_ref(), messages);
+        assess(
+            &messages[start..],
+            &self.sandbox,
+            &ctx.parent.tool_context.cwd(),
+        )
+    }
+
+    /// Whether enough eligible turns have gathered for a run.
+    fn due(&self, state: &State, ctx: &JobContext) -> bool {
+        self.batch(state, ctx).eligible >= self.options.every as usize
     }
 
     fn move_cursor(&self, messages: &[Message]) {
@@ -270,10 +449,16 @@ impl Inner {
             return Ok(RunReport::NothingNew);
         }
         let cwd = ctx.parent.tool_context.cwd();
-        if main_agent_wrote_memory(new, &self.sandbox, &cwd) {
-            tracing::debug!("the main agent wrote memory itself; extraction skipped");
-            self.move_cursor(&messages);
-            return Ok(RunReport::SkippedMainAgentWrote {
+        let batch = assess(new, &self.sandbox, &cwd);
+        if batch.eligible == 0 {
+            if batch.handled > 0 {
+                tracing::debug!("the main agent wrote memory itself; extraction skipped");
+                self.move_cursor(&messages);
+                return Ok(RunReport::SkippedMainAgentWrote {
+                    new_messages: new.len(),
+                });
+            }
+            return Ok(RunReport::NothingToLearn {
                 new_messages: new.len(),
             });
         }
@@ -324,6 +509,9 @@ impl Inner {
         let changed = diff(&before, &after);
         let index_updated = changed.iter().any(|f| f == INDEX_FILE);
         let files: Vec<String> = changed.into_iter().filter(|f| f != INDEX_FILE).collect();
+        if let Some(learned) = &self.learned {
+            learned.extend(&files);
+        }
         self.move_cursor(&messages);
         tracing::debug!(
             dir = %self.dir.path().display(),
@@ -348,6 +536,17 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ExtractError::Join(e.to_string()))
+}
+
+/// Where the messages after `cursor` start in `messages` (0 when it no longer fits).
+fn start_after(cursor: Option<&Cursor>, messages: &[Message]) -> usize {
+    let Some(cursor) = cursor else {
+        return 0;
+    };
+    match cursor.count.checked_sub(1).and_then(|i| messages.get(i)) {
+        Some(message) if message_hash(message) == cursor.hash => cursor.count,
+        _ => 0,
+    }
 }
 
 /// The stable hash of one message (its JSON).
@@ -449,6 +648,9 @@ fn report_json(report: &RunReport) -> Value {
         RunReport::SkippedMainAgentWrote { new_messages } => {
             json!({"status": "skipped_main_agent_wrote", "new_messages": new_messages})
         }
+        RunReport::NothingToLearn { new_messages } => {
+            json!({"status": "nothing_to_learn", "new_messages": new_messages})
+        }
         RunReport::Extracted(run) => json!({
             "status": "extracted",
             "new_messages": run.new_messages,
@@ -487,6 +689,7 @@ fn outcome(reports: &[RunReport], error: Option<&ExtractError>) -> JobOutcome {
     let status = reports.last().map_or("failed", |r| match r {
         RunReport::NothingNew => "nothing_new",
         RunReport::SkippedMainAgentWrote { .. } => "skipped_main_agent_wrote",
+        RunReport::NothingToLearn { .. } => "nothing_to_learn",
         RunReport::Extracted(_) => "extracted",
     });
     JobOutcome {

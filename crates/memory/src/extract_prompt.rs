@@ -24,6 +24,11 @@ pub struct ExtractPromptInput<'a> {
     pub today: &'a str,
 }
 
+/// The most bytes the prompt may have apart from the memory directory's path and the manifest
+/// (checked by a test). Every byte of it is sent uncached on each extraction request (it
+/// follows the parent's cached prefix), so it stays short (1.5 KB; the first form was 4.3 KB).
+pub const EXTRACT_PROMPT_BUDGET: usize = 1600;
+
 /// The user message the extraction fork is given after the parent's conversation.
 pub fn build_extract_prompt(input: &ExtractPromptInput<'_>) -> String {
     let dir = input.dir.display();
@@ -31,69 +36,89 @@ pub fn build_extract_prompt(input: &ExtractPromptInput<'_>) -> String {
     let turns = input.max_turns;
     let today = input.today;
     let manifest = if input.manifest.trim().is_empty() {
-        "(none yet: the directory holds no memories)".to_owned()
+        "(none)"
     } else {
-        input.manifest.to_owned()
+        input.manifest
     };
     format!(
         "{EXTRACTION_MARKER}
-You are now the memory extraction agent, running in the background while the user carries on. \
-Look at the last ~{n} messages of the conversation above (the ones since the previous \
-extraction; older messages were already handled) and save to persistent memory what will still \
-help in future conversations with this user about this project. Nobody reads your reply: only \
-the files you write matter.
-
+You are now the background memory agent: nobody reads your reply, only the files you write. \
+From the last ~{n} messages above (older ones are done), save what will help future sessions \
+with this user on this project.
 Memory directory (absolute path; you may write only inside it): {dir}
-Index: {dir}/{INDEX_FILE}
 
-## How to work (at most {turns} turns)
-- Work only from the conversation above. Do not explore or verify the source code, run builds \
-or tests, or read files unrelated to memory.
-- Turn 1: issue ALL the Read calls you need at once, in parallel: every existing memory file you \
-may update, and {INDEX_FILE} if it exists and you will add or change a line.
-- Turn 2: issue ALL the Write and Edit calls at once, in parallel. Then end with a one-line \
-summary and no tool call.
-- A file that exists must be Read before you Write or Edit it.
-- If nothing is worth saving, call no tool at all and answer `Nothing to save.`
-- Prefer updating an existing memory to creating a near-duplicate. When a new fact contradicts a \
-memory, correct the memory.
+At most {turns} turns. Work from the conversation only: do not explore code, run commands or \
+read non-memory files. Turn 1: Read in parallel every memory file you will change (a file \
+must be Read before Write or Edit). Turn 2: every Write/Edit in parallel, then stop. Nothing \
+worth saving: call no tool, answer `Nothing to save.` Update a memory rather than add a \
+near-duplicate; correct one that a new fact contradicts.
 
-## The four types of memory
-- user: who the user is: role, expertise, responsibilities, how they like to work.
-- feedback: guidance the user gave about how you should work (corrections, \"always\", \"never\"), \
-with the reason when they gave one.
-- project: facts about the project that the code does not show: the stack and versions as the \
-user stated them, decisions and why, constraints, deadlines, who owns what.
-- reference: where things live outside the repository: dashboards, issue trackers, documents, \
-channels.
+Save, by type: user (role, expertise, preferences); feedback (how to work, with the reason); \
+project (stack and versions as stated, decisions and why, constraints, dates, owners); \
+reference (where outside things live). Do not save what the code, git history, AGENTS.md or \
+CLAUDE.md show, the current task's state, secrets or guesses.
 
-## What NOT to save
-- Code structure, file layout, APIs or conventions that can be read from the code itself.
-- Git history or recent changes: `git log` is the source of truth.
-- Anything already in AGENTS.md or CLAUDE.md: those are loaded in every session anyway.
-- The state of the current task: what is being done right now, plans, todos, debugging steps, \
-anything that will be stale tomorrow.
-- Secrets (keys, passwords, tokens) and guesses: save what the user said or what was confirmed.
+One file per memory, `<type>_<topic>.md` (ASCII letters, digits, `_`, `-`) in that directory:
+---
+name: <title>
+description: <one specific line>
+type: <user|feedback|project|reference>
+---
+<the memory; absolute dates, today is {today}>
+plus its line in {INDEX_FILE} there, an index only: `- [Title](file.md) — hook`, under \
+{MAX_INDEX_LINE_CHARS} characters, one per file.
 
-## How to save a memory
-A memory is two things:
-1. A topic file `{dir}/<type>_<topic>.md` (ASCII letters, digits, `_`, `-`), for example \
-`{dir}/project_stack.md`:
-
-   ---
-   name: <short title>
-   description: <one line saying what the memory holds, specific enough to judge relevance>
-   type: <user | feedback | project | reference>
-   ---
-
-   <the memory itself; for feedback, the reason too. Write dates as absolute dates (today is {today}).>
-
-2. One line for it in `{dir}/{INDEX_FILE}`: `- [Title](file.md) — one-line hook`, under \
-{MAX_INDEX_LINE_CHARS} characters. {INDEX_FILE} is only an index: never put memory content in it, \
-keep exactly one line per topic file, and update the line when you change the file.
-
-## Current memories (file, [type], name: description)
+Current memories (file [type] name: description):
 {manifest}
 </memory-extraction>"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_stays_within_its_byte_budget() {
+        let dir = Path::new("/m");
+        let prompt = build_extract_prompt(&ExtractPromptInput {
+            dir,
+            new_messages: 12,
+            manifest: "",
+            max_turns: 5,
+            today: "2025-01-31",
+        });
+        let fixed = prompt.len() - "/m".len() - "(none)".len();
+        assert!(
+            fixed <= EXTRACT_PROMPT_BUDGET,
+            "the extraction prompt grew to {fixed} bytes (budget {EXTRACT_PROMPT_BUDGET}): every \
+             byte is billed uncached on each extraction request"
+        );
+        // What the fork needs is still in it.
+        for needed in [
+            EXTRACTION_MARKER,
+            "last ~12 messages",
+            "you may write only inside it): /m",
+            "Nothing to save.",
+            "feedback",
+            "reference",
+            "description:",
+            INDEX_FILE,
+            "2025-01-31",
+            "(none)",
+        ] {
+            assert!(prompt.contains(needed), "missing {needed:?}:\n{prompt}");
+        }
+        let with_manifest = build_extract_prompt(&ExtractPromptInput {
+            manifest: "- project_stack.md [project] Stack: React 18",
+            ..ExtractPromptInput {
+                dir,
+                new_messages: 2,
+                manifest: "",
+                max_turns: 5,
+                today: "2025-01-31",
+            }
+        });
+        assert!(with_manifest.contains("- project_stack.md [project] Stack: React 18\n</memory"));
+    }
 }

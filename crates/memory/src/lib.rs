@@ -8,8 +8,10 @@
 //! - [`topic`]: topic files (frontmatter `name`, `description`, `type`), the tolerant scan,
 //!   index lines, saving a memory.
 //! - [`sandbox`]: [`MemorySandbox`], the memory forks' `can_use_tool`.
+//! - [`batch`]: which turns are worth extracting (not "ok, thanks") and when a batch is due.
 //! - [`extract_prompt`], [`extract`]: the [`ExtractionJob`], a background job of the stop-hook
-//!   pipeline that forks on the parent's prompt cache after each turn and saves memories.
+//!   pipeline that forks on the parent's prompt cache every few eligible turns (and when the
+//!   host flushes it: idle, exit, before compaction) and saves memories.
 //! - [`recall`]: [`Recall`], which attaches the memories relevant to a prompt to its turn.
 //! - [`session`]: [`AutoMemory`], all of the above for one session, made at its start.
 //! - [`commands`]: `tine memory path|list|show` as functions returning text.
@@ -17,9 +19,11 @@
 //!
 //! How a host wires it: resolve the directory with [`resolve_memory_dir`]; when enabled,
 //! [`AutoMemory::start`], append [`AutoMemory::context`] to the session's context once,
-//! register [`AutoMemory::extraction_job`] on the session's `StopHookPipeline`, and submit
-//! [`AutoMemory::prompt_with_recall`]'s prompt on each user turn.
+//! register [`AutoMemory::extraction_job`] on the session's `StopHookPipeline`, submit
+//! [`AutoMemory::prompt_with_recall`]'s prompt on each user turn, and `flush` the pipeline
+//! when the session goes idle and before it exits (extraction is batched).
 
+pub mod batch;
 pub mod commands;
 pub mod error;
 pub mod extract;
@@ -30,13 +34,17 @@ pub mod sandbox;
 pub mod session;
 pub mod topic;
 
+pub use batch::{Batch, MAX_ACK_WORDS, assess, is_acknowledgement};
 pub use commands::{list, memory_path, show};
 pub use error::MemoryError;
 pub use extract::{
-    EXTRACTION_JOB, EXTRACTION_MAX_TURNS, ExtractError, ExtractionJob, ExtractionOptions, ForkRun,
-    RunReport, billed_equivalent_input, main_agent_wrote_memory,
+    DEFAULT_EXTRACT_EVERY, EXTRACT_EVERY_SETTING, EXTRACTION_JOB, EXTRACTION_MAX_TURNS,
+    ExtractError, ExtractionJob, ExtractionOptions, ForkRun, RunReport, billed_equivalent_input,
+    main_agent_wrote_memory,
 };
-pub use extract_prompt::{EXTRACTION_MARKER, ExtractPromptInput, build_extract_prompt};
+pub use extract_prompt::{
+    EXTRACT_PROMPT_BUDGET, EXTRACTION_MARKER, ExtractPromptInput, build_extract_prompt,
+};
 pub use memdir::{
     DirSource, INDEX_FILE, IndexForContext, IndexTruncation, MAX_INDEX_BYTES, MAX_INDEX_LINE_CHARS,
     MAX_INDEX_LINES, MemoryDir, MemoryEnv, MemoryResolution, default_memory_dir,
@@ -45,7 +53,7 @@ pub use memdir::{
 pub use recall::{
     MemorySelector, RECALL_MARKER, RECALL_MAX_FILE_BYTES, RECALL_MAX_FILES, RECALL_MAX_LINES,
     RECALL_MAX_SESSION_BYTES, RECALL_MAX_TOKENS, RECALL_QUERY_SOURCE, Recall, RecallAttachment,
-    RecallError, Selection, SideQuerySelector, selection_schema,
+    RecallError, Selection, SessionMemories, SideQuerySelector, selection_schema,
 };
 pub use sandbox::MemorySandbox;
 pub use session::AutoMemory;

@@ -6,6 +6,10 @@
 //! picks at most 5 not already shown in this session; each is attached cut to 200 lines /
 //! 4 KB, and a session attaches at most 60 KB in all. Single-word prompts ("continue", "yes")
 //! recall nothing.
+//!
+//! What costs nothing is not asked for: with no candidate (an empty directory, everything
+//! shown already) no side query is sent, and memories this session's own extraction saved
+//! ([`SessionMemories`]) are not candidates, because they came from this very conversation.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -43,6 +47,35 @@ whose content will clearly help the agent respond to this message: facts about t
 project, feedback on how to work, or references it will need. Choose at most 5, the most useful \
 first. Choose none when nothing is clearly relevant; do not choose memories that are only \
 loosely related. Use the file names exactly as listed.";
+
+/// The memories a session learned itself (file names relative to the memory directory),
+/// shared by its extraction job, which adds what it saves, and its [`Recall`], which does not
+/// offer them back.
+#[derive(Debug, Clone, Default)]
+pub struct SessionMemories {
+    files: Arc<Mutex<HashSet<String>>>,
+}
+
+impl SessionMemories {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.files.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn extend<S: AsRef<str>>(&self, files: &[S]) {
+        let mut set = self.lock();
+        for file in files {
+            set.insert(file.as_ref().to_owned());
+        }
+    }
+
+    pub fn contains(&self, file: &str) -> bool {
+        self.lock().contains(file)
+    }
+}
 
 /// Why recall gave no attachment.
 #[derive(Debug, thiserror::Error)]
@@ -176,6 +209,7 @@ struct RecallState {
 pub struct Recall {
     dir: PathBuf,
     selector: Arc<dyn MemorySelector>,
+    learned: SessionMemories,
     state: Mutex<RecallState>,
 }
 
@@ -184,8 +218,15 @@ impl Recall {
         Self {
             dir: dir.into(),
             selector,
+            learned: SessionMemories::default(),
             state: Mutex::new(RecallState::default()),
         }
+    }
+
+    /// Leaves out the memories in `learned` (what this session saved itself).
+    pub fn with_learned(mut self, learned: SessionMemories) -> Self {
+        self.learned = learned;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, RecallState> {
@@ -216,7 +257,7 @@ impl Recall {
             let state = self.lock();
             scan.memories
                 .into_iter()
-                .filter(|m| !state.shown.contains(&m.path))
+                .filter(|m| !state.shown.contains(&m.path) && !self.learned.contains(&m.file_name))
                 .collect()
         };
         if candidates.is_empty() {

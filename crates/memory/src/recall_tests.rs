@@ -148,3 +148,25 @@ fn cap_text_cuts_on_lines_and_bytes() {
     assert!(cut.contains("[... cut"));
     assert!(cut.len() < RECALL_MAX_FILE_BYTES + 200);
 }
+
+#[tokio::test]
+async fn memories_this_session_saved_are_not_offered_and_cost_no_query() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = memory_dir(&tmp);
+    let selector = fixed(&["project_stack.md", "user_role.md"]);
+    let learned = SessionMemories::new();
+    learned.extend(&["project_stack.md"]);
+    let recall = Recall::new(dir.path(), selector.clone()).with_learned(learned.clone());
+    let a = recall
+        .attachment_for("which database do we use?")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.files, ["user_role.md"]);
+    assert!(!selector.seen.lock().unwrap()[0].contains("project_stack.md"));
+    // Everything left was learned here or shown already: no side query at all.
+    learned.extend(&["user_role.md"]);
+    let again = Recall::new(dir.path(), selector.clone()).with_learned(learned);
+    assert_eq!(again.attachment_for("and the role?").await.unwrap(), None);
+    assert_eq!(selector.seen.lock().unwrap().len(), 1);
+}

@@ -7,9 +7,9 @@ use tine_api_client::ModelClient;
 use tine_fork_runtime::UsageLedger;
 
 use crate::error::MemoryError;
-use crate::extract::ExtractionJob;
+use crate::extract::{ExtractionJob, ExtractionOptions};
 use crate::memdir::MemoryDir;
-use crate::recall::{Recall, RecallAttachment, SideQuerySelector};
+use crate::recall::{Recall, RecallAttachment, SessionMemories, SideQuerySelector};
 
 /// Auto memory for one session.
 pub struct AutoMemory {
@@ -20,22 +20,40 @@ pub struct AutoMemory {
 }
 
 impl AutoMemory {
-    /// Creates the directory if needed, loads `MEMORY.md` once (the session's context text
-    /// never changes afterwards), and prepares the extraction job and recall. Recall's side
-    /// queries use `client` and `model` and are recorded in `ledger` when given.
+    /// [`AutoMemory::start_with`] the default [`ExtractionOptions`].
     pub fn start(
         dir: MemoryDir,
         client: Arc<dyn ModelClient>,
         model: &str,
         ledger: Option<UsageLedger>,
     ) -> Result<Self, MemoryError> {
-        let job = Arc::new(ExtractionJob::new(dir.clone())?);
+        Self::start_with(dir, client, model, ledger, ExtractionOptions::default())
+    }
+
+    /// Creates the directory if needed, loads `MEMORY.md` once (the session's context text
+    /// never changes afterwards), and prepares the extraction job and recall. Recall's side
+    /// queries use `client` and `model` and are recorded in `ledger` when given (the
+    /// extraction forks are recorded through the fork parent's ledger). What extraction saves
+    /// is not offered back by this session's recall: it came from this conversation.
+    pub fn start_with(
+        dir: MemoryDir,
+        client: Arc<dyn ModelClient>,
+        model: &str,
+        ledger: Option<UsageLedger>,
+        options: ExtractionOptions,
+    ) -> Result<Self, MemoryError> {
+        let learned = SessionMemories::new();
+        let job = Arc::new(ExtractionJob::with_learned(
+            dir.clone(),
+            options,
+            learned.clone(),
+        )?);
         let context = dir.load_index_for_context().render();
         let mut selector = SideQuerySelector::new(client, model);
         if let Some(ledger) = ledger {
             selector = selector.with_ledger(ledger);
         }
-        let recall = Recall::new(dir.path(), Arc::new(selector));
+        let recall = Recall::new(dir.path(), Arc::new(selector)).with_learned(learned);
         Ok(Self {
             dir,
             context,
@@ -53,7 +71,9 @@ impl AutoMemory {
         &self.context
     }
 
-    /// The job to register on the session's `StopHookPipeline` (`with_job`).
+    /// The job to register on the session's `StopHookPipeline` (`with_job`). It batches:
+    /// `StopHookPipeline::flush` runs what it deferred (idle, exit), and
+    /// [`ExtractionJob::before_compaction`] is the hook for compaction.
     pub fn extraction_job(&self) -> Arc<ExtractionJob> {
         Arc::clone(&self.job)
     }

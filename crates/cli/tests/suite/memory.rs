@@ -146,3 +146,116 @@ async fn memory_is_off_with_bare_and_with_the_env_switch() {
         path.stdout
     );
 }
+
+/// What the mock billed for `records`, at the default model's prices.
+fn billed(records: &[&tine_e2e::tine_mock_api::RequestRecord]) -> (tine_api_client::Usage, f64) {
+    let mut total = tine_api_client::Usage::default();
+    let mut cost = 0.0;
+    for record in records {
+        let u = record.usage.unwrap();
+        let usage = tine_api_client::Usage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens,
+            cache_read_input_tokens: u.cache_read_input_tokens,
+            ..Default::default()
+        };
+        total += usage;
+        cost += tine_api_client::cost_usd("claude-sonnet-4-5", &usage);
+    }
+    (total, cost)
+}
+
+#[tokio::test]
+async fn json_cost_counts_every_request_of_the_run_by_source() {
+    let server = mock(seed001()).await;
+    let project = Project::new();
+    let run = |prompt: &'static str| {
+        tine(&project, &server)
+            .env_remove("TINE_DISABLE_AUTO_MEMORY")
+            .args(["-p", prompt, "--output-format", "json"])
+            .run()
+    };
+    // Session 1 saves the stack (the extraction fork runs in the exit drain); session 2 asks,
+    // so recall picks the file with a side query, and extraction runs again at exit.
+    run("this project uses React 18 and PostgreSQL")
+        .await
+        .assert_success();
+    let before = server.requests().len();
+    let out = run("which database does this project use?").await;
+    out.assert_success();
+    let result = out.json();
+    let log = server.requests();
+    let session: Vec<_> = log[before..].iter().collect();
+    let is = |r: &&tine_e2e::tine_mock_api::RequestRecord, marker: &str| {
+        String::from_utf8_lossy(&r.body).contains(marker)
+    };
+    let fork_requests: Vec<_> = session
+        .iter()
+        .copied()
+        .filter(|r| is(r, "<memory-extraction>"))
+        .collect();
+    let recall_requests: Vec<_> = session
+        .iter()
+        .copied()
+        .filter(|r| is(r, "<memory-recall>"))
+        .collect();
+    assert!(!fork_requests.is_empty() && !recall_requests.is_empty());
+
+    // Every request the run made, as the server billed it: the total and the usage.
+    let (usage, cost) = billed(&session);
+    let total = result["total_cost_usd"].as_f64().unwrap();
+    assert!(
+        (total - cost).abs() < 1e-9,
+        "{total} vs the server's {cost}"
+    );
+    for (key, value) in [
+        ("input_tokens", usage.input_tokens),
+        ("output_tokens", usage.output_tokens),
+        ("cache_read_input_tokens", usage.cache_read_input_tokens),
+        (
+            "cache_creation_input_tokens",
+            usage.cache_creation_input_tokens,
+        ),
+    ] {
+        assert_eq!(result["usage"][key], value, "usage.{key}: {result}");
+    }
+
+    // The breakdown: each source as the server billed it, summing to the total.
+    let by_source = result["usage_by_source"].as_object().unwrap();
+    let mut keys: Vec<&str> = by_source.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["extract_memories", "main", "memory_recall"],
+        "{result}"
+    );
+    for (source, records) in [
+        ("extract_memories", &fork_requests),
+        ("memory_recall", &recall_requests),
+    ] {
+        let (usage, cost) = billed(records);
+        let entry = &by_source[source];
+        assert_eq!(entry["requests"], records.len(), "{source}: {entry}");
+        assert_eq!(entry["input_tokens"], usage.input_tokens, "{source}");
+        assert_eq!(
+            entry["cache_read_input_tokens"], usage.cache_read_input_tokens,
+            "{source}"
+        );
+        assert!((entry["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-9);
+    }
+    assert_eq!(
+        by_source["main"]["requests"],
+        session.len() - fork_requests.len() - recall_requests.len()
+    );
+    let sum: f64 = by_source
+        .values()
+        .map(|s| s["cost_usd"].as_f64().unwrap())
+        .sum();
+    assert!((sum - total).abs() < 1e-12, "{sum} vs {total}");
+    let sum_input: u64 = by_source
+        .values()
+        .map(|s| s["input_tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(result["usage"]["input_tokens"], sum_input);
+}

@@ -147,3 +147,85 @@ async fn user_hooks_run_after_the_jobs_and_a_continuation_does_not_save_twice() 
     // the saved params are those of the turn's first stop (the second ran with the hook active)
     assert!(s.pipeline.slot().get().is_some());
 }
+
+/// Runs every other turn and keeps the skipped turn's size for `flush`.
+struct EveryOther {
+    turns: AtomicUsize,
+    deferred: std::sync::Mutex<Option<usize>>,
+}
+impl BackgroundJob for EveryOther {
+    fn name(&self) -> &str {
+        "every_other"
+    }
+    fn should_run(&self, ctx: &JobContext) -> bool {
+        let due = self.turns.fetch_add(1, Ordering::SeqCst) % 2 == 1;
+        *self.deferred.lock().unwrap() = (!due).then(|| ctx.cache_safe.messages.len());
+        due
+    }
+    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        let n = ctx.cache_safe.messages.len();
+        Box::pin(async move {
+            Ok(JobOutcome {
+                summary: format!("ran at {n}"),
+                data: serde_json::Value::Null,
+            })
+        })
+    }
+    fn flush(&self) -> Option<BoxFuture<'static, Result<JobOutcome, JobError>>> {
+        let n = self.deferred.lock().unwrap().take()?;
+        Some(Box::pin(async move {
+            Ok(JobOutcome {
+                summary: format!("flushed at {n}"),
+                data: serde_json::Value::Null,
+            })
+        }))
+    }
+}
+
+#[tokio::test]
+async fn a_declined_turn_starts_nothing_and_flush_runs_what_was_deferred() {
+    let job = Arc::new(EveryOther {
+        turns: AtomicUsize::new(0),
+        deferred: std::sync::Mutex::new(None),
+    });
+    let j = Arc::clone(&job);
+    let mut s = session(
+        Scenario::new().default_reply(Reply::text("OK.")),
+        move |p| p.with_job(j),
+    )
+    .await;
+    let finished = |s: &super::harness::Session| -> Vec<String> {
+        s.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| match e {
+                BackgroundEvent::Finished { outcome, .. } => Some(outcome.summary.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let started = |s: &super::harness::Session| {
+        s.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| matches!(e, BackgroundEvent::Started { .. }))
+            .count()
+    };
+    s.engine.submit("one", |_| {}).await;
+    assert_eq!(s.pipeline.pending(), 0, "a declined turn spawns no task");
+    s.engine.submit("two", |_| {}).await;
+    s.engine.submit("three", |_| {}).await;
+    s.pipeline.drain(Duration::from_secs(5)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(finished(&s), ["ran at 4"]);
+    assert_eq!(started(&s), 1, "no event for the declined turns");
+
+    // Flush (idle, exit): the deferred third turn runs; a second flush finds nothing.
+    assert_eq!(s.pipeline.flush(), 1);
+    assert_eq!(s.pipeline.flush(), 0);
+    s.pipeline.drain(Duration::from_secs(5)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(finished(&s), ["ran at 4", "flushed at 6"]);
+}

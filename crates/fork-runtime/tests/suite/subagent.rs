@@ -36,6 +36,7 @@ fn parent(
         prompter: None,
         content_replacements: Arc::new(Mutex::new(ContentReplacementState::default())),
         notifications: None,
+        ledger: None,
     }
 }
 

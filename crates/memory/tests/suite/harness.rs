@@ -184,8 +184,16 @@ pub fn extraction_job(world: &World) -> Arc<ExtractionJob> {
 }
 
 impl Session {
-    /// Waits for the background jobs; returns the extraction outcomes seen so far.
+    /// Flushes the batched work and waits for the background jobs, as `-p` does at exit;
+    /// returns the extraction outcomes seen so far.
     pub async fn drain(&self) -> Vec<JobOutcome> {
+        self.pipeline.flush();
+        self.wait().await
+    }
+
+    /// Waits for the background jobs without flushing (what a turn's end alone started);
+    /// returns the extraction outcomes seen so far.
+    pub async fn wait(&self) -> Vec<JobOutcome> {
         let report = self.pipeline.drain(Duration::from_secs(30)).await;
         assert_eq!(report.cancelled, 0);
         // the event forwarder runs on its own task

@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod batching;
 mod demo_scenario;
 mod extraction;
 mod harness;
