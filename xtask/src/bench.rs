@@ -38,6 +38,12 @@ pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "tine -p hello vs a local mock: wall time and peak RSS, targets <= 20 ms, <= 16 MiB",
     ),
     (
+        "cost",
+        "tine-cli",
+        "cost",
+        "100-turn chat memory on/off (<= 1.25x), continue-after-edit cache share (>= 95%), transcript at 400 turns (<= 600 KB), resume RSS (<= 24 MiB)",
+    ),
+    (
         "memory",
         "tine-memory",
         "memory",

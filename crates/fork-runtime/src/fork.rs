@@ -11,8 +11,8 @@ use std::sync::Arc;
 use futures::StreamExt;
 use tine_api_client::{Message, Usage, cost_usd};
 use tine_query_loop::{
-    CanUseTool, QueryEvent, QueryParams, QuerySource, Terminal, TranscriptError, TranscriptWriter,
-    WriterOptions, query, subagent_transcript_path,
+    CanUseTool, EndAfterTools, QueryEvent, QueryParams, QuerySource, Terminal, TranscriptError,
+    TranscriptWriter, WriterOptions, query, subagent_transcript_path,
 };
 
 use crate::cache_safe::CacheSafeParams;
@@ -40,6 +40,9 @@ pub struct ForkParams {
     /// under it), so cache-sharing forks never set it.
     pub max_output_tokens: Option<u32>,
     pub on_message: Option<OnMessage>,
+    /// Ends the fork right after a turn's tools when it says so (its final reply would be
+    /// read by no one); see `QueryParams::end_after_tools`.
+    pub end_after_tools: Option<EndAfterTools>,
     pub overrides: SubagentOverrides,
 }
 
@@ -62,6 +65,7 @@ impl ForkParams {
             skip_cache_write: false,
             max_output_tokens: None,
             on_message: None,
+            end_after_tools: None,
             overrides: SubagentOverrides::default(),
         }
     }
@@ -161,6 +165,7 @@ pub async fn run_forked_agent(
     loop_params.max_turns = params.max_turns;
     loop_params.max_output_tokens = params.max_output_tokens;
     loop_params.query_source = Arc::clone(&params.query_source);
+    loop_params.end_after_tools = params.end_after_tools.clone();
     // Forks never run the stop-hook pipeline, post-sampling hooks or compaction.
     loop_params.stop_hooks = None;
     loop_params.post_sampling = None;

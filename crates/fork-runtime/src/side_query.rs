@@ -101,7 +101,8 @@ impl SideQuery {
 }
 
 fn schema_instruction(schema: &Value) -> String {
-    let schema = serde_json::to_string_pretty(schema).unwrap_or_else(|_| schema.to_string());
+    // Compact: the instruction is sent uncached with every query.
+    let schema = schema.to_string();
     format!(
         "Answer with only a JSON value that matches this JSON Schema, with no other text before \
          or after it:\n{schema}"

@@ -39,7 +39,11 @@ fn the_system_prompt_has_prefix_caller_part_and_schema() {
     };
     assert_eq!(blocks[0].text, CLI_SYSTEM_PREFIX);
     assert_eq!(blocks[1].text, "Pick memories.");
-    assert!(blocks[2].text.contains("\"type\": \"object\""));
+    assert!(
+        blocks[2].text.ends_with(":\n{\"type\":\"object\"}"),
+        "{}",
+        blocks[2].text
+    );
     assert!(blocks.iter().all(|b| b.cache_control.is_none()));
     let bare = SideQuery::new("m", "s", vec![]).skipping_system_prefix();
     assert_eq!(bare.system_prompt(), None);

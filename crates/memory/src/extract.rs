@@ -22,13 +22,13 @@ use std::time::SystemTime;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use tine_api_client::{ContentBlock, Message, MessageContent, Role, Usage};
+use tine_api_client::{ContentBlock, Message, MessageContent, Role, ToolUseBlock, Usage};
 use tine_fork_runtime::{
     BackgroundJob, ForkError, ForkParams, ForkResult, JobContext, JobError, JobOutcome,
     run_forked_agent,
 };
 use tine_query_loop::timestamp::utc_date;
-use tine_query_loop::{CanUseTool, Terminal};
+use tine_query_loop::{CanUseTool, EndAfterTools, Terminal};
 use tine_tools::settings::LoadedSettings;
 
 use crate::batch::{Batch, assess};
@@ -47,7 +47,7 @@ pub const EXTRACTION_MAX_TURNS: u32 = 5;
 const MANIFEST_LIMIT: usize = 200;
 /// The default of [`ExtractionOptions::every`], measured by `cargo xtask bench cost` (the
 /// 100-turn chat): see the README's "Memory" section for the figures.
-pub const DEFAULT_EXTRACT_EVERY: u32 = 4;
+pub const DEFAULT_EXTRACT_EVERY: u32 = 8;
 /// The setting that overrides [`DEFAULT_EXTRACT_EVERY`] (a number of eligible turns, >= 1).
 pub const EXTRACT_EVERY_SETTING: &str = "autoMemoryExtractEvery";
 
@@ -489,6 +489,10 @@ impl Inner {
             EXTRACTION_JOB,
         );
         params.max_turns = Some(self.options.max_turns);
+        params.end_after_tools = Some(end_after_memory_writes(
+            Arc::clone(&self.sandbox),
+            cwd.clone(),
+        ));
         params.skip_transcript = true;
         params.skip_cache_write = self.options.cache_parent_tail;
         // Never set: it would change the thinking budget and so the cache key (seed 000 §5.1).
@@ -574,6 +578,31 @@ pub fn main_agent_wrote_memory(messages: &[Message], sandbox: &MemorySandbox, cw
                 .is_some_and(|p| sandbox.is_inside(p, cwd)),
             _ => false,
         })
+}
+
+/// Ends the fork once a turn did nothing but write memory, successfully: the prompt's turn 2.
+/// Asking the model for a closing line would cost a whole request (the parent's prefix read
+/// again, the fork's prompt and writes sent uncached) for a reply nobody reads.
+fn end_after_memory_writes(sandbox: Arc<MemorySandbox>, cwd: PathBuf) -> EndAfterTools {
+    Arc::new(move |calls: &[ToolUseBlock], results: &Message| {
+        let all_writes = !calls.is_empty()
+            && calls.iter().all(|call| {
+                matches!(call.name.as_str(), "Write" | "Edit")
+                    && call
+                        .input
+                        .get("file_path")
+                        .and_then(Value::as_str)
+                        .is_some_and(|p| sandbox.is_inside(p, &cwd))
+            });
+        let all_succeeded = match &results.content {
+            MessageContent::Blocks(blocks) => blocks.iter().all(|b| match b {
+                ContentBlock::ToolResult(r) => r.is_error != Some(true),
+                _ => true,
+            }),
+            MessageContent::Text(_) => true,
+        };
+        all_writes && all_succeeded
+    })
 }
 
 /// Every visible `*.md` file under `dir` (relative name → content hash).

@@ -51,9 +51,9 @@ pub use memdir::{
     resolve_memory_dir, write_atomic,
 };
 pub use recall::{
-    MemorySelector, RECALL_MARKER, RECALL_MAX_FILE_BYTES, RECALL_MAX_FILES, RECALL_MAX_LINES,
-    RECALL_MAX_SESSION_BYTES, RECALL_MAX_TOKENS, RECALL_QUERY_SOURCE, Recall, RecallAttachment,
-    RecallError, Selection, SessionMemories, SideQuerySelector, selection_schema,
+    MemorySelector, RECALL_INLINE_BYTES, RECALL_MARKER, RECALL_MAX_FILE_BYTES, RECALL_MAX_FILES,
+    RECALL_MAX_LINES, RECALL_MAX_SESSION_BYTES, RECALL_MAX_TOKENS, RECALL_QUERY_SOURCE, Recall,
+    RecallAttachment, RecallError, Selection, SessionMemories, SideQuerySelector, selection_schema,
 };
 pub use sandbox::MemorySandbox;
 pub use session::AutoMemory;

@@ -4,12 +4,15 @@
 //! The topic files are scanned (newest first, at most 200, frontmatter from the first 30
 //! lines); a side query with a JSON schema (`{selected_memories: [...]}`, `max_tokens` 256)
 //! picks at most 5 not already shown in this session; each is attached cut to 200 lines /
-//! 4 KB, and a session attaches at most 60 KB in all. Single-word prompts ("continue", "yes")
-//! recall nothing.
+//! 4 KB, and a session attaches at most 60 KB in all. Single-word prompts ("continue") and
+//! acknowledgements ("ok thanks, looks good": [`crate::batch::is_acknowledgement`]) recall
+//! nothing.
 //!
 //! What costs nothing is not asked for: with no candidate (an empty directory, everything
-//! shown already) no side query is sent, and memories this session's own extraction saved
-//! ([`SessionMemories`]) are not candidates, because they came from this very conversation.
+//! shown already) no side query is sent; memories this session's own extraction saved
+//! ([`SessionMemories`]) are not candidates, because they came from this very conversation;
+//! and when the candidates are few and small ([`RECALL_INLINE_BYTES`]) they are attached
+//! without asking, once.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -21,6 +24,7 @@ use tine_api_client::{ContentBlock, Message, ModelClient, Usage};
 use tine_fork_runtime::{SideQuery, SideQueryError, UsageLedger, side_query};
 use tine_query_loop::timestamp::utc_date;
 
+use crate::batch::is_acknowledgement;
 use crate::topic::{MemoryHeader, scan_memories};
 
 /// Memory files considered per turn.
@@ -37,6 +41,11 @@ pub const RECALL_MAX_SESSION_BYTES: usize = 60 * 1024;
 pub const RECALL_MAX_TOKENS: u32 = 256;
 /// The query source recall's side queries are billed to.
 pub const RECALL_QUERY_SOURCE: &str = "memory_recall";
+/// When every candidate together is at most this big (and there are at most
+/// [`RECALL_MAX_FILES`]), they are attached without a selection query: the query, sent
+/// uncached on every turn until it picks them, costs more than attaching them once (they then
+/// sit in the cached conversation).
+pub const RECALL_INLINE_BYTES: usize = 4 * 1024;
 /// Opens the selection query's user message (mock scenarios match on it).
 pub const RECALL_MARKER: &str = "<memory-recall>";
 
@@ -210,6 +219,7 @@ pub struct Recall {
     dir: PathBuf,
     selector: Arc<dyn MemorySelector>,
     learned: SessionMemories,
+    inline_bytes: usize,
     state: Mutex<RecallState>,
 }
 
@@ -219,8 +229,15 @@ impl Recall {
             dir: dir.into(),
             selector,
             learned: SessionMemories::default(),
+            inline_bytes: RECALL_INLINE_BYTES,
             state: Mutex::new(RecallState::default()),
         }
+    }
+
+    /// Attaches the candidates without a selection query up to `bytes` in all (0: always ask).
+    pub fn with_inline_bytes(mut self, bytes: usize) -> Self {
+        self.inline_bytes = bytes;
+        self
     }
 
     /// Leaves out the memories in `learned` (what this session saved itself).
@@ -243,7 +260,7 @@ impl Recall {
         &self,
         prompt: &str,
     ) -> Result<Option<RecallAttachment>, RecallError> {
-        if prompt.split_whitespace().nth(1).is_none() {
+        if prompt.split_whitespace().nth(1).is_none() || is_acknowledgement(prompt) {
             return Ok(None);
         }
         if self.lock().bytes_used >= RECALL_MAX_SESSION_BYTES {
@@ -263,15 +280,21 @@ impl Recall {
         if candidates.is_empty() {
             return Ok(None);
         }
-        let manifest = candidates
-            .iter()
-            .map(MemoryHeader::manifest_line)
-            .collect::<Vec<_>>()
-            .join("\n");
-        let selection = self
-            .selector
-            .select(prompt, &manifest, RECALL_MAX_FILES)
-            .await?;
+        let selection = if self.fits_inline(&candidates).await {
+            Selection {
+                files: candidates.iter().map(|m| m.file_name.clone()).collect(),
+                usage: Usage::default(),
+            }
+        } else {
+            let manifest = candidates
+                .iter()
+                .map(MemoryHeader::manifest_line)
+                .collect::<Vec<_>>()
+                .join("\n");
+            self.selector
+                .select(prompt, &manifest, RECALL_MAX_FILES)
+                .await?
+        };
         let mut chosen: Vec<&MemoryHeader> = Vec::new();
         for name in &selection.files {
             let name = name.trim();
@@ -318,6 +341,23 @@ impl Recall {
             bytes,
             usage: selection.usage,
         }))
+    }
+}
+
+impl Recall {
+    /// Whether `candidates` are few and small enough to attach without asking.
+    async fn fits_inline(&self, candidates: &[MemoryHeader]) -> bool {
+        if self.inline_bytes == 0 || candidates.len() > RECALL_MAX_FILES {
+            return false;
+        }
+        let mut total = 0u64;
+        for memory in candidates {
+            match tokio::fs::metadata(&memory.path).await {
+                Ok(meta) => total += meta.len(),
+                Err(_) => return false,
+            }
+        }
+        total <= self.inline_bytes as u64
     }
 }
 

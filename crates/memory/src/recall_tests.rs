@@ -65,7 +65,7 @@ async fn attaches_the_chosen_memories_once_per_session() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = memory_dir(&tmp);
     let selector = fixed(&["project_stack.md", "missing.md", "project_stack.md"]);
-    let recall = Recall::new(dir.path(), selector.clone());
+    let recall = Recall::new(dir.path(), selector.clone()).with_inline_bytes(0);
     let a = recall
         .attachment_for("which database do we use?")
         .await
@@ -89,16 +89,16 @@ async fn attaches_the_chosen_memories_once_per_session() {
 }
 
 #[tokio::test]
-async fn single_word_prompts_and_empty_directories_recall_nothing() {
+async fn single_words_acknowledgements_and_empty_directories_recall_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = memory_dir(&tmp);
     let selector = fixed(&["project_stack.md"]);
-    let recall = Recall::new(dir.path(), selector.clone());
-    for p in ["continue", "  yes  ", ""] {
+    let recall = Recall::new(dir.path(), selector.clone()).with_inline_bytes(0);
+    for p in ["continue", "  yes  ", "", "ok thanks, looks good"] {
         assert!(recall.attachment_for(p).await.unwrap().is_none());
     }
     assert!(selector.seen.lock().unwrap().is_empty());
-    let empty = Recall::new(tmp.path().join("none"), fixed(&["a.md"]));
+    let empty = Recall::new(tmp.path().join("none"), fixed(&["a.md"])).with_inline_bytes(0);
     assert!(empty.attachment_for("two words").await.unwrap().is_none());
 }
 
@@ -156,7 +156,9 @@ async fn memories_this_session_saved_are_not_offered_and_cost_no_query() {
     let selector = fixed(&["project_stack.md", "user_role.md"]);
     let learned = SessionMemories::new();
     learned.extend(&["project_stack.md"]);
-    let recall = Recall::new(dir.path(), selector.clone()).with_learned(learned.clone());
+    let recall = Recall::new(dir.path(), selector.clone())
+        .with_inline_bytes(0)
+        .with_learned(learned.clone());
     let a = recall
         .attachment_for("which database do we use?")
         .await
@@ -166,7 +168,41 @@ async fn memories_this_session_saved_are_not_offered_and_cost_no_query() {
     assert!(!selector.seen.lock().unwrap()[0].contains("project_stack.md"));
     // Everything left was learned here or shown already: no side query at all.
     learned.extend(&["user_role.md"]);
-    let again = Recall::new(dir.path(), selector.clone()).with_learned(learned);
+    let again = Recall::new(dir.path(), selector.clone())
+        .with_inline_bytes(0)
+        .with_learned(learned);
     assert_eq!(again.attachment_for("and the role?").await.unwrap(), None);
     assert_eq!(selector.seen.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_few_small_memories_are_attached_once_without_a_query() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = memory_dir(&tmp);
+    let selector = fixed(&[]);
+    let recall = Recall::new(dir.path(), selector.clone());
+    let a = recall
+        .attachment_for("how do I reverse a list?")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.files.len(), 2, "{:?}", a.files);
+    assert!(a.text.contains("React 18 and PostgreSQL.") && a.text.contains("Senior backend"));
+    assert_eq!(a.usage, Usage::default());
+    // Shown once; nothing is left to ask about, so later turns cost nothing.
+    assert_eq!(
+        recall.attachment_for("and another thing?").await.unwrap(),
+        None
+    );
+    assert!(
+        selector.seen.lock().unwrap().is_empty(),
+        "no selection query"
+    );
+
+    // Past the inline budget the selector decides.
+    let picky = fixed(&["user_role.md"]);
+    let recall = Recall::new(dir.path(), picky.clone()).with_inline_bytes(10);
+    let a = recall.attachment_for("who am I?").await.unwrap().unwrap();
+    assert_eq!(a.files, ["user_role.md"]);
+    assert_eq!(picky.seen.lock().unwrap().len(), 1);
 }

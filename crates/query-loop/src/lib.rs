@@ -50,7 +50,8 @@ pub use plug::{
     PermissionPrompter, RequestMonitor, StopContext, StopHooks,
 };
 pub use query::{
-    LoopState, PostSampling, QueryParams, QuerySource, RequestObserver, message_text, query,
+    EndAfterTools, LoopState, PostSampling, QueryParams, QuerySource, RequestObserver,
+    message_text, query,
 };
 pub use repair::{INTERRUPTED_TOOL_RESULT, is_well_paired, repair_tool_pairing};
 pub use replacement::{ContentReplacementState, MAX_TOOL_RESULT_CHARS, SharedReplacements};

@@ -54,6 +54,10 @@ pub type QuerySource = Arc<str>;
 /// Sees each request just before it is sent.
 pub type RequestObserver = Arc<dyn Fn(&tine_api_client::MessagesRequest) + Send + Sync>;
 
+/// Decides, after a turn's tools ran, that the loop is done: given the turn's calls and the
+/// message of their results.
+pub type EndAfterTools = Arc<dyn Fn(&[ToolUseBlock], &Message) -> bool + Send + Sync>;
+
 /// Post-sampling hooks with what their context needs.
 #[derive(Clone)]
 pub struct PostSampling {
@@ -91,6 +95,10 @@ pub struct QueryParams {
     pub max_repeated_failures: u32,
     /// Decides about a stuck model (the TUI asks the person). None: the turn stops.
     pub on_repeated_failure: Option<Arc<dyn RepeatedFailureHandler>>,
+    /// Ends the loop with `Completed` right after a turn's tool results when it says so,
+    /// without asking the model again: a background fork whose last step was its writes
+    /// need not pay a request for a reply nobody reads.
+    pub end_after_tools: Option<EndAfterTools>,
 }
 
 impl QueryParams {
@@ -118,6 +126,7 @@ impl QueryParams {
             on_request: None,
             max_repeated_failures: DEFAULT_MAX_REPEATED_FAILURES,
             on_repeated_failure: None,
+            end_after_tools: None,
         }
     }
 
@@ -415,6 +424,11 @@ async fn run_loop(
                 }
                 StuckDecision::KeepGoing => state.failures.reset(),
             }
+        }
+        if let Some(end) = &params.end_after_tools
+            && messages.last().is_some_and(|results| end(&uses, results))
+        {
+            return Terminal::Completed;
         }
         state.stop_hook_active = false;
         let tools = uses.iter().map(|u| u.name.clone()).collect();

@@ -170,17 +170,26 @@ fn billed(records: &[&tine_e2e::tine_mock_api::RequestRecord]) -> (tine_api_clie
 async fn json_cost_counts_every_request_of_the_run_by_source() {
     let server = mock(seed001()).await;
     let project = Project::new();
+    let memory_dir = project.root().join("memory");
     let run = |prompt: &'static str| {
         tine(&project, &server)
             .env_remove("TINE_DISABLE_AUTO_MEMORY")
+            .env("TINE_MEMORY_DIR", &memory_dir)
             .args(["-p", prompt, "--output-format", "json"])
             .run()
     };
     // Session 1 saves the stack (the extraction fork runs in the exit drain); session 2 asks,
-    // so recall picks the file with a side query, and extraction runs again at exit.
+    // so recall picks the file with a side query (a long runbook from another session makes
+    // the memories too big to attach without asking), and extraction runs again at exit.
     run("this project uses React 18 and PostgreSQL")
         .await
         .assert_success();
+    let runbook = "Restart the worker, then the API.\n".repeat(200);
+    std::fs::write(
+        memory_dir.join("reference_runbook.md"),
+        format!("---\nname: Runbook\ndescription: how to restart production\ntype: reference\n---\n\n{runbook}"),
+    )
+    .unwrap();
     let before = server.requests().len();
     let out = run("which database does this project use?").await;
     out.assert_success();

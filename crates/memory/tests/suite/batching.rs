@@ -161,6 +161,13 @@ async fn every_fact_stated_across_batches_is_saved() {
     }
     s.drain().await;
     let forks = fork_prompts(&server).len();
+    // A fork that only wrote ends there: no request for a closing reply nobody reads.
+    let extraction_requests = server
+        .requests()
+        .iter()
+        .filter(|r| super::harness::body_has(r, EXTRACTION_MARKER))
+        .count();
+    assert_eq!(extraction_requests, forks, "one request per fork");
     assert!(
         (2..=4).contains(&forks),
         "{forks} extraction requests for {} turns",

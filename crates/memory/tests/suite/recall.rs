@@ -64,7 +64,9 @@ async fn recall_attaches_the_file_the_model_picked() {
             client_for(&server),
             "claude-sonnet-4-5",
         )),
-    );
+    )
+    // The selection query itself is under test, not the inline shortcut.
+    .with_inline_bytes(0);
     let a = recall
         .attachment_for("how should I structure the frontend state?")
         .await

@@ -129,7 +129,9 @@ async fn a_stated_stack_is_remembered_in_the_next_session() {
             Arc::clone(&s2.parent.client),
             "claude-sonnet-4-5",
         )),
-    );
+    )
+    // The selection query itself is under test, not the inline shortcut.
+    .with_inline_bytes(0);
     let prompt = "which database does this project use?";
     let attachment = recall.attachment_for(prompt).await.unwrap().unwrap();
     assert_eq!(attachment.files, ["project_stack.md"]);

@@ -325,6 +325,29 @@ async fn max_turns_stops_a_tool_loop() {
     assert_eq!(terminal(&events), &Terminal::MaxTurns { turns: 2 });
 }
 
+#[tokio::test]
+async fn end_after_tools_ends_the_loop_once_the_tools_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("note.md");
+    let client = ScriptedClient::new();
+    client.push_message(calls(&[("t1", "Glob", json!({"pattern": "*"}))]));
+    client.push_message(calls(&[(
+        "t2",
+        "Write",
+        json!({"file_path": file, "content": "saved"}),
+    )]));
+    client.push_message(ScriptedClient::text_reply("Saved."));
+    let mut p = params(&client, dir.path());
+    p.end_after_tools = Some(Arc::new(|uses, results| {
+        uses.iter().all(|u| u.name == "Write") && !tool_results(results).iter().any(|r| r.1)
+    }));
+    let events = run(p, "save it").await;
+    assert_eq!(terminal(&events), &Terminal::Completed);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "saved");
+    // The Glob turn went on; the Write turn ended the loop without asking for "Saved.".
+    assert_eq!(client.requests().len(), 2);
+}
+
 struct DropHalf;
 
 impl Compactor for DropHalf {

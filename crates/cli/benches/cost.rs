@@ -1,0 +1,682 @@
+//! `cargo xtask bench cost` (issue 11): what long use costs, measured on the real `tine`
+//! binary against the in-process mock (whose token estimate is bytes / 4 and whose cache
+//! accounting follows the API's), each figure printed beside its target.
+//!
+//! 1. A 100-turn chat (short questions, short answers, ten facts stated along the way, a few
+//!    acknowledgements), one `tine -p --input-format stream-json` session paced like a person
+//!    (each prompt once the background work of the previous turn is done), with auto memory
+//!    off and on: billed-equivalent input (input + 1.25 x cache writes + 0.1 x cache reads)
+//!    of every request, the ratio (target <= 1.25x), beside Claude Code's 185k on the
+//!    issue's chat (target <= 0.75x of it), and how many of the facts were saved. The same chat
+//!    runs at several batch sizes (`autoMemoryExtractEvery`), the measurement behind the
+//!    default. The mock's extraction fork writes one memory per fact in its window (it tells
+//!    windows apart by the fork's turn and the prompt's message count), so a batch that lost
+//!    a fact would show.
+//! 2. Continue after an edit: `tine -p` edits a tracked file in a git repository, then
+//!    `tine -c -p` asks again; the share of that last prompt read from the cache (>= 95%).
+//! 3. Transcript bytes per turn after 100 and 400 short turns (<= 600 KB at 400, linear).
+//! 4. Peak RSS of resuming the 400-turn session with `tine -c -p` (<= 24 MiB), beside the
+//!    live session's. Each is measured by a copy of this bench that runs that one `tine`
+//!    and reports `getrusage(RUSAGE_CHILDREN)`, so no other child counts.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tine_e2e::Project;
+use tine_e2e::tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule, Scenario};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+const TINE: &str = env!("CARGO_BIN_EXE_tine");
+/// The first argument that makes this bench the RSS-measuring wrapper of one `tine` run.
+const RSS_CHILD: &str = "--cost-bench-rss-child";
+const EXTRACTION_MARKER: &str = "<memory-extraction>";
+const RECALL_MARKER: &str = "<memory-recall>";
+
+const CHAT_TURNS: usize = 100;
+const TARGET_ON_OFF: f64 = 1.25;
+const CLAUDE_CODE_BILLED: f64 = 185_000.0;
+const TARGET_VS_CLAUDE_CODE: f64 = 0.75;
+const SWEEP: &[u32] = &[1, 2, 4, 6, 8, 12];
+const TARGET_CACHE_SHARE: f64 = 0.95;
+const LONG_TURNS: usize = 400;
+const TARGET_TRANSCRIPT_BYTES: f64 = 600.0 * 1024.0;
+const TARGET_RESUME_RSS_MIB: f64 = 24.0;
+
+const FACTS: &[(usize, &str, &str)] = &[
+    (3, "database", "We use PostgreSQL 16 for the main database."),
+    (
+        12,
+        "frontend",
+        "Our frontend is React 18 with TypeScript 5.",
+    ),
+    (
+        21,
+        "tests",
+        "Tests run with Vitest and CI is GitHub Actions.",
+    ),
+    (
+        30,
+        "role",
+        "I'm the backend lead, so keep frontend answers brief.",
+    ),
+    (41, "deploys", "Deploys go out on Tuesdays only."),
+    (
+        52,
+        "staging",
+        "The staging API lives at staging.example.internal.",
+    ),
+    (
+        63,
+        "tabs",
+        "Always use tabs, never spaces, in this repository.",
+    ),
+    (
+        74,
+        "tracker",
+        "We track bugs in Linear, in the TINE project.",
+    ),
+    (85, "python", "Our Python services run on Python 3.12."),
+    (
+        96,
+        "redis",
+        "Redis is only a cache here; never keep sessions in it.",
+    ),
+];
+
+const QUESTIONS: &[&str] = &[
+    "How do I reverse a list in Python?",
+    "What does git rebase -i do?",
+    "Is Vec::with_capacity worth it for small vectors?",
+    "What's the difference between a mutex and a semaphore?",
+    "How do I undo the last commit but keep the changes?",
+    "What does the HTTP 409 status mean?",
+    "How do I find which process holds a port on Linux?",
+    "When should I use an index on a boolean column?",
+    "What is the difference between let and const in TypeScript?",
+    "How do I pretty-print JSON with jq?",
+    "What does EXPLAIN ANALYZE show in PostgreSQL?",
+    "How do I run one test with cargo?",
+    "What is a good timeout for an HTTP client?",
+    "How do I squash the last three commits?",
+    "What does the Rust ? operator do?",
+    "How do I list open files of a process?",
+    "What's a reasonable connection pool size?",
+    "How do I read an environment variable in Node?",
+    "What does idempotent mean for an API?",
+    "How do I check disk usage of a directory?",
+];
+
+const ACKS: &[&str] = &[
+    "ok",
+    "thanks",
+    "got it",
+    "yes",
+    "cool, thanks",
+    "makes sense",
+];
+
+/// The 100 prompts: a fact on the turns of [`FACTS`], an acknowledgement every 7th turn, a
+/// question otherwise.
+fn chat_prompts(turns: usize) -> Vec<String> {
+    (1..=turns)
+        .map(|t| {
+            if let Some((_, _, fact)) = FACTS.iter().find(|(at, ..)| *at == t) {
+                (*fact).to_owned()
+            } else if t % 7 == 0 {
+                ACKS[(t / 7) % ACKS.len()].to_owned()
+            } else {
+                QUESTIONS[t % QUESTIONS.len()].to_owned()
+            }
+        })
+        .collect()
+}
+
+/// A short answer, as a chat gets.
+const ANSWER: &str = "Short answer: yes, that works. Use the standard tool for it, check the \
+                      result once, and keep the change small. Say if you want an example.";
+
+/// The chat's model: short answers; the extraction fork writes one memory per fact in its
+/// window (window = turns `(t - w, t]` for a fork after turn `t` whose prompt counts `2w`
+/// messages), else saves nothing; recall finds nothing relevant.
+fn chat_scenario(memory_dir: &Path) -> Scenario {
+    let mem = memory_dir.display().to_string();
+    let mut scenario = Scenario::new();
+    for t in 1..=CHAT_TURNS {
+        for w in 1..=t.min(40) {
+            let in_window: Vec<_> = FACTS
+                .iter()
+                .filter(|(f, ..)| *f > t - w && *f <= t)
+                .collect();
+            if in_window.is_empty() {
+                continue;
+            }
+            let mut reply = Reply::text("Saving.");
+            for (_, slug, fact) in in_window {
+                let content = format!(
+                    "---\nname: {slug}\ndescription: {fact}\ntype: project\n---\n\n{fact}\n"
+                );
+                reply = reply.with_tool_use(
+                    "Write",
+                    json!({"file_path": format!("{mem}/project_{slug}.md"), "content": content}),
+                );
+            }
+            scenario = scenario.rule(
+                Rule::new()
+                    .marker(&format!("last ~{} messages", 2 * w))
+                    .assistant_turns(t)
+                    .reply(reply),
+            );
+        }
+    }
+    scenario
+        .rule(
+            Rule::new()
+                .marker(EXTRACTION_MARKER)
+                .reply(Reply::text("Nothing to save.")),
+        )
+        .rule(
+            Rule::new()
+                .marker(RECALL_MARKER)
+                .reply(Reply::text(r#"{"selected_memories": []}"#)),
+        )
+        .rule(Rule::new().tool_results(true).reply(Reply::text("Saved.")))
+        .default_reply(Reply::text(ANSWER))
+}
+
+/// A git repository with a little in it, so the context has what a real project's has.
+fn git_project() -> Project {
+    let project = Project::new();
+    project.write("README.md", "# shop\n\nA small web shop.\n");
+    project.write("src/app.py", "def foo():\n    return 1\n");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=bench",
+                "-c",
+                "user.email=bench@example.com",
+            ])
+            .args(args)
+            .current_dir(project.cwd())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    project
+}
+
+/// `tine` (or, with `rss`, this bench wrapping it) in `project` with a clean environment.
+fn tine(project: &Project, server: &MockServer, rss: bool) -> Command {
+    let mut command = if rss {
+        let mut c = Command::new(std::env::current_exe().unwrap());
+        c.arg(RSS_CHILD);
+        c
+    } else {
+        Command::new(TINE)
+    };
+    command
+        .current_dir(project.cwd())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", project.home())
+        .env("TINE_HOME", project.home())
+        .env(
+            "TINE_MANAGED_SETTINGS",
+            project.root().join("no-managed.json"),
+        )
+        .env("ANTHROPIC_API_KEY", "bench")
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+fn memory_off(command: &mut Command) {
+    command.env("TINE_DISABLE_AUTO_MEMORY", "1");
+}
+
+/// Waits until the mock has seen no new request for a while: the background work of the
+/// turn is done, as it would be while a person reads the answer.
+async fn settle(server: &MockServer) {
+    let mut seen = server.requests().len();
+    let mut quiet = 0;
+    while quiet < 3 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let now = server.requests().len();
+        if now == seen {
+            quiet += 1;
+        } else {
+            seen = now;
+            quiet = 0;
+        }
+    }
+}
+
+/// What a stream-json session printed and how big its transcript was along the way.
+struct Session {
+    /// Transcript bytes after each turn whose number is in `stat_after`.
+    transcript_bytes: Vec<(usize, u64)>,
+    /// The wrapper's report, when run under it.
+    peak_rss_kib: Option<u64>,
+}
+
+/// Runs `prompts` as one `--input-format stream-json` session, one prompt per result line,
+/// `settle`d between turns when `paced`.
+async fn stream_session(
+    mut command: Command,
+    project: &Project,
+    server: &MockServer,
+    prompts: &[String],
+    paced: bool,
+    stat_after: &[usize],
+) -> Session {
+    command.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ]);
+    command.stdin(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut transcript_bytes = Vec::new();
+    for (i, prompt) in prompts.iter().enumerate() {
+        let line = json!({"type": "user", "message": {"role": "user", "content": prompt}});
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        loop {
+            let line = stdout
+                .next_line()
+                .await
+                .unwrap()
+                .expect("tine ended mid-session");
+            let value: Value = serde_json::from_str(&line).unwrap();
+            if value["type"] == "result" {
+                assert_eq!(value["is_error"], false, "{value}");
+                break;
+            }
+        }
+        if stat_after.contains(&(i + 1)) {
+            transcript_bytes.push((i + 1, transcript_size(project)));
+        }
+        if paced {
+            settle(server).await;
+        }
+    }
+    drop(stdin);
+    while stdout.next_line().await.unwrap().is_some() {}
+    let output = child.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "tine failed: {stderr}");
+    Session {
+        transcript_bytes,
+        peak_rss_kib: peak_rss(&stderr),
+    }
+}
+
+fn transcript_size(project: &Project) -> u64 {
+    std::fs::read_dir(project.transcripts_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
+fn peak_rss(stderr: &str) -> Option<u64> {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("peak_rss_kib="))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn billed_equivalent(record: &RequestRecord) -> f64 {
+    let u = record.usage.unwrap();
+    u.input_tokens as f64
+        + 1.25 * u.cache_creation_input_tokens as f64
+        + 0.1 * u.cache_read_input_tokens as f64
+}
+
+#[derive(Default)]
+struct Chat {
+    total: f64,
+    main: f64,
+    extraction: f64,
+    recall: f64,
+    forks: usize,
+    fork_requests: usize,
+    recall_requests: usize,
+    remembered: usize,
+    /// The extraction requests' usage: uncached input, cache writes, cache reads.
+    fork_usage: [u64; 3],
+}
+
+async fn chat(every: Option<u32>, earlier_memories: bool) -> Chat {
+    let project = git_project();
+    let memory_dir = project.root().join("memory");
+    if earlier_memories {
+        std::fs::create_dir_all(&memory_dir).unwrap();
+        let mut index = String::new();
+        for (slug, what) in [
+            ("owner", "Checkout is owned by the payments team"),
+            ("style", "Prefer small pure functions"),
+            ("oncall", "On-call handover is on Mondays"),
+            (
+                "release",
+                "Releases are cut from the main branch on Thursdays",
+            ),
+            (
+                "metrics",
+                "Dashboards live in Grafana under the shop folder",
+            ),
+            ("review", "Two approvals are needed for migrations"),
+            ("logging", "Logs go to Loki; keep them structured"),
+            ("flags", "Feature flags are managed in Unleash"),
+            ("support", "Customer tickets come through Zendesk"),
+            ("naming", "Use snake_case for SQL identifiers"),
+            ("budget", "Keep p95 latency under 200 ms for checkout"),
+            ("vendor", "Payments go through Adyen"),
+        ] {
+            std::fs::write(
+                memory_dir.join(format!("project_{slug}.md")),
+                format!("---\nname: {slug}\ndescription: {what}\ntype: project\n---\n\n{what}.\n"),
+            )
+            .unwrap();
+            index.push_str(&format!("- [{slug}](project_{slug}.md) — {what}\n"));
+        }
+        std::fs::write(memory_dir.join("MEMORY.md"), index).unwrap();
+    }
+    let server = MockServer::start(MockConfig::new(chat_scenario(&memory_dir)).log_limit(100_000))
+        .await
+        .unwrap();
+    let mut command = tine(&project, &server, false);
+    match every {
+        None => memory_off(&mut command),
+        Some(every) => {
+            command.env("TINE_MEMORY_DIR", &memory_dir).args([
+                "--settings",
+                &json!({"autoMemoryExtractEvery": every}).to_string(),
+            ]);
+        }
+    }
+    let prompts = chat_prompts(CHAT_TURNS);
+    stream_session(command, &project, &server, &prompts, true, &[]).await;
+    let mut out = Chat::default();
+    for record in server.requests() {
+        let cost = billed_equivalent(&record);
+        let body = String::from_utf8_lossy(&record.body);
+        out.total += cost;
+        if body.contains(EXTRACTION_MARKER) {
+            out.extraction += cost;
+            out.fork_requests += 1;
+            let u = record.usage.unwrap();
+            out.fork_usage[0] += u.input_tokens;
+            out.fork_usage[1] += u.cache_creation_input_tokens;
+            out.fork_usage[2] += u.cache_read_input_tokens;
+            let last = record.json().unwrap()["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .to_string();
+            if last.contains(EXTRACTION_MARKER) {
+                out.forks += 1;
+            }
+        } else if body.contains(RECALL_MARKER) {
+            out.recall += cost;
+            out.recall_requests += 1;
+        } else {
+            out.main += cost;
+        }
+    }
+    out.remembered = FACTS
+        .iter()
+        .filter(|(_, slug, _)| memory_dir.join(format!("project_{slug}.md")).exists())
+        .count();
+    server.stop().await;
+    out
+}
+
+/// The shipped batch size.
+const SHIPPED_EVERY: u32 = tine_memory::DEFAULT_EXTRACT_EVERY;
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "ok" } else { "MISS" }
+}
+
+fn k(tokens: f64) -> String {
+    format!("{:.1}k", tokens / 1000.0)
+}
+
+async fn chat_part() {
+    println!("1. {CHAT_TURNS}-turn chat, billed-equivalent input of every request");
+    let off = chat(None, false).await;
+    println!("   memory off                {:>8}", k(off.total));
+    let mut shipped = None;
+    for &every in SWEEP {
+        let on = chat(Some(every), false).await;
+        let ratio = on.total / off.total;
+        println!(
+            "   memory on, every {every} turn{} {:>8} = {ratio:.2}x off{}  extraction {} in {} forks ({} requests), recall {} ({} queries), remembered {}/{} facts",
+            if every == 1 { " " } else { "s" },
+            k(on.total),
+            if every == SHIPPED_EVERY {
+                " (default)"
+            } else {
+                "          "
+            },
+            k(on.extraction),
+            on.forks,
+            on.fork_requests,
+            k(on.recall),
+            on.recall_requests,
+            on.remembered,
+            FACTS.len(),
+        );
+        if every == SHIPPED_EVERY {
+            shipped = Some(on);
+        }
+    }
+    let on = shipped.expect("the default is in the sweep");
+    let per = |i: usize| on.fork_usage[i] as f64 / on.fork_requests.max(1) as f64;
+    println!(
+        "   default: per extraction request {:.0} tokens uncached (its prompt), {:.0} written, {:.0} read from the cache; main thread {}",
+        per(0),
+        per(1),
+        per(2),
+        k(on.main),
+    );
+    let ratio = on.total / off.total;
+    println!(
+        "   default: memory on / off = {ratio:.2}x                    target <= {TARGET_ON_OFF}x   {}",
+        verdict(ratio <= TARGET_ON_OFF)
+    );
+    let vs = on.total / CLAUDE_CODE_BILLED;
+    println!(
+        "   memory on vs Claude Code's {} on the issue's chat = {vs:.2}x   target <= {TARGET_VS_CLAUDE_CODE}x (<= {})   {}",
+        k(CLAUDE_CODE_BILLED),
+        k(CLAUDE_CODE_BILLED * TARGET_VS_CLAUDE_CODE),
+        verdict(vs <= TARGET_VS_CLAUDE_CODE),
+    );
+    println!(
+        "   remembered {}/{} facts   target {}/{}   {}",
+        on.remembered,
+        FACTS.len(),
+        FACTS.len(),
+        FACTS.len(),
+        verdict(on.remembered == FACTS.len())
+    );
+    let earlier = chat(Some(SHIPPED_EVERY), true).await;
+    println!(
+        "   with 12 memories from earlier sessions (recall's selection query on each turn while they are unseen): {} = {:.2}x off, recall {} ({} queries)",
+        k(earlier.total),
+        earlier.total / off.total,
+        k(earlier.recall),
+        earlier.recall_requests,
+    );
+}
+
+async fn continue_part() {
+    let project = git_project();
+    let file = project.cwd().join("src/app.py");
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .last_user_contains("rename")
+                .tool_results(false)
+                .reply(
+                    Reply::text("Reading it first.")
+                        .with_tool_use("Read", json!({"file_path": file})),
+                ),
+        )
+        .rule(Rule::new().tool_results(true).assistant_turns(1).reply(
+            Reply::text("Renaming.").with_tool_use(
+                "Edit",
+                json!({"file_path": file, "old_string": "foo", "new_string": "bar"}),
+            ),
+        ))
+        .rule(
+            Rule::new()
+                .tool_results(true)
+                .reply(Reply::text("Renamed.")),
+        )
+        .default_reply(Reply::text("Nothing else needs changing."));
+    let server = MockServer::start(MockConfig::new(scenario)).await.unwrap();
+    let run = |args: &[&str]| {
+        let mut command = tine(&project, &server, false);
+        memory_off(&mut command);
+        command.args(args);
+        command
+    };
+    let first = run(&[
+        "-p",
+        "rename foo to bar in src/app.py",
+        "--permission-mode",
+        "acceptEdits",
+    ])
+    .output()
+    .await
+    .unwrap();
+    assert!(first.status.success());
+    assert!(std::fs::read_to_string(&file).unwrap().contains("def bar"));
+    let second = run(&["-c", "-p", "anything else to change?"])
+        .output()
+        .await
+        .unwrap();
+    assert!(second.status.success());
+    let log = server.requests();
+    let last = log.last().unwrap().usage.unwrap();
+    let prompt =
+        last.input_tokens + last.cache_creation_input_tokens + last.cache_read_input_tokens;
+    let share = last.cache_read_input_tokens as f64 / prompt as f64;
+    println!(
+        "2. tine -c -p after a session that edited a tracked file: {:.1}% of the last prompt ({} tokens) read from the cache   target >= {:.0}%   {}",
+        100.0 * share,
+        prompt,
+        100.0 * TARGET_CACHE_SHARE,
+        verdict(share >= TARGET_CACHE_SHARE)
+    );
+    server.stop().await;
+}
+
+async fn long_session_part() {
+    let project = git_project();
+    let server = MockServer::start(
+        MockConfig::new(Scenario::new().default_reply(Reply::text(ANSWER))).log_limit(100_000),
+    )
+    .await
+    .unwrap();
+    let prompts = chat_prompts(CHAT_TURNS);
+    let prompts: Vec<String> = (0..LONG_TURNS)
+        .map(|i| prompts[i % prompts.len()].clone())
+        .collect();
+    let mut command = tine(&project, &server, true);
+    memory_off(&mut command);
+    let live = stream_session(
+        command,
+        &project,
+        &server,
+        &prompts,
+        false,
+        &[CHAT_TURNS, LONG_TURNS],
+    )
+    .await;
+    let [(_, at_100), (_, at_400)] = live.transcript_bytes[..] else {
+        panic!("transcript sizes: {:?}", live.transcript_bytes)
+    };
+    let per_100 = at_100 as f64 / CHAT_TURNS as f64;
+    let per_400 = at_400 as f64 / LONG_TURNS as f64;
+    println!(
+        "3. transcript: {CHAT_TURNS} turns {:.0} KB ({per_100:.0} B/turn), {LONG_TURNS} turns {:.0} KB ({per_400:.0} B/turn, {:.2}x the per-turn size at {CHAT_TURNS})   target <= {:.0} KB at {LONG_TURNS}, linear   {}",
+        at_100 as f64 / 1024.0,
+        at_400 as f64 / 1024.0,
+        per_400 / per_100,
+        TARGET_TRANSCRIPT_BYTES / 1024.0,
+        verdict(at_400 as f64 <= TARGET_TRANSCRIPT_BYTES && per_400 / per_100 <= 1.1)
+    );
+
+    let mut command = tine(&project, &server, true);
+    memory_off(&mut command);
+    command.args(["-c", "-p", "one more question: what is a monad?"]);
+    let output = command.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "resume failed: {stderr}");
+    let resumed = peak_rss(&stderr).expect("the wrapper's report") as f64 / 1024.0;
+    let live_mib = live.peak_rss_kib.expect("the wrapper's report") as f64 / 1024.0;
+    println!(
+        "4. resuming the {LONG_TURNS}-turn session (tine -c -p): peak RSS {resumed:.1} MiB (the live session: {live_mib:.1} MiB)   target <= {TARGET_RESUME_RSS_MIB} MiB   {}",
+        verdict(resumed <= TARGET_RESUME_RSS_MIB)
+    );
+    server.stop().await;
+}
+
+/// The wrapper: runs `tine` with the remaining arguments (stdio inherited), then reports the
+/// peak RSS of its only child.
+fn rss_child(args: Vec<String>) {
+    let status = std::process::Command::new(TINE)
+        .args(args)
+        .status()
+        .unwrap();
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    // Linux reports ru_maxrss in KiB.
+    eprintln!("peak_rss_kib={}", usage.max_rss());
+    std::process::exit(status.code().unwrap_or(1));
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    if args.next().as_deref() == Some(RSS_CHILD) {
+        rss_child(args.collect());
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    println!(
+        "cost (issue 11): the real tine binary against the in-process mock; tokens are the mock's estimate (bytes / 4)"
+    );
+    runtime.block_on(async {
+        chat_part().await;
+        continue_part().await;
+        long_session_part().await;
+    });
+}
