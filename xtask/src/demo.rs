@@ -259,7 +259,11 @@ fn edit_session(root: &Path, target: &Path, scratch: &Path) -> Result<()> {
             n(&usage["output_tokens"])
         );
     }
-    let usage = &result["usage"];
+    // The main thread's requests; `usage` and `total_cost_usd` also count background work.
+    let usage = match &result["usage_by_source"]["main"] {
+        Value::Null => &result["usage"],
+        main => main,
+    };
     let (input, written, read, out) = (
         n(&usage["input_tokens"]),
         n(&usage["cache_creation_input_tokens"]),
@@ -282,8 +286,24 @@ fn edit_session(root: &Path, target: &Path, scratch: &Path) -> Result<()> {
         read as f64 * 100.0 / prompt_tokens as f64
     );
     println!(
-        "  cost   ${:.4}",
-        result["total_cost_usd"].as_f64().unwrap_or(0.0)
+        "  cost   ${:.4} in all, by source: {}",
+        result["total_cost_usd"].as_f64().unwrap_or(0.0),
+        result["usage_by_source"]
+            .as_object()
+            .map(|sources| {
+                sources
+                    .iter()
+                    .map(|(name, s)| {
+                        format!(
+                            "{name} ${:.4} ({} requests)",
+                            s["cost_usd"].as_f64().unwrap_or(0.0),
+                            n(&s["requests"])
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
     );
     Ok(())
 }
