@@ -1,10 +1,10 @@
 //! Logs go to a file under `$TINE_HOME/logs/`, only with `--verbose` or `TINE_LOG` set; never to
 //! stdout, never secrets (the client marks credentials sensitive and nothing here logs them).
 
-use std::fs::OpenOptions;
 use std::path::Path;
 use std::sync::Mutex;
 
+use tine_tools::private_fs;
 use tracing_subscriber::EnvFilter;
 
 /// Installs the file subscriber when asked for. Returns the log file's path, if any. Failing to
@@ -16,7 +16,8 @@ pub fn init(home: &Path, verbose: bool) -> Option<std::path::PathBuf> {
         _ => return None,
     };
     let dir = home.join("logs");
-    if let Err(error) = std::fs::create_dir_all(&dir) {
+    // tine's state is private: the directory 0700, the log 0600 (tine_tools::private_fs).
+    if let Err(error) = private_fs::create_dir_all(&dir) {
         eprintln!(
             "tine: warning: cannot create the log directory {}: {error}",
             dir.display()
@@ -24,7 +25,7 @@ pub fn init(home: &Path, verbose: bool) -> Option<std::path::PathBuf> {
         return None;
     }
     let path = dir.join("tine.log");
-    let file = match OpenOptions::new().create(true).append(true).open(&path) {
+    let file = match private_fs::open_append(&path) {
         Ok(file) => file,
         Err(error) => {
             eprintln!(

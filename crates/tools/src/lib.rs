@@ -12,6 +12,8 @@
 //! - [`pool`]: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
 //! - [`bash`], [`permissions`], [`settings`]: bash command analysis, the permission engine,
 //!   and the settings sources it reads rules from.
+//! - [`private_fs`]: how tine creates its own state (directories 0700, files 0600, atomic
+//!   replacement), used by every crate that writes under `TINE_HOME` or into memory.
 
 pub mod verdict;
 
@@ -19,6 +21,7 @@ pub mod builtin;
 pub mod context;
 pub mod file_state;
 pub mod pool;
+pub mod private_fs;
 pub mod sandbox;
 pub mod schema;
 pub mod tool;

@@ -1,6 +1,6 @@
 //! Appending records to a transcript file.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -134,23 +134,18 @@ fn encode_line(record: &RecordRef<'_>) -> Result<Vec<u8>, TranscriptError> {
 
 fn open_for_append(path: &Path) -> Result<File, TranscriptError> {
     if let Some(dir) = path.parent() {
-        create_private_dirs(dir).map_err(|source| TranscriptError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
+        tine_tools::private_fs::create_dir_all(dir).map_err(|source| {
+            TranscriptError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            }
         })?;
     }
     let open_err = |source| TranscriptError::Open {
         path: path.to_path_buf(),
         source,
     };
-    let mut options = OpenOptions::new();
-    options.read(true).append(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path).map_err(open_err)?;
+    let mut file = tine_tools::private_fs::open_append(path).map_err(open_err)?;
     if !ends_with_newline(&mut file).map_err(open_err)? {
         file.write_all(b"\n")
             .map_err(|source| TranscriptError::Write {
@@ -170,15 +165,4 @@ fn ends_with_newline(file: &mut File) -> std::io::Result<bool> {
     let mut last = [0u8; 1];
     file.read_exact(&mut last)?;
     Ok(last[0] == b'\n')
-}
-
-fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
 }

@@ -2,7 +2,6 @@
 //! temporary file beside it and rename, so a crash never leaves half a file and every other key
 //! survives.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -91,20 +90,9 @@ pub fn add_rules_to_file(
 }
 
 fn write_atomically(path: &Path, value: &Value) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
     let mut text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     text.push('\n');
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    temp.write_all(text.as_bytes())?;
-    temp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        // Keep the file's mode (a local settings file may be private).
-        std::fs::set_permissions(temp.path(), meta.permissions())?;
-    }
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    // A new settings file (and its directory) is private, as all of tine's state; an existing
+    // one keeps its mode (the user may have chosen it).
+    crate::private_fs::write_atomic_keeping_mode(path, text.as_bytes())
 }
