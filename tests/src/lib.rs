@@ -78,15 +78,9 @@ impl Project {
         std::fs::read_to_string(self.cwd.join(rel)).unwrap()
     }
 
-    /// The project's transcript directory under the home.
+    /// The project's transcript directory under the home (tine's own naming).
     pub fn transcripts_dir(&self) -> PathBuf {
-        let name: String = self
-            .cwd
-            .to_string_lossy()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect();
-        self.home.join("projects").join(name)
+        tine_query_loop::project_dir(&self.home, &self.cwd)
     }
 
     /// The transcript of `session_id`, one JSON value per line (torn lines skipped).

@@ -13,11 +13,14 @@ use tine_fork_runtime::{
     BackgroundEvent, CacheBreakDetector, CacheSafeSlot, DEFAULT_SMALL_FAST_MODEL, ParentContext,
     SessionInfo, SideQuerySummarizer, StopHookPipeline, UsageLedger,
 };
-use tine_memory::{AutoMemory, ExtractionOptions, MemoryEnv, MemoryResolution, resolve_memory_dir};
+use tine_memory::{
+    AutoMemory, ExtractionOptions, MemoryEnv, MemoryResolution, guard_memory_writes,
+    resolve_memory_dir,
+};
 use tine_query_loop::{
-    BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
+    Adoption, BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
     HooksSettings, QueryEngine, SessionContext, SessionId, StopHookCommand, StopHooks,
-    latest_session, tine_home_from_env, transcript_path,
+    adopt_legacy_project_dir, latest_session, tine_home_from_env, transcript_path,
 };
 use tine_tools::permissions::{
     PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
@@ -71,6 +74,7 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
     if let Some(path) = crate::logging::init(&home, args.verbose) {
         tracing::info!(log = %path.display(), "tine starting");
     }
+    adopt_project_folder(&home, &cwd);
 
     let user_home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -189,6 +193,18 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
             }
         }
     };
+    // Memory writes from this session and its forks go through the memory lock and index
+    // merge; the wrapped tools serialize as the real ones, so the tool array is unchanged.
+    let tools: Arc<[Arc<dyn Tool>]> = match &memory {
+        None => tools,
+        Some(memory) => match guard_memory_writes(&tools, memory.dir().path()) {
+            Ok(guarded) => guarded.into(),
+            Err(error) => {
+                eprintln!("tine: warning: memory writes are not guarded: {error}");
+                tools
+            }
+        },
+    };
     // The memory index joins the user context once, so every request keeps the same bytes.
     let user_context = match (rendered.user_context, &memory) {
         (context, None) => context,
@@ -305,6 +321,33 @@ fn check_settings(loaded: &LoadedSettings) -> Result<()> {
         eprintln!("tine: error: {error}");
     }
     bail!("{}", settings::REFUSAL)
+}
+
+/// Moves this directory's sessions out of the folder an older version named after the
+/// sanitized path alone (shared by paths that sanitize alike). Never fails the run.
+fn adopt_project_folder(home: &Path, cwd: &Path) {
+    match adopt_legacy_project_dir(home, cwd) {
+        Ok(Adoption::Nothing) => {}
+        Ok(adoption @ Adoption::Renamed { .. }) => {
+            tracing::info!(?adoption, "adopted the project folder of an older version");
+        }
+        Ok(Adoption::Moved {
+            from,
+            to,
+            sessions,
+            left,
+        }) => eprintln!(
+            "tine: note: {} held the sessions of several directories (older versions named \
+             folders ambiguously); this directory's {sessions} session(s) moved to {}, the \
+             other {left} and any memory there stay where they are",
+            from.display(),
+            to.display()
+        ),
+        Err(error) => eprintln!(
+            "tine: warning: cannot move this directory's sessions out of the folder of an \
+             older version: {error}"
+        ),
+    }
 }
 
 /// The id of the session to run, and whether it is resumed (`--resume`, `--continue`).

@@ -20,6 +20,14 @@ pub enum MemoryError {
         "`{0}` is not a memory file name: use a name like `project_stack.md` (letters, digits, `_`, `-`, `.`), without directories"
     )]
     InvalidName(String),
+    #[error(
+        "another tine session has held the memory lock {} for {} s; if no tine is still saving memories, try again",
+        .path.display(), .waited.as_secs()
+    )]
+    Locked {
+        path: PathBuf,
+        waited: std::time::Duration,
+    },
     #[error("{0}")]
     Invalid(String),
 }

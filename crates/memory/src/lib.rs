@@ -8,6 +8,8 @@
 //! - [`topic`]: topic files (frontmatter `name`, `description`, `type`), the tolerant scan,
 //!   index lines, saving a memory.
 //! - [`sandbox`]: [`MemorySandbox`], the memory forks' `can_use_tool`.
+//! - [`write_guard`]: [`guard_memory_writes`], Read/Write/Edit made safe for several sessions
+//!   saving memories at once (a lock across processes, `MEMORY.md` merged, files 0600).
 //! - [`batch`]: which turns are worth extracting (not "ok, thanks") and when a batch is due.
 //! - [`extract_prompt`], [`extract`]: the [`ExtractionJob`], a background job of the stop-hook
 //!   pipeline that forks on the parent's prompt cache every few eligible turns (and when the
@@ -18,10 +20,11 @@
 //! - [`error`]: the crate's typed errors ([`MemoryError`]).
 //!
 //! How a host wires it: resolve the directory with [`resolve_memory_dir`]; when enabled,
-//! [`AutoMemory::start`], append [`AutoMemory::context`] to the session's context once,
-//! register [`AutoMemory::extraction_job`] on the session's `StopHookPipeline`, submit
-//! [`AutoMemory::prompt_with_recall`]'s prompt on each user turn, and `flush` the pipeline
-//! when the session goes idle and before it exits (extraction is batched).
+//! [`AutoMemory::start`], swap the session's tools for [`guard_memory_writes`]'s (before the
+//! engine and the forks' parent context take them), append [`AutoMemory::context`] to the
+//! session's context once, register [`AutoMemory::extraction_job`] on the session's
+//! `StopHookPipeline`, submit [`AutoMemory::prompt_with_recall`]'s prompt on each user turn, and
+//! `flush` the pipeline when the session goes idle and before it exits (extraction is batched).
 
 pub mod batch;
 pub mod commands;
@@ -33,6 +36,7 @@ pub mod recall;
 pub mod sandbox;
 pub mod session;
 pub mod topic;
+pub mod write_guard;
 
 pub use batch::{Batch, MAX_ACK_WORDS, assess, is_acknowledgement};
 pub use commands::{list, memory_path, show};
@@ -46,9 +50,10 @@ pub use extract_prompt::{
     EXTRACT_PROMPT_BUDGET, EXTRACTION_MARKER, ExtractPromptInput, build_extract_prompt,
 };
 pub use memdir::{
-    DirSource, INDEX_FILE, IndexForContext, IndexTruncation, MAX_INDEX_BYTES, MAX_INDEX_LINE_CHARS,
-    MAX_INDEX_LINES, MemoryDir, MemoryEnv, MemoryResolution, default_memory_dir,
-    resolve_memory_dir, write_atomic,
+    DirSource, INDEX_FILE, IndexForContext, IndexMerge, IndexTruncation, MAX_INDEX_BYTES,
+    MAX_INDEX_LINE_CHARS, MAX_INDEX_LINES, MemoryDir, MemoryEnv, MemoryResolution, MemoryWriteLock,
+    WRITE_LOCK_FILE, WRITE_LOCK_TIMEOUT, default_memory_dir, merge_index, resolve_memory_dir,
+    write_atomic,
 };
 pub use recall::{
     MemorySelector, RECALL_INLINE_BYTES, RECALL_MARKER, RECALL_MAX_FILE_BYTES, RECALL_MAX_FILES,
@@ -61,3 +66,4 @@ pub use topic::{
     Frontmatter, MemoryHeader, MemoryIssue, MemoryType, NewMemory, Scan, check_file_name,
     index_line, parse_frontmatter, render_topic, save_memory, scan_memories,
 };
+pub use write_guard::guard_memory_writes;

@@ -1,17 +1,23 @@
 //! The memory directory: where it is, whether auto memory is on, the `MEMORY.md` index loaded
-//! into the context once per session, and atomic writes into it.
+//! into the context once per session, atomic writes into it, the lock every writer of the
+//! directory holds ([`MemoryWriteLock`]), and the merge that keeps concurrent index updates
+//! lossless ([`merge_index`]).
 //!
 //! Where: `TINE_MEMORY_DIR`, else the `autoMemoryDirectory` setting (user, local, flag or
 //! managed settings; never project settings, which a cloned repository controls), else
-//! `$TINE_HOME/projects/<sanitized git root, else cwd>/memory/`.
+//! `$TINE_HOME/projects/<project folder of the git root, else cwd>/memory/`. The directory and
+//! its files are private (0700 / 0600, `tine_tools::private_fs`).
 
+use std::collections::HashSet;
 use std::ffi::OsString;
-use std::io::Write as _;
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use tine_query_loop::context::find_repo_root;
-use tine_query_loop::sanitize_path;
+use tine_query_loop::{Adoption, adopt_legacy_project_dir, project_dir};
 use tine_tools::LoadedSettings;
+use tine_tools::private_fs;
 
 use crate::error::MemoryError;
 
@@ -23,6 +29,10 @@ pub const MAX_INDEX_LINES: usize = 200;
 pub const MAX_INDEX_BYTES: usize = 25_000;
 /// Longest index line (`- [Title](file.md) — hook`), in characters.
 pub const MAX_INDEX_LINE_CHARS: usize = 150;
+/// The lock file every writer of the directory holds (hidden: the forks cannot touch it).
+pub const WRITE_LOCK_FILE: &str = ".write-lock";
+/// How long a writer waits for [`MemoryWriteLock`] before giving up with an error.
+pub const WRITE_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The environment variables memory reads, taken once so tests never touch the real process
 /// environment.
@@ -136,19 +146,32 @@ pub fn resolve_memory_dir(
             ),
         }
     }
+    let project = memory_project(cwd);
+    // The folder of an older version (named by the sanitized path alone) is adopted first.
+    match adopt_legacy_project_dir(tine_home, &project) {
+        Ok(Adoption::Nothing) => {}
+        Ok(adoption) => tracing::info!(?adoption, "adopted an older project folder"),
+        Err(error) => tracing::warn!(
+            %error,
+            project = %project.display(),
+            "cannot adopt the project folder of an older version"
+        ),
+    }
     MemoryResolution::Enabled(MemoryDir::new(
         default_memory_dir(tine_home, cwd),
         DirSource::Default,
     ))
 }
 
-/// `$TINE_HOME/projects/<sanitized git root, else cwd>/memory`.
+/// The project memory belongs to: the git root above `cwd`, else `cwd`.
+fn memory_project(cwd: &Path) -> PathBuf {
+    find_repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf())
+}
+
+/// `$TINE_HOME/projects/<project folder of the git root, else cwd>/memory`, the same folder
+/// naming as transcripts (`tine_query_loop::project_dir`).
 pub fn default_memory_dir(tine_home: &Path, cwd: &Path) -> PathBuf {
-    let project = find_repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
-    tine_home
-        .join("projects")
-        .join(sanitize_path(&project))
-        .join("memory")
+    project_dir(tine_home, &memory_project(cwd)).join("memory")
 }
 
 fn expand_setting_path(dir: &Path, home: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
@@ -178,9 +201,9 @@ impl MemoryDir {
         self.path.join(INDEX_FILE)
     }
 
-    /// Creates the directory if needed.
+    /// Creates the directory if needed (new directories 0700).
     pub fn ensure(&self) -> Result<(), MemoryError> {
-        std::fs::create_dir_all(&self.path)
+        private_fs::create_dir_all(&self.path)
             .map_err(|e| MemoryError::io("cannot create the memory directory", &self.path, e))
     }
 
@@ -212,7 +235,8 @@ impl MemoryDir {
         }
     }
 
-    /// Writes `content` to `name` inside the directory atomically (temp file + rename).
+    /// Writes `content` to `name` inside the directory atomically (temp file + rename). Hold
+    /// the [`MemoryWriteLock`] around a read-modify-write.
     pub fn write_file(&self, name: &str, content: &str) -> Result<PathBuf, MemoryError> {
         crate::topic::check_file_name(name)?;
         self.ensure()?;
@@ -313,24 +337,110 @@ fn truncate_index(text: &str) -> (String, Option<IndexTruncation>) {
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// reader never sees half a file.
+/// reader never sees half a file. The file is 0600, new directories 0700.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(parent)
-        .map_err(|e| MemoryError::io("cannot create the directory", parent, e))?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".tine-memory-")
-        .tempfile_in(parent)
-        .map_err(|e| MemoryError::io("cannot create a temporary file in", parent, e))?;
-    temp.write_all(bytes)
-        .and_then(|()| temp.flush())
-        .map_err(|e| MemoryError::io("cannot write", temp.path().to_path_buf(), e))?;
-    temp.persist(path)
-        .map_err(|e| MemoryError::io("cannot replace", path, e.error))?;
-    Ok(())
+    private_fs::write_atomic(path, bytes).map_err(|e| MemoryError::io("cannot write", path, e))
+}
+
+/// The advisory lock (`flock`) on [`WRITE_LOCK_FILE`] that every writer of a memory directory
+/// holds around its read-modify-write: the memory tools of every session and process, and
+/// [`crate::save_memory`]. Released on drop, and by the kernel if the process dies, so a crash
+/// never leaves it held. Blocking: call it off the async runtime.
+#[derive(Debug)]
+pub struct MemoryWriteLock {
+    _file: File,
+}
+
+impl MemoryWriteLock {
+    /// Waits up to `timeout` for the lock of the memory directory `dir` (created if needed).
+    pub fn acquire(dir: &Path, timeout: Duration) -> Result<Self, MemoryError> {
+        private_fs::create_dir_all(dir)
+            .map_err(|e| MemoryError::io("cannot create the memory directory", dir, e))?;
+        let path = dir.join(WRITE_LOCK_FILE);
+        let file = private_fs::open_append(&path)
+            .map_err(|e| MemoryError::io("cannot open the memory lock", &path, e))?;
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Self { _file: file }),
+                Err(TryLockError::WouldBlock) if started.elapsed() < timeout => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(16));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(MemoryError::Locked {
+                        path,
+                        waited: started.elapsed(),
+                    });
+                }
+                Err(TryLockError::Error(e)) => {
+                    return Err(MemoryError::io("cannot lock", path, e));
+                }
+            }
+        }
+    }
+}
+
+/// An index update merged with what other writers saved meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexMerge {
+    /// The new `MEMORY.md`.
+    pub text: String,
+    /// Lines other writers added since `base` that were kept.
+    pub kept_from_disk: usize,
+}
+
+/// Merges one writer's new `MEMORY.md` (`ours`, made from `base`, what it last read) with the
+/// file as it is now (`theirs`), line by line, so that concurrent updates lose nothing:
+/// - our lines are kept in our order, except a line we left as it was in `base` that is gone
+///   from `theirs` (another writer removed or changed it);
+/// - lines we removed from `base` stay removed;
+/// - lines others added since `base` follow ours, except one linking a topic file one of ours
+///   already links (we updated that memory's line: ours wins).
+///
+/// With no `base` (the writer never read the file) nothing counts as removed: a union.
+pub fn merge_index(base: Option<&str>, ours: &str, theirs: &str) -> IndexMerge {
+    let base: HashSet<&str> = base.map(|b| b.lines().collect()).unwrap_or_default();
+    let ours_lines: HashSet<&str> = ours.lines().collect();
+    let theirs_lines: HashSet<&str> = theirs.lines().collect();
+    let blank = |line: &str| line.trim().is_empty();
+    let mut out: Vec<&str> = ours
+        .lines()
+        .filter(|line| blank(line) || !base.contains(line) || theirs_lines.contains(line))
+        .collect();
+    while out.last().is_some_and(|line| blank(line)) {
+        out.pop();
+    }
+    let mut linked: HashSet<&str> = out.iter().filter_map(|line| index_link(line)).collect();
+    let mut kept_from_disk = 0;
+    for line in theirs.lines() {
+        if blank(line) || base.contains(line) || ours_lines.contains(line) {
+            continue;
+        }
+        if let Some(link) = index_link(line)
+            && !linked.insert(link)
+        {
+            continue;
+        }
+        out.push(line);
+        kept_from_disk += 1;
+    }
+    let mut text = out.join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    IndexMerge {
+        text,
+        kept_from_disk,
+    }
+}
+
+/// The topic file an index line links: `file.md` in `- [Title](file.md) — hook`.
+fn index_link(line: &str) -> Option<&str> {
+    let start = line.find("](")? + 2;
+    let len = line[start..].find(')')?;
+    Some(&line[start..start + len]).filter(|link| !link.is_empty())
 }
 
 #[cfg(test)]

@@ -35,20 +35,95 @@ fn default_dir_is_under_tine_home_named_after_the_git_root() {
     assert_eq!(dir.source(), &DirSource::Default);
     assert_eq!(
         dir.path(),
-        home.join("projects")
-            .join(sanitize_path(&repo))
-            .join("memory")
+        tine_query_loop::project_dir(&home, &repo).join("memory")
     );
     // outside a repository: the cwd itself
     let plain = tmp.path().join("plain");
     std::fs::create_dir_all(&plain).unwrap();
     let r = resolve_memory_dir(&env(&[]), &settings(&[]), &home, &plain);
-    assert!(
-        r.dir()
-            .unwrap()
-            .path()
-            .ends_with(format!("{}/memory", sanitize_path(&plain)))
+    assert_eq!(
+        r.dir().unwrap().path(),
+        tine_query_loop::project_dir(&home, &plain).join("memory")
     );
+}
+
+#[test]
+fn the_memory_of_an_older_version_is_adopted_and_new_directories_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().join("my-app");
+    std::fs::create_dir_all(&plain).unwrap();
+    let home = tmp.path().join("home");
+    let legacy = tine_query_loop::legacy_project_dir(&home, &plain).join("memory");
+    std::fs::create_dir_all(&legacy).unwrap();
+    std::fs::write(legacy.join(INDEX_FILE), "- [A](a.md) — a\n").unwrap();
+
+    let r = resolve_memory_dir(&env(&[]), &settings(&[]), &home, &plain);
+    let dir = r.dir().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.index_path()).unwrap(),
+        "- [A](a.md) — a\n"
+    );
+    assert!(!legacy.exists());
+
+    let fresh = MemoryDir::new(tmp.path().join("new/mem"), DirSource::Env);
+    fresh.ensure().unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(fresh.path()), 0o700);
+    assert_eq!(mode(&tmp.path().join("new")), 0o700);
+    fresh.write_file("x.md", "x").unwrap();
+    assert_eq!(mode(&fresh.path().join("x.md")), 0o600);
+}
+
+#[test]
+fn merge_keeps_lines_others_added_and_our_own_changes() {
+    let base = "# Memory\n- [A](a.md) — a\n- [B](b.md) — b\n";
+    // We changed A's hook, removed B, added C.
+    let ours = "# Memory\n- [A](a.md) — a, updated\n- [C](c.md) — c\n";
+    // Meanwhile another session added D and E.
+    let theirs = "# Memory\n- [A](a.md) — a\n- [B](b.md) — b\n- [D](d.md) — d\n- [E](e.md) — e\n";
+    let merged = merge_index(Some(base), ours, theirs);
+    assert_eq!(
+        merged.text,
+        "# Memory\n- [A](a.md) — a, updated\n- [C](c.md) — c\n- [D](d.md) — d\n- [E](e.md) — e\n"
+    );
+    assert_eq!(merged.kept_from_disk, 2);
+}
+
+#[test]
+fn merge_honours_what_others_changed_in_lines_we_left_alone() {
+    let base = "- [A](a.md) — a\n- [B](b.md) — b\n";
+    let ours = "- [A](a.md) — a\n- [B](b.md) — b\n- [C](c.md) — c\n";
+    // The other session rewrote B's line and removed A's.
+    let theirs = "- [B](b.md) — b, better\n";
+    let merged = merge_index(Some(base), ours, theirs);
+    assert_eq!(merged.text, "- [C](c.md) — c\n- [B](b.md) — b, better\n");
+}
+
+#[test]
+fn merge_without_a_base_is_a_union_and_a_file_keeps_one_line() {
+    // A writer that never read the index (it thought there was none).
+    let ours = "- [C](c.md) — c\n";
+    let theirs = "- [A](a.md) — a\n- [C](c.md) — c, from the other session\n\n";
+    let merged = merge_index(None, ours, theirs);
+    assert_eq!(merged.text, "- [C](c.md) — c\n- [A](a.md) — a\n");
+    assert_eq!(merged.kept_from_disk, 1);
+    // Merging the same thing twice changes nothing (a retried write duplicates nothing).
+    let again = merge_index(None, ours, &merged.text);
+    assert_eq!(again.text, merged.text);
+    assert_eq!(merge_index(None, "", "").text, "");
+}
+
+#[test]
+fn the_write_lock_excludes_other_holders_until_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let held = MemoryWriteLock::acquire(tmp.path(), WRITE_LOCK_TIMEOUT).unwrap();
+    // Another open file description (as another process would have) cannot take it.
+    let err = MemoryWriteLock::acquire(tmp.path(), Duration::from_millis(30)).unwrap_err();
+    assert!(matches!(err, MemoryError::Locked { .. }), "{err}");
+    assert!(err.to_string().contains(WRITE_LOCK_FILE), "{err}");
+    drop(held);
+    MemoryWriteLock::acquire(tmp.path(), Duration::from_millis(30)).unwrap();
 }
 
 #[test]

@@ -25,7 +25,7 @@ pub struct MemorySandbox {
 impl MemorySandbox {
     /// Creates the memory directory if needed and canonicalizes it.
     pub fn new(memory_dir: &Path) -> Result<Self, MemoryError> {
-        std::fs::create_dir_all(memory_dir)
+        tine_tools::private_fs::create_dir_all(memory_dir)
             .map_err(|e| MemoryError::io("cannot create the memory directory", memory_dir, e))?;
         let dir = std::fs::canonicalize(memory_dir)
             .map_err(|e| MemoryError::io("cannot resolve the memory directory", memory_dir, e))?;
@@ -92,7 +92,13 @@ impl MemorySandbox {
         self.resolve_inside(file_path, cwd).is_ok()
     }
 
-    fn resolve_inside(&self, file_path: &str, cwd: &Path) -> Result<(PathBuf, PathBuf), String> {
+    /// The resolved path of `file_path` and its part inside the memory directory, or why it is
+    /// not inside.
+    pub(crate) fn resolve_inside(
+        &self,
+        file_path: &str,
+        cwd: &Path,
+    ) -> Result<(PathBuf, PathBuf), String> {
         if file_path.is_empty() {
             return Err("the file_path is empty".to_owned());
         }

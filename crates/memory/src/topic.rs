@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::MemoryError;
-use crate::memdir::{INDEX_FILE, MAX_INDEX_LINE_CHARS, MemoryDir};
+use crate::memdir::{
+    INDEX_FILE, MAX_INDEX_LINE_CHARS, MemoryDir, MemoryWriteLock, WRITE_LOCK_TIMEOUT,
+};
 
 /// The four kinds of memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -346,8 +348,11 @@ pub struct NewMemory<'a> {
 }
 
 /// Saves a memory: the topic file, and its index line (replacing the line that links the same
-/// file, else appended). Both writes are atomic.
+/// file, else appended). Both writes are atomic, and the whole read-modify-write holds the
+/// directory's [`MemoryWriteLock`], so sessions saving at once lose nothing. Blocking.
 pub fn save_memory(dir: &MemoryDir, memory: &NewMemory<'_>) -> Result<PathBuf, MemoryError> {
+    check_file_name(memory.file_name)?;
+    let _lock = MemoryWriteLock::acquire(dir.path(), WRITE_LOCK_TIMEOUT)?;
     let path = dir.write_file(
         memory.file_name,
         &render_topic(memory.name, memory.description, memory.kind, memory.body),

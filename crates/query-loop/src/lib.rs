@@ -42,7 +42,8 @@ pub use hooks::{
     run_stop_hooks,
 };
 pub use paths::{
-    PathsError, SessionId, project_dir, sanitize_path, subagent_transcript_path, tine_home,
+    Adoption, PathsError, SessionId, adopt_legacy_project_dir, legacy_project_dir, project_dir,
+    project_dir_name, recorded_cwd, sanitize_path, subagent_transcript_path, tine_home,
     tine_home_from_env, transcript_path,
 };
 pub use plug::{

@@ -1,6 +1,11 @@
 //! Where tine keeps a session's files: the home directory (`TINE_HOME`, default `~/.tine`),
-//! the per-project directory named after the sanitized working directory, and the transcript
-//! paths inside it (design.md, "Files on disk").
+//! the per-project directory named after the working directory, and the transcript paths inside
+//! it (design.md, "Files on disk").
+//!
+//! A project's folder is `<sanitized path>-<hash of the full path>`: the readable part alone
+//! collides (`/x/my-app` and `/x/my_app` both sanitize to `-x-my-app`), the hash keeps every
+//! path apart. Folders of older versions (the sanitized path alone) are adopted by
+//! [`adopt_legacy_project_dir`] (module `legacy`).
 //!
 //! Nothing here reads the process environment implicitly: [`tine_home`] takes a lookup function
 //! so tests never touch the real home; [`tine_home_from_env`] is the one-line wrapper for `main`.
@@ -13,8 +18,15 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub(crate) mod legacy;
+
+pub use legacy::{Adoption, adopt_legacy_project_dir, recorded_cwd};
+
 /// Longest sanitized name kept whole; longer ones are cut here and get a hash suffix.
 pub const MAX_SANITIZED_LEN: usize = 200;
+
+/// Hex digits of the path hash in a project folder's name (48 bits).
+pub const PROJECT_HASH_LEN: usize = 12;
 
 /// Longest accepted session or agent id (ids become file names).
 const MAX_ID_LEN: usize = 128;
@@ -49,29 +61,54 @@ pub fn tine_home_from_env() -> Result<PathBuf, PathsError> {
     tine_home(|key| std::env::var_os(key))
 }
 
-/// A path turned into one directory name: every character outside `[A-Za-z0-9]` becomes `-`.
-/// Names over [`MAX_SANITIZED_LEN`] characters are cut and get `-` plus 8 hex digits of the
-/// SHA-256 of the original path bytes, so two long paths sharing a prefix stay apart and the
-/// same path always maps to the same name.
+/// A path turned into a readable directory name: every character outside `[A-Za-z0-9]` becomes
+/// `-`. Names over [`MAX_SANITIZED_LEN`] characters are cut and get `-` plus 8 hex digits of
+/// the SHA-256 of the original path bytes. Not collision-free (`/a-b` and `/a_b` agree): this
+/// is the folder name of older versions, and the readable prefix of [`project_dir_name`].
 pub fn sanitize_path(path: &Path) -> String {
-    let raw = path.as_os_str().to_string_lossy();
-    let sanitized: String = raw
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
+    let sanitized = sanitized_chars(path);
     if sanitized.len() <= MAX_SANITIZED_LEN {
         return sanitized;
     }
-    // Every char is ASCII after the map above, so byte slicing is char slicing.
-    let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
-    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    format!("{}-{hash}", &sanitized[..MAX_SANITIZED_LEN])
+    // Every char is ASCII after the map, so byte slicing is char slicing.
+    format!("{}-{}", &sanitized[..MAX_SANITIZED_LEN], path_hash(path, 8))
 }
 
-/// `<home>/projects/<sanitized cwd>`: transcripts of sessions started in `cwd`.
+fn sanitized_chars(path: &Path) -> String {
+    path.as_os_str()
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// The first `len` hex digits of the SHA-256 of the path's bytes.
+fn path_hash(path: &Path, len: usize) -> String {
+    let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
+    let mut hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    hex.truncate(len);
+    hex
+}
+
+/// The name of a path's project folder: the sanitized path (at most [`MAX_SANITIZED_LEN`]
+/// characters) for people, then `-` and [`PROJECT_HASH_LEN`] hex digits of the SHA-256 of the
+/// whole path, always, so two paths that sanitize alike still get their own folders.
+pub fn project_dir_name(path: &Path) -> String {
+    let mut readable = sanitized_chars(path);
+    readable.truncate(MAX_SANITIZED_LEN);
+    format!("{readable}-{}", path_hash(path, PROJECT_HASH_LEN))
+}
+
+/// `<home>/projects/<project_dir_name(cwd)>`: transcripts of sessions started in `cwd` (and,
+/// for a git root, its memory).
 ///
 /// Pass the canonical working directory, so `/repo` and `/repo/.` share a project.
 pub fn project_dir(home: &Path, cwd: &Path) -> PathBuf {
+    home.join("projects").join(project_dir_name(cwd))
+}
+
+/// `<home>/projects/<sanitize_path(cwd)>`: where older versions kept `cwd`'s project.
+pub fn legacy_project_dir(home: &Path, cwd: &Path) -> PathBuf {
     home.join("projects").join(sanitize_path(cwd))
 }
 

@@ -55,16 +55,45 @@ fn paths_follow_the_layout() {
     let home = Path::new("/t");
     let cwd = Path::new("/w/p");
     let id = SessionId::parse("abc-123").unwrap();
-    assert_eq!(project_dir(home, cwd), PathBuf::from("/t/projects/-w-p"));
+    let name = project_dir_name(cwd);
+    assert_eq!(project_dir(home, cwd), Path::new("/t/projects").join(&name));
     assert_eq!(
         transcript_path(home, cwd, &id),
-        PathBuf::from("/t/projects/-w-p/abc-123.jsonl")
+        Path::new("/t/projects").join(&name).join("abc-123.jsonl")
     );
     assert_eq!(
         subagent_transcript_path(home, cwd, &id, "a1").unwrap(),
-        PathBuf::from("/t/projects/-w-p/abc-123/subagents/agent-a1.jsonl")
+        Path::new("/t/projects")
+            .join(&name)
+            .join("abc-123/subagents/agent-a1.jsonl")
     );
     assert!(subagent_transcript_path(home, cwd, &id, "../x").is_err());
+    assert_eq!(
+        legacy_project_dir(home, cwd),
+        PathBuf::from("/t/projects/-w-p")
+    );
+}
+
+#[test]
+fn project_folders_of_paths_that_sanitize_alike_differ() {
+    let dash = project_dir_name(Path::new("/x/my-app"));
+    let underscore = project_dir_name(Path::new("/x/my_app"));
+    let dot = project_dir_name(Path::new("/x/my.app"));
+    assert_eq!(sanitize_path(Path::new("/x/my-app")), "-x-my-app");
+    assert_eq!(sanitize_path(Path::new("/x/my_app")), "-x-my-app");
+    assert_ne!(dash, underscore);
+    assert_ne!(dash, dot);
+    assert_ne!(underscore, dot);
+    // Readable prefix, then always the hash of the whole path; stable.
+    assert!(dash.starts_with("-x-my-app-"), "{dash}");
+    assert_eq!(dash.len(), "-x-my-app-".len() + PROJECT_HASH_LEN);
+    assert!(dash[10..].bytes().all(|b| b.is_ascii_hexdigit()), "{dash}");
+    assert_eq!(dash, project_dir_name(Path::new("/x/my-app")));
+    // Long paths: the prefix is cut, the name stays within a file name's limit.
+    let long = format!("/{}", "a".repeat(400));
+    let name = project_dir_name(Path::new(&long));
+    assert_eq!(name.len(), MAX_SANITIZED_LEN + 1 + PROJECT_HASH_LEN);
+    assert_ne!(name, project_dir_name(Path::new(&format!("{long}b"))));
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod sandbox;
 mod security;
 mod settings_fail_closed;
 mod signals;
+mod state;
 mod stuck;
 
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Scenario};

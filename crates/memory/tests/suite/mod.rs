@@ -4,5 +4,6 @@ mod batching;
 mod demo_scenario;
 mod extraction;
 mod harness;
+mod index_race;
 mod recall;
 mod scenario;

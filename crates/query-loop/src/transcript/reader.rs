@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use tine_api_client::Message;
 
 use super::{RecordType, TranscriptError, TranscriptRecord, TranscriptWarning};
+use crate::paths::legacy::recorded_in;
 use crate::paths::{SessionId, project_dir, transcript_path};
 
 /// Every record that parsed, in file order, and what was skipped.
@@ -167,13 +168,16 @@ pub(crate) fn conversation_chain(
 }
 
 /// The most recently modified session of `cwd` (for `--continue`), looking only in that
-/// project's directory. Ties on mtime go to the greater id, so the answer is deterministic.
+/// project's directory and only at sessions whose transcript recorded `cwd` as their working
+/// directory: a session of another directory is never continued, even if its file sits in this
+/// folder. Ties on mtime go to the greater id, so the answer is deterministic.
 pub async fn latest_session(home: &Path, cwd: &Path) -> Result<Option<SessionId>, TranscriptError> {
     let dir = project_dir(home, cwd);
-    tokio::task::spawn_blocking(move || latest_in_dir(&dir)).await?
+    let cwd = cwd.to_path_buf();
+    tokio::task::spawn_blocking(move || latest_in_dir(&dir, &cwd)).await?
 }
 
-fn latest_in_dir(dir: &Path) -> Result<Option<SessionId>, TranscriptError> {
+fn latest_in_dir(dir: &Path, cwd: &Path) -> Result<Option<SessionId>, TranscriptError> {
     let read_err = |source| TranscriptError::Read {
         path: dir.to_path_buf(),
         source,
@@ -183,7 +187,7 @@ fn latest_in_dir(dir: &Path) -> Result<Option<SessionId>, TranscriptError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(read_err(e)),
     };
-    let mut best: Option<(SystemTime, SessionId)> = None;
+    let mut candidates: Vec<(SystemTime, SessionId, PathBuf)> = Vec::new();
     for entry in entries {
         let entry = entry.map_err(read_err)?;
         let path = entry.path();
@@ -203,14 +207,14 @@ fn latest_in_dir(dir: &Path) -> Result<Option<SessionId>, TranscriptError> {
             continue;
         }
         let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        let newer = best
-            .as_ref()
-            .is_none_or(|(t, best_id)| (mtime, &id) > (*t, best_id));
-        if newer {
-            best = Some((mtime, id));
-        }
+        candidates.push((mtime, id, path));
     }
-    Ok(best.map(|(_, id)| id))
+    // Newest first; only the first lines of each are read, and usually only the newest.
+    candidates.sort_by(|a, b| (b.0, &b.1).cmp(&(a.0, &a.1)));
+    Ok(candidates
+        .into_iter()
+        .find(|(_, _, path)| recorded_in(path, cwd))
+        .map(|(_, id, _)| id))
 }
 
 #[cfg(test)]
