@@ -34,6 +34,8 @@ struct Inner {
     http: reqwest::Client,
     config: ClientConfig,
     headers: HeaderMap,
+    /// The base URL is a loopback address: a refused connection means nothing runs there.
+    local: bool,
 }
 
 fn header_value(name: &str, value: &str, sensitive: bool) -> Result<HeaderValue, ApiError> {
@@ -87,11 +89,13 @@ impl HttpClient {
             .map_err(|e| ApiError::Config {
                 message: format!("could not start the HTTP client: {e}"),
             })?;
+        let local = is_loopback(&config.base_url);
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
                 config,
                 headers,
+                local,
             }),
         })
     }
@@ -104,6 +108,36 @@ impl HttpClient {
     pub fn config(&self) -> &ClientConfig {
         &self.inner.config
     }
+}
+
+/// Whether `base_url` names this machine (localhost, 127.0.0.0/8, ::1, or the unspecified
+/// address, which connects locally).
+fn is_loopback(base_url: &str) -> bool {
+    let Some(host) = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_owned))
+    else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback() || ip.is_unspecified(),
+        Err(_) => host.eq_ignore_ascii_case("localhost") || host.ends_with(".localhost"),
+    }
+}
+
+/// Whether the connection was refused (an `io::Error` somewhere in the source chain).
+fn is_refused(error: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 fn map_transport(error: &reqwest::Error, after: Duration) -> ApiError {
@@ -152,7 +186,15 @@ impl Inner {
                 what: "response headers".to_owned(),
                 after: timeout,
             })?
-            .map_err(|e| map_transport(&e, timeout))?;
+            .map_err(|e| {
+                if self.local && e.is_connect() && is_refused(&e) {
+                    ApiError::NothingListening {
+                        url: self.config.base_url.clone(),
+                    }
+                } else {
+                    map_transport(&e, timeout)
+                }
+            })?;
         let headers = response.headers();
         let request_id = header_str(headers, "request-id")
             .or_else(|| header_str(headers, "x-request-id"))
@@ -330,7 +372,12 @@ impl StreamState {
                         }
                     }
                     if let Some(error) = attempt.deferred.take() {
-                        return Some(Err(error));
+                        // A corrupt frame leaves the reply incomplete, like a dropped stream.
+                        let error = ApiError::CorruptStream {
+                            message: error.to_string(),
+                            request_id: attempt.request_id.clone(),
+                        };
+                        return Some(self.fail(error, attempt.yielded));
                     }
                     let idle = self.inner.config.stream_idle_timeout;
                     match tokio::time::timeout(idle, attempt.chunks.next()).await {
@@ -389,6 +436,35 @@ impl StreamState {
                 self.phase = Phase::Done;
                 Err(error)
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_base_urls_are_local() {
+        for url in [
+            "http://127.0.0.1:8080",
+            "http://127.1.2.3",
+            "http://localhost:9",
+            "http://LOCALHOST",
+            "http://api.localhost",
+            "http://[::1]:8080",
+            "http://0.0.0.0:80",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "https://api.anthropic.com",
+            "http://10.0.0.5:8080",
+            "http://[2001:db8::1]",
+            "http://localhost.example.com",
+            "not a url",
+        ] {
+            assert!(!is_loopback(url), "{url}");
         }
     }
 }

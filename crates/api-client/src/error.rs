@@ -152,6 +152,14 @@ pub enum ApiError {
     )]
     Connection { message: String },
 
+    /// A loopback address refused the connection: no server runs there (a local proxy or
+    /// simulator that was not started, a wrong port). Retried only briefly.
+    #[error(
+        "nothing is listening at {url} (connection refused): start the server there, or check \
+         ANTHROPIC_BASE_URL"
+    )]
+    NothingListening { url: String },
+
     /// The client gave up waiting (connect, headers, or no stream data for too long).
     #[error("timed out after {} s waiting for {what}", after.as_secs_f64())]
     Timeout { what: String, after: Duration },
@@ -163,6 +171,14 @@ pub enum ApiError {
     /// A body or event that is not the JSON / SSE the API sends.
     #[error("could not decode {what}: {message}")]
     Decode { what: String, message: String },
+
+    /// A streamed response held an event that could not be decoded (a corrupt frame, invalid
+    /// JSON in a `data:` line). Retried like a dropped stream: the reply is incomplete either way.
+    #[error("the response stream held an event that could not be decoded: {message}{}", request_id_suffix(.request_id))]
+    CorruptStream {
+        message: String,
+        request_id: Option<String>,
+    },
 
     /// A tool call's assembled `input` JSON did not parse at block stop.
     #[error("tool call `{name}` (block {index}) has invalid input JSON: {message}")]
@@ -259,9 +275,11 @@ impl ApiError {
             Self::MissingCredentials
             | Self::Config { .. }
             | Self::Connection { .. }
+            | Self::NothingListening { .. }
             | Self::Timeout { .. }
             | Self::IncompleteStream { .. }
             | Self::Decode { .. }
+            | Self::CorruptStream { .. }
             | Self::InvalidToolInput { .. }
             | Self::Protocol { .. } => None,
         }
@@ -280,10 +298,12 @@ impl ApiError {
         match self {
             Self::Status { request_id, .. }
             | Self::StreamError { request_id, .. }
+            | Self::CorruptStream { request_id, .. }
             | Self::IncompleteStream { request_id } => request_id.as_deref(),
             Self::MissingCredentials
             | Self::Config { .. }
             | Self::Connection { .. }
+            | Self::NothingListening { .. }
             | Self::Timeout { .. }
             | Self::Decode { .. }
             | Self::InvalidToolInput { .. }
@@ -321,7 +341,11 @@ impl ApiError {
                     | ApiErrorKind::RateLimit
                     | ApiErrorKind::Timeout
             ),
-            Self::Connection { .. } | Self::Timeout { .. } | Self::IncompleteStream { .. } => true,
+            Self::Connection { .. }
+            | Self::NothingListening { .. }
+            | Self::Timeout { .. }
+            | Self::IncompleteStream { .. }
+            | Self::CorruptStream { .. } => true,
             Self::MissingCredentials
             | Self::Config { .. }
             | Self::Decode { .. }

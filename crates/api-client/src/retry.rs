@@ -1,8 +1,11 @@
 //! When and how long to wait before trying a request again.
 //!
 //! Retried: HTTP 408, 409, 429, 5xx (529 included), connection errors and timeouts, a stream
-//! that ends before `message_stop`, and in-stream `overloaded_error` / `api_error` /
-//! `rate_limit_error` / `timeout_error` events. Never other 4xx. `x-should-retry: false` forbids a
+//! that ends before `message_stop` or holds an event that cannot be decoded, and in-stream
+//! `overloaded_error` / `api_error` / `rate_limit_error` / `timeout_error` events. Never other
+//! 4xx. A connection refused at a loopback address (nothing listening there) gets only
+//! [`RetryPolicy::local_connect_attempts`] attempts: waiting minutes for a server that is not
+//! running helps nobody. `x-should-retry: false` forbids a
 //! retry and `true` forces one. The delay is exponential backoff with jitter, or the server's
 //! `retry-after-ms` / `retry-after` when that is at most [`RetryPolicy::max_retry_after`].
 //!
@@ -28,6 +31,9 @@ pub struct RetryPolicy {
     pub max_retry_after: Duration,
     /// Fraction of the delay removed at random (0.25 → delay × [0.75, 1.0]). Default 0.25.
     pub jitter: f64,
+    /// Total attempts when a loopback address refuses the connection
+    /// ([`ApiError::NothingListening`]), capped by `max_attempts`. Default 3 (about 1.5 s).
+    pub local_connect_attempts: u32,
 }
 
 impl Default for RetryPolicy {
@@ -38,6 +44,7 @@ impl Default for RetryPolicy {
             max_delay: Duration::from_secs(32),
             max_retry_after: Duration::from_secs(60),
             jitter: 0.25,
+            local_connect_attempts: 3,
         }
     }
 }
@@ -51,9 +58,19 @@ impl RetryPolicy {
         }
     }
 
+    /// How many attempts in all `error` allows.
+    pub fn attempts_for(&self, error: &ApiError) -> u32 {
+        match error {
+            ApiError::NothingListening { .. } => self
+                .local_connect_attempts
+                .clamp(1, self.max_attempts.max(1)),
+            _ => self.max_attempts,
+        }
+    }
+
     /// Whether `error`, having ended attempt number `attempt` (1-based), may be retried.
     pub fn should_retry(&self, error: &ApiError, attempt: u32) -> bool {
-        if attempt >= self.max_attempts {
+        if attempt >= self.attempts_for(error) {
             return false;
         }
         if let ApiError::Status {
@@ -95,7 +112,7 @@ impl RetryPolicy {
     ) -> Option<RetryNotice> {
         self.should_retry(error, attempt).then(|| RetryNotice {
             attempt: attempt + 1,
-            max_attempts: self.max_attempts,
+            max_attempts: self.attempts_for(error),
             delay: self.delay(error, attempt),
             reason: error.clone(),
             discard_partial,
@@ -178,6 +195,40 @@ mod tests {
         assert!(policy.should_retry(&status(529), 2));
         assert!(!policy.should_retry(&status(529), 3));
         assert!(!RetryPolicy::none().should_retry(&status(529), 1));
+    }
+
+    #[test]
+    fn nothing_listening_locally_gets_few_attempts() {
+        let policy = RetryPolicy::default();
+        let refused = ApiError::NothingListening {
+            url: "http://127.0.0.1:9".into(),
+        };
+        assert!(policy.should_retry(&refused, 2));
+        assert!(!policy.should_retry(&refused, 3));
+        assert_eq!(policy.notice(&refused, 1, false).unwrap().max_attempts, 3);
+        // A remote connection error keeps the full budget.
+        let remote = ApiError::Connection {
+            message: "refused".into(),
+        };
+        assert!(policy.should_retry(&remote, 9));
+        assert_eq!(policy.notice(&remote, 1, false).unwrap().max_attempts, 10);
+        // Never more than max_attempts, never fewer than one.
+        assert!(!RetryPolicy::none().should_retry(&refused, 1));
+        let none_local = RetryPolicy {
+            local_connect_attempts: 0,
+            ..RetryPolicy::default()
+        };
+        assert!(!none_local.should_retry(&refused, 1));
+    }
+
+    #[test]
+    fn a_corrupt_stream_is_retried_like_a_dropped_one() {
+        let policy = RetryPolicy::default();
+        let corrupt = ApiError::CorruptStream {
+            message: "expected value".into(),
+            request_id: None,
+        };
+        assert!(policy.should_retry(&corrupt, 1));
     }
 
     #[test]

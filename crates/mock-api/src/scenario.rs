@@ -548,6 +548,12 @@ pub enum Fault {
         #[serde(default = "default_after_events")]
         after_events: usize,
     },
+    /// After this many events, one frame whose `data:` is not valid JSON, then the body ends
+    /// (non-streaming requests get a 200 whose body is not JSON).
+    Corrupt {
+        #[serde(default = "default_after_events")]
+        after_events: usize,
+    },
     /// `prompt is too long` for this request whatever its size; `tokens` defaults to the
     /// prompt's estimate, `maximum` to the context window.
     PromptTooLong {
@@ -600,6 +606,11 @@ impl Fault {
 
     pub fn drop_after(after_events: usize) -> Self {
         Fault::Drop { after_events }
+    }
+
+    /// A frame of invalid JSON after `after_events` events.
+    pub fn corrupt_after(after_events: usize) -> Self {
+        Fault::Corrupt { after_events }
     }
 
     pub fn prompt_too_long() -> Self {

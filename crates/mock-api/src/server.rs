@@ -434,7 +434,7 @@ fn prepare(
                 maximum.unwrap_or(window)
             )));
         }
-        Some(Fault::SseError { .. } | Fault::Drop { .. }) | None => {}
+        Some(Fault::SseError { .. } | Fault::Drop { .. } | Fault::Corrupt { .. }) | None => {}
     }
     let min = scenario.min_cacheable_for(&model);
     let now = shared.clock.now();
@@ -538,6 +538,11 @@ async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
                 drop_at_end = true;
                 record.fault = Some(format!("drop after {after_events} events"));
             }
+            Some(Fault::Corrupt { after_events }) => {
+                events.truncate(*after_events);
+                events.push(sse::corrupt_frame());
+                record.fault = Some(format!("corrupt frame after {after_events} events"));
+            }
             Some(Fault::Http { .. } | Fault::PromptTooLong { .. }) | None => {}
         }
         let mut h = base_headers(&request_id, "text/event-stream; charset=utf-8");
@@ -560,6 +565,10 @@ async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
             record.fault = Some("drop before the body".to_string());
             let body = Body::from_stream(event_stream(Vec::new(), Duration::ZERO, true));
             (StatusCode::OK, h, body).into_response()
+        } else if let Some(Fault::Corrupt { .. }) = &prepared.fault {
+            record.fault = Some("corrupt body".to_string());
+            let cut = json.len() / 2;
+            (StatusCode::OK, h, json.as_bytes()[..cut].to_vec()).into_response()
         } else {
             (StatusCode::OK, h, json).into_response()
         }

@@ -40,6 +40,13 @@ pub fn error_event(error_type: &str, message: &str) -> Bytes {
     )
 }
 
+/// A frame cut inside its JSON, as a broken proxy might pass it on.
+pub fn corrupt_frame() -> Bytes {
+    Bytes::from_static(
+        b"event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {\"type\": \"text_del\n\n",
+    )
+}
+
 fn chunks(s: &str, size: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;

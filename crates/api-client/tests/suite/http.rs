@@ -390,35 +390,75 @@ async fn in_stream_error_events() {
 }
 
 #[tokio::test]
-async fn connection_refused_is_retried_then_reported() {
+async fn a_refused_local_connection_says_nothing_is_listening_after_three_attempts() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
-    let config = ClientConfig::new(base_url, Credentials::api_key("k")).with_retry(fast_retries(2));
+    let config =
+        ClientConfig::new(base_url.clone(), Credentials::api_key("k")).with_retry(fast_retries(10));
     let client = HttpClient::new(config).unwrap();
-    let mut stream = client.stream(request());
-    let first = stream.next().await.unwrap().unwrap();
-    assert!(
-        matches!(first, ClientEvent::Retry(ref n) if matches!(n.reason, ApiError::Connection { .. })),
-        "{first:?}"
+    let (events, error) = run(&client).await;
+    let notices = notices(&events);
+    assert_eq!(
+        notices.iter().map(|n| n.attempt).collect::<Vec<_>>(),
+        [2, 3],
+        "three attempts in all, not ten"
     );
-    let last = stream.next().await.unwrap().unwrap_err();
-    assert!(matches!(last, ApiError::Connection { .. }));
-    assert!(last.to_string().contains("ANTHROPIC_BASE_URL"));
-    assert!(stream.next().await.is_none());
+    assert!(notices.iter().all(|n| n.max_attempts == 3));
+    let error = error.expect("the stream ends with the error");
+    assert!(
+        matches!(error, ApiError::NothingListening { ref url } if *url == base_url),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains(&base_url), "{message}");
+    assert!(message.contains("nothing is listening"), "{message}");
+    assert!(message.contains("ANTHROPIC_BASE_URL"), "{message}");
 }
 
 #[tokio::test]
-async fn malformed_event_json_is_a_decode_error() {
-    let server = TestServer::start(vec![Reply::sse(
-        "event: message_start\ndata: {broken\n\n".to_owned(),
-    )])
+async fn a_corrupt_frame_is_retried_like_a_dropped_stream() {
+    let good = sse_of("after the corrupt frame");
+    let first_event_end = good.find("\n\n").unwrap() + 2;
+    let corrupt = format!(
+        "{}event: content_block_start\ndata: {{\"type\": \"content_block_st\n\n",
+        &good[..first_event_end]
+    );
+    let server = TestServer::start(vec![Reply::sse(corrupt), Reply::sse(good)]).await;
+    let (message, retries) = collect_message(client(&server, 3).stream(request()))
+        .await
+        .unwrap();
+    assert_eq!(message.text(), "after the corrupt frame");
+    assert_eq!(retries.len(), 1);
+    assert!(
+        matches!(
+            retries[0].reason,
+            ApiError::CorruptStream {
+                request_id: Some(_),
+                ..
+            }
+        ),
+        "{:?}",
+        retries[0].reason
+    );
+    // message_start had been yielded: the consumer must drop it.
+    assert!(retries[0].discard_partial);
+    assert_eq!(server.requests().len(), 2);
+
+    // Corrupt every time: the retries run out and the error says what was wrong.
+    let broken = "event: message_start\ndata: {broken\n\n".to_owned();
+    let server = TestServer::start(vec![
+        Reply::sse(broken.clone()),
+        Reply::sse(broken.clone()),
+        Reply::sse(broken),
+    ])
     .await;
     let err = collect_message(client(&server, 3).stream(request()))
         .await
         .unwrap_err();
-    assert!(matches!(err, ApiError::Decode { .. }), "{err:?}");
-    assert_eq!(server.requests().len(), 1);
+    assert!(matches!(err, ApiError::CorruptStream { .. }), "{err:?}");
+    assert!(err.to_string().contains("could not be decoded"), "{err}");
+    assert_eq!(server.requests().len(), 3);
 }
 
 #[tokio::test]

@@ -96,6 +96,44 @@ async fn dropped_connection_ends_the_body_before_message_stop() {
 }
 
 #[tokio::test]
+async fn a_corrupt_frame_has_data_that_is_not_json() {
+    let server = start(
+        Scenario::new().rule(
+            Rule::new()
+                .reply(Reply::text("partial answer"))
+                .fault(Fault::corrupt_after(3)),
+        ),
+    )
+    .await;
+    let mut b = body("x");
+    b["stream"] = json!(true);
+    let resp = post(&server, &b).await;
+    assert_eq!(resp.status(), 200);
+    let (text, failed) = read_until_end(resp).await;
+    assert!(!failed, "the body ends cleanly");
+    let frames: Vec<&str> = text.split("\n\n").filter(|f| !f.is_empty()).collect();
+    assert_eq!(frames.len(), 4, "{text}");
+    let data = frames[3]
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim_start_matches("data: ");
+    assert!(serde_json::from_str::<Value>(data).is_err(), "{data}");
+    assert!(!text.contains("message_stop"));
+    assert_eq!(
+        server.requests()[0].fault.as_deref(),
+        Some("corrupt frame after 3 events")
+    );
+
+    // Without streaming: a 200 whose body is not JSON.
+    let resp = post(&server, &body("x")).await;
+    assert_eq!(resp.status(), 200);
+    let bytes = resp.bytes().await.unwrap();
+    assert!(serde_json::from_slice::<Value>(&bytes).is_err());
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn slow_streaming_still_delivers_every_event() {
     let server = start(
         Scenario::new()
