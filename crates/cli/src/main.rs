@@ -6,7 +6,7 @@
 //! - [`profile`]: `TINE_PROFILE_STARTUP=1`, the time of each start-up phase on stderr.
 //! - [`setup`]: credentials, settings, permissions, tools, context, session → a `QueryEngine`.
 //! - [`permission`]: the headless `can_use_tool` (an approval nobody can give is a denial).
-//! - [`output`]: text, json and stream-json printing.
+//! - [`output`]: text, json and stream-json printing; [`text`]: each reply printed once.
 //! - [`run`]: the turn(s) and exit codes.
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP cancel the turn (exit 130, 143, 129).
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
@@ -27,6 +27,7 @@ mod sandbox_exec;
 mod sandbox_settings;
 mod setup;
 mod signals;
+mod text;
 
 use std::process::ExitCode;
 

@@ -1,21 +1,23 @@
-//! What `-p` prints, in Claude Code's shapes: `text` streams the reply; `json` prints one
-//! `result` object; `stream-json` prints one JSON object per line (system init, assistant,
-//! user/tool results, result). Diagnostics (`--verbose`) go to stderr, never stdout.
+//! What `-p` prints, in Claude Code's shapes: `text` prints each reply once (see
+//! [`crate::text`]); `json` prints one `result` object; `stream-json` prints one JSON object per
+//! line (system init, assistant, user/tool results, result). Diagnostics (retries, `--verbose`)
+//! go to stderr, never stdout.
 //!
 //! The `result` object's `total_cost_usd` and `usage` cover every request the run made: the
 //! main thread's, and the side queries' and background forks' (memory extraction, recall,
 //! WebFetch summaries), with `usage_by_source` breaking them down (it sums to both).
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use serde_json::{Value, json};
 use tine_api_client::{Message, Usage};
 use tine_fork_runtime::{BackgroundEvent, SourceUsage, UsageLedger};
 use tine_memory::EXTRACTION_JOB;
-use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
+use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, Transition, TurnResult};
 
 use crate::args::OutputFormat;
+use crate::text::{ReplyStart, TextStream};
 
 /// What the `system`/`init` line and the result objects need to know about the session.
 #[derive(Debug, Clone)]
@@ -32,22 +34,22 @@ pub struct Printer {
     format: OutputFormat,
     verbose: bool,
     info: SessionInfo,
-    /// Text mode: whether anything was printed, and whether it ended with a newline.
-    printed_text: bool,
-    at_line_start: bool,
-    /// Text mode: whether the current attempt of the current reply printed anything.
-    attempt_printed: bool,
+    /// Text mode's printer: live on a terminal, one reply at a time when redirected.
+    text: TextStream<std::io::Stdout>,
+    /// Text mode: how the next request's reply relates to the text before it.
+    next_reply: ReplyStart,
 }
 
 impl Printer {
     pub fn new(format: OutputFormat, verbose: bool, info: SessionInfo) -> Self {
+        let stdout = std::io::stdout();
+        let live = stdout.is_terminal();
         Self {
             format,
             verbose,
             info,
-            printed_text: false,
-            at_line_start: true,
-            attempt_printed: false,
+            text: TextStream::new(stdout, live),
+            next_reply: ReplyStart::New,
         }
     }
 
@@ -71,34 +73,18 @@ impl Printer {
         if self.verbose {
             verbose_line(event);
         }
-        match event {
-            QueryEvent::TextDelta { text } if self.format == OutputFormat::Text => {
-                self.attempt_printed |= !text.is_empty();
-                self.text(text);
-            }
-            // Printed text cannot be taken back: say so, and restart on a fresh line.
-            QueryEvent::Retry(notice)
-                if self.format == OutputFormat::Text
-                    && notice.discard_partial
-                    && self.attempt_printed =>
-            {
-                self.attempt_printed = false;
-                if !self.at_line_start {
-                    self.text("\n");
-                }
-                eprintln!("tine: the reply was cut off and is sent again below ({notice})");
-            }
-            // Waiting on a retry is visible: the person at the terminal knows why it is quiet.
-            QueryEvent::Retry(notice) if self.format == OutputFormat::Text && !self.verbose => {
+        if let QueryEvent::Retry(notice) = event {
+            // Waiting on a retry is visible in every format: the user knows why it is quiet
+            // (a connection refused, an overloaded API). `--verbose` printed it already.
+            if !self.verbose {
                 eprintln!("tine: {notice}");
             }
-            // Separate the texts of successive replies of one turn.
-            QueryEvent::RequestStart { turn, .. } if self.format == OutputFormat::Text => {
-                self.attempt_printed = false;
-                if *turn > 1 && self.printed_text && !self.at_line_start {
-                    self.text("\n");
-                }
-            }
+        }
+        if self.format == OutputFormat::Text {
+            self.text_event(event);
+            return;
+        }
+        match event {
             QueryEvent::AssistantMessage {
                 message,
                 stop_reason,
@@ -130,6 +116,46 @@ impl Printer {
                 self.line(&value);
             }
             _ => {}
+        }
+    }
+
+    /// Text mode: replies, each printed once (see [`crate::text`]).
+    fn text_event(&mut self, event: &QueryEvent) {
+        match event {
+            QueryEvent::RequestStart { .. } => {
+                let start = std::mem::replace(&mut self.next_reply, ReplyStart::New);
+                self.text.start(start);
+            }
+            QueryEvent::TextDelta { text } => self.text.delta(text),
+            // The attempt's text is void; the next one starts the reply again.
+            QueryEvent::Retry(notice) if notice.discard_partial => {
+                self.text.start(ReplyStart::Replacement);
+            }
+            QueryEvent::AssistantMessage { .. } => self.text.finish_reply(),
+            QueryEvent::Transition(transition) => {
+                self.next_reply = match transition {
+                    // The cut reply was dropped; the same request goes again with more room.
+                    Transition::MaxOutputTokensEscalation { .. } => ReplyStart::Replacement,
+                    // The cut reply was kept; the model picks up where it stopped.
+                    Transition::MaxOutputTokensRecovery { .. } => ReplyStart::Continuation,
+                    Transition::ToolUse { .. }
+                    | Transition::StopHook { .. }
+                    | Transition::ReactiveCompact
+                    | Transition::HistorySnip
+                    | Transition::ContextCollapse
+                    | Transition::AutoBackground => ReplyStart::New,
+                };
+            }
+            QueryEvent::Retry(_)
+            | QueryEvent::ThinkingDelta { .. }
+            | QueryEvent::ToolUseStart { .. }
+            | QueryEvent::Usage { .. }
+            | QueryEvent::ToolDenied { .. }
+            | QueryEvent::ToolProgress { .. }
+            | QueryEvent::ToolResult { .. }
+            | QueryEvent::UserMessage { .. }
+            | QueryEvent::HistoryReplaced { .. }
+            | QueryEvent::Terminal(_) => {}
         }
     }
 
@@ -174,9 +200,7 @@ impl Printer {
     pub fn result(&mut self, result: &ResultSummary<'_>) {
         match self.format {
             OutputFormat::Text => {
-                if self.printed_text && !self.at_line_start {
-                    self.text("\n");
-                }
+                self.text.finish_turn();
                 if !result.turn.terminal.is_success() {
                     eprintln!("tine: {}", result.turn.terminal.describe());
                 }
@@ -195,18 +219,6 @@ impl Printer {
     /// Prints one JSON line (a result deferred by the caller).
     pub fn print_value(&mut self, value: &Value) {
         self.line(value);
-    }
-
-    fn text(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        // A closed stdout (`| head`) is not an error worth reporting mid-stream.
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
-        self.printed_text = true;
-        self.at_line_start = text.ends_with('\n');
     }
 
     fn line(&mut self, value: &Value) {

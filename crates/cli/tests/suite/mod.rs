@@ -7,6 +7,7 @@ mod hooks;
 mod memory;
 mod recovery;
 mod resume;
+mod retries;
 mod sandbox;
 mod security;
 mod settings_fail_closed;
