@@ -1,0 +1,167 @@
+//! The transcript's entries and how each lays out into rows at a width: the user's prompts,
+//! the assistant's streamed markdown, thinking, tool calls, notices, errors, command output.
+
+use ratatui::text::{Line, Span};
+use tokio::time::Instant;
+
+use crate::event::NoticeLevel;
+use crate::stream::MarkdownStream;
+use crate::theme;
+use crate::tool_call::ToolCall;
+use crate::wrap::{IndentedLine, sanitize};
+
+/// What the layout of an entry depends on besides the entry itself.
+#[derive(Debug, Clone, Copy)]
+pub struct LayoutCtx {
+    pub width: u16,
+    /// Ctrl+O: results and thinking shown in full.
+    pub expanded: bool,
+    pub now: Instant,
+}
+
+/// One item of the conversation as shown.
+pub enum Entry {
+    /// A prompt the person sent (or a slash command they ran).
+    User { text: String },
+    /// The assistant's text, markdown, streaming until the reply ends.
+    Assistant(MarkdownStream),
+    Thinking { text: String, done: bool },
+    Tool(ToolCall),
+    Notice { level: NoticeLevel, text: String },
+    /// "Interrupted by user".
+    Interrupted,
+    /// A turn that ended in an error.
+    Error { message: String },
+    /// What a slash command answered.
+    CommandOutput { body: MarkdownStream },
+}
+
+/// The first-row prefix of the assistant's text and of tool calls.
+pub const BULLET: &str = "● ";
+/// Continuation of those.
+pub const INDENT: &str = "  ";
+/// The first row of a result under a call.
+pub const RESULT: &str = "  ⎿  ";
+/// Continuation of a result.
+pub const RESULT_INDENT: &str = "     ";
+
+impl Entry {
+    /// A value that changes when the entry's look changes with time alone (a running tool's
+    /// elapsed seconds), so a cached layout is redone then and only then.
+    pub fn time_salt(&self, now: Instant) -> u64 {
+        match self {
+            Entry::Tool(call) => call.time_salt(now),
+            _ => 0,
+        }
+    }
+
+    /// The entry's rows (all but the assistant's streamed text, which caches its own).
+    pub fn layout(&mut self, ctx: &LayoutCtx) -> Vec<Line<'static>> {
+        let mut lines: Vec<IndentedLine> = Vec::new();
+        match self {
+            Entry::User { text } => {
+                for (i, line) in sanitize(text).split('\n').enumerate() {
+                    let first = if i == 0 { "> " } else { "  " };
+                    lines.push(IndentedLine {
+                        first: vec![Span::styled(first, theme::dim())],
+                        rest: vec![Span::raw("  ")],
+                        body: Line::from(Span::styled(line.to_owned(), theme::user_prompt())),
+                    });
+                }
+            }
+            Entry::Assistant(stream) => {
+                // Callers use `Transcript`'s fast path; this is the complete fallback.
+                let (head, tail) = stream.rows(ctx.width, &bullet(), &indent());
+                return head.iter().chain(tail.iter()).cloned().collect();
+            }
+            Entry::Thinking { text, done } => thinking(text, *done, ctx.expanded, &mut lines),
+            Entry::Tool(call) => call.layout(ctx, &mut lines),
+            Entry::Notice { level, text } => {
+                let (mark, style) = match level {
+                    NoticeLevel::Info => ("✻ ", theme::dim()),
+                    NoticeLevel::Warning => ("⚠ ", theme::warning()),
+                    NoticeLevel::Error => ("✗ ", theme::error()),
+                };
+                for (i, line) in sanitize(text).split('\n').enumerate() {
+                    lines.push(IndentedLine {
+                        first: vec![Span::styled(if i == 0 { mark } else { "  " }, style)],
+                        rest: vec![Span::raw("  ")],
+                        body: Line::from(Span::styled(line.to_owned(), style)),
+                    });
+                }
+            }
+            Entry::Interrupted => lines.push(result_line(Line::from(Span::styled(
+                "Interrupted by user",
+                theme::error(),
+            )))),
+            Entry::Error { message } => {
+                for (i, line) in sanitize(message).split('\n').enumerate() {
+                    lines.push(IndentedLine {
+                        first: vec![Span::styled(if i == 0 { "✗ " } else { "  " }, theme::error())],
+                        rest: vec![Span::raw("  ")],
+                        body: Line::from(Span::styled(line.to_owned(), theme::error())),
+                    });
+                }
+            }
+            Entry::CommandOutput { body } => {
+                let first = vec![Span::styled(RESULT, theme::dim())];
+                let rest = vec![Span::raw(RESULT_INDENT)];
+                let (head, tail) = body.rows(ctx.width, &first, &rest);
+                return head.iter().chain(tail.iter()).cloned().collect();
+            }
+        }
+        let mut rows = Vec::with_capacity(lines.len());
+        for line in &lines {
+            line.wrap(ctx.width, &mut rows);
+        }
+        rows
+    }
+}
+
+pub fn bullet() -> Vec<Span<'static>> {
+    vec![Span::raw(BULLET)]
+}
+
+pub fn indent() -> Vec<Span<'static>> {
+    vec![Span::raw(INDENT)]
+}
+
+/// A line under a call: "  ⎿  text", continuation rows indented to match.
+pub fn result_line(body: Line<'static>) -> IndentedLine {
+    IndentedLine {
+        first: vec![Span::styled(RESULT, theme::dim())],
+        rest: vec![Span::raw(RESULT_INDENT)],
+        body,
+    }
+}
+
+/// A further line of a result (no "⎿").
+pub fn result_more(body: Line<'static>) -> IndentedLine {
+    IndentedLine {
+        first: vec![Span::raw(RESULT_INDENT)],
+        rest: vec![Span::raw(RESULT_INDENT)],
+        body,
+    }
+}
+
+fn thinking(text: &str, done: bool, expanded: bool, out: &mut Vec<IndentedLine>) {
+    let head = if done { "✻ Thought" } else { "✻ Thinking…" };
+    let count = text.lines().count();
+    let mut header = vec![Span::styled(head, theme::thinking())];
+    if !expanded && count > 0 {
+        header.push(Span::styled(
+            format!(" ({count} lines, ctrl+o to show)"),
+            theme::dim(),
+        ));
+    }
+    out.push(IndentedLine::plain(Line::from(header)));
+    if expanded {
+        for line in sanitize(text).lines() {
+            out.push(IndentedLine {
+                first: vec![Span::raw(INDENT)],
+                rest: vec![Span::raw(INDENT)],
+                body: Line::from(Span::styled(line.to_owned(), theme::thinking())),
+            });
+        }
+    }
+}

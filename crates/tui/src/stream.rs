@@ -1,0 +1,303 @@
+//! Streaming markdown: text arrives in deltas; what is complete is rendered once and kept
+//! ("committed"), only the open tail is rendered again on each delta. A chunk is complete at a
+//! blank line followed by a line that starts at column 0 (so a list item's indented
+//! continuation is never cut off from its item), outside any code fence. A top-level fenced code
+//! block is committed line by line as each line completes, its highlighter's state carried, so a
+//! long block streams without being highlighted again. Wrapped rows of the committed part are
+//! cached per width and extended, not redone.
+
+use ratatui::text::{Line, Span};
+
+use crate::highlight::CodeHighlighter;
+use crate::markdown;
+use crate::wrap::IndentedLine;
+
+/// One markdown text being streamed (or complete, after [`MarkdownStream::finish`]).
+pub struct MarkdownStream {
+    src: String,
+    /// Rendered lines of `src[..pos]`.
+    committed: Vec<IndentedLine>,
+    pos: usize,
+    /// Start of the first line of `src[pos..]` not yet scanned.
+    scan: usize,
+    /// A fence opened inside the uncommitted region (indented or nested): no cut until it closes.
+    nested_fence: Option<Fence>,
+    /// A top-level fenced block being committed line by line.
+    code: Option<(Fence, CodeHighlighter)>,
+    tail: Vec<IndentedLine>,
+    /// The tail is rendered when next looked at, not on every delta (deltas between two frames
+    /// cost one render).
+    tail_stale: bool,
+    finished: bool,
+    /// How many chunks were rendered (committed) so far: for tests of the incremental claim.
+    renders: usize,
+    wrapped: Wrapped,
+}
+
+#[derive(Default)]
+struct Wrapped {
+    width: u16,
+    rows: Vec<Line<'static>>,
+    /// How many committed lines `rows` covers.
+    upto: usize,
+    tail: Vec<Line<'static>>,
+    tail_valid: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fence {
+    ch: char,
+    len: usize,
+}
+
+impl Default for MarkdownStream {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MarkdownStream {
+    pub fn new() -> Self {
+        Self {
+            src: String::new(),
+            committed: Vec::new(),
+            pos: 0,
+            scan: 0,
+            nested_fence: None,
+            code: None,
+            tail: Vec::new(),
+            tail_stale: false,
+            finished: false,
+            renders: 0,
+            wrapped: Wrapped::default(),
+        }
+    }
+
+    /// A complete text, rendered at once.
+    pub fn complete(text: &str) -> Self {
+        let mut s = Self::new();
+        s.push(text);
+        s.finish();
+        s
+    }
+
+    pub fn source(&self) -> &str {
+        &self.src
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Chunks rendered into the committed part so far.
+    pub fn committed_renders(&self) -> usize {
+        self.renders
+    }
+
+    /// Bytes of the source that are committed.
+    pub fn committed_len(&self) -> usize {
+        self.pos
+    }
+
+    /// Appends a delta: commits what became complete, renders the tail again.
+    pub fn push(&mut self, delta: &str) {
+        if self.finished || delta.is_empty() {
+            return;
+        }
+        self.src.push_str(delta);
+        self.advance();
+        self.tail_stale = true;
+    }
+
+    /// The text is complete: everything is committed.
+    pub fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.advance();
+        if let Some((_, mut hl)) = self.code.take() {
+            let rest = &self.src[self.pos..];
+            if !rest.is_empty() {
+                let line = hl.line(rest);
+                self.committed.push(IndentedLine::plain(line));
+            }
+        } else {
+            let end = self.src.len();
+            self.commit_markdown(end);
+        }
+        self.pos = self.src.len();
+        self.scan = self.pos;
+        self.tail.clear();
+        self.tail_stale = false;
+        self.wrapped.tail_valid = false;
+        self.finished = true;
+    }
+
+    fn advance(&mut self) {
+        while let Some(nl) = self.src[self.scan..].find('\n') {
+            let line_end = self.scan + nl;
+            let next = line_end + 1;
+            let line = &self.src[self.scan..line_end];
+            if let Some((fence, hl)) = &mut self.code {
+                // Inside a top-level block, `pos == scan`: each complete line is committed.
+                if closes(line, *fence) {
+                    self.code = None;
+                } else {
+                    let row = hl.line(line);
+                    self.committed.push(IndentedLine::plain(row));
+                }
+                self.pos = next;
+                self.scan = next;
+                continue;
+            }
+            if let Some(fence) = self.nested_fence {
+                if closes(line, fence) {
+                    self.nested_fence = None;
+                }
+                self.scan = next;
+                continue;
+            }
+            if let Some((fence, indent, info)) = opens(line) {
+                if indent == 0 {
+                    let info = info.to_owned();
+                    self.commit_markdown(self.scan);
+                    if !self.committed.is_empty() {
+                        self.committed.push(IndentedLine::blank());
+                    }
+                    self.code = Some((fence, CodeHighlighter::new(&info)));
+                    self.pos = next;
+                } else {
+                    self.nested_fence = Some(fence);
+                }
+                self.scan = next;
+                continue;
+            }
+            if line.trim().is_empty() {
+                match self.src[next..].chars().next() {
+                    // The next block has not begun: look again on the next delta.
+                    None => break,
+                    Some(c) if !c.is_whitespace() => self.commit_markdown(next),
+                    Some(_) => {}
+                }
+            }
+            self.scan = next;
+        }
+    }
+
+    /// Renders `src[pos..end]` into the committed lines.
+    fn commit_markdown(&mut self, end: usize) {
+        let chunk = &self.src[self.pos..end];
+        if !chunk.trim().is_empty() {
+            let lines = markdown::render(chunk);
+            self.renders += 1;
+            if !lines.is_empty() && !self.committed.is_empty() && !ends_blank(&self.committed) {
+                self.committed.push(IndentedLine::blank());
+            }
+            self.committed.extend(lines);
+        }
+        self.pos = end;
+        if self.scan < end {
+            self.scan = end;
+        }
+    }
+
+    fn render_tail(&mut self) {
+        if !self.tail_stale {
+            return;
+        }
+        self.tail_stale = false;
+        self.wrapped.tail_valid = false;
+        let rest = &self.src[self.pos..];
+        self.tail.clear();
+        if let Some((_, hl)) = &self.code {
+            if !rest.is_empty() {
+                self.tail.push(IndentedLine::plain(hl.peek(rest)));
+            }
+            return;
+        }
+        if rest.trim().is_empty() {
+            return;
+        }
+        let lines = markdown::render(rest);
+        if !lines.is_empty() && !self.committed.is_empty() && !ends_blank(&self.committed) {
+            self.tail.push(IndentedLine::blank());
+        }
+        self.tail.extend(lines);
+    }
+
+    /// Every logical line, committed then tail (tests and plain-text uses).
+    pub fn lines(&mut self) -> impl Iterator<Item = &IndentedLine> {
+        self.render_tail();
+        self.committed.iter().chain(self.tail.iter())
+    }
+
+    /// The wrapped rows at `width`, each line prefixed by `first` (the first row of the whole
+    /// text) or `rest`: `(committed rows, tail rows)`. Committed rows are cached and extended;
+    /// tail rows are cached until the tail changes.
+    pub fn rows(
+        &mut self,
+        width: u16,
+        first: &[Span<'static>],
+        rest: &[Span<'static>],
+    ) -> (&[Line<'static>], &[Line<'static>]) {
+        self.render_tail();
+        if self.wrapped.width != width {
+            self.wrapped = Wrapped {
+                width,
+                ..Wrapped::default()
+            };
+        }
+        let w = &mut self.wrapped;
+        for (i, line) in self.committed.iter().enumerate().skip(w.upto) {
+            let prefix = if i == 0 { first } else { rest };
+            line.clone().nested(prefix, rest).wrap(width, &mut w.rows);
+        }
+        w.upto = self.committed.len();
+        if !w.tail_valid {
+            w.tail.clear();
+            for (i, line) in self.tail.iter().enumerate() {
+                let prefix = if i == 0 && self.committed.is_empty() { first } else { rest };
+                line.clone().nested(prefix, rest).wrap(width, &mut w.tail);
+            }
+            w.tail_valid = true;
+        }
+        (&w.rows, &w.tail)
+    }
+}
+
+fn ends_blank(lines: &[IndentedLine]) -> bool {
+    lines.last().is_some_and(|l| l.body.spans.is_empty())
+}
+
+/// A fence opening line: (fence, indentation, info string).
+fn opens(line: &str) -> Option<(Fence, usize, &str)> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let ch = rest.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let len = rest.chars().take_while(|c| *c == ch).count();
+    if len < 3 {
+        return None;
+    }
+    let info = rest[len..].trim();
+    // A backtick fence's info string may not contain backticks (that is inline code).
+    if ch == '`' && info.contains('`') {
+        return None;
+    }
+    Some((Fence { ch, len }, indent, info))
+}
+
+fn closes(line: &str, fence: Fence) -> bool {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return false;
+    }
+    let len = trimmed.chars().take_while(|c| *c == fence.ch).count();
+    len >= fence.len && trimmed[len * fence.ch.len_utf8()..].trim().is_empty()
+}
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

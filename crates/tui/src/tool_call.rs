@@ -1,0 +1,241 @@
+//! A tool call in its three phases (seed 003 §四): the call line "● Read(src/main.rs)"; while
+//! it runs, elapsed time and lines of output; the result, collapsed to a few lines when long
+//! ("… +N lines (ctrl+o to expand)"), Edit/Write as a coloured diff.
+
+use std::time::Duration;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use tokio::time::Instant;
+
+use crate::diff::{self, DiffLine};
+use crate::entry::{BULLET, INDENT, LayoutCtx, result_line, result_more};
+use crate::event::{TodoStatus, ToolDisplayView, ToolResultView};
+use crate::theme;
+use crate::wrap::{IndentedLine, sanitize};
+
+/// Lines of a long result shown while collapsed.
+pub const PREVIEW_LINES: usize = 3;
+/// Diff lines shown while collapsed.
+pub const DIFF_PREVIEW_LINES: usize = 16;
+
+pub struct ToolCall {
+    pub id: String,
+    pub tool: String,
+    pub args: String,
+    pub started: Instant,
+    pub progress: Option<Progress>,
+    pub state: ToolState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+pub enum ToolState {
+    Running,
+    Done {
+        result: ToolResultView,
+        /// The diff's lines, made once when the result arrived.
+        diff: Option<Vec<DiffLine>>,
+    },
+    /// The turn ended (interrupted) while it ran.
+    Interrupted,
+}
+
+impl ToolCall {
+    pub fn new(id: String, tool: String, args: String, now: Instant) -> Self {
+        Self {
+            id,
+            tool,
+            args,
+            started: now,
+            progress: None,
+            state: ToolState::Running,
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        matches!(self.state, ToolState::Running)
+    }
+
+    pub fn finish(&mut self, result: ToolResultView) {
+        let diff = match &result.display {
+            ToolDisplayView::Diff { diff, .. } => Some(diff::diff_lines(diff)),
+            _ => None,
+        };
+        self.state = ToolState::Done { result, diff };
+    }
+
+    pub fn time_salt(&self, now: Instant) -> u64 {
+        match self.state {
+            ToolState::Running => now.saturating_duration_since(self.started).as_secs() + 1,
+            ToolState::Done { .. } | ToolState::Interrupted => 0,
+        }
+    }
+
+    pub fn layout(&self, ctx: &LayoutCtx, out: &mut Vec<IndentedLine>) {
+        let bullet_style = match &self.state {
+            ToolState::Running => theme::dim(),
+            ToolState::Done { result, .. } if result.is_error => theme::error(),
+            ToolState::Done { .. } => theme::success(),
+            ToolState::Interrupted => theme::error(),
+        };
+        let mut call = vec![Span::styled(self.tool.clone(), theme::bold())];
+        let args = sanitize(&self.args).replace('\n', " ");
+        if !args.is_empty() {
+            call.push(Span::raw(format!("({args})")));
+        }
+        out.push(IndentedLine {
+            first: vec![Span::styled(BULLET, bullet_style)],
+            rest: vec![Span::raw(INDENT)],
+            body: Line::from(call),
+        });
+        match &self.state {
+            ToolState::Running => {
+                let elapsed = ctx.now.saturating_duration_since(self.started).as_secs();
+                let mut text = format!("Running… ({elapsed}s");
+                if let Some(p) = self.progress.filter(|p| p.lines > 0) {
+                    let unit = if p.lines == 1 { "line" } else { "lines" };
+                    text.push_str(&format!(" · {} {unit}", p.lines));
+                }
+                text.push(')');
+                out.push(result_line(Line::from(Span::styled(text, theme::dim()))));
+            }
+            ToolState::Interrupted => out.push(result_line(Line::from(Span::styled(
+                "Interrupted",
+                theme::error(),
+            )))),
+            ToolState::Done { result, diff } => {
+                self.result(result, diff.as_deref(), ctx.expanded, out);
+            }
+        }
+    }
+
+    fn result(
+        &self,
+        result: &ToolResultView,
+        diff: Option<&[DiffLine]>,
+        expanded: bool,
+        out: &mut Vec<IndentedLine>,
+    ) {
+        if result.is_error {
+            let style = theme::error();
+            let text = if result.content.trim().is_empty() { &result.summary } else { &result.content };
+            preview(text, style, expanded, out);
+            return;
+        }
+        match &result.display {
+            ToolDisplayView::Diff { path, .. } => {
+                let lines = diff.unwrap_or_default();
+                let (added, removed) = diff::counts(lines);
+                let head = format!(
+                    "Updated {path} with {added} {} and {removed} {}",
+                    plural(added, "addition", "additions"),
+                    plural(removed, "removal", "removals"),
+                );
+                out.push(result_line(Line::from(head)));
+                let cap = (!expanded).then_some(DIFF_PREVIEW_LINES);
+                let (rows, more) = diff::render(lines, cap);
+                for row in rows {
+                    out.push(row.nested(&[Span::raw(crate::entry::RESULT_INDENT)], &[Span::raw(crate::entry::RESULT_INDENT)]));
+                }
+                if more > 0 {
+                    out.push(result_more(expand_hint(more)));
+                }
+            }
+            ToolDisplayView::Todos(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let (mark, style) = match item.status {
+                        TodoStatus::Pending => ("☐ ", Style::default()),
+                        TodoStatus::InProgress => ("◐ ", theme::accent()),
+                        TodoStatus::Completed => ("☒ ", theme::dim()),
+                    };
+                    let body = Line::from(vec![
+                        Span::styled(mark, style),
+                        Span::styled(sanitize(&item.content), style),
+                    ]);
+                    out.push(if i == 0 { result_line(body) } else { result_more(body) });
+                }
+                if items.is_empty() {
+                    out.push(result_line(Line::from(Span::styled("(no todos)", theme::dim()))));
+                }
+            }
+            ToolDisplayView::Shell {
+                exit_code,
+                timed_out,
+                background_task,
+            } => {
+                if let Some(task) = background_task {
+                    out.push(result_line(Line::from(Span::styled(
+                        format!("Running in the background ({task})"),
+                        theme::dim(),
+                    ))));
+                    return;
+                }
+                let text = if result.content.trim().is_empty() { "(No content)" } else { &result.content };
+                preview(text, Style::default(), expanded, out);
+                let mut status = Vec::new();
+                if *timed_out {
+                    status.push("timed out".to_owned());
+                }
+                if let Some(code) = exit_code.filter(|c| *c != 0) {
+                    status.push(format!("exit code {code}"));
+                }
+                if !status.is_empty() {
+                    out.push(result_more(Line::from(Span::styled(status.join(", "), theme::error()))));
+                }
+            }
+            ToolDisplayView::None => {
+                if expanded && !result.content.trim().is_empty() {
+                    if !result.summary.is_empty() {
+                        out.push(result_line(Line::from(result.summary.clone())));
+                        for line in sanitize(&result.content).lines() {
+                            out.push(result_more(Line::from(line.to_owned())));
+                        }
+                    } else {
+                        preview(&result.content, Style::default(), true, out);
+                    }
+                } else if !result.summary.is_empty() {
+                    let mut line = vec![Span::raw(sanitize(&result.summary))];
+                    if result.content.lines().count() > 1 {
+                        line.push(Span::styled(" (ctrl+o to expand)", theme::dim()));
+                    }
+                    out.push(result_line(Line::from(line)));
+                } else {
+                    preview(&result.content, Style::default(), expanded, out);
+                }
+            }
+        }
+    }
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
+
+fn expand_hint(more: usize) -> Line<'static> {
+    let unit = if more == 1 { "line" } else { "lines" };
+    Line::from(Span::styled(
+        format!("… +{more} {unit} (ctrl+o to expand)"),
+        theme::dim(),
+    ))
+}
+
+/// The text's first lines (all of them when expanded), then how many more.
+fn preview(text: &str, style: Style, expanded: bool, out: &mut Vec<IndentedLine>) {
+    let text = sanitize(text);
+    let text = text.trim_end_matches('\n');
+    let total = text.lines().count().max(1);
+    let shown = if expanded || total <= PREVIEW_LINES + 1 { total } else { PREVIEW_LINES };
+    for (i, line) in text.split('\n').take(shown).enumerate() {
+        let body = Line::from(Span::styled(line.to_owned(), style));
+        out.push(if i == 0 { result_line(body) } else { result_more(body) });
+    }
+    if shown < total {
+        out.push(result_more(expand_hint(total - shown)));
+    }
+}
