@@ -222,8 +222,14 @@ mod tests {
             .replace("line 18\n", "");
         let lines = diff_lines(&DiffSource::Texts { before, after });
         let s = short(&lines);
-        assert_eq!(s[..4], ["11 line 1", "22 line 2", "3_-line 3", "_3+line three"]);
-        assert!(s.contains(&"__~".to_owned()), "a gap between the hunks: {s:?}");
+        assert_eq!(
+            s[..4],
+            ["11 line 1", "22 line 2", "3_-line 3", "_3+line three"]
+        );
+        assert!(
+            s.contains(&"__~".to_owned()),
+            "a gap between the hunks: {s:?}"
+        );
         assert!(s.contains(&"18_-line 18".to_owned()), "{s:?}");
         assert_eq!(counts(&lines), (1, 2));
     }

@@ -22,18 +22,30 @@ pub struct LayoutCtx {
 /// One item of the conversation as shown.
 pub enum Entry {
     /// A prompt the person sent (or a slash command they ran).
-    User { text: String },
+    User {
+        text: String,
+    },
     /// The assistant's text, markdown, streaming until the reply ends.
     Assistant(MarkdownStream),
-    Thinking { text: String, done: bool },
+    Thinking {
+        text: String,
+        done: bool,
+    },
     Tool(ToolCall),
-    Notice { level: NoticeLevel, text: String },
+    Notice {
+        level: NoticeLevel,
+        text: String,
+    },
     /// "Interrupted by user".
     Interrupted,
     /// A turn that ended in an error.
-    Error { message: String },
+    Error {
+        message: String,
+    },
     /// What a slash command answered.
-    CommandOutput { body: MarkdownStream },
+    CommandOutput {
+        body: MarkdownStream,
+    },
 }
 
 /// The first-row prefix of the assistant's text and of tool calls.
@@ -97,7 +109,10 @@ impl Entry {
             Entry::Error { message } => {
                 for (i, line) in sanitize(message).split('\n').enumerate() {
                     lines.push(IndentedLine {
-                        first: vec![Span::styled(if i == 0 { "✗ " } else { "  " }, theme::error())],
+                        first: vec![Span::styled(
+                            if i == 0 { "✗ " } else { "  " },
+                            theme::error(),
+                        )],
                         rest: vec![Span::raw("  ")],
                         body: Line::from(Span::styled(line.to_owned(), theme::error())),
                     });
@@ -145,7 +160,11 @@ pub fn result_more(body: Line<'static>) -> IndentedLine {
 }
 
 fn thinking(text: &str, done: bool, expanded: bool, out: &mut Vec<IndentedLine>) {
-    let head = if done { "✻ Thought" } else { "✻ Thinking…" };
+    let head = if done {
+        "✻ Thought"
+    } else {
+        "✻ Thinking…"
+    };
     let count = text.lines().count();
     let mut header = vec![Span::styled(head, theme::thinking())];
     if !expanded && count > 0 {

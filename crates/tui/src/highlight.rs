@@ -75,9 +75,13 @@ impl CodeHighlighter {
     /// The next line of the block (without its newline), highlighted; the state moves on.
     pub fn line(&mut self, text: &str) -> Line<'static> {
         match &mut self.state {
-            Some(state) => {
-                highlight(state.assets, &state.highlighter, &mut state.parse, &mut state.highlight, text)
-            }
+            Some(state) => highlight(
+                state.assets,
+                &state.highlighter,
+                &mut state.parse,
+                &mut state.highlight,
+                text,
+            ),
             None => plain(text),
         }
     }

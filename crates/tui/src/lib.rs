@@ -1,11 +1,52 @@
-//! tine-tui: the interactive terminal UI.
-pub mod event;
-pub mod highlight;
-pub mod markdown;
-pub mod stream;
-pub mod theme;
-pub mod wrap;
+//! tine-tui: the interactive terminal UI (ratatui + crossterm), a front end of the session.
+//!
+//! It knows nothing of the session's crates: the session's events come in as [`UiEvent`]s and
+//! the UI's requests go out as [`UiCommand`]s (`event`), which a thin adapter maps to and from
+//! the session's own types. [`App`] is a pure state machine (events and keys in, commands out,
+//! a frame drawn on request); [`run`] owns the terminal and the loop.
+//!
+//! Modules in reading order:
+//! - [`event`]: the vocabulary with the session: [`UiEvent`], [`UiCommand`] and view types.
+//! - [`app`]: [`App`], its state and what each session event does; the turn guard and queue.
+//! - [`keys`]: what each key, paste and wheel notch does (`App::handle_key`, ...).
+//! - [`view`]: drawing a frame (`App::render`).
+//! - [`transcript`]: entries with virtual scrolling and per-width cached rows.
+//! - [`entry`], [`tool_call`]: how each entry lays out; a tool call's three phases.
+//! - [`stream`], [`markdown`], [`highlight`]: incremental markdown, code highlighting.
+//! - [`diff`]: Edit/Write results as coloured diffs.
+//! - [`input`]: the prompt box's editor, history and pastes.
+//! - [`slash`]: slash commands and their completion.
+//! - [`permission`]: the permission dialog and its queue.
+//! - [`wrap`], [`theme`]: word wrapping with hanging prefixes; colours.
+//! - [`run`], [`terminal`]: the terminal loop (raw mode, alternate screen, frame pacing) and
+//!   restoring the terminal on exit and on panic.
+
+pub mod app;
 pub mod diff;
 pub mod entry;
+pub mod event;
+pub mod highlight;
+pub mod input;
+pub mod keys;
+pub mod markdown;
+pub mod permission;
+pub mod slash;
+pub mod stream;
+pub mod theme;
 pub mod tool_call;
 pub mod transcript;
+pub mod view;
+pub mod wrap;
+
+pub use app::{App, AppConfig, Queued};
+pub use event::{
+    DiffSource, NoticeLevel, PermissionAnswer, PermissionMode, PermissionRequest, TaskKind,
+    TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView, ToolResultView, TurnEndReason,
+    UiCommand, UiEvent, UsageView,
+};
+pub use slash::SlashCommandSpec;
+pub mod run;
+pub mod terminal;
+
+pub use run::{FRAME_INTERVAL, LoopEnd, LoopStats, TuiError, event_loop, run};
+pub use terminal::{TerminalGuard, TerminalOptions, restore};

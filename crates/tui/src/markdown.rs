@@ -2,9 +2,7 @@
 //! asterisks, italics, inline code, headings, lists, quotes, links, tables, rules, and code
 //! blocks highlighted. The streaming side ([`crate::stream`]) decides which chunks are complete.
 
-use pulldown_cmark::{
-    Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd,
-};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
@@ -15,13 +13,16 @@ use crate::wrap::{IndentedLine, spans_width};
 
 /// Renders complete markdown blocks. No blank line at the start or the end.
 pub fn render(text: &str) -> Vec<IndentedLine> {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut r = Renderer::default();
     for event in Parser::new_ext(text, options) {
         r.event(event);
     }
     r.flush();
-    while r.out.last().is_some_and(|l| l.body.spans.is_empty() && l.first.iter().all(|s| s.content.trim().is_empty())) {
+    while r.out.last().is_some_and(|l| {
+        l.body.spans.is_empty() && l.first.iter().all(|s| s.content.trim().is_empty())
+    }) {
         r.out.pop();
     }
     r.out
@@ -143,7 +144,9 @@ impl Renderer {
     }
 
     fn in_item(&self) -> bool {
-        self.containers.iter().any(|c| matches!(c, Container::Item { .. }))
+        self.containers
+            .iter()
+            .any(|c| matches!(c, Container::Item { .. }))
     }
 
     fn event(&mut self, event: Event<'_>) {
@@ -415,7 +418,11 @@ impl Renderer {
                 }
                 let header = r < table.header_rows;
                 for span in cell {
-                    let style = if header { span.style.patch(theme::bold()) } else { span.style };
+                    let style = if header {
+                        span.style.patch(theme::bold())
+                    } else {
+                        span.style
+                    };
                     spans.push(Span::styled(span.content, style));
                 }
                 if right > 0 && i + 1 < widths.len() {
@@ -460,7 +467,16 @@ mod tests {
         let lines = render("# Title\n\nSome text.\n\n- one\n- two\n\n> quoted");
         assert_eq!(
             plain(&lines),
-            ["Title", "", "Some text.", "", "• one", "• two", "", "│ quoted"]
+            [
+                "Title",
+                "",
+                "Some text.",
+                "",
+                "• one",
+                "• two",
+                "",
+                "│ quoted"
+            ]
         );
     }
 

@@ -256,7 +256,11 @@ impl MarkdownStream {
         if !w.tail_valid {
             w.tail.clear();
             for (i, line) in self.tail.iter().enumerate() {
-                let prefix = if i == 0 && self.committed.is_empty() { first } else { rest };
+                let prefix = if i == 0 && self.committed.is_empty() {
+                    first
+                } else {
+                    rest
+                };
                 line.clone().nested(prefix, rest).wrap(width, &mut w.tail);
             }
             w.tail_valid = true;

@@ -53,7 +53,11 @@ fn committed_blocks_are_rendered_once_not_per_delta() {
     let s = streamed(DOC, 1);
     // Six markdown chunks around the code block; a delta-per-character stream of ~200
     // deltas must not have rendered them again and again.
-    assert!(s.committed_renders() <= 6, "rendered {} chunks", s.committed_renders());
+    assert!(
+        s.committed_renders() <= 6,
+        "rendered {} chunks",
+        s.committed_renders()
+    );
 }
 
 #[test]
@@ -63,7 +67,10 @@ fn code_lines_commit_as_each_line_completes() {
     assert_eq!(s.committed_len(), "intro\n\n```rust\nlet a = 1;\n".len());
     assert_eq!(plain(&mut s), ["intro", "", "let a = 1;", "let b"]);
     s.push(" = 2;\n```\nafter");
-    assert_eq!(plain(&mut s), ["intro", "", "let a = 1;", "let b = 2;", "", "after"]);
+    assert_eq!(
+        plain(&mut s),
+        ["intro", "", "let a = 1;", "let b = 2;", "", "after"]
+    );
 }
 
 #[test]

@@ -60,7 +60,9 @@ pub fn diff_added() -> Style {
 }
 
 pub fn selected() -> Style {
-    Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    Style::default()
+        .fg(Color::Cyan)
+        .add_modifier(Modifier::BOLD)
 }
 
 pub fn border() -> Style {

@@ -96,7 +96,12 @@ impl ToolCall {
         });
         match &self.state {
             ToolState::Running => {
-                let elapsed = ctx.now.saturating_duration_since(self.started).as_secs();
+                // The tool's own clock when it reports one; ours between reports.
+                let ours = ctx.now.saturating_duration_since(self.started);
+                let elapsed = self
+                    .progress
+                    .map_or(ours, |p| p.elapsed.max(ours))
+                    .as_secs();
                 let mut text = format!("Running… ({elapsed}s");
                 if let Some(p) = self.progress.filter(|p| p.lines > 0) {
                     let unit = if p.lines == 1 { "line" } else { "lines" };
@@ -124,7 +129,11 @@ impl ToolCall {
     ) {
         if result.is_error {
             let style = theme::error();
-            let text = if result.content.trim().is_empty() { &result.summary } else { &result.content };
+            let text = if result.content.trim().is_empty() {
+                &result.summary
+            } else {
+                &result.content
+            };
             preview(text, style, expanded, out);
             return;
         }
@@ -141,7 +150,10 @@ impl ToolCall {
                 let cap = (!expanded).then_some(DIFF_PREVIEW_LINES);
                 let (rows, more) = diff::render(lines, cap);
                 for row in rows {
-                    out.push(row.nested(&[Span::raw(crate::entry::RESULT_INDENT)], &[Span::raw(crate::entry::RESULT_INDENT)]));
+                    out.push(row.nested(
+                        &[Span::raw(crate::entry::RESULT_INDENT)],
+                        &[Span::raw(crate::entry::RESULT_INDENT)],
+                    ));
                 }
                 if more > 0 {
                     out.push(result_more(expand_hint(more)));
@@ -158,10 +170,17 @@ impl ToolCall {
                         Span::styled(mark, style),
                         Span::styled(sanitize(&item.content), style),
                     ]);
-                    out.push(if i == 0 { result_line(body) } else { result_more(body) });
+                    out.push(if i == 0 {
+                        result_line(body)
+                    } else {
+                        result_more(body)
+                    });
                 }
                 if items.is_empty() {
-                    out.push(result_line(Line::from(Span::styled("(no todos)", theme::dim()))));
+                    out.push(result_line(Line::from(Span::styled(
+                        "(no todos)",
+                        theme::dim(),
+                    ))));
                 }
             }
             ToolDisplayView::Shell {
@@ -176,7 +195,11 @@ impl ToolCall {
                     ))));
                     return;
                 }
-                let text = if result.content.trim().is_empty() { "(No content)" } else { &result.content };
+                let text = if result.content.trim().is_empty() {
+                    "(No content)"
+                } else {
+                    &result.content
+                };
                 preview(text, Style::default(), expanded, out);
                 let mut status = Vec::new();
                 if *timed_out {
@@ -186,7 +209,10 @@ impl ToolCall {
                     status.push(format!("exit code {code}"));
                 }
                 if !status.is_empty() {
-                    out.push(result_more(Line::from(Span::styled(status.join(", "), theme::error()))));
+                    out.push(result_more(Line::from(Span::styled(
+                        status.join(", "),
+                        theme::error(),
+                    ))));
                 }
             }
             ToolDisplayView::None => {
@@ -230,10 +256,18 @@ fn preview(text: &str, style: Style, expanded: bool, out: &mut Vec<IndentedLine>
     let text = sanitize(text);
     let text = text.trim_end_matches('\n');
     let total = text.lines().count().max(1);
-    let shown = if expanded || total <= PREVIEW_LINES + 1 { total } else { PREVIEW_LINES };
+    let shown = if expanded || total <= PREVIEW_LINES + 1 {
+        total
+    } else {
+        PREVIEW_LINES
+    };
     for (i, line) in text.split('\n').take(shown).enumerate() {
         let body = Line::from(Span::styled(line.to_owned(), style));
-        out.push(if i == 0 { result_line(body) } else { result_more(body) });
+        out.push(if i == 0 {
+            result_line(body)
+        } else {
+            result_more(body)
+        });
     }
     if shown < total {
         out.push(result_more(expand_hint(total - shown)));

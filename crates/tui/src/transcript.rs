@@ -178,7 +178,12 @@ impl Transcript {
 
     /// Whether at most `height` rows follow (entry, row), the row itself included: the view
     /// shows the end from there, so it may as well follow it.
-    fn fewer_rows_below(&mut self, (entry, row): (usize, usize), height: usize, ctx: &LayoutCtx) -> bool {
+    fn fewer_rows_below(
+        &mut self,
+        (entry, row): (usize, usize),
+        height: usize,
+        ctx: &LayoutCtx,
+    ) -> bool {
         let mut count = 0;
         let mut i = entry;
         let mut skip = row;
@@ -227,7 +232,11 @@ impl Transcript {
             while row < total && y < height {
                 if row >= gap {
                     let r = row - gap;
-                    let line = if r < head.len() { &head[r] } else { &tail[r - head.len()] };
+                    let line = if r < head.len() {
+                        &head[r]
+                    } else {
+                        &tail[r - head.len()]
+                    };
                     let y16 = area.y + u16::try_from(y).unwrap_or(u16::MAX);
                     buf.set_line(area.x, y16, line, area.width);
                 }

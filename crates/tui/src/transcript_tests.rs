@@ -38,7 +38,11 @@ fn only_visible_entries_are_laid_out() {
     let mut t = numbered(10_000);
     let rows = screen(&mut t, 40, 10);
     assert_eq!(rows[9], "> prompt 9999");
-    assert!(t.layouts() <= 6, "laid out {} entries for 10 rows", t.layouts());
+    assert!(
+        t.layouts() <= 6,
+        "laid out {} entries for 10 rows",
+        t.layouts()
+    );
     let before = t.layouts();
     let _ = screen(&mut t, 40, 10);
     assert_eq!(t.layouts(), before, "a second frame is all cache hits");
@@ -76,7 +80,11 @@ fn a_short_transcript_sits_at_the_top_and_cannot_scroll() {
     t.scroll_up(5);
     let rows = screen(&mut t, 40, 10);
     assert_eq!(rows[0], "> prompt 0");
-    assert_eq!(t.scroll(), Scroll::Bottom, "nothing to scroll: back to following");
+    assert_eq!(
+        t.scroll(),
+        Scroll::Bottom,
+        "nothing to scroll: back to following"
+    );
 }
 
 #[test]

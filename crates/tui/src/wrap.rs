@@ -139,7 +139,12 @@ fn tokenize(spans: &[Span<'static>]) -> Vec<Token> {
         for (i, c) in text.char_indices() {
             let space = c == ' ' || c == '\t';
             if current.is_some_and(|s| s != space) {
-                push_part(&mut tokens, &text[start..i], span.style, current == Some(true));
+                push_part(
+                    &mut tokens,
+                    &text[start..i],
+                    span.style,
+                    current == Some(true),
+                );
                 start = i;
             }
             current = Some(space);
@@ -319,7 +324,12 @@ mod tests {
         let rows = wrap_spans(&spans, 8, 8);
         assert_eq!(texts(&rows), ["aaa", "bold,", "tail"]);
         assert_eq!(rows[1][0].content, "bold");
-        assert!(rows[1][0].style.add_modifier.contains(ratatui::style::Modifier::BOLD));
+        assert!(
+            rows[1][0]
+                .style
+                .add_modifier
+                .contains(ratatui::style::Modifier::BOLD)
+        );
     }
 
     #[test]

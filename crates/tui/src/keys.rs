@@ -1,0 +1,319 @@
+//! Keys, pastes and the mouse: what each does to the [`App`] and which [`UiCommand`]s follow.
+//!
+//! Enter submits; Shift+Enter (terminals that report it), Alt+Enter, Ctrl+J and a trailing
+//! backslash insert a newline. Esc interrupts a running turn (or rejects the permission request
+//! shown, or closes a list). Ctrl+C interrupts, else clears the input, and exits when pressed
+//! again within two seconds; Ctrl+D exits on an empty prompt. Shift+Tab cycles the permission
+//! mode, Ctrl+O expands results, Ctrl+T shows background tasks. PageUp/PageDown, the mouse
+//! wheel, Ctrl+Home/Ctrl+End (and Home/End on an empty prompt) scroll the transcript.
+
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
+use tokio::time::Instant;
+
+use crate::app::{App, CTRL_C_WINDOW, Queued};
+use crate::entry::Entry;
+use crate::event::{NoticeLevel, UiCommand};
+use crate::permission::Choice;
+use crate::slash::{self, Parsed};
+
+/// Rows one wheel notch scrolls.
+const WHEEL_ROWS: usize = 3;
+
+impl App {
+    /// One terminal event.
+    pub fn handle_terminal_event(&mut self, event: Event) -> Vec<UiCommand> {
+        match event {
+            Event::Key(key) => self.handle_key(key),
+            Event::Paste(text) => {
+                self.handle_paste(&text);
+                Vec::new()
+            }
+            Event::Mouse(mouse) => {
+                self.handle_mouse(mouse);
+                Vec::new()
+            }
+            Event::Resize(..) => {
+                self.dirty = true;
+                Vec::new()
+            }
+            Event::FocusGained | Event::FocusLost => Vec::new(),
+        }
+    }
+
+    /// A bracketed paste.
+    pub fn handle_paste(&mut self, text: &str) {
+        self.dirty = true;
+        if let Some(feedback) = self.dialog.feedback_mut() {
+            feedback.push_str(&text.replace(['\r', '\n'], " "));
+        } else if !self.dialog.is_open() {
+            self.input.paste(text);
+            self.completion.reset();
+        }
+    }
+
+    pub fn handle_mouse(&mut self, mouse: MouseEvent) {
+        match mouse.kind {
+            MouseEventKind::ScrollUp => {
+                self.transcript.scroll_up(WHEEL_ROWS);
+                self.dirty = true;
+            }
+            MouseEventKind::ScrollDown => {
+                self.transcript.scroll_down(WHEEL_ROWS);
+                self.dirty = true;
+            }
+            _ => {}
+        }
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> Vec<UiCommand> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        if key.code == KeyCode::Char('c') && ctrl {
+            return self.ctrl_c();
+        }
+        if self.dialog.is_open() {
+            return self.dialog_key(key);
+        }
+        if self.help_open {
+            self.help_open = false;
+            if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) {
+                return Vec::new();
+            }
+        }
+        match key.code {
+            KeyCode::BackTab => return self.cycle_mode(),
+            KeyCode::Tab if shift => return self.cycle_mode(),
+            KeyCode::Char('o') if ctrl => {
+                self.expanded = !self.expanded;
+                return Vec::new();
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.tasks_open = !self.tasks_open;
+                return Vec::new();
+            }
+            KeyCode::PageUp => {
+                let page = self.transcript.page();
+                self.transcript.scroll_up(page);
+                return Vec::new();
+            }
+            KeyCode::PageDown => {
+                let page = self.transcript.page();
+                self.transcript.scroll_down(page);
+                return Vec::new();
+            }
+            KeyCode::Home if ctrl || self.input.is_empty() => {
+                self.transcript.scroll_to_top();
+                return Vec::new();
+            }
+            KeyCode::End if ctrl || self.input.is_empty() => {
+                self.transcript.scroll_to_bottom();
+                return Vec::new();
+            }
+            _ => {}
+        }
+        if let Some(commands) = self.completion_key(key) {
+            return commands;
+        }
+        let before = self.input.text().to_owned();
+        let out = self.edit_key(key, ctrl, alt, shift);
+        if self.input.text() != before {
+            self.completion.reset();
+        }
+        out
+    }
+
+    fn edit_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool, shift: bool) -> Vec<UiCommand> {
+        let input = &mut self.input;
+        match key.code {
+            KeyCode::Esc => return self.interrupt(),
+            KeyCode::Enter if shift || alt => input.newline(),
+            KeyCode::Enter => {
+                if !input.backslash_newline() {
+                    return self.submit();
+                }
+            }
+            KeyCode::Char('j') if ctrl => input.newline(),
+            KeyCode::Char('d') if ctrl => {
+                if input.is_empty() {
+                    return self.exit();
+                }
+                input.delete();
+            }
+            KeyCode::Char('a') if ctrl => input.home(),
+            KeyCode::Char('e') if ctrl => input.end(),
+            KeyCode::Char('k') if ctrl => input.kill_to_end(),
+            KeyCode::Char('u') if ctrl => input.kill_to_start(),
+            KeyCode::Char('w') if ctrl => input.kill_word_back(),
+            KeyCode::Char('y') if ctrl => input.yank(),
+            KeyCode::Char('b') if ctrl => input.left(),
+            KeyCode::Char('f') if ctrl => input.right(),
+            KeyCode::Char('h') if ctrl => input.backspace(),
+            KeyCode::Char('b') if alt => input.word_left(),
+            KeyCode::Char('f') if alt => input.word_right(),
+            KeyCode::Char('d') if alt => input.kill_word_right(),
+            KeyCode::Backspace if alt || ctrl => input.kill_word_left(),
+            KeyCode::Backspace => input.backspace(),
+            KeyCode::Delete => input.delete(),
+            KeyCode::Left if alt || ctrl => input.word_left(),
+            KeyCode::Right if alt || ctrl => input.word_right(),
+            KeyCode::Left => input.left(),
+            KeyCode::Right => input.right(),
+            KeyCode::Home => input.home(),
+            KeyCode::End => input.end(),
+            KeyCode::Up => input.up(),
+            KeyCode::Down => input.down(),
+            KeyCode::Char(c) if !ctrl && !alt => input.insert_char(c),
+            _ => self.dirty = false,
+        }
+        Vec::new()
+    }
+
+    /// Keys for the completion list, while it shows; `None` when the key is not its.
+    fn completion_key(&mut self, key: KeyEvent) -> Option<Vec<UiCommand>> {
+        let names: Vec<String> = self
+            .completion
+            .matches(self.input.text(), &self.commands)
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        if names.is_empty() || !key.modifiers.difference(KeyModifiers::SHIFT).is_empty() {
+            return None;
+        }
+        let chosen = names
+            .get(self.completion.selected.min(names.len() - 1))
+            .cloned();
+        match key.code {
+            KeyCode::Up => self.completion.move_by(-1, names.len()),
+            KeyCode::Down => self.completion.move_by(1, names.len()),
+            KeyCode::Tab => {
+                if let Some(name) = chosen {
+                    self.input.set_text(&format!("/{name} "));
+                }
+            }
+            KeyCode::Esc => {
+                let text = self.input.text().to_owned();
+                self.completion.dismiss(&text);
+            }
+            KeyCode::Enter => {
+                let typed = &self.input.text()[1..];
+                if !names.iter().any(|n| n == typed)
+                    && let Some(name) = chosen
+                {
+                    self.input.set_text(&format!("/{name}"));
+                }
+                return Some(self.submit());
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    fn dialog_key(&mut self, key: KeyEvent) -> Vec<UiCommand> {
+        let answered = if self.dialog.is_typing_feedback() {
+            match key.code {
+                KeyCode::Enter => self.dialog.choose(Choice::No),
+                KeyCode::Esc => self.dialog.reject(),
+                KeyCode::Backspace => {
+                    if let Some(f) = self.dialog.feedback_mut() {
+                        f.pop();
+                    }
+                    None
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    if let Some(f) = self.dialog.feedback_mut() {
+                        f.push(c);
+                    }
+                    None
+                }
+                _ => None,
+            }
+        } else {
+            match key.code {
+                KeyCode::Up => {
+                    self.dialog.move_selection(-1);
+                    None
+                }
+                KeyCode::Down | KeyCode::Tab => {
+                    self.dialog.move_selection(1);
+                    None
+                }
+                KeyCode::BackTab => return self.cycle_mode(),
+                KeyCode::Char(c) if c.is_ascii_digit() => {
+                    let number = c.to_digit(10).and_then(|d| usize::try_from(d).ok());
+                    match number.and_then(|n| self.dialog.choice_by_number(n)) {
+                        Some(choice) => self.dialog.choose(choice),
+                        None => None,
+                    }
+                }
+                KeyCode::Enter => {
+                    let choice = self.dialog.selected();
+                    self.dialog.choose(choice)
+                }
+                KeyCode::Esc => self.dialog.reject(),
+                _ => None,
+            }
+        };
+        answered
+            .map(|(id, answer)| vec![UiCommand::AnswerPermission { id, answer }])
+            .unwrap_or_default()
+    }
+
+    fn ctrl_c(&mut self) -> Vec<UiCommand> {
+        let now = Instant::now();
+        if self.ctrl_c_at.is_some_and(|t| now < t + CTRL_C_WINDOW) {
+            return self.exit();
+        }
+        self.ctrl_c_at = Some(now);
+        if self.is_busy() {
+            return self.interrupt();
+        }
+        self.input.clear();
+        self.completion.reset();
+        Vec::new()
+    }
+
+    fn cycle_mode(&mut self) -> Vec<UiCommand> {
+        self.mode = self.mode.next(self.bypass_available);
+        vec![UiCommand::CyclePermissionMode { to: self.mode }]
+    }
+
+    /// Enter on the prompt.
+    fn submit(&mut self) -> Vec<UiCommand> {
+        let text = self.input.take_submission();
+        self.completion.reset();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        self.help_open = false;
+        self.transcript.scroll_to_bottom();
+        match slash::parse(&text, &self.commands) {
+            Parsed::Prompt => self.dispatch(Queued::Prompt(text)),
+            Parsed::Unknown(name) => {
+                self.transcript.push(Entry::Notice {
+                    level: NoticeLevel::Error,
+                    text: format!("Unknown command /{name} (/help lists the commands)"),
+                });
+                Vec::new()
+            }
+            Parsed::Command { spec, args } => match spec.name.as_str() {
+                "help" => {
+                    self.help_open = true;
+                    Vec::new()
+                }
+                "exit" => self.exit(),
+                "tasks" => {
+                    self.tasks_open = !self.tasks_open;
+                    Vec::new()
+                }
+                _ => self.dispatch(Queued::Command { spec, args }),
+            },
+        }
+    }
+}

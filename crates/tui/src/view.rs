@@ -1,0 +1,408 @@
+//! Drawing a frame of the [`App`]: the transcript on top, then (from the bottom up) the status
+//! line, queued prompts, the completion list, the prompt box or the permission dialog in its
+//! place, the help panel, the tasks panel and the spinner. Only the transcript's visible rows
+//! are laid out.
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Widget};
+use tokio::time::Instant;
+use unicode_width::UnicodeWidthStr;
+
+use crate::app::{App, SPINNER};
+use crate::entry::LayoutCtx;
+use crate::event::{PermissionMode, TaskKind, TaskStatus};
+use crate::theme;
+use crate::transcript::Scroll;
+use crate::wrap::truncate;
+
+/// Rows of the prompt box's text before it scrolls.
+const INPUT_MAX_ROWS: usize = 8;
+const QUEUED_MAX_ROWS: usize = 3;
+const TASKS_MAX_ROWS: usize = 8;
+
+impl App {
+    /// Draws the whole screen.
+    pub fn render(&mut self, frame: &mut Frame) {
+        let area = frame.area();
+        let cursor = self.render_area(area, frame.buffer_mut());
+        if let Some(position) = cursor {
+            frame.set_cursor_position(position);
+        }
+    }
+
+    /// Draws into a buffer; returns where the cursor goes.
+    pub fn render_area(&mut self, area: Rect, buf: &mut Buffer) -> Option<Position> {
+        self.dirty = false;
+        let width = area.width;
+        let now = Instant::now();
+
+        let completion = self.completion_rows(width);
+        let queued = self.queued_rows(width);
+        // Borders, a column of padding each side, the "> " prefix.
+        let input_text_width = width.saturating_sub(6);
+        let (input_rows, input_cursor) = self.input.rows(input_text_width);
+        let dialog_open = self.dialog.is_open();
+        let input_h = if dialog_open {
+            0
+        } else {
+            input_rows.len().clamp(1, INPUT_MAX_ROWS) + 2
+        };
+        let dialog_h = if dialog_open {
+            usize::from(self.dialog.height(width)).min(usize::from(area.height) * 2 / 3)
+        } else {
+            0
+        };
+        let help = if self.help_open {
+            self.help_rows()
+        } else {
+            Vec::new()
+        };
+        let help_h = if help.is_empty() {
+            0
+        } else {
+            // As much as the screen has above the prompt box and the status line.
+            (help.len() + 2).min(usize::from(area.height).saturating_sub(input_h + 2))
+        };
+        let tasks = if self.tasks_open {
+            self.task_rows()
+        } else {
+            Vec::new()
+        };
+        let tasks_h = if self.tasks_open { tasks.len() + 2 } else { 0 };
+        let spinner_h = if self.turn.is_some() { 2 } else { 0 };
+
+        // Bottom up; the transcript gets what is left.
+        let mut bottom = area.y + area.height;
+        let mut take = |h: usize| {
+            let h = u16::try_from(h)
+                .unwrap_or(u16::MAX)
+                .min(bottom.saturating_sub(area.y));
+            bottom -= h;
+            Rect::new(area.x, bottom, width, h)
+        };
+        let status_area = take(1);
+        let completion_area = take(completion.len());
+        let queued_area = take(queued.len());
+        let input_area = take(input_h);
+        let dialog_area = take(dialog_h);
+        let help_area = take(help_h);
+        let tasks_area = take(tasks_h);
+        let spinner_area = take(spinner_h);
+        let transcript_area = Rect::new(area.x, area.y, width, bottom.saturating_sub(area.y));
+
+        let ctx = LayoutCtx {
+            width,
+            expanded: self.expanded,
+            now,
+        };
+        self.transcript.render(transcript_area, buf, &ctx);
+        self.render_spinner(spinner_area, buf, now);
+        draw_panel(
+            tasks_area,
+            buf,
+            " Background tasks (ctrl+t to hide) ",
+            &tasks,
+        );
+        draw_panel(help_area, buf, " Help (esc to close) ", &help);
+        let mut cursor = None;
+        if dialog_open {
+            cursor = self.dialog.render(dialog_area, buf);
+        } else {
+            cursor = render_input(input_area, buf, &input_rows, input_cursor).or(cursor);
+        }
+        draw_rows(queued_area, buf, &queued);
+        draw_rows(completion_area, buf, &completion);
+        let status = self.status_line(width);
+        draw_rows(status_area, buf, &[status]);
+        cursor
+    }
+
+    fn render_spinner(&self, area: Rect, buf: &mut Buffer, now: Instant) {
+        let Some(turn) = &self.turn else { return };
+        if area.height == 0 {
+            return;
+        }
+        let elapsed = now.saturating_duration_since(turn.started).as_secs();
+        let frame = SPINNER[self.spinner_frame % SPINNER.len()];
+        let mut spans = vec![
+            Span::styled(format!("{frame} "), theme::accent()),
+            Span::styled("Working… ", theme::accent()),
+            Span::styled(format!("({elapsed}s · esc to interrupt)"), theme::dim()),
+        ];
+        if let Some(retry) = &self.retry {
+            spans.push(Span::styled(format!(" · {retry}"), theme::warning()));
+        }
+        let line = truncate(Line::from(spans), usize::from(area.width));
+        // The first row is a gap under the transcript.
+        buf.set_line(area.x, area.y + area.height - 1, &line, area.width);
+    }
+
+    fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
+        if self.dialog.is_open() {
+            return Vec::new();
+        }
+        let matches = self.completion.matches(self.input.text(), &self.commands);
+        self.completion.rows(&matches, width)
+    }
+
+    fn queued_rows(&self, width: u16) -> Vec<Line<'static>> {
+        let mut rows: Vec<Line<'static>> = self
+            .queue
+            .iter()
+            .take(QUEUED_MAX_ROWS)
+            .map(|q| {
+                let text = q.text();
+                let first = text.lines().next().unwrap_or_default().to_owned();
+                let line = Line::from(vec![
+                    Span::styled("  ⏎ queued: ", theme::dim()),
+                    Span::styled(first, theme::user_prompt()),
+                ]);
+                truncate(line, usize::from(width))
+            })
+            .collect();
+        if self.queue.len() > QUEUED_MAX_ROWS {
+            rows.push(Line::from(Span::styled(
+                format!("  … {} more queued", self.queue.len() - QUEUED_MAX_ROWS),
+                theme::dim(),
+            )));
+        }
+        rows
+    }
+
+    fn help_rows(&self) -> Vec<Line<'static>> {
+        let mut rows = vec![Line::from(Span::styled("Commands", theme::bold()))];
+        let name_w = self
+            .commands
+            .iter()
+            .map(|c| c.name.len() + 1)
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        for c in &self.commands {
+            rows.push(Line::from(vec![
+                Span::styled(format!("  /{:<name_w$}", c.name), theme::accent()),
+                Span::raw(c.description.clone()),
+            ]));
+        }
+        rows.push(Line::default());
+        rows.push(Line::from(Span::styled("Keys", theme::bold())));
+        for (keys, what) in [
+            ("enter", "send (queued while tine works)"),
+            ("shift+enter, ctrl+j, \\⏎", "new line"),
+            ("esc", "interrupt tine"),
+            ("ctrl+c", "clear the prompt; twice to exit"),
+            ("ctrl+d", "exit (empty prompt)"),
+            ("shift+tab", "permission mode"),
+            ("ctrl+o", "expand tool results"),
+            ("ctrl+t", "background tasks"),
+            ("pgup/pgdn, wheel", "scroll; ctrl+home/end: top/latest"),
+            ("↑/↓", "history"),
+        ] {
+            rows.push(Line::from(vec![
+                Span::styled(format!("  {keys:<26}"), theme::accent()),
+                Span::raw(what),
+            ]));
+        }
+        rows
+    }
+
+    fn task_rows(&self) -> Vec<Line<'static>> {
+        if self.tasks.is_empty() {
+            return vec![Line::from(Span::styled(
+                "No background tasks",
+                theme::dim(),
+            ))];
+        }
+        let mut tasks: Vec<_> = self.tasks.iter().collect();
+        // Running ones first, then the most recent.
+        tasks.reverse();
+        tasks.sort_by_key(|t| !matches!(t.status, TaskStatus::Running));
+        let mut rows: Vec<Line<'static>> = tasks
+            .iter()
+            .take(TASKS_MAX_ROWS)
+            .map(|t| {
+                let (icon, style, detail) = match &t.status {
+                    TaskStatus::Running => ("◐ ", theme::accent(), "running".to_owned()),
+                    TaskStatus::Finished { summary } => (
+                        "✓ ",
+                        theme::success(),
+                        if summary.is_empty() {
+                            "done".to_owned()
+                        } else {
+                            summary.clone()
+                        },
+                    ),
+                    TaskStatus::Failed { error } => {
+                        ("✗ ", theme::error(), format!("failed: {error}"))
+                    }
+                    TaskStatus::Cancelled => ("○ ", theme::dim(), "cancelled".to_owned()),
+                };
+                let kind = match t.kind {
+                    TaskKind::Job => "job",
+                    TaskKind::Shell => "shell",
+                    TaskKind::Agent => "agent",
+                };
+                Line::from(vec![
+                    Span::styled(icon, style),
+                    Span::styled(format!("{kind:<6}"), theme::dim()),
+                    Span::raw(format!("{}  ", t.title)),
+                    Span::styled(detail, theme::dim()),
+                ])
+            })
+            .collect();
+        if tasks.len() > TASKS_MAX_ROWS {
+            rows.push(Line::from(Span::styled(
+                format!("… {} more", tasks.len() - TASKS_MAX_ROWS),
+                theme::dim(),
+            )));
+        }
+        rows
+    }
+
+    fn status_line(&self, width: u16) -> Line<'static> {
+        // (priority: lower stays longer when the line is short, span), in display order.
+        let mut left: Vec<(u8, Span<'static>)> = Vec::new();
+        if matches!(self.transcript.scroll(), Scroll::At { .. }) {
+            left.push((1, Span::styled("  ↓ scrolled (ctrl+end)", theme::warning())));
+        }
+        if self.ctrl_c_at.is_some() {
+            left.push((
+                0,
+                Span::styled("  Press Ctrl-C again to exit", theme::warning()),
+            ));
+        } else {
+            let (text, style) = match self.mode {
+                PermissionMode::Default => ("default mode", theme::dim()),
+                PermissionMode::AcceptEdits => {
+                    ("⏵⏵ accept edits on", Style::default().fg(Color::Magenta))
+                }
+                PermissionMode::Plan => ("⏸ plan mode on", theme::accent()),
+                PermissionMode::BypassPermissions => ("⏵⏵ bypass permissions on", theme::error()),
+            };
+            // "default mode" says little; the others say what is allowed and must stay.
+            let priority = if self.mode == PermissionMode::Default {
+                2
+            } else {
+                0
+            };
+            left.push((priority, Span::styled(format!("  {text}"), style)));
+            left.push((3, Span::styled(" (shift+tab to cycle)", theme::dim())));
+        }
+        let running = self
+            .tasks
+            .iter()
+            .filter(|t| matches!(t.status, TaskStatus::Running))
+            .count();
+        if running > 0 && !self.tasks_open {
+            let unit = if running == 1 { "task" } else { "tasks" };
+            left.push((
+                2,
+                Span::styled(
+                    format!(" · {running} background {unit} (ctrl+t)"),
+                    theme::dim(),
+                ),
+            ));
+        }
+
+        let u = &self.usage;
+        let mut right = Vec::new();
+        if !u.model.is_empty() {
+            right.push(u.model.clone());
+        }
+        if u.context_window > 0 {
+            let pct = (u.context_tokens as f64 * 100.0 / u.context_window as f64).round();
+            right.push(format!("{pct:.0}% context"));
+        }
+        right.push(format!("${:.2}", u.session_cost_usd));
+        if let Some(share) = u.cache_read_share {
+            right.push(format!("cache {:.0}%", share * 100.0));
+        }
+        let right = format!("{}  ", right.join(" · "));
+        let right_w = UnicodeWidthStr::width(right.as_str());
+        let width = usize::from(width);
+        let room = width.saturating_sub(right_w + 1);
+        // Drop the least important pieces until the rest fits.
+        for priority in (1..=3).rev() {
+            let used: usize = left.iter().map(|(_, s)| s.width()).sum();
+            if used <= room {
+                break;
+            }
+            left.retain(|(p, _)| *p < priority);
+        }
+        let left_line = truncate(
+            Line::from(left.into_iter().map(|(_, s)| s).collect::<Vec<_>>()),
+            room,
+        );
+        let pad = width.saturating_sub(left_line.width() + right_w);
+        let mut spans = left_line.spans;
+        spans.push(Span::raw(" ".repeat(pad)));
+        spans.push(Span::styled(right, theme::dim()));
+        truncate(Line::from(spans), width)
+    }
+}
+
+fn draw_rows(area: Rect, buf: &mut Buffer, rows: &[Line<'static>]) {
+    for (i, row) in rows.iter().enumerate().take(usize::from(area.height)) {
+        let y = area.y + u16::try_from(i).unwrap_or(u16::MAX);
+        buf.set_line(area.x, y, row, area.width);
+    }
+}
+
+fn draw_panel(area: Rect, buf: &mut Buffer, title: &str, rows: &[Line<'static>]) {
+    if area.height < 2 {
+        return;
+    }
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(theme::border())
+        .title(Span::styled(title.to_owned(), theme::dim()))
+        .render(area, buf);
+    let inner = Rect::new(
+        area.x + 2,
+        area.y + 1,
+        area.width.saturating_sub(4),
+        area.height - 2,
+    );
+    let rows: Vec<Line<'static>> = rows
+        .iter()
+        .map(|r| truncate(r.clone(), usize::from(inner.width)))
+        .collect();
+    draw_rows(inner, buf, &rows);
+}
+
+fn render_input(
+    area: Rect,
+    buf: &mut Buffer,
+    rows: &[String],
+    cursor: (usize, usize),
+) -> Option<Position> {
+    if area.height < 3 {
+        return None;
+    }
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(theme::border())
+        .render(area, buf);
+    let visible = usize::from(area.height - 2);
+    let first = (cursor.0 + 1).saturating_sub(visible);
+    let x = area.x + 2;
+    for (i, row) in rows.iter().enumerate().skip(first).take(visible) {
+        let y = area.y + 1 + u16::try_from(i - first).unwrap_or(u16::MAX);
+        let prefix = if i == 0 {
+            Span::styled("> ", theme::dim())
+        } else {
+            Span::raw("  ")
+        };
+        let line = Line::from(vec![prefix, Span::raw(row.clone())]);
+        buf.set_line(x, y, &line, area.width.saturating_sub(4));
+    }
+    let y = area.y + 1 + u16::try_from(cursor.0 - first).ok()?;
+    let col = u16::try_from(cursor.1).ok()?;
+    Some(Position::new(x + 2 + col, y))
+}

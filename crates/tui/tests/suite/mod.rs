@@ -1,0 +1,4 @@
+mod app_states;
+mod event_loop;
+mod snapshots;
+mod support;
