@@ -1,4 +1,5 @@
-//! Widgets and states as snapshots: what the screen shows, and where styles matter, how.
+//! Widgets and states as snapshots: what the screen shows, and where styles matter, how. Time
+//! is paused, so elapsed times on screen do not depend on how fast the machine is.
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use insta::assert_snapshot;
@@ -42,8 +43,8 @@ fn shell(id: &str, lines: usize) -> Vec<UiEvent> {
     ]
 }
 
-#[test]
-fn streaming_markdown_mid_reply_and_complete() {
+#[tokio::test(start_paused = true)]
+async fn streaming_markdown_mid_reply_and_complete() {
     let mut app = app();
     submit(&mut app, "plan it");
     app.handle(UiEvent::RequestStarted);
@@ -57,8 +58,8 @@ fn streaming_markdown_mid_reply_and_complete() {
     assert_snapshot!("markdown_complete", screen(&mut app, 60, 30));
 }
 
-#[test]
-fn markdown_styles_bold_italic_code_link() {
+#[tokio::test(start_paused = true)]
+async fn markdown_styles_bold_italic_code_link() {
     let mut app = app();
     app.handle(UiEvent::TextDelta(
         "a **bold** and *italic* `code` [link](https://x.y)".into(),
@@ -67,8 +68,8 @@ fn markdown_styles_bold_italic_code_link() {
     assert_snapshot!("markdown_styles", styled(&buf, 0, 1));
 }
 
-#[test]
-fn code_blocks_are_highlighted() {
+#[tokio::test(start_paused = true)]
+async fn code_blocks_are_highlighted() {
     let mut app = app();
     app.handle(UiEvent::TextDelta("```rust\nlet x = \"s\";\n```".into()));
     let buf = draw(&mut app, 40, 8);
@@ -77,8 +78,8 @@ fn code_blocks_are_highlighted() {
     assert_snapshot!("code_highlighted", row);
 }
 
-#[test]
-fn tool_call_in_its_three_phases() {
+#[tokio::test(start_paused = true)]
+async fn tool_call_in_its_three_phases() {
     let mut app = app();
     submit(&mut app, "test it");
     app.handle(UiEvent::ToolStarted {
@@ -106,8 +107,8 @@ fn tool_call_in_its_three_phases() {
     );
 }
 
-#[test]
-fn edit_result_as_a_coloured_diff() {
+#[tokio::test(start_paused = true)]
+async fn edit_result_as_a_coloured_diff() {
     let mut app = app();
     let before: String = (1..=12).map(|i| format!("line {i}\n")).collect();
     let after = before
@@ -140,8 +141,8 @@ fn edit_result_as_a_coloured_diff() {
     assert_snapshot!("diff_styles", styled(&buf, 0, 8));
 }
 
-#[test]
-fn other_results_errors_todos_and_summaries() {
+#[tokio::test(start_paused = true)]
+async fn other_results_errors_todos_and_summaries() {
     let mut app = app();
     feed(
         &mut app,
@@ -217,8 +218,8 @@ fn ask(id: &str, tool: &str, summary: &str, preview: Option<DiffSource>) -> UiEv
     })
 }
 
-#[test]
-fn permission_dialog_and_its_queue() {
+#[tokio::test(start_paused = true)]
+async fn permission_dialog_and_its_queue() {
     let mut app = app();
     submit(&mut app, "clean up");
     feed(
@@ -248,8 +249,8 @@ fn permission_dialog_and_its_queue() {
     );
 }
 
-#[test]
-fn queued_prompt_under_the_input_and_spinner() {
+#[tokio::test(start_paused = true)]
+async fn queued_prompt_under_the_input_and_spinner() {
     let mut app = app();
     submit(&mut app, "first");
     feed(
@@ -264,23 +265,23 @@ fn queued_prompt_under_the_input_and_spinner() {
     assert_snapshot!("queued", screen(&mut app, 60, 12));
 }
 
-#[test]
-fn slash_completion_list() {
+#[tokio::test(start_paused = true)]
+async fn slash_completion_list() {
     let mut app = app();
     type_text(&mut app, "/c");
     app.handle_key(key(KeyCode::Down));
     assert_snapshot!("slash_completion", screen(&mut app, 70, 12));
 }
 
-#[test]
-fn help_panel() {
+#[tokio::test(start_paused = true)]
+async fn help_panel() {
     let mut app = app();
     submit(&mut app, "/help");
     assert_snapshot!("help", screen(&mut app, 80, 34));
 }
 
-#[test]
-fn status_line_with_usage_mode_and_tasks() {
+#[tokio::test(start_paused = true)]
+async fn status_line_with_usage_mode_and_tasks() {
     let mut app = app();
     feed(
         &mut app,
@@ -308,8 +309,8 @@ fn status_line_with_usage_mode_and_tasks() {
     assert_snapshot!("status_line", format!("{plan}{default}"));
 }
 
-#[test]
-fn tasks_panel_and_background_notice() {
+#[tokio::test(start_paused = true)]
+async fn tasks_panel_and_background_notice() {
     let mut app = app();
     feed(
         &mut app,
@@ -350,8 +351,8 @@ fn tasks_panel_and_background_notice() {
     assert_snapshot!("tasks_panel", screen(&mut app, 70, 14));
 }
 
-#[test]
-fn resize_rewraps_everything() {
+#[tokio::test(start_paused = true)]
+async fn resize_rewraps_everything() {
     let mut app = app();
     submit(&mut app, "a prompt long enough to wrap at the narrow width");
     feed(
@@ -372,8 +373,8 @@ fn resize_rewraps_everything() {
     );
 }
 
-#[test]
-fn thinking_collapsed_and_expanded() {
+#[tokio::test(start_paused = true)]
+async fn thinking_collapsed_and_expanded() {
     let mut app = app();
     submit(&mut app, "think");
     feed(
