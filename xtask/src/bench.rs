@@ -49,6 +49,12 @@ pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "memory",
         "extraction forks' billed input vs unshared (target <= 0.2x), session cost memory on/off",
     ),
+    (
+        "tui",
+        "tine-tui",
+        "tui",
+        "10k-message transcript at 120x40: frame p50/p99 scrolling and streaming (p99 <= 4 ms), 50 PageUps' CPU, idle CPU over 10 s (~0)",
+    ),
 ];
 
 pub fn run(root: &Path, name: Option<&str>) -> Result<()> {

@@ -28,7 +28,12 @@ pub struct MarkdownStream {
     /// The tail is rendered when next looked at, not on every delta (deltas between two frames
     /// cost one render).
     tail_stale: bool,
+    /// Text arrived that `advance` has not looked at yet.
+    unscanned: bool,
+    /// No more text will come ...
     finished: bool,
+    /// ... and everything is committed.
+    settled: bool,
     /// How many chunks were rendered (committed) so far: for tests of the incremental claim.
     renders: usize,
     wrapped: Wrapped,
@@ -67,7 +72,9 @@ impl MarkdownStream {
             code: None,
             tail: Vec::new(),
             tail_stale: false,
+            unscanned: false,
             finished: false,
+            settled: false,
             renders: 0,
             wrapped: Wrapped::default(),
         }
@@ -90,47 +97,59 @@ impl MarkdownStream {
     }
 
     /// Chunks rendered into the committed part so far.
-    pub fn committed_renders(&self) -> usize {
+    pub fn committed_renders(&mut self) -> usize {
+        self.settle();
         self.renders
     }
 
     /// Bytes of the source that are committed.
-    pub fn committed_len(&self) -> usize {
+    pub fn committed_len(&mut self) -> usize {
+        self.settle();
         self.pos
     }
 
-    /// Appends a delta: commits what became complete, renders the tail again.
+    /// Appends a delta. The work (committing what became complete, rendering the tail) is done
+    /// when the text is next looked at: the deltas between two frames cost one pass, and a
+    /// replayed conversation costs nothing until it scrolls into view.
     pub fn push(&mut self, delta: &str) {
         if self.finished || delta.is_empty() {
             return;
         }
         self.src.push_str(delta);
-        self.advance();
-        self.tail_stale = true;
+        self.unscanned = true;
     }
 
-    /// The text is complete: everything is committed.
+    /// The text is complete: everything will be committed.
     pub fn finish(&mut self) {
-        if self.finished {
-            return;
-        }
-        self.advance();
-        if let Some((_, mut hl)) = self.code.take() {
-            let rest = &self.src[self.pos..];
-            if !rest.is_empty() {
-                let line = hl.line(rest);
-                self.committed.push(IndentedLine::plain(line));
-            }
-        } else {
-            let end = self.src.len();
-            self.commit_markdown(end);
-        }
-        self.pos = self.src.len();
-        self.scan = self.pos;
-        self.tail.clear();
-        self.tail_stale = false;
-        self.wrapped.tail_valid = false;
         self.finished = true;
+    }
+
+    /// Brings the rendered lines up to date with the source.
+    fn settle(&mut self) {
+        if self.unscanned {
+            self.unscanned = false;
+            self.advance();
+            self.tail_stale = true;
+        }
+        if self.finished && !self.settled {
+            self.settled = true;
+            if let Some((_, mut hl)) = self.code.take() {
+                let rest = &self.src[self.pos..];
+                if !rest.is_empty() {
+                    let line = hl.line(rest);
+                    self.committed.push(IndentedLine::plain(line));
+                }
+            } else {
+                let end = self.src.len();
+                self.commit_markdown(end);
+            }
+            self.pos = self.src.len();
+            self.scan = self.pos;
+            self.tail.clear();
+            self.tail_stale = false;
+            self.wrapped.tail_valid = false;
+        }
+        self.render_tail();
     }
 
     fn advance(&mut self) {
@@ -227,7 +246,7 @@ impl MarkdownStream {
 
     /// Every logical line, committed then tail (tests and plain-text uses).
     pub fn lines(&mut self) -> impl Iterator<Item = &IndentedLine> {
-        self.render_tail();
+        self.settle();
         self.committed.iter().chain(self.tail.iter())
     }
 
@@ -240,7 +259,7 @@ impl MarkdownStream {
         first: &[Span<'static>],
         rest: &[Span<'static>],
     ) -> (&[Line<'static>], &[Line<'static>]) {
-        self.render_tail();
+        self.settle();
         if self.wrapped.width != width {
             self.wrapped = Wrapped {
                 width,

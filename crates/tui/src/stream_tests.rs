@@ -26,6 +26,7 @@ fn streamed(text: &str, piece: usize) -> MarkdownStream {
 #[test]
 fn streaming_in_any_pieces_ends_as_the_whole_text_renders() {
     let mut whole = MarkdownStream::complete(DOC);
+    assert_eq!(whole.committed_renders(), 6, "nothing is rendered before it is looked at... then all of it");
     let expected: Vec<IndentedLine> = whole.lines().cloned().collect();
     for piece in [1, 2, 3, 7, 64] {
         let mut s = streamed(DOC, piece);
@@ -50,7 +51,13 @@ fn chunked_rendering_looks_like_rendering_the_document_at_once() {
 
 #[test]
 fn committed_blocks_are_rendered_once_not_per_delta() {
-    let s = streamed(DOC, 1);
+    // A frame after every delta: the committed part must not be rendered again each time.
+    let mut s = MarkdownStream::new();
+    for c in DOC.chars() {
+        s.push(&c.to_string());
+        let _ = s.rows(60, &[], &[]);
+    }
+    s.finish();
     // Six markdown chunks around the code block; a delta-per-character stream of ~200
     // deltas must not have rendered them again and again.
     assert!(
@@ -109,4 +116,14 @@ fn committed_rows_are_extended_not_redone() {
     let (committed, _) = s.rows(20, &[], &[]);
     assert_eq!(committed.len(), 5);
     assert_eq!(committed[0], first_row);
+}
+
+#[test]
+fn nothing_is_parsed_until_looked_at() {
+    let mut s = MarkdownStream::new();
+    s.push("# a\n\nb\n\nc");
+    s.finish();
+    assert_eq!(s.renders, 0);
+    assert_eq!(s.pos, 0);
+    assert_eq!(plain(&mut s), ["a", "", "b", "", "c"]);
 }
