@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use nix::time::{ClockId, clock_gettime};
 use nix::unistd::Pid;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tine_tui::{
@@ -80,7 +80,9 @@ fn main() {
     for piece in reply.as_bytes().chunks(8).take(2000) {
         let t = Instant::now();
         let c = thread_cpu();
-        app.handle(UiEvent::TextDelta(String::from_utf8_lossy(piece).into_owned()));
+        app.handle(UiEvent::TextDelta(
+            String::from_utf8_lossy(piece).into_owned(),
+        ));
         draw(&mut terminal, &mut app);
         stream_frames.push(t.elapsed());
         stream_cpu.extend(cpu_since(c));
@@ -101,7 +103,9 @@ fn main() {
     let pageups_cpu = thread_cpu().zip(cpu0).map(|(a, b)| a.saturating_sub(b));
 
     println!("tui: {MESSAGES} messages, {WIDTH}x{HEIGHT} TestBackend");
-    println!("  (frame = the key or delta handled, then a full draw; CPU is this thread's, wall includes");
+    println!(
+        "  (frame = the key or delta handled, then a full draw; CPU is this thread's, wall includes"
+    );
     println!("   time the shared machine gave to others)");
     let row = |name: &str, (p50, p99): (Duration, Duration), (c50, c99): (Duration, Duration)| {
         println!(
@@ -112,15 +116,26 @@ fn main() {
             ms(p99)
         );
     };
-    row("scrolling frame", (scroll_p50, scroll_p99), (scroll_cpu_p50, scroll_cpu_p99));
-    row("streaming frame", (stream_p50, stream_p99), (stream_cpu_p50, stream_cpu_p99));
+    row(
+        "scrolling frame",
+        (scroll_p50, scroll_p99),
+        (scroll_cpu_p50, scroll_cpu_p99),
+    );
+    row(
+        "streaming frame",
+        (stream_p50, stream_p99),
+        (stream_cpu_p50, stream_cpu_p99),
+    );
     match pageups_cpu {
         Some(cpu) => println!(
             "  50 PageUps          {:>7.3} ms CPU ({:.3} ms wall)   (target well under 1 s)",
             ms(cpu),
             ms(pageups_wall)
         ),
-        None => println!("  50 PageUps          {:>7.3} ms wall   (target well under 1 s)", ms(pageups_wall)),
+        None => println!(
+            "  50 PageUps          {:>7.3} ms wall   (target well under 1 s)",
+            ms(pageups_wall)
+        ),
     }
     println!(
         "  replay + 1st frame  {:>7.1} ms for {} turns   (target <= 2 s for 500 turns)",
@@ -242,7 +257,17 @@ fn idle_cpu() {
     let pid_file = dir.join("pid");
     let session = format!("tine-tui-bench-{}", std::process::id());
     let started = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40", "-e"])
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-e",
+        ])
         .arg(format!("{CHILD_ENV}={}", pid_file.display()))
         .arg(&exe)
         .status();
@@ -251,13 +276,18 @@ fn idle_cpu() {
         return;
     }
     let kill = || {
-        let _ = Command::new("tmux").args(["kill-session", "-t", &session]).status();
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &session])
+            .status();
         let _ = std::fs::remove_dir_all(&dir);
     };
     let mut pid = None;
     for _ in 0..100 {
         std::thread::sleep(Duration::from_millis(50));
-        if let Some(p) = std::fs::read_to_string(&pid_file).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+        if let Some(p) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
             pid = Some(p);
             break;
         }
@@ -292,7 +322,11 @@ fn idle_cpu() {
                 used.as_secs_f64() * 100.0 / wall.as_secs_f64(),
                 ms(used),
                 wall.as_secs_f64(),
-                if drew { "" } else { "  [the screen did not show the transcript]" }
+                if drew {
+                    ""
+                } else {
+                    "  [the screen did not show the transcript]"
+                }
             );
         }
         None => println!("{label}  skipped: the UI exited early"),
@@ -303,7 +337,10 @@ fn idle_cpu() {
 /// says anything.
 fn idle_child(pid_file: PathBuf) {
     let _ = std::fs::write(&pid_file, std::process::id().to_string());
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
         return;
     };
     runtime.block_on(async {

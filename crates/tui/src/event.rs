@@ -229,6 +229,11 @@ impl PermissionMode {
 }
 
 /// Something the UI asks of the session.
+///
+/// The turn guard: the UI holds it from a `Submit` (or a `SlashCommand` whose spec
+/// `runs_turn`) until the session's `TurnEnded`, and sends nothing of the kind meanwhile. So
+/// every such command must be answered by exactly one `TurnEnded`, also when the turn could
+/// not start (`Failed`) or was interrupted (`Interrupted`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UiCommand {
     /// A prompt, pasted texts expanded. Sent when no turn runs (the UI queues the rest).
@@ -237,7 +242,8 @@ pub enum UiCommand {
     /// `/help`, `/tasks` and `/exit` are handled by the UI; `/clear` is both (the UI clears its
     /// transcript and sends it).
     SlashCommand { name: String, args: String },
-    /// Stop the running turn (Esc, Ctrl-C): the turn only, never background work.
+    /// Stop the running turn (Esc, Ctrl-C): the turn only, never background work. The UI has
+    /// dropped the turn's pending permission requests; the session cancels their asks.
     Interrupt,
     /// The answer to a [`PermissionRequest`].
     AnswerPermission {

@@ -30,8 +30,10 @@ pub mod input;
 pub mod keys;
 pub mod markdown;
 pub mod permission;
+pub mod run;
 pub mod slash;
 pub mod stream;
+pub mod terminal;
 pub mod theme;
 pub mod tool_call;
 pub mod transcript;
@@ -44,9 +46,6 @@ pub use event::{
     TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView, ToolResultView, TurnEndReason,
     UiCommand, UiEvent, UsageView,
 };
-pub use slash::SlashCommandSpec;
-pub mod run;
-pub mod terminal;
-
 pub use run::{FRAME_INTERVAL, LoopEnd, LoopStats, TuiError, event_loop, run};
+pub use slash::SlashCommandSpec;
 pub use terminal::{TerminalGuard, TerminalOptions, restore};

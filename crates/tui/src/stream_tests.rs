@@ -26,7 +26,11 @@ fn streamed(text: &str, piece: usize) -> MarkdownStream {
 #[test]
 fn streaming_in_any_pieces_ends_as_the_whole_text_renders() {
     let mut whole = MarkdownStream::complete(DOC);
-    assert_eq!(whole.committed_renders(), 6, "nothing is rendered before it is looked at... then all of it");
+    assert_eq!(
+        whole.committed_renders(),
+        6,
+        "nothing is rendered before it is looked at... then all of it"
+    );
     let expected: Vec<IndentedLine> = whole.lines().cloned().collect();
     for piece in [1, 2, 3, 7, 64] {
         let mut s = streamed(DOC, piece);
