@@ -138,7 +138,8 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
 
     let model = model(args, &loaded);
     let context = gather_context(&home, &cwd, &model, args.bare).await;
-    // Rendered once: every request of the session sends these bytes.
+    // Rendered once: every request of the session sends these bytes. The system prompt depends
+    // only on settings and version; the date and git status go in the first user message.
     let rendered = context.render(BASE_SYSTEM_PROMPT, args.append_system_prompt.as_deref());
     profile.mark("context");
 
@@ -205,13 +206,11 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
             }
         },
     };
-    // The memory index joins the user context once, so every request keeps the same bytes.
-    let user_context = match (rendered.user_context, &memory) {
-        (context, None) => context,
-        (None, Some(memory)) => Some(Arc::from(memory.context())),
-        (Some(context), Some(memory)) => {
-            Some(Arc::from(format!("{context}\n\n{}", memory.context())))
-        }
+    // The memory index joins the user context once, so every request keeps the same bytes
+    // (and a resumed session replays them from its transcript).
+    let user_context: Arc<str> = match &memory {
+        None => rendered.user_context,
+        Some(memory) => Arc::from(format!("{}\n\n{}", rendered.user_context, memory.context())),
     };
 
     // One tool context for the session and its forks' parent. WebFetch's answers come from
@@ -265,7 +264,7 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         cwd: cwd.clone(),
         home: home.clone(),
         system_prompt: rendered.system_prompt,
-        user_context,
+        user_context: Some(user_context),
         tools,
         tool_definitions,
         thinking: None,

@@ -10,6 +10,7 @@ mod resume;
 mod retries;
 mod sandbox;
 mod security;
+mod session_cache;
 mod settings_fail_closed;
 mod signals;
 mod state;

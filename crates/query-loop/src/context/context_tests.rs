@@ -35,10 +35,47 @@ fn sample() -> SessionContext {
 }
 
 #[test]
-fn system_prompt_has_base_env_git_then_append() {
-    let prompt = render_system_prompt("BASE\n", &sample(), Some("  EXTRA  "));
-    let expected = "BASE
+fn system_prompt_is_base_model_then_append() {
+    let prompt = render_system_prompt("BASE\n", "claude-sonnet-4-5", Some("  EXTRA  "));
+    assert_eq!(
+        prompt,
+        "BASE\n\nYou are powered by the model claude-sonnet-4-5.\n\nEXTRA"
+    );
+    let prompt = render_system_prompt("B", "m", Some("   "));
+    assert_eq!(prompt, "B\n\nYou are powered by the model m.");
+}
 
+#[test]
+fn what_changes_while_people_work_is_in_the_user_context_not_the_system_prompt() {
+    let rendered = sample().render(BASE_SYSTEM_PROMPT, None);
+    for volatile in [
+        "2025-03-04",
+        "src/lib.rs",
+        "abc1234",
+        "Current branch",
+        "/repo/sub",
+        "Linux 6.1.0",
+    ] {
+        assert!(!rendered.system_prompt.contains(volatile), "{volatile}");
+        assert!(rendered.user_context.contains(volatile), "{volatile}");
+    }
+    // Another day, another status, another directory: the same system prompt bytes.
+    let mut later = sample();
+    later.environment.date = "2025-03-05".into();
+    later.environment.cwd = PathBuf::from("/elsewhere");
+    later.git = None;
+    later.instructions.clear();
+    let again = later.render(BASE_SYSTEM_PROMPT, None);
+    assert_eq!(again.system_prompt.as_bytes(), rendered.system_prompt.as_bytes());
+    assert_ne!(again.user_context, rendered.user_context);
+}
+
+#[test]
+fn user_context_has_env_git_then_instructions() {
+    let text = sample().user_context();
+    let expected_start = "<system-reminder>
+As you answer the user's questions, you can use the following context:
+# Environment
 Here is useful information about the environment you are running in:
 <env>
 Working directory: /repo/sub
@@ -47,9 +84,9 @@ Platform: linux
 OS Version: Linux 6.1.0
 Today's date: 2025-03-04
 </env>
-You are powered by the model claude-sonnet-4-5.
 
-gitStatus: This is the git status at the start of the conversation. Note that this status is a snapshot in time, and will not update during the conversation.
+# gitStatus
+This is the git status at the start of the conversation. Note that this status is a snapshot in time, and will not update during the conversation.
 Current branch: feature
 
 Main branch (you will usually use this for PRs): main
@@ -62,27 +99,28 @@ Recent commits:
 abc1234 Fix it
 def5678 Start
 
-EXTRA";
-    assert_eq!(prompt, expected);
+# Instructions
+";
+    assert!(text.starts_with(expected_start), "{text}");
+    assert!(text.ends_with(
+        "\n\nIMPORTANT: this context may or may not be relevant to your tasks. You should not \
+         respond to this context unless it is highly relevant to your task.\n</system-reminder>"
+    ));
 }
 
 #[test]
 fn rendering_is_byte_stable() {
-    let a = render_system_prompt(BASE_SYSTEM_PROMPT, &sample(), None);
-    let b = render_system_prompt(BASE_SYSTEM_PROMPT, &sample().clone(), None);
-    assert_eq!(a.as_bytes(), b.as_bytes());
-    assert_eq!(sample().user_context(), sample().user_context());
+    let a = render_system_prompt(BASE_SYSTEM_PROMPT, "claude-sonnet-4-5", None);
     let rendered = sample().render(BASE_SYSTEM_PROMPT, None);
-    assert_eq!(&*rendered.system_prompt, a.as_str());
-    assert_eq!(
-        rendered.user_context.as_deref(),
-        sample().user_context().as_deref()
-    );
+    assert_eq!(rendered.system_prompt.as_bytes(), a.as_bytes());
+    assert_eq!(sample().user_context(), sample().user_context());
+    assert_eq!(&*rendered.user_context, sample().user_context().as_str());
 }
 
 #[test]
 fn clean_detached_and_truncated_git_states_render() {
     let mut ctx = sample();
+    ctx.instructions.clear();
     ctx.git = Some(GitSnapshot {
         branch: None,
         main_branch: None,
@@ -90,8 +128,11 @@ fn clean_detached_and_truncated_git_states_render() {
         status_truncated: false,
         recent_commits: Vec::new(),
     });
-    let prompt = render_system_prompt("B", &ctx, None);
-    assert!(prompt.ends_with("Current branch: (detached HEAD)\n\nStatus:\n(clean)"));
+    let text = ctx.user_context();
+    assert!(
+        text.contains("Current branch: (detached HEAD)\n\nStatus:\n(clean)\n\nIMPORTANT"),
+        "{text}"
+    );
 
     ctx.git = Some(GitSnapshot {
         branch: Some("x".into()),
@@ -100,18 +141,19 @@ fn clean_detached_and_truncated_git_states_render() {
         status_truncated: true,
         recent_commits: Vec::new(),
     });
-    assert!(render_system_prompt("B", &ctx, None).contains("M a\n... (truncated because"));
+    assert!(ctx.user_context().contains("M a\n... (truncated because"));
 
     ctx.git = None;
     ctx.environment.is_git_repo = false;
-    let prompt = render_system_prompt("B", &ctx, Some("   "));
-    assert!(prompt.ends_with("You are powered by the model claude-sonnet-4-5."));
-    assert!(prompt.contains("Is directory a git repo: No"));
+    let text = ctx.user_context();
+    assert!(text.contains("Is directory a git repo: No"));
+    assert!(!text.contains("gitStatus"));
+    assert!(text.contains("</env>\n\nIMPORTANT"), "{text}");
 }
 
 #[test]
 fn user_context_lists_files_with_their_source_in_a_reminder() {
-    let text = sample().user_context().unwrap();
+    let text = sample().user_context();
     assert!(text.starts_with("<system-reminder>\n"));
     assert!(text.ends_with("</system-reminder>"));
     let user = text
@@ -124,16 +166,20 @@ fn user_context_lists_files_with_their_source_in_a_reminder() {
 
     let mut empty = sample();
     empty.instructions.clear();
-    assert_eq!(empty.user_context(), None);
+    assert!(!empty.user_context().contains("# Instructions"));
 }
 
 #[test]
 fn base_prompt_is_substantial_and_has_no_trailing_blank_lines_issue() {
     assert!(BASE_SYSTEM_PROMPT.lines().count() >= 40);
     assert!(BASE_SYSTEM_PROMPT.contains("Read the relevant files before changing them"));
-    let prompt = render_system_prompt(BASE_SYSTEM_PROMPT, &sample(), None);
+    let prompt = render_system_prompt(BASE_SYSTEM_PROMPT, "m", None);
     assert!(
         !prompt.contains("\n\n\n"),
+        "no triple newlines between sections"
+    );
+    assert!(
+        !sample().user_context().contains("\n\n\n"),
         "no triple newlines between sections"
     );
 }

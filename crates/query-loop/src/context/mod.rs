@@ -1,15 +1,20 @@
 //! Context assembly: what the model is told about where it runs, gathered once per session and
 //! rendered to text once, so every request of the session (and every fork) sends the same bytes.
 //!
-//! The split follows Claude Code:
-//! - the **system prompt** ([`render_system_prompt`]): tine's base instructions
-//!   ([`BASE_SYSTEM_PROMPT`]), then the environment facts, then the git snapshot, then the
-//!   user's `--append-system-prompt`;
-//! - the **user context** ([`SessionContext::user_context`]): the instruction files (AGENTS.md,
-//!   CLAUDE.md) in a `<system-reminder>` block, prepended to the first user message.
+//! The split keeps the system prompt stable across sessions, as Claude Code does:
+//! - the **system prompt** ([`render_system_prompt`]) depends only on settings and tine's
+//!   version: the base instructions ([`BASE_SYSTEM_PROMPT`]), the model, and the user's
+//!   `--append-system-prompt`. Two sessions of a project send the same bytes, so the second one's
+//!   first request reads the first one's cached tools and system prompt;
+//! - the **user context** ([`SessionContext::user_context`]): everything that changes while a
+//!   person works (the environment facts with today's date, the git snapshot) and the instruction
+//!   files (AGENTS.md, CLAUDE.md), in one `<system-reminder>` block prepended to the session's
+//!   first user message. It is frozen in the transcript with that message, so a resumed session
+//!   replays those bytes instead of rendering new ones, and its first request reads the whole
+//!   previous conversation from the cache.
 //!
 //! Everything is in a fixed order and the date has day resolution, so the same inputs render to
-//! the same bytes all day.
+//! the same bytes.
 
 mod git;
 mod instructions;
@@ -128,48 +133,78 @@ impl SessionContext {
     /// to forks).
     pub fn render(&self, base: &str, append: Option<&str>) -> RenderedContext {
         RenderedContext {
-            system_prompt: render_system_prompt(base, self, append).into(),
-            user_context: self.user_context().map(Arc::from),
+            system_prompt: render_system_prompt(base, &self.environment.model, append).into(),
+            user_context: self.user_context().into(),
         }
     }
 
-    /// The instruction files as one `<system-reminder>` block for the first user message;
-    /// `None` when there are none.
-    pub fn user_context(&self) -> Option<String> {
-        if self.instructions.is_empty() {
-            return None;
-        }
+    /// The session's surroundings as one `<system-reminder>` block for the first user message:
+    /// the environment facts, the git snapshot, then the instruction files.
+    pub fn user_context(&self) -> String {
         let mut out = String::from(
             "<system-reminder>\n\
-             As you answer the user's questions, you can use the following context:\n\
-             # Instructions\n\
-             Codebase and user instructions are shown below. Be sure to adhere to these \
-             instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you \
-             MUST follow them exactly as written.\n",
+             As you answer the user's questions, you can use the following context:\n",
         );
-        for file in &self.instructions {
-            let _ = write!(
-                out,
-                "\nContents of {} ({}):\n\n{}",
-                file.path.display(),
-                file.source.label(),
-                file.content.trim_end()
-            );
-            if file.truncated {
-                let _ = write!(
-                    out,
-                    "\n\n[truncated: the file is longer than {} KB; read it with the Read tool for the rest]",
-                    MAX_INSTRUCTION_FILE_BYTES / 1024
-                );
-            }
+        render_environment(&mut out, &self.environment);
+        if let Some(git) = &self.git {
+            out.push_str("\n# gitStatus\n");
+            render_git(&mut out, git);
             out.push('\n');
+        }
+        if !self.instructions.is_empty() {
+            render_instructions(&mut out, &self.instructions);
         }
         out.push_str(
             "\nIMPORTANT: this context may or may not be relevant to your tasks. You should not \
              respond to this context unless it is highly relevant to your task.\n\
              </system-reminder>",
         );
-        Some(out)
+        out
+    }
+}
+
+fn render_environment(out: &mut String, env: &EnvironmentFacts) {
+    let _ = writeln!(
+        out,
+        "# Environment\n\
+         Here is useful information about the environment you are running in:\n<env>\n\
+         Working directory: {}\n\
+         Is directory a git repo: {}\n\
+         Platform: {}\n\
+         OS Version: {}\n\
+         Today's date: {}\n\
+         </env>",
+        env.cwd.display(),
+        if env.is_git_repo { "Yes" } else { "No" },
+        env.platform,
+        env.os_version.as_deref().unwrap_or("unknown"),
+        env.date,
+    );
+}
+
+fn render_instructions(out: &mut String, instructions: &[InstructionFile]) {
+    out.push_str(
+        "\n# Instructions\n\
+         Codebase and user instructions are shown below. Be sure to adhere to these \
+         instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you \
+         MUST follow them exactly as written.\n",
+    );
+    for file in instructions {
+        let _ = write!(
+            out,
+            "\nContents of {} ({}):\n\n{}",
+            file.path.display(),
+            file.source.label(),
+            file.content.trim_end()
+        );
+        if file.truncated {
+            let _ = write!(
+                out,
+                "\n\n[truncated: the file is longer than {} KB; read it with the Read tool for the rest]",
+                MAX_INSTRUCTION_FILE_BYTES / 1024
+            );
+        }
+        out.push('\n');
     }
 }
 
@@ -178,36 +213,16 @@ impl SessionContext {
 pub struct RenderedContext {
     /// The whole system prompt (a cache breakpoint goes on its end).
     pub system_prompt: Arc<str>,
-    /// The `<system-reminder>` block to prepend to the first user message, if any.
-    pub user_context: Option<Arc<str>>,
+    /// The `<system-reminder>` block to prepend to the first user message of a new session.
+    pub user_context: Arc<str>,
 }
 
-/// The session's system prompt: `base`, the environment, the git snapshot, then `append`
-/// (`--append-system-prompt`). A pure function of its inputs.
-pub fn render_system_prompt(base: &str, context: &SessionContext, append: Option<&str>) -> String {
-    let env = &context.environment;
+/// The session's system prompt: `base`, the model, then `append` (`--append-system-prompt`).
+/// Nothing that changes while a person works (the date, git, files) goes here: the bytes must
+/// stay the same across the sessions of a project so each reads the previous one's cache.
+pub fn render_system_prompt(base: &str, model: &str, append: Option<&str>) -> String {
     let mut out = base.trim_end().to_owned();
-    let _ = write!(
-        out,
-        "\n\nHere is useful information about the environment you are running in:\n<env>\n\
-         Working directory: {}\n\
-         Is directory a git repo: {}\n\
-         Platform: {}\n\
-         OS Version: {}\n\
-         Today's date: {}\n\
-         </env>\n\
-         You are powered by the model {}.",
-        env.cwd.display(),
-        if env.is_git_repo { "Yes" } else { "No" },
-        env.platform,
-        env.os_version.as_deref().unwrap_or("unknown"),
-        env.date,
-        env.model,
-    );
-    if let Some(git) = &context.git {
-        out.push_str("\n\n");
-        render_git(&mut out, git);
-    }
+    let _ = write!(out, "\n\nYou are powered by the model {model}.");
     if let Some(append) = append.map(str::trim).filter(|a| !a.is_empty()) {
         out.push_str("\n\n");
         out.push_str(append);
@@ -217,8 +232,8 @@ pub fn render_system_prompt(base: &str, context: &SessionContext, append: Option
 
 fn render_git(out: &mut String, git: &GitSnapshot) {
     out.push_str(
-        "gitStatus: This is the git status at the start of the conversation. Note that this \
-         status is a snapshot in time, and will not update during the conversation.\n",
+        "This is the git status at the start of the conversation. Note that this status is a \
+         snapshot in time, and will not update during the conversation.\n",
     );
     let _ = writeln!(
         out,

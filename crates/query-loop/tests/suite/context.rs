@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use tine_query_loop::context::{MAX_INSTRUCTION_FILE_BYTES, discover_instruction_files};
 use tine_query_loop::{
-    BASE_SYSTEM_PROMPT, GatherOptions, InstructionSource, SessionContext, render_system_prompt,
+    BASE_SYSTEM_PROMPT, GatherOptions, InstructionSource, SessionContext,
 };
 
 fn write(path: &Path, text: &str) {
@@ -122,7 +122,6 @@ fn big_files_are_cut_with_a_note() {
     };
     assert!(
         ctx.user_context()
-            .unwrap()
             .contains("[truncated: the file is longer than 40 KB")
     );
 }
@@ -180,9 +179,9 @@ async fn gather_in_a_real_repository_is_byte_stable() {
     let first = SessionContext::gather(&opts).await;
     let second = SessionContext::gather(&opts).await;
     assert_eq!(first, second);
-    let a = render_system_prompt(BASE_SYSTEM_PROMPT, &first, Some("extra"));
-    let b = render_system_prompt(BASE_SYSTEM_PROMPT, &second, Some("extra"));
-    assert_eq!(a.as_bytes(), b.as_bytes());
+    let a = first.render(BASE_SYSTEM_PROMPT, Some("extra"));
+    let b = second.render(BASE_SYSTEM_PROMPT, Some("extra"));
+    assert_eq!(a, b);
 
     assert!(first.environment.is_git_repo);
     assert_eq!(first.environment.date, "2025-05-06");
@@ -192,10 +191,20 @@ async fn gather_in_a_real_repository_is_byte_stable() {
     assert_eq!(snapshot.status, "?? dirty.txt");
     assert_eq!(snapshot.recent_commits.len(), 1);
     assert!(snapshot.recent_commits[0].ends_with(" first commit"));
-    assert!(a.contains("Working directory: "));
-    assert!(a.contains("Status:\n?? dirty.txt\n\nRecent commits:\n"));
-    assert!(a.ends_with("\n\nextra"));
-    assert!(first.user_context().unwrap().contains("use make"));
+    let context = &a.user_context;
+    assert!(context.contains("Working directory: "));
+    assert!(context.contains("Status:\n?? dirty.txt\n\nRecent commits:\n"));
+    assert!(context.contains("use make"));
+    assert!(a.system_prompt.ends_with("\n\nextra"));
+    assert!(!a.system_prompt.contains("dirty.txt"));
+
+    // An edit changes the git status, so the user context, never the system prompt.
+    write(&repo.join("dirty.txt"), "edited");
+    write(&repo.join("AGENTS.md"), "use make, edited");
+    let after = SessionContext::gather(&opts).await;
+    let c = after.render(BASE_SYSTEM_PROMPT, Some("extra"));
+    assert_ne!(c.user_context, a.user_context);
+    assert_eq!(c.system_prompt.as_bytes(), a.system_prompt.as_bytes());
 }
 
 #[tokio::test]
@@ -206,8 +215,8 @@ async fn gather_outside_a_repository_has_no_git_snapshot() {
     assert!(!ctx.environment.is_git_repo);
     assert_eq!(ctx.git, None);
     assert!(ctx.instructions.is_empty());
-    assert_eq!(ctx.user_context(), None);
-    let prompt = render_system_prompt(BASE_SYSTEM_PROMPT, &ctx, None);
-    assert!(prompt.contains("Is directory a git repo: No"));
-    assert!(!prompt.contains("gitStatus"));
+    let context = ctx.user_context();
+    assert!(!context.contains("# Instructions"));
+    assert!(context.contains("Is directory a git repo: No"));
+    assert!(!context.contains("gitStatus"));
 }
