@@ -5,7 +5,9 @@
 //!
 //! Only hashes are kept ([`RequestFingerprint`]), never copies of prompts. They are stored with
 //! the session as `cache_hashes` transcript annotations, so a resumed session (a new process)
-//! compares its first request against the last request of the run before it.
+//! compares its first request against the last request of the run before it. Each annotation
+//! holds only what changed since the one before (`cache_break_record`), so it has the same size
+//! at request 10 and at request 1000, and the transcript grows linearly.
 //!
 //! Nothing in the key changed but fewer tokens were read (TTL expiry, eviction, more than 20
 //! new blocks past the lookback window): not an alarm, only a debug log.
@@ -19,6 +21,11 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tine_api_client::{Message, MessagesRequest, Role, SystemPrompt, Usage};
 use tine_query_loop::{Annotation, RequestMonitor, TranscriptRecord};
+
+#[path = "cache_break_record.rs"]
+mod record;
+
+use record::{HashesRecord, replay};
 
 /// The transcript record kind the detector writes and reads back on resume.
 pub const CACHE_HASHES_KIND: &str = "cache_hashes";
@@ -337,7 +344,8 @@ impl fmt::Display for CacheBreak {
     }
 }
 
-/// A request's fingerprint with its usage: the payload of a `cache_hashes` annotation.
+/// A request's fingerprint with its usage: what the detector compares (and, in transcripts
+/// written before the delta records, the payload of each `cache_hashes` annotation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CacheHashes {
     pub fingerprint: RequestFingerprint,
@@ -356,7 +364,11 @@ pub type OnCacheBreak = Arc<dyn Fn(&CacheBreak) + Send + Sync>;
 #[derive(Default)]
 struct DetectorState {
     pending: Option<RequestFingerprint>,
+    /// What the next request is compared against.
     reference: Option<CacheHashes>,
+    /// The fingerprint of the last `cache_hashes` record written (or replayed on resume): the
+    /// next record is written relative to it.
+    written: Option<CacheHashes>,
     breaks: VecDeque<CacheBreak>,
 }
 
@@ -450,7 +462,7 @@ impl RequestMonitor for CacheBreakDetector {
     }
 
     fn on_usage(&self, usage: &Usage) -> Vec<Annotation> {
-        let (found, hashes) = {
+        let (found, record) = {
             let mut state = self.lock();
             let Some(fingerprint) = state.pending.take() else {
                 return Vec::new();
@@ -469,8 +481,13 @@ impl RequestMonitor for CacheBreakDetector {
                 }
                 state.breaks.push_back(found.clone());
             }
-            state.reference = Some(current.clone());
-            (found, current)
+            let record = HashesRecord::new(
+                &current,
+                state.written.as_ref().map(|written| &written.fingerprint),
+            );
+            state.written = Some(current.clone());
+            state.reference = Some(current);
+            (found, record)
         };
         if let Some(found) = &found {
             tracing::warn!(
@@ -483,7 +500,7 @@ impl RequestMonitor for CacheBreakDetector {
                 callback(found);
             }
         }
-        match serde_json::to_value(&hashes) {
+        match serde_json::to_value(&record) {
             Ok(data) => vec![Annotation {
                 kind: CACHE_HASHES_KIND.to_owned(),
                 data,
@@ -495,24 +512,15 @@ impl RequestMonitor for CacheBreakDetector {
         }
     }
 
-    fn on_resume(&self, records: &[TranscriptRecord]) {
-        let last = records
-            .iter()
-            .rev()
-            .filter(|r| r.kind.as_str() == CACHE_HASHES_KIND)
-            .find_map(|r| {
-                let data = r.data.clone()?;
-                match serde_json::from_value::<CacheHashes>(data) {
-                    Ok(hashes) => Some(hashes),
-                    Err(error) => {
-                        tracing::debug!(%error, "skipping an unreadable cache_hashes record");
-                        None
-                    }
-                }
-            });
-        if let Some(reference) = last {
-            self.lock().reference = Some(reference);
+    fn on_resume(&self, record: &TranscriptRecord) {
+        if record.kind.as_str() != CACHE_HASHES_KIND {
+            return;
         }
+        let Some(data) = &record.data else { return };
+        let mut state = self.lock();
+        let rebuilt = replay(state.written.as_ref(), data);
+        state.reference.clone_from(&rebuilt);
+        state.written = rebuilt;
     }
 }
 

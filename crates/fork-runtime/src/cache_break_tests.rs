@@ -289,8 +289,14 @@ fn usage_without_a_request_annotates_nothing() {
     assert!(detector.on_usage(&cached(1, 1)).is_empty());
 }
 
+fn resume_from(detector: &CacheBreakDetector, records: &[TranscriptRecord]) {
+    for record in records {
+        detector.on_resume(record);
+    }
+}
+
 #[test]
-fn resume_takes_the_last_cache_hashes_record_as_reference() {
+fn resume_rebuilds_the_last_request_from_the_records_before() {
     let first = CacheBreakDetector::new();
     first.on_request(&base());
     let old = first.on_usage(&cached(0, 4000)).remove(0);
@@ -298,17 +304,23 @@ fn resume_takes_the_last_cache_hashes_record_as_reference() {
     later.messages = history(7);
     first.on_request(&later);
     let last = first.on_usage(&cached(4000, 500)).remove(0);
+    // The second record holds only the two new messages' hashes, and no tools.
+    assert_eq!(last.data["from"], 5);
+    assert_eq!(last.data["messages"].as_array().unwrap().len(), 2);
+    assert!(last.data.get("tools").is_none());
 
     let resumed = CacheBreakDetector::new();
-    resumed.on_resume(&[
-        record(CACHE_HASHES_KIND, old.data),
-        record("transition", json!({"x": 1})),
-        record(CACHE_HASHES_KIND, last.data),
-        record(CACHE_HASHES_KIND, json!({"not": "hashes"})),
-    ]);
+    resume_from(
+        &resumed,
+        &[
+            record(CACHE_HASHES_KIND, old.data),
+            record("transition", json!({"x": 1})),
+            record(CACHE_HASHES_KIND, last.data),
+        ],
+    );
     let reference = resumed.reference().unwrap();
     assert_eq!(reference.usage.cache_read_input_tokens, 4000);
-    assert_eq!(reference.fingerprint.messages.len(), 7);
+    assert_eq!(reference.fingerprint, RequestFingerprint::of(&later));
 
     let mut changed = later.clone();
     changed.messages = history(9);
@@ -322,6 +334,150 @@ fn resume_takes_the_last_cache_hashes_record_as_reference() {
             read_tokens: 0,
             cause: BreakCause::Message { index: 0 }
         }
+    );
+}
+
+#[test]
+fn the_annotation_has_the_same_size_at_request_10_and_300() {
+    let detector = CacheBreakDetector::new();
+    let mut sizes = Vec::new();
+    for turn in 0..300 {
+        let mut r = base();
+        r.messages = history(2 * turn + 1);
+        detector.on_request(&r);
+        let note = detector
+            .on_usage(&cached(1000 + 40 * turn as u64, 40))
+            .remove(0);
+        sizes.push(serde_json::to_vec(&note.data).unwrap().len());
+    }
+    let (at_10, at_300) = (sizes[9], sizes[299]);
+    assert!(at_10.abs_diff(at_300) <= 4, "{at_10} vs {at_300} bytes");
+    // The first record stands alone (every tool); the others hold only what changed.
+    assert!(sizes[0] > at_10 + 100, "{} vs {at_10}", sizes[0]);
+}
+
+#[test]
+fn a_changed_tool_array_is_written_again_and_rebuilt() {
+    let live = CacheBreakDetector::new();
+    let mut notes = Vec::new();
+    let mut r = base();
+    for turn in 0..4 {
+        r.messages = history(2 * turn + 1);
+        if turn == 2 {
+            r.tools.push(tool("Grep", "searches"));
+        }
+        live.on_request(&r);
+        notes.push(live.on_usage(&cached(0, 2000)).remove(0));
+    }
+    let has_tools: Vec<bool> = notes
+        .iter()
+        .map(|n| n.data.get("tools").is_some())
+        .collect();
+    assert_eq!(has_tools, [true, false, true, false]);
+    let resumed = CacheBreakDetector::new();
+    let records: Vec<_> = notes
+        .into_iter()
+        .map(|n| record(CACHE_HASHES_KIND, n.data))
+        .collect();
+    resume_from(&resumed, &records);
+    assert_eq!(
+        resumed.reference().unwrap().fingerprint,
+        RequestFingerprint::of(&r)
+    );
+}
+
+#[test]
+fn a_shorter_history_is_rebuilt_exactly() {
+    let live = CacheBreakDetector::new();
+    let mut records = Vec::new();
+    let mut r = base();
+    for n in [9, 3, 4] {
+        r.messages = history(n);
+        live.on_request(&r);
+        records.push(record(
+            CACHE_HASHES_KIND,
+            live.on_usage(&cached(0, 0)).remove(0).data,
+        ));
+    }
+    assert_eq!(records[1].data.as_ref().unwrap()["from"], 3);
+    let resumed = CacheBreakDetector::new();
+    resume_from(&resumed, &records);
+    assert_eq!(
+        resumed.reference().unwrap().fingerprint,
+        RequestFingerprint::of(&r)
+    );
+}
+
+#[test]
+fn a_lost_record_leaves_nothing_to_compare_rather_than_a_wrong_reference() {
+    let live = CacheBreakDetector::new();
+    let mut records = Vec::new();
+    for turn in 0..3 {
+        let mut r = base();
+        r.messages = history(2 * turn + 1);
+        live.on_request(&r);
+        records.push(record(
+            CACHE_HASHES_KIND,
+            live.on_usage(&cached(0, 2000)).remove(0).data,
+        ));
+    }
+    records.remove(1);
+    let resumed = CacheBreakDetector::new();
+    resume_from(&resumed, &records);
+    assert!(resumed.reference().is_none());
+    // Unreadable records are skipped the same way.
+    resume_from(
+        &resumed,
+        &[record(CACHE_HASHES_KIND, json!({"not": "hashes"}))],
+    );
+    assert!(resumed.reference().is_none());
+}
+
+#[test]
+fn old_records_with_every_message_hash_are_still_read() {
+    // The format before delta records: a whole fingerprint with its usage, every request.
+    let legacy = |r: &MessagesRequest, usage: Usage| {
+        let hashes = CacheHashes {
+            fingerprint: RequestFingerprint::of(r),
+            usage,
+        };
+        record(CACHE_HASHES_KIND, serde_json::to_value(hashes).unwrap())
+    };
+    let mut later = base();
+    later.messages = history(7);
+    let resumed = CacheBreakDetector::new();
+    resume_from(
+        &resumed,
+        &[
+            legacy(&base(), cached(0, 4000)),
+            legacy(&later, cached(4000, 500)),
+        ],
+    );
+    assert_eq!(
+        resumed.reference().unwrap().fingerprint,
+        RequestFingerprint::of(&later)
+    );
+
+    // It compares, and its next record (a delta on the old one) rebuilds in a later process.
+    let mut changed = later.clone();
+    changed.messages = history(9);
+    changed.system = Some(SystemPrompt::Text("You are tine, changed.".into()));
+    resumed.on_request(&changed);
+    let note = resumed.on_usage(&cached(0, 5000)).remove(0);
+    assert_eq!(resumed.take_breaks()[0].cause, BreakCause::System);
+    assert_eq!(note.data["from"], 7);
+    let again = CacheBreakDetector::new();
+    resume_from(
+        &again,
+        &[
+            legacy(&base(), cached(0, 4000)),
+            legacy(&later, cached(4000, 500)),
+            record(CACHE_HASHES_KIND, note.data),
+        ],
+    );
+    assert_eq!(
+        again.reference().unwrap().fingerprint,
+        RequestFingerprint::of(&changed)
     );
 }
 

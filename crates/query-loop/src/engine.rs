@@ -22,8 +22,8 @@ use crate::plug::{CanUseTool, Compactor, PermissionPrompter, RequestMonitor, Sto
 use crate::query::{PostSampling, QueryParams, RequestObserver, query};
 use crate::request::{RequestTemplate, system_prompt_blocks};
 use crate::transcript::{
-    RecordType, TranscriptError, TranscriptWarning, TranscriptWriter, WriterOptions, load_session,
-    read_transcript,
+    COMPACT_BOUNDARY, RecordType, TranscriptError, TranscriptWarning, TranscriptWriter,
+    WriterOptions, load_session_with,
 };
 use crate::transition::Terminal;
 
@@ -130,22 +130,24 @@ impl QueryEngine {
         Self::open(config, session_id, Vec::new(), None, Vec::new()).await
     }
 
-    /// Resumes `session_id` of this directory: its conversation is restored, and new messages
-    /// continue its chain. An interrupted turn is repaired before the next request.
+    /// Resumes `session_id` of this directory: its conversation is restored (from the last
+    /// compaction boundary on), and new messages continue its chain. The messages are replayed
+    /// as the transcript holds them, the first one with its frozen context included, so the
+    /// first request repeats the previous run's prefix byte for byte. The transcript is read
+    /// once, as a stream; the monitor sees each annotation as it is read. An interrupted turn
+    /// is repaired before the next request.
     pub async fn resume(config: EngineConfig, session_id: SessionId) -> Result<Self, EngineError> {
-        let resumed = load_session(&config.home, &config.cwd, &session_id).await?;
-        if let Some(monitor) = &config.monitor {
-            let read = read_transcript(&resumed.path).await?;
-            let annotations: Vec<_> = read
-                .records
-                .into_iter()
-                .filter(|r| !r.kind.is_conversation())
-                .collect();
-            monitor.on_resume(&annotations);
-        }
-        let messages = resumed.messages();
+        let monitor = config.monitor.clone();
+        let resumed = load_session_with(&config.home, &config.cwd, &session_id, move |record| {
+            if let Some(monitor) = &monitor {
+                monitor.on_resume(&record);
+            }
+        })
+        .await?;
         let parent = resumed.last_uuid().map(str::to_owned);
-        Self::open(config, session_id, messages, parent, resumed.warnings).await
+        let warnings = resumed.warnings.clone();
+        let messages = resumed.into_messages();
+        Self::open(config, session_id, messages, parent, warnings).await
     }
 
     async fn open(
@@ -366,7 +368,7 @@ impl QueryEngine {
                 QueryEvent::HistoryReplaced { messages } => {
                     self.persist_other(
                         RecordType::System,
-                        json!({"subtype": "compact_boundary", "messages": messages.len()}),
+                        json!({"subtype": COMPACT_BOUNDARY, "messages": messages.len()}),
                     )
                     .await;
                     for m in messages {

@@ -64,6 +64,6 @@ pub use stuck::{
 pub use transcript::{
     RecordType, ResumedSession, TranscriptError, TranscriptRead, TranscriptRecord,
     TranscriptWarning, TranscriptWriter, WriterOptions, latest_session, load_session,
-    read_transcript,
+    load_session_with, read_transcript,
 };
 pub use transition::{Terminal, Transition};

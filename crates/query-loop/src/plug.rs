@@ -154,7 +154,8 @@ pub trait RequestMonitor: Send + Sync {
     fn on_request(&self, request: &tine_api_client::MessagesRequest);
     /// After its reply finished; what is returned is appended to the transcript.
     fn on_usage(&self, usage: &tine_api_client::Usage) -> Vec<Annotation>;
-    /// On resume, the annotations of the run before (all non-conversation records, in order),
-    /// so a new process can compare its first request against the last one before it.
-    fn on_resume(&self, records: &[crate::transcript::TranscriptRecord]);
+    /// On resume, each annotation of the runs before (every non-conversation record), in file
+    /// order, as the transcript is read, so a new process can compare its first request against
+    /// the last one before it. Keep only what that needs: the records are not kept for you.
+    fn on_resume(&self, record: &crate::transcript::TranscriptRecord);
 }

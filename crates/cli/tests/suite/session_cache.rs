@@ -55,12 +55,13 @@ fn editing_scenario(project: &Project) -> Scenario {
                 .reply(Reply::tool_use("Read", json!({"file_path": path}))),
         )
         .rule(
-            Rule::new().assistant_turns(1).first_user_contains("fix the notes").reply(
-                Reply::tool_use(
+            Rule::new()
+                .assistant_turns(1)
+                .first_user_contains("fix the notes")
+                .reply(Reply::tool_use(
                     "Edit",
                     json!({"file_path": path, "old_string": "first", "new_string": "second"}),
-                ),
-            ),
+                )),
         )
         .rule(
             Rule::new()
@@ -127,7 +128,10 @@ async fn git_status_and_date_are_in_the_first_user_message_not_the_system_prompt
         assert!(!system.contains(&today), "no date in the system prompt");
         let context = first_user_text(body);
         assert!(context.contains(" M notes.txt"), "{context}");
-        assert!(context.contains(&format!("Today's date: {today}")), "{context}");
+        assert!(
+            context.contains(&format!("Today's date: {today}")),
+            "{context}"
+        );
     }
     assert!(!first_user_text(first).contains("new.txt"));
     assert!(first_user_text(second).contains("?? new.txt"));
@@ -187,16 +191,22 @@ async fn continue_after_an_edit_replays_the_session_and_reads_it_from_the_cache(
     assert_eq!(previous["tools"], resumed["tools"]);
     let old = previous["messages"].as_array().unwrap();
     let new = resumed["messages"].as_array().unwrap();
-    assert_eq!(new.len(), old.len() + 2, "the last reply and the new prompt");
+    assert_eq!(
+        new.len(),
+        old.len() + 2,
+        "the last reply and the new prompt"
+    );
     assert_eq!(&new[..old.len()], &old[..]);
     // The frozen first message still shows the status from when the session began.
     let context = first_user_text(&resumed);
     assert!(context.contains("Status:\n(clean)"), "{context}");
 
     let usage = log[before].usage.unwrap();
-    let prompt = usage.cache_read_input_tokens
-        + usage.cache_creation_input_tokens
-        + usage.input_tokens;
+    let prompt =
+        usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.input_tokens;
     let share = usage.cache_read_input_tokens as f64 / prompt as f64;
-    assert!(share >= 0.95, "read {share:.3} of the prompt from the cache: {usage:?}");
+    assert!(
+        share >= 0.95,
+        "read {share:.3} of the prompt from the cache: {usage:?}"
+    );
 }

@@ -241,3 +241,87 @@ async fn a_resumed_session_compares_its_first_request_with_the_run_before() {
         }]
     );
 }
+
+/// The `cache_hashes` lines of a transcript, as written.
+fn hashes_lines(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&format!("\"type\":\"{CACHE_HASHES_KIND}\"")))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_annotation_of_a_request_does_not_grow_with_the_session() {
+    let env = env(MockClock::system()).await;
+    let detector = Arc::new(CacheBreakDetector::new());
+    let s = system_prompt("one");
+    let mut engine = QueryEngine::new(config(&env, &s, false, detector.clone()))
+        .await
+        .unwrap();
+    for i in 0..60 {
+        turn(&mut engine, &format!("question {i}")).await;
+    }
+    let lines = hashes_lines(engine.transcript_path());
+    assert_eq!(lines.len(), 60);
+    // The envelope differs only by fixed-size ids; the payload by a few digits.
+    let (at_10, at_60) = (lines[9].len(), lines[59].len());
+    assert!(at_10.abs_diff(at_60) <= 8, "{at_10} vs {at_60} bytes");
+    assert!(at_60 < 1000, "{at_60} bytes per request");
+    assert!(detector.take_breaks().is_empty());
+
+    // A new process still compares against the last request, rebuilt from those records.
+    let id = engine.session_id().clone();
+    drop(engine);
+    let next = Arc::new(CacheBreakDetector::new());
+    let mut engine = resume(&env, &id, &system_prompt("two"), false, &next).await;
+    assert_eq!(next.reference().unwrap().fingerprint.messages.len(), 119);
+    turn(&mut engine, "one more").await;
+    let breaks = next.take_breaks();
+    assert_eq!(breaks.len(), 1);
+    assert_eq!(breaks[0].cause, BreakCause::System);
+}
+
+#[tokio::test]
+async fn a_transcript_with_the_old_full_records_still_resumes_and_compares() {
+    let env = env(MockClock::system()).await;
+    let s = system_prompt("one");
+    let live = Arc::new(CacheBreakDetector::new());
+    let mut engine = QueryEngine::new(config(&env, &s, false, live.clone()))
+        .await
+        .unwrap();
+    turn(&mut engine, "first question").await;
+    turn(&mut engine, "second question").await;
+    let path = engine.transcript_path().clone();
+    let id = engine.session_id().clone();
+    drop(engine);
+
+    // Rewrite the file as the old format had it: each record a whole fingerprint.
+    let reference = live.reference().unwrap();
+    let old = serde_json::json!({
+        "fingerprint": reference.fingerprint,
+        "usage": reference.usage,
+    });
+    let rewritten: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+            if value["type"] == CACHE_HASHES_KIND {
+                value["data"] = old.clone();
+            }
+            value.to_string()
+        })
+        .collect();
+    std::fs::write(&path, rewritten.join("\n") + "\n").unwrap();
+
+    let next = Arc::new(CacheBreakDetector::new());
+    let mut engine = resume(&env, &id, &system_prompt("two"), false, &next).await;
+    assert_eq!(next.reference().unwrap(), reference);
+    assert_eq!(engine.messages().len(), 4);
+    turn(&mut engine, "third question").await;
+    let breaks = next.take_breaks();
+    assert_eq!(breaks.len(), 1, "{breaks:?}");
+    assert_eq!(breaks[0].cause, BreakCause::System);
+}

@@ -66,7 +66,10 @@ fn what_changes_while_people_work_is_in_the_user_context_not_the_system_prompt()
     later.git = None;
     later.instructions.clear();
     let again = later.render(BASE_SYSTEM_PROMPT, None);
-    assert_eq!(again.system_prompt.as_bytes(), rendered.system_prompt.as_bytes());
+    assert_eq!(
+        again.system_prompt.as_bytes(),
+        rendered.system_prompt.as_bytes()
+    );
     assert_ne!(again.user_context, rendered.user_context);
 }
 

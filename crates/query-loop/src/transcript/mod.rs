@@ -5,7 +5,8 @@
 //! append mode and never truncated, and each record is one `write_all` of one full line, so a
 //! crash leaves at most a torn *last* line. The reader skips that line and reports it; a bad line
 //! elsewhere is skipped and reported with its line number. Resume follows `parentUuid` links back
-//! from the last conversation record.
+//! from the last conversation record to the last compaction boundary, reading the file as a
+//! stream and keeping only that chain (annotations go to the caller as they are read).
 
 mod reader;
 mod record;
@@ -13,7 +14,10 @@ mod writer;
 
 use std::path::PathBuf;
 
-pub use reader::{ResumedSession, TranscriptRead, latest_session, load_session, read_transcript};
+pub use reader::{
+    COMPACT_BOUNDARY, ResumedSession, TranscriptRead, is_compact_boundary, latest_session,
+    load_session, load_session_with, read_transcript,
+};
 pub use record::{RecordType, TranscriptRecord};
 pub use writer::{TranscriptWriter, WriterOptions};
 

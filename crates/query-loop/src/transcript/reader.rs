@@ -1,7 +1,13 @@
 //! Reading transcripts back: tolerant line parsing, the conversation chain, and finding the
 //! latest session of a directory for `--continue`.
+//!
+//! Reading streams: one line at a time through a reused buffer, never the whole file in memory.
+//! Resuming keeps only the conversation records from the last compaction boundary on, and hands
+//! every annotation to the caller as it is read instead of keeping it, so resuming a long
+//! session costs about what living it did.
 
 use std::collections::{HashMap, HashSet};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -10,6 +16,12 @@ use tine_api_client::Message;
 use super::{RecordType, TranscriptError, TranscriptRecord, TranscriptWarning};
 use crate::paths::legacy::recorded_in;
 use crate::paths::{SessionId, project_dir, transcript_path};
+
+/// The `subtype` of the `system` record written where compaction replaced the history.
+pub const COMPACT_BOUNDARY: &str = "compact_boundary";
+
+/// A reused line buffer grown past this by one huge line is dropped rather than kept.
+const KEPT_LINE_BUFFER: usize = 1 << 20;
 
 /// Every record that parsed, in file order, and what was skipped.
 #[derive(Debug, Clone, Default)]
@@ -22,46 +34,75 @@ pub struct TranscriptRead {
 /// I/O failures are errors.
 pub async fn read_transcript(path: &Path) -> Result<TranscriptRead, TranscriptError> {
     let owned = path.to_path_buf();
-    let bytes = tokio::task::spawn_blocking(move || std::fs::read(&owned))
-        .await?
-        .map_err(|source| TranscriptError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(parse_transcript(&bytes))
+    tokio::task::spawn_blocking(move || {
+        let mut records = Vec::new();
+        let warnings = scan_file(&owned, |record| records.push(record))?;
+        Ok(TranscriptRead { records, warnings })
+    })
+    .await?
 }
 
 /// Parses transcript bytes; never fails, never panics.
+#[cfg(test)]
 pub(crate) fn parse_transcript(bytes: &[u8]) -> TranscriptRead {
-    let mut read = TranscriptRead::default();
-    let ends_with_newline = bytes.last().is_none_or(|b| *b == b'\n');
-    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    // `split` yields a final empty piece after a trailing newline; it is not a line.
-    let count = if ends_with_newline {
-        lines.len().saturating_sub(1)
-    } else {
-        lines.len()
+    let mut records = Vec::new();
+    // Reading from a slice cannot fail.
+    let warnings = scan(bytes, |record| records.push(record)).unwrap_or_default();
+    TranscriptRead { records, warnings }
+}
+
+fn scan_file(
+    path: &Path,
+    on_record: impl FnMut(TranscriptRecord),
+) -> Result<Vec<TranscriptWarning>, TranscriptError> {
+    let read_err = |source| TranscriptError::Read {
+        path: path.to_path_buf(),
+        source,
     };
-    for (index, line) in lines.iter().take(count).enumerate() {
-        let number = index + 1;
+    let file = std::fs::File::open(path).map_err(read_err)?;
+    scan(std::io::BufReader::new(file), on_record).map_err(read_err)
+}
+
+/// Calls `on_record` with each record that parses, in file order; returns what was skipped.
+/// Only the last line may lack its newline: if it does not parse, it is a torn write.
+fn scan(
+    mut reader: impl BufRead,
+    mut on_record: impl FnMut(TranscriptRecord),
+) -> std::io::Result<Vec<TranscriptWarning>> {
+    let mut warnings = Vec::new();
+    let mut buffer = Vec::new();
+    let mut number = 0;
+    loop {
+        buffer.clear();
+        if buffer.capacity() > KEPT_LINE_BUFFER {
+            buffer = Vec::new();
+        }
+        if reader.read_until(b'\n', &mut buffer)? == 0 {
+            break;
+        }
+        number += 1;
+        let complete = buffer.last() == Some(&b'\n');
+        let line = if complete {
+            &buffer[..buffer.len() - 1]
+        } else {
+            &buffer[..]
+        };
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         match serde_json::from_slice::<TranscriptRecord>(line) {
-            Ok(record) => read.records.push(record),
-            Err(_) if number == count && !ends_with_newline => {
-                read.warnings.push(TranscriptWarning::TornLastLine {
-                    line: number,
-                    bytes: line.len(),
-                });
-            }
-            Err(error) => read.warnings.push(TranscriptWarning::CorruptLine {
+            Ok(record) => on_record(record),
+            Err(_) if !complete => warnings.push(TranscriptWarning::TornLastLine {
+                line: number,
+                bytes: line.len(),
+            }),
+            Err(error) => warnings.push(TranscriptWarning::CorruptLine {
                 line: number,
                 error: error.to_string(),
             }),
         }
     }
-    read
+    Ok(warnings)
 }
 
 /// A session restored from its transcript: the conversation chain ending at the last message.
@@ -69,7 +110,8 @@ pub(crate) fn parse_transcript(bytes: &[u8]) -> TranscriptRead {
 pub struct ResumedSession {
     pub session_id: SessionId,
     pub path: PathBuf,
-    /// Conversation records (`user`, `assistant`, `system`) from the first to the leaf.
+    /// Conversation records (`user`, `assistant`, `system`) from the last compaction boundary
+    /// (or the first record) to the leaf.
     pub chain: Vec<TranscriptRecord>,
     /// What was skipped while reading, for the user to see.
     pub warnings: Vec<TranscriptWarning>,
@@ -89,6 +131,15 @@ impl ResumedSession {
             .filter_map(|r| r.message.clone())
             .collect()
     }
+
+    /// [`Self::messages`] without copying them.
+    pub fn into_messages(self) -> Vec<Message> {
+        self.chain
+            .into_iter()
+            .filter(|r| matches!(r.kind, RecordType::User | RecordType::Assistant))
+            .filter_map(|r| r.message)
+            .collect()
+    }
 }
 
 /// Loads session `session_id` of `cwd` for `--resume`.
@@ -97,9 +148,37 @@ pub async fn load_session(
     cwd: &Path,
     session_id: &SessionId,
 ) -> Result<ResumedSession, TranscriptError> {
+    load_session_with(home, cwd, session_id, |_| {}).await
+}
+
+/// [`load_session`], handing each annotation (a record outside the conversation: transitions,
+/// cache hashes, ...) to `on_annotation` in file order as it is read; none is kept.
+pub async fn load_session_with(
+    home: &Path,
+    cwd: &Path,
+    session_id: &SessionId,
+    mut on_annotation: impl FnMut(TranscriptRecord) + Send + 'static,
+) -> Result<ResumedSession, TranscriptError> {
     let path = transcript_path(home, cwd, session_id);
-    let read = match read_transcript(&path).await {
-        Ok(read) => read,
+    let scan_path = path.clone();
+    let scanned = tokio::task::spawn_blocking(move || {
+        let mut conversation = Vec::new();
+        let warnings = scan_file(&scan_path, |record| {
+            if !record.kind.is_conversation() {
+                on_annotation(record);
+                return;
+            }
+            if is_compact_boundary(&record) {
+                // What came before was replaced by what follows: the session never needs it.
+                conversation.clear();
+            }
+            conversation.push(record);
+        })?;
+        Ok::<_, TranscriptError>((conversation, warnings))
+    })
+    .await?;
+    let (conversation, mut warnings) = match scanned {
+        Ok(scanned) => scanned,
         Err(TranscriptError::Read { source, .. })
             if source.kind() == std::io::ErrorKind::NotFound =>
         {
@@ -110,11 +189,7 @@ pub async fn load_session(
         }
         Err(other) => return Err(other),
     };
-    let TranscriptRead {
-        records,
-        mut warnings,
-    } = read;
-    let (chain, broken) = conversation_chain(records);
+    let (chain, broken) = conversation_chain(conversation);
     warnings.extend(broken);
     Ok(ResumedSession {
         session_id: session_id.clone(),
@@ -124,9 +199,20 @@ pub async fn load_session(
     })
 }
 
-/// The chain ending at the last conversation record, walked back by `parentUuid`. A missing
-/// parent ends the walk (reported); a cycle cannot loop. (Sub-agents write their own files, so
-/// one file holds one thread: main or sidechain.)
+/// Whether `record` is the `system` record compaction writes before the replacement history.
+pub fn is_compact_boundary(record: &TranscriptRecord) -> bool {
+    record.kind == RecordType::System
+        && record
+            .data
+            .as_ref()
+            .and_then(|d| d.get("subtype"))
+            .and_then(serde_json::Value::as_str)
+            == Some(COMPACT_BOUNDARY)
+}
+
+/// The chain ending at the last conversation record, walked back by `parentUuid` to the first
+/// record or a compaction boundary. A missing parent ends the walk (reported); a cycle cannot
+/// loop. (Sub-agents write their own files, so one file holds one thread: main or sidechain.)
 pub(crate) fn conversation_chain(
     records: Vec<TranscriptRecord>,
 ) -> (Vec<TranscriptRecord>, Option<TranscriptWarning>) {
@@ -146,7 +232,9 @@ pub(crate) fn conversation_chain(
     let mut seen = HashSet::from([leaf]);
     let mut warning = None;
     let mut current = leaf;
-    while let Some(parent) = conversation[current].parent_uuid.as_deref() {
+    while !is_compact_boundary(&conversation[current])
+        && let Some(parent) = conversation[current].parent_uuid.as_deref()
+    {
         match by_uuid.get(parent) {
             Some(&index) if seen.insert(index) => {
                 order.push(index);

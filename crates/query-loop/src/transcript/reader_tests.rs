@@ -94,3 +94,47 @@ fn a_missing_parent_is_reported() {
         })
     );
 }
+
+fn boundary(uuid: &str, parent: Option<&str>) -> String {
+    let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"system","uuid":"{uuid}","parentUuid":{parent},"sessionId":"s","timestamp":"t","cwd":"/w","data":{{"subtype":"compact_boundary","messages":1}}}}"#
+    )
+}
+
+#[test]
+fn the_chain_starts_at_the_last_compaction_boundary() {
+    // a <- b <- [boundary c] <- d (the summary) <- e; a notice system record stays in the chain.
+    let notice = r#"{"type":"system","uuid":"n","parentUuid":"e","sessionId":"s","timestamp":"t","cwd":"/w","data":{"subtype":"notice"}}"#;
+    let text = [
+        line("user", "a", None),
+        line("assistant", "b", Some("a")),
+        boundary("c", Some("b")),
+        line("user", "d", Some("c")),
+        line("assistant", "e", Some("d")),
+        notice.to_owned(),
+        line("user", "f", Some("n")),
+    ]
+    .join("\n");
+    let (chain, warning) = conversation_chain(parse_transcript(text.as_bytes()).records);
+    let ids: Vec<&str> = chain.iter().map(|r| r.uuid.as_str()).collect();
+    assert_eq!(ids, ["c", "d", "e", "n", "f"]);
+    assert!(warning.is_none());
+}
+
+#[test]
+fn scanning_reports_each_record_in_order_without_keeping_them() {
+    let text = format!(
+        "{}\n\n{}\n{}",
+        line("user", "a", None),
+        line("transition", "t", Some("a")),
+        &line("assistant", "b", Some("a"))[..20]
+    );
+    let mut seen = Vec::new();
+    let warnings = scan(text.as_bytes(), |r| seen.push(r.uuid)).unwrap();
+    assert_eq!(seen, ["a", "t"]);
+    assert_eq!(
+        warnings,
+        [TranscriptWarning::TornLastLine { line: 4, bytes: 20 }]
+    );
+}

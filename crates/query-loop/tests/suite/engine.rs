@@ -109,15 +109,30 @@ async fn a_session_keeps_messages_usage_and_a_transcript_and_resumes() {
     drop(engine);
 
     // resume: the conversation is back and the next request carries it
+    let before = client.requests().pop().unwrap();
     client.push_message(ScriptedClient::text_reply("still hello"));
-    let mut resumed = QueryEngine::resume(config(&client, home.path(), cwd.path()), id)
-        .await
-        .unwrap();
+    // A later process renders another context (a new date, a new git status): the resumed
+    // session replays the frozen one from the transcript instead.
+    let mut later = config(&client, home.path(), cwd.path());
+    later.user_context = Some(Arc::from(
+        "<system-reminder>ctx of a later day</system-reminder>",
+    ));
+    let mut resumed = QueryEngine::resume(later, id).await.unwrap();
     assert_eq!(resumed.messages().len(), 4);
     let turn = resumed.submit("and now?", |_| {}).await;
     assert_eq!(turn.terminal, Terminal::Completed);
     let last = client.requests().pop().unwrap();
     assert_eq!(last.messages.len(), 5);
+    // byte for byte the previous run's last request (breakpoints aside, they are not part of
+    // the cache key), then its reply and the new prompt
+    let bytes = |messages: &[tine_api_client::Message]| {
+        let text = serde_json::to_string(messages).unwrap();
+        text.replace(r#","cache_control":{"type":"ephemeral"}"#, "")
+    };
+    assert_eq!(bytes(&last.messages[..3]), bytes(&before.messages));
+    let sent = serde_json::to_string(&last.messages).unwrap();
+    assert!(sent.contains("<system-reminder>ctx</system-reminder>"));
+    assert!(!sent.contains("later day"));
     // no user context repeated on a resumed session
     let MessageContent::Blocks(b) = &last.messages[4].content else {
         panic!()

@@ -249,3 +249,53 @@ async fn rewriting_a_read_record_reproduces_its_bytes() {
     }
     assert_eq!(std::fs::read(&copy).unwrap(), original);
 }
+
+#[tokio::test]
+async fn resume_keeps_what_follows_the_last_compaction_and_streams_the_annotations() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/p");
+    let id = SessionId::new_random();
+    let path = write_conversation(home.path(), cwd, &id).await;
+    let mut opts = options(&id, cwd);
+    opts.parent_uuid = load_session(home.path(), cwd, &id)
+        .await
+        .unwrap()
+        .last_uuid()
+        .map(str::to_owned);
+    let mut writer = TranscriptWriter::open(path, opts).await.unwrap();
+    writer
+        .append(
+            RecordType::System,
+            None,
+            Some(&json!({"subtype": tine_query_loop::transcript::COMPACT_BOUNDARY})),
+        )
+        .await
+        .unwrap();
+    writer
+        .append_message(&Message::user("summary of the above"))
+        .await
+        .unwrap();
+    writer
+        .append(
+            RecordType::Other("cache_hashes".into()),
+            None,
+            Some(&json!({"n": 2})),
+        )
+        .await
+        .unwrap();
+    writer.append_message(&hello()).await.unwrap();
+
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    let resumed = tine_query_loop::load_session_with(home.path(), cwd, &id, move |record| {
+        sink.lock().unwrap().push(record.kind.as_str().to_owned());
+    })
+    .await
+    .unwrap();
+    assert!(resumed.warnings.is_empty(), "{:?}", resumed.warnings);
+    assert_eq!(
+        resumed.into_messages(),
+        vec![Message::user("summary of the above"), hello()]
+    );
+    assert_eq!(*seen.lock().unwrap(), ["transition", "cache_hashes"]);
+}
