@@ -63,8 +63,14 @@ impl FileStateCache {
 
     /// Records that a tool read (or wrote) `path` whose full contents are `content`.
     pub fn record(&self, path: &Path, content: &[u8], mtime: Option<SystemTime>) {
+        self.record_hash(path, hash_content(content), mtime);
+    }
+
+    /// [`Self::record`] for a tool that hashed the whole file ([`hash_content`]) as it streamed
+    /// it, without holding it.
+    pub fn record_hash(&self, path: &Path, content_hash: [u8; 32], mtime: Option<SystemTime>) {
         let state = FileState {
-            content_hash: hash_content(content),
+            content_hash,
             mtime,
             read_at: SystemTime::now(),
         };

@@ -1,7 +1,11 @@
-//! File helpers shared by Read, Write and Edit: loading a file with its mtime, binary
-//! detection, atomic replacement preserving the mode, and unified diffs.
+//! File helpers shared by Read, Write and Edit: opening regular files only (never a FIFO or a
+//! device), loading a file with its mtime, binary detection, atomic replacement preserving the
+//! mode, and unified diffs.
 
-use std::io::Write as _;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{Read as _, Write as _};
+#[cfg(unix)]
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -19,21 +23,22 @@ pub struct LoadedFile {
     pub permissions: std::fs::Permissions,
 }
 
-/// Loads `path`, or `Ok(None)` when it does not exist. A directory is an error.
+/// Loads `path`, or `Ok(None)` when it does not exist. A directory, a FIFO or a device is an
+/// error (see [`open_regular`]).
 pub async fn load(path: &Path) -> Result<Option<LoadedFile>, ToolError> {
-    let metadata = match tokio::fs::metadata(path).await {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(ToolError::io("cannot inspect", path, error)),
+    let owned = path.to_path_buf();
+    tokio::task::spawn_blocking(move || load_blocking(&owned))
+        .await
+        .map_err(|error| ToolError::Failed(format!("reading {}: {error}", path.display())))?
+}
+
+fn load_blocking(path: &Path) -> Result<Option<LoadedFile>, ToolError> {
+    let Some((mut file, metadata)) = open_regular(path)? else {
+        return Ok(None);
     };
-    if metadata.is_dir() {
-        return Err(ToolError::IsDirectory(path.to_path_buf()));
-    }
-    let real_path = tokio::fs::canonicalize(path)
-        .await
-        .unwrap_or_else(|_| path.to_path_buf());
-    let bytes = tokio::fs::read(path)
-        .await
+    let real_path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
         .map_err(|error| ToolError::io("cannot read", path, error))?;
     Ok(Some(LoadedFile {
         real_path,
@@ -41,6 +46,71 @@ pub async fn load(path: &Path) -> Result<Option<LoadedFile>, ToolError> {
         mtime: metadata.modified().ok(),
         permissions: metadata.permissions(),
     }))
+}
+
+/// Opens `path` for reading if it is a regular file (symlinks followed), with its metadata;
+/// `Ok(None)` when it does not exist. A FIFO, socket or device is refused before it is opened:
+/// opening a FIFO waits for a writer forever, and `/dev/zero` never ends.
+pub fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>, ToolError> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(ToolError::io("cannot inspect", path, error)),
+    };
+    check_regular(path, &metadata)?;
+    let mut options = OpenOptions::new();
+    options.read(true);
+    // Non-blocking: were the path swapped for a FIFO since the check, opening it must not wait
+    // (the check below then refuses it). Reads of a regular file are unaffected.
+    #[cfg(unix)]
+    options.custom_flags(nix::libc::O_NONBLOCK);
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(ToolError::io("cannot open", path, error)),
+    };
+    let metadata = file
+        .metadata()
+        .map_err(|error| ToolError::io("cannot inspect", path, error))?;
+    check_regular(path, &metadata)?;
+    Ok(Some((file, metadata)))
+}
+
+fn check_regular(path: &Path, metadata: &Metadata) -> Result<(), ToolError> {
+    if metadata.is_dir() {
+        return Err(ToolError::IsDirectory(path.to_path_buf()));
+    }
+    if metadata.is_file() {
+        return Ok(());
+    }
+    Err(ToolError::Failed(format!(
+        "{} is {}, not a regular file; only regular files can be read or edited (use Bash for \
+         anything else)",
+        path.display(),
+        special_kind(&metadata.file_type())
+    )))
+}
+
+/// What kind of special file this is, for messages.
+fn special_kind(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = file_type;
+    "a special file"
 }
 
 /// The mtime of `path` now (after a write).

@@ -1,10 +1,21 @@
-//! Read: a text file as numbered lines (`cat -n` style), recorded in the file-state cache so
-//! Edit and Write can later check the model saw what they change.
+//! Read: a text file as numbered lines (`N<tab>line`, as Claude Code sends them), recorded in
+//! the file-state cache so Edit and Write can later check the model saw what they change.
+//!
+//! The file is streamed, never loaded whole: lines before `offset` are skipped as they pass,
+//! only the lines shown are kept (each cut at [`MAX_LINE_CHARS`]), and the scan goes on past
+//! them only up to [`MAX_SCANNED_BYTES`] (to count the lines and hash the file for the
+//! file-state cache). FIFOs, sockets and devices are refused before they are opened.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::time::SystemTime;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
 
-use super::files::{input_path, is_binary, load};
+use super::files::{input_path, is_binary, open_regular};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use crate::verdict::PermissionTarget;
@@ -15,6 +26,15 @@ pub const DEFAULT_LINE_LIMIT: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
 /// Files larger than this must be read in parts (`offset`/`limit`).
 pub const MAX_WHOLE_FILE_BYTES: u64 = 256 * 1024;
+/// How far the scan goes once the lines to show are read: far enough to count the lines and
+/// hash the whole file of any file Edit would handle, not through a multi-gigabyte log.
+pub const MAX_SCANNED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Bytes of one line kept: enough for [`MAX_LINE_CHARS`] characters of any width.
+const KEPT_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
+/// The start of the file looked at for a NUL byte (see [`is_binary`]).
+const BINARY_PROBE_BYTES: u64 = 8192;
+const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 #[derive(Deserialize)]
 struct ReadInput {
@@ -37,7 +57,7 @@ working directory).
 - You can optionally give a line offset and limit (handy for long files), but it is recommended \
 to read the whole file by not providing them.
 - Lines longer than 2000 characters are truncated.
-- Results are returned like `cat -n`, with line numbers starting at 1.
+- Results are returned as `N<tab>line`, with line numbers starting at 1.
 - It reads text files only; it refuses directories (use Glob or `ls` through Bash) and binary \
 files.
 - You can call several tools in one response; it is better to speculatively read several \
@@ -81,29 +101,26 @@ impl Tool for ReadTool {
         Box::pin(async move {
             let input: ReadInput = parse_input(input)?;
             let path = ctx.resolve_path(&input.file_path);
-            let Some(file) = load(&path).await? else {
-                return Err(ToolError::NotFound(path));
-            };
-            if is_binary(&path, &file.bytes) {
-                return Err(ToolError::BinaryFile(path));
-            }
-            let ranged = input.offset.is_some() || input.limit.is_some();
-            if !ranged && file.bytes.len() as u64 > MAX_WHOLE_FILE_BYTES {
-                return Err(ToolError::Failed(format!(
-                    "{} is {} KB, more than the {} KB that can be read at once; read it in parts \
-                     with `offset` and `limit`, or search it with Grep",
-                    path.display(),
-                    file.bytes.len() / 1024,
-                    MAX_WHOLE_FILE_BYTES / 1024
-                )));
-            }
-            ctx.file_state().record(&path, &file.bytes, file.mtime);
-            let text = String::from_utf8_lossy(&file.bytes);
             let offset = usize::try_from(input.offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX);
             let limit = input.limit.map_or(DEFAULT_LINE_LIMIT, |limit| {
                 usize::try_from(limit).unwrap_or(usize::MAX)
             });
-            Ok(render(&text, offset, limit))
+            let window = Window {
+                offset,
+                limit,
+                ranged: input.offset.is_some() || input.limit.is_some(),
+            };
+            let cancel = ctx.cancellation().clone();
+            let task_path = path.clone();
+            let read = tokio::task::spawn_blocking(move || read_file(&task_path, window, &cancel))
+                .await
+                .map_err(|error| {
+                    ToolError::Failed(format!("reading {}: {error}", path.display()))
+                })??;
+            if let Some(hash) = read.excerpt.hash {
+                ctx.file_state().record_hash(&path, hash, read.mtime);
+            }
+            Ok(render(&read.excerpt, offset))
         })
     }
 
@@ -136,17 +153,170 @@ impl Tool for ReadTool {
     }
 }
 
-/// Lines `offset..offset + limit` (1-based) of `text`, numbered.
-fn render(text: &str, offset: usize, limit: usize) -> ToolOutput {
-    if text.is_empty() {
+/// Which lines to show: `limit` lines from line `offset` (1-based).
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    offset: usize,
+    limit: usize,
+    /// `offset` or `limit` was given: the file may be larger than [`MAX_WHOLE_FILE_BYTES`].
+    ranged: bool,
+}
+
+impl Window {
+    /// The 0-based index of the first line after the window.
+    fn end(&self) -> usize {
+        (self.offset - 1).saturating_add(self.limit)
+    }
+
+    fn contains(&self, index: usize) -> bool {
+        index >= self.offset - 1 && index < self.end()
+    }
+}
+
+/// A file as Read saw it.
+struct FileRead {
+    excerpt: Excerpt,
+    mtime: Option<SystemTime>,
+}
+
+/// What one pass over a file found.
+#[derive(Debug, Default)]
+struct Excerpt {
+    /// The window's lines: number, text (at most [`MAX_LINE_CHARS`] characters), cut short.
+    lines: Vec<(usize, String, bool)>,
+    /// How many lines the file has, when the scan reached its end.
+    total: Option<usize>,
+    /// SHA-256 of the whole file, when the scan reached its end.
+    hash: Option<[u8; 32]>,
+    /// The file has no bytes at all.
+    empty: bool,
+}
+
+/// Opens `path` (a regular file only) and scans it for `window`.
+fn read_file(
+    path: &Path,
+    window: Window,
+    cancel: &CancellationToken,
+) -> Result<FileRead, ToolError> {
+    let Some((file, metadata)) = open_regular(path)? else {
+        return Err(ToolError::NotFound(path.to_path_buf()));
+    };
+    if !window.ranged && metadata.len() > MAX_WHOLE_FILE_BYTES {
+        return Err(ToolError::Failed(format!(
+            "{} is {} KB, more than the {} KB that can be read at once; read it in parts with \
+             `offset` and `limit`, or search it with Grep",
+            path.display(),
+            metadata.len() / 1024,
+            MAX_WHOLE_FILE_BYTES / 1024
+        )));
+    }
+    let excerpt = scan(file, path, window, cancel)?;
+    Ok(FileRead {
+        excerpt,
+        mtime: metadata.modified().ok(),
+    })
+}
+
+/// One pass over `reader`: refuses binary content, skips to the window, keeps its lines, then
+/// goes on (hashing and counting) until the end or [`MAX_SCANNED_BYTES`].
+fn scan(
+    mut reader: impl Read,
+    path: &Path,
+    window: Window,
+    cancel: &CancellationToken,
+) -> Result<Excerpt, ToolError> {
+    let io_error = |error| ToolError::io("cannot read", path, error);
+    let mut probe = Vec::new();
+    (&mut reader)
+        .take(BINARY_PROBE_BYTES)
+        .read_to_end(&mut probe)
+        .map_err(io_error)?;
+    if is_binary(path, &probe) {
+        return Err(ToolError::BinaryFile(path.to_path_buf()));
+    }
+    let mut input = BufReader::with_capacity(READ_BUFFER_BYTES, probe.as_slice().chain(reader));
+    let mut excerpt = Excerpt::default();
+    let mut hasher = Sha256::new();
+    let mut scanned: u64 = 0;
+    // The line being read: its 0-based index, the bytes kept of it, how many it has so far.
+    let mut index = 0usize;
+    let mut kept: Vec<u8> = Vec::new();
+    let mut line_bytes = 0usize;
+    let complete = loop {
+        if cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
+        let chunk = input.fill_buf().map_err(io_error)?;
+        if chunk.is_empty() {
+            break true;
+        }
+        if index >= window.end() && scanned >= MAX_SCANNED_BYTES {
+            break false;
+        }
+        hasher.update(chunk);
+        let len = chunk.len();
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let newline = rest.iter().position(|&b| b == b'\n');
+            let piece = &rest[..newline.unwrap_or(rest.len())];
+            if window.contains(index) && kept.len() < KEPT_LINE_BYTES {
+                let room = KEPT_LINE_BYTES - kept.len();
+                kept.extend_from_slice(&piece[..piece.len().min(room)]);
+            }
+            line_bytes += piece.len();
+            let Some(at) = newline else { break };
+            if window.contains(index) {
+                excerpt.lines.push(finish_line(index, &kept, line_bytes));
+            }
+            kept.clear();
+            line_bytes = 0;
+            index += 1;
+            rest = &rest[at + 1..];
+        }
+        input.consume(len);
+        scanned += len as u64;
+    };
+    if complete {
+        if line_bytes > 0 {
+            // A last line without a newline.
+            if window.contains(index) {
+                excerpt.lines.push(finish_line(index, &kept, line_bytes));
+            }
+            index += 1;
+        }
+        excerpt.total = Some(index);
+        excerpt.hash = Some(hasher.finalize().into());
+        excerpt.empty = scanned == 0;
+    }
+    Ok(excerpt)
+}
+
+/// Line `index` from its kept bytes (of `line_bytes` in all): a CR before the newline dropped,
+/// invalid UTF-8 replaced, cut at [`MAX_LINE_CHARS`] characters.
+fn finish_line(index: usize, kept: &[u8], line_bytes: usize) -> (usize, String, bool) {
+    let whole = kept.len() == line_bytes;
+    let bytes = match kept.strip_suffix(b"\r") {
+        Some(stripped) if whole => stripped,
+        _ => kept,
+    };
+    let text = String::from_utf8_lossy(bytes);
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((cut, _)) => (index + 1, text[..cut].to_owned(), true),
+        None => (index + 1, text.into_owned(), !whole),
+    }
+}
+
+/// The model's view of an excerpt: `N<tab>line` for each line, then what remains.
+fn render(excerpt: &Excerpt, offset: usize) -> ToolOutput {
+    if excerpt.empty {
         return ToolOutput::text(
             "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
         )
         .with_summary("Read 0 lines (empty file)");
     }
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    let total = body.split('\n').count();
-    if offset > total {
+    if excerpt.lines.is_empty()
+        && let Some(total) = excerpt.total
+    {
         return ToolOutput::text(format!(
             "<system-reminder>Warning: the file has only {total} lines, fewer than the offset \
              {offset}.</system-reminder>"
@@ -154,27 +324,33 @@ fn render(text: &str, offset: usize, limit: usize) -> ToolOutput {
         .with_summary("Read 0 lines (offset past the end)");
     }
     let mut out = String::new();
-    let mut shown = 0;
-    for (index, line) in body.split('\n').enumerate().skip(offset - 1).take(limit) {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let number = index + 1;
-        match line.char_indices().nth(MAX_LINE_CHARS) {
-            Some((cut, _)) => out.push_str(&format!(
-                "{number:>6}\t{}... [line truncated]\n",
-                &line[..cut]
-            )),
-            None => out.push_str(&format!("{number:>6}\t{line}\n")),
+    for (number, line, cut) in &excerpt.lines {
+        out.push_str(&number.to_string());
+        out.push('\t');
+        out.push_str(line);
+        if *cut {
+            out.push_str("... [line truncated]");
         }
-        shown += 1;
+        out.push('\n');
     }
+    let shown = excerpt.lines.len();
     let last = offset - 1 + shown;
-    if last < total {
-        out.push_str(&format!(
+    match excerpt.total {
+        Some(total) if last < total => out.push_str(&format!(
             "\n... ({} more lines; continue with offset={})\n",
             total - last,
             last + 1
-        ));
+        )),
+        Some(_) => {}
+        None => out.push_str(&format!(
+            "\n... (more lines follow; continue with offset={})\n",
+            last + 1
+        )),
     }
     let lines = if shown == 1 { "line" } else { "lines" };
     ToolOutput::text(out).with_summary(format!("Read {shown} {lines}"))
 }
+
+#[cfg(test)]
+#[path = "read_tests.rs"]
+mod tests;
