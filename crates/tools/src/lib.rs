@@ -36,6 +36,8 @@ pub use builtin::grep::GrepTool;
 pub use builtin::read::ReadTool;
 pub use builtin::shell::CREDENTIAL_ENV_VARS;
 pub use builtin::shell::kill_tool_processes;
+// Other crates' child processes (MCP servers) join the groups `kill_tool_processes` ends.
+pub use builtin::shell::track_group as track_tool_process_group;
 pub use builtin::todo::{TodoItem, TodoList, TodoStatus, TodoWriteTool};
 pub use builtin::web_fetch::WebFetchTool;
 pub use builtin::write::WriteTool;

@@ -1,0 +1,42 @@
+//! The tests' stdio MCP server (see `tine_mcp::test_server`). Flags:
+//! `--marker FILE` writes FILE first (proof that it ran), `--delay-ms N` waits before serving,
+//! `--hang` never answers (not even `initialize`), `--no-resources`.
+
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use tine_mcp::test_server::TestServer;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    if let Some(marker) = value("--marker") {
+        std::fs::write(&marker, std::process::id().to_string())?;
+    }
+    if let Some(ms) = value("--delay-ms").and_then(|v| v.parse::<u64>().ok()) {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    eprintln!("tine-mcp-test-server starting");
+    if args.iter().any(|a| a == "--hang") {
+        // Read and ignore everything: an `initialize` that is never answered.
+        let mut sink = tokio::io::sink();
+        tokio::io::copy(&mut tokio::io::stdin(), &mut sink).await?;
+        std::future::pending::<()>().await;
+    }
+    let server = TestServer {
+        exit_on_crash: true,
+        resources: !args.iter().any(|a| a == "--no-resources"),
+    };
+    server
+        .serve(rmcp::transport::stdio())
+        .await?
+        .waiting()
+        .await?;
+    Ok(())
+}

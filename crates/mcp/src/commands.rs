@@ -1,0 +1,582 @@
+//! `tine mcp list|get|add|remove|trust`, mirroring `claude mcp ...`: arguments in, text out (the
+//! CLI parses nothing itself and only prints). `list` connects to every startable server to
+//! report its state; the others only read and write configuration files.
+//!
+//! Scopes and their files: `local` (the default) `.tine/settings.local.json`, `project`
+//! `.mcp.json`, `user` `~/.tine/settings.json`. `trust` records a `.mcp.json` server in local
+//! settings' `enabledMcpjsonServers`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use tine_tools::settings::{self, SettingsPaths};
+
+use crate::config::McpServerConfig;
+use crate::manager::{McpManager, McpOptions};
+use crate::names::is_plain_server_name;
+use crate::sources::{McpScope, McpSources, load_config};
+use crate::trust::{DISABLED_KEY, ENABLED_KEY, ProjectTrust, TrustDecision, how_to_trust};
+
+pub const MCP_USAGE: &str = "usage: tine mcp list
+       tine mcp get NAME
+       tine mcp add [--scope local|project|user] [-e KEY=VALUE]... NAME -- COMMAND [ARGS...]
+       tine mcp add --transport http [--scope ...] [--header 'KEY: VALUE']... NAME URL
+       tine mcp remove [--scope local|project|user] NAME
+       tine mcp trust NAME        (let a .mcp.json server start)";
+
+/// One `tine mcp` command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpCommand {
+    List,
+    Get {
+        name: String,
+    },
+    Add {
+        name: String,
+        scope: McpScope,
+        config: McpServerConfig,
+    },
+    Remove {
+        name: String,
+        scope: Option<McpScope>,
+    },
+    Trust {
+        name: String,
+    },
+}
+
+/// Why a command failed; each says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum McpCommandError {
+    #[error("{0}\n{MCP_USAGE}")]
+    Usage(String),
+    #[error("invalid server name `{0}`: use letters, digits, `_` and `-` (no `__`)")]
+    BadName(String),
+    #[error("no MCP server named `{0}` (see `tine mcp list`)")]
+    NotFound(String),
+    #[error(
+        "MCP server `{name}` already exists in {path}; remove it first (tine mcp remove --scope {scope} {name})"
+    )]
+    Exists {
+        name: String,
+        path: String,
+        scope: McpScope,
+    },
+    #[error("MCP server `{name}` is in several scopes ({scopes}); say which with --scope")]
+    Ambiguous { name: String, scopes: String },
+    #[error("`{0}` is not a .mcp.json server; only project servers need trust")]
+    NotProject(String),
+    #[error("{path}: {message}; fix the file by hand")]
+    File { path: String, message: String },
+}
+
+fn usage(message: impl Into<String>) -> McpCommandError {
+    McpCommandError::Usage(message.into())
+}
+
+fn parse_scope(text: &str) -> Result<McpScope, McpCommandError> {
+    match text {
+        "local" => Ok(McpScope::Local),
+        "project" => Ok(McpScope::Project),
+        "user" | "global" => Ok(McpScope::User),
+        other => Err(usage(format!(
+            "unknown scope `{other}`: use local, project or user"
+        ))),
+    }
+}
+
+/// Parses the arguments after `tine mcp`.
+pub fn parse_mcp_args(args: &[String]) -> Result<McpCommand, McpCommandError> {
+    let Some((verb, rest)) = args.split_first() else {
+        return Err(usage("which mcp command?"));
+    };
+    let one_name = |rest: &[String]| -> Result<String, McpCommandError> {
+        match rest {
+            [name] => Ok(name.clone()),
+            _ => Err(usage(format!("`{verb}` takes one server name"))),
+        }
+    };
+    match verb.as_str() {
+        "list" if rest.is_empty() => Ok(McpCommand::List),
+        "list" => Err(usage("`list` takes no arguments")),
+        "get" => Ok(McpCommand::Get {
+            name: one_name(rest)?,
+        }),
+        "trust" => Ok(McpCommand::Trust {
+            name: one_name(rest)?,
+        }),
+        "remove" => {
+            let mut scope = None;
+            let mut names = Vec::new();
+            let mut iter = rest.iter();
+            while let Some(arg) = iter.next() {
+                match arg.as_str() {
+                    "-s" | "--scope" => {
+                        let value = iter.next().ok_or_else(|| usage("--scope needs a value"))?;
+                        scope = Some(parse_scope(value)?);
+                    }
+                    other if other.starts_with('-') => {
+                        return Err(usage(format!("unknown option `{other}`")));
+                    }
+                    other => names.push(other.to_owned()),
+                }
+            }
+            Ok(McpCommand::Remove {
+                name: one_name(&names)?,
+                scope,
+            })
+        }
+        "add" => parse_add(rest),
+        other => Err(usage(format!("unknown mcp command `{other}`"))),
+    }
+}
+
+fn parse_add(args: &[String]) -> Result<McpCommand, McpCommandError> {
+    let mut scope = McpScope::Local;
+    let mut transport = "stdio".to_owned();
+    let mut env = BTreeMap::new();
+    let mut headers = BTreeMap::new();
+    let mut positional: Vec<String> = Vec::new();
+    let mut iter = args.iter();
+    let mut options_done = false;
+    while let Some(arg) = iter.next() {
+        // Once NAME and COMMAND are known, the rest are the command's own arguments.
+        if options_done || positional.len() >= 2 {
+            positional.push(arg.clone());
+            continue;
+        }
+        let mut value = |flag: &str| {
+            iter.next()
+                .cloned()
+                .ok_or_else(|| usage(format!("{flag} needs a value")))
+        };
+        match arg.as_str() {
+            "--" => options_done = true,
+            "-s" | "--scope" => scope = parse_scope(&value(arg)?)?,
+            "-t" | "--transport" => transport = value(arg)?,
+            "-e" | "--env" => {
+                let pair = value(arg)?;
+                let (key, val) = pair
+                    .split_once('=')
+                    .ok_or_else(|| usage(format!("--env takes KEY=VALUE, not `{pair}`")))?;
+                env.insert(key.to_owned(), val.to_owned());
+            }
+            "-H" | "--header" => {
+                let pair = value(arg)?;
+                let (key, val) = pair
+                    .split_once(':')
+                    .ok_or_else(|| usage(format!("--header takes 'KEY: VALUE', not `{pair}`")))?;
+                headers.insert(key.trim().to_owned(), val.trim().to_owned());
+            }
+            other if other.starts_with('-') => {
+                return Err(usage(format!(
+                    "unknown option `{other}` (put the server's command after `--`)"
+                )));
+            }
+            other => positional.push(other.to_owned()),
+        }
+    }
+    let mut positional = positional.into_iter();
+    let name = positional
+        .next()
+        .ok_or_else(|| usage("`add` needs a server name"))?;
+    if !is_plain_server_name(&name) {
+        return Err(McpCommandError::BadName(name));
+    }
+    let target = positional.next();
+    let rest: Vec<String> = positional.collect();
+    let config = match transport.as_str() {
+        "stdio" => {
+            if !headers.is_empty() {
+                return Err(usage("--header is for --transport http"));
+            }
+            McpServerConfig::Stdio {
+                command: target.ok_or_else(|| usage("`add` needs the server's command"))?,
+                args: rest,
+                env,
+            }
+        }
+        "http" => {
+            if !env.is_empty() || !rest.is_empty() {
+                return Err(usage(
+                    "an http server takes a URL only (no --env, no arguments)",
+                ));
+            }
+            McpServerConfig::Http {
+                url: target.ok_or_else(|| usage("`add --transport http` needs the URL"))?,
+                headers,
+            }
+        }
+        "sse" => {
+            return Err(usage(
+                "the sse transport is not supported; most servers also speak streamable HTTP: use --transport http",
+            ));
+        }
+        other => {
+            return Err(usage(format!(
+                "unknown transport `{other}`: use stdio or http"
+            )));
+        }
+    };
+    Ok(McpCommand::Add {
+        name,
+        scope,
+        config,
+    })
+}
+
+/// What a command runs against: the configuration sources, where settings live, how servers
+/// run (for `list`).
+#[derive(Debug, Clone)]
+pub struct McpCommandEnv {
+    pub sources: McpSources,
+    pub settings_paths: SettingsPaths,
+    pub options: McpOptions,
+}
+
+impl McpCommandEnv {
+    /// The file a writable scope lives in.
+    fn file_of(&self, scope: McpScope) -> Result<PathBuf, McpCommandError> {
+        match scope {
+            McpScope::Local => Ok(self.settings_paths.local.clone()),
+            McpScope::Project => Ok(self.sources.project_file()),
+            McpScope::User => Ok(self.settings_paths.user.clone()),
+            McpScope::Managed | McpScope::Dynamic => Err(usage(format!(
+                "the {scope} scope cannot be changed with tine mcp"
+            ))),
+        }
+    }
+}
+
+/// Runs one command; the text to print.
+pub async fn run_mcp_command(
+    command: &McpCommand,
+    env: &McpCommandEnv,
+) -> Result<String, McpCommandError> {
+    let settings = settings::load(&env.settings_paths);
+    match command {
+        McpCommand::List => {
+            let (manager, _tools, warnings) =
+                McpManager::start(&env.sources, &settings, env.options.clone()).await;
+            let statuses = manager.statuses();
+            manager.shutdown().await;
+            let mut out = String::new();
+            if statuses.is_empty() {
+                out.push_str(
+                    "No MCP servers configured. Add one with `tine mcp add NAME -- COMMAND [ARGS...]`.\n",
+                );
+            }
+            for info in &statuses {
+                let _ = writeln!(
+                    out,
+                    "{}: {} ({}: {}) - {}",
+                    info.name, info.summary, info.scope, info.origin, info.status
+                );
+            }
+            for warning in warnings.iter().filter(|w| {
+                w.server
+                    .as_ref()
+                    .is_none_or(|s| !statuses.iter().any(|i| &i.name == s))
+            }) {
+                let _ = writeln!(out, "warning: {warning}");
+            }
+            Ok(out)
+        }
+        McpCommand::Get { name } => {
+            let config = load_config(&env.sources, &settings);
+            let entry = config
+                .get(name)
+                .ok_or_else(|| McpCommandError::NotFound(name.clone()))?;
+            let mut out = String::new();
+            let _ = writeln!(out, "{name}:");
+            let _ = writeln!(out, "  scope: {} ({})", entry.scope, entry.origin);
+            let _ = writeln!(out, "  type: {}", entry.config.transport_name());
+            match &entry.config {
+                McpServerConfig::Stdio { command, args, env } => {
+                    let _ = writeln!(out, "  command: {command}");
+                    let _ = writeln!(out, "  args: {}", args.join(" "));
+                    if !env.is_empty() {
+                        // Values often hold tokens: show the names only.
+                        let keys: Vec<&str> = env.keys().map(String::as_str).collect();
+                        let _ = writeln!(out, "  env: {}", keys.join(", "));
+                    }
+                }
+                McpServerConfig::Http { url, headers } => {
+                    let _ = writeln!(out, "  url: {url}");
+                    if !headers.is_empty() {
+                        let keys: Vec<&str> = headers.keys().map(String::as_str).collect();
+                        let _ = writeln!(out, "  headers: {}", keys.join(", "));
+                    }
+                }
+            }
+            if entry.scope == McpScope::Project {
+                let trust = ProjectTrust::from_settings(&settings);
+                let line = match trust.decide(&settings, name) {
+                    TrustDecision::Trusted { key, source } => {
+                        format!("trusted ({key} in {source})")
+                    }
+                    TrustDecision::Disabled => format!("disabled ({DISABLED_KEY})"),
+                    TrustDecision::Untrusted => format!("not trusted: {}", how_to_trust(name)),
+                };
+                let _ = writeln!(out, "  trust: {line}");
+            }
+            for hidden in config.shadowed.iter().filter(|s| &s.name == name) {
+                let _ = writeln!(
+                    out,
+                    "  overrides: {} ({}: {})",
+                    hidden.config, hidden.scope, hidden.origin
+                );
+            }
+            Ok(out)
+        }
+        McpCommand::Add {
+            name,
+            scope,
+            config,
+        } => {
+            let path = env.file_of(*scope)?;
+            edit_json_file(&path, |root| {
+                let servers = object_at(root, "mcpServers", &path)?;
+                if servers.contains_key(name) {
+                    return Err(McpCommandError::Exists {
+                        name: name.clone(),
+                        path: path.display().to_string(),
+                        scope: *scope,
+                    });
+                }
+                servers.insert(name.clone(), config.to_json());
+                Ok(())
+            })?;
+            let mut out = format!(
+                "Added {} MCP server {name} to {} ({scope} scope)\n",
+                config.transport_name(),
+                path.display()
+            );
+            if *scope == McpScope::Project {
+                let _ = writeln!(out, "It starts once trusted: {}", how_to_trust(name));
+            }
+            Ok(out)
+        }
+        McpCommand::Remove { name, scope } => {
+            let scopes: Vec<McpScope> = match scope {
+                Some(scope) => vec![*scope],
+                None => {
+                    let mut found = Vec::new();
+                    for scope in [McpScope::Local, McpScope::Project, McpScope::User] {
+                        let path = env.file_of(scope)?;
+                        if read_object(&path)?
+                            .get("mcpServers")
+                            .and_then(Value::as_object)
+                            .is_some_and(|s| s.contains_key(name))
+                        {
+                            found.push(scope);
+                        }
+                    }
+                    found
+                }
+            };
+            match scopes.as_slice() {
+                [] => Err(McpCommandError::NotFound(name.clone())),
+                [scope] => {
+                    let path = env.file_of(*scope)?;
+                    let mut removed = false;
+                    edit_json_file(&path, |root| {
+                        let servers = object_at(root, "mcpServers", &path)?;
+                        removed = servers.remove(name).is_some();
+                        Ok(())
+                    })?;
+                    if removed {
+                        Ok(format!(
+                            "Removed MCP server {name} from {} ({scope} scope)\n",
+                            path.display()
+                        ))
+                    } else {
+                        Err(McpCommandError::NotFound(name.clone()))
+                    }
+                }
+                several => Err(McpCommandError::Ambiguous {
+                    name: name.clone(),
+                    scopes: several
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }),
+            }
+        }
+        McpCommand::Trust { name } => {
+            let config = load_config(&env.sources, &settings);
+            match config.get(name) {
+                None => return Err(McpCommandError::NotFound(name.clone())),
+                Some(entry) if entry.scope != McpScope::Project => {
+                    return Err(McpCommandError::NotProject(name.clone()));
+                }
+                Some(_) => {}
+            }
+            let path = env.settings_paths.local.clone();
+            edit_json_file(&path, |root| {
+                let list = array_at(root, ENABLED_KEY, &path)?;
+                if !list.iter().any(|v| v.as_str() == Some(name)) {
+                    list.push(Value::String(name.clone()));
+                }
+                let disabled = array_at(root, DISABLED_KEY, &path)?;
+                disabled.retain(|v| v.as_str() != Some(name));
+                if disabled.is_empty() {
+                    root.remove(DISABLED_KEY);
+                }
+                Ok(())
+            })?;
+            Ok(format!(
+                "Trusted MCP server {name} from .mcp.json ({ENABLED_KEY} in {}); it starts with the next session\n",
+                path.display()
+            ))
+        }
+    }
+}
+
+fn file_error(path: &Path, message: impl Into<String>) -> McpCommandError {
+    McpCommandError::File {
+        path: path.display().to_string(),
+        message: message.into(),
+    }
+}
+
+fn read_object(path: &Path) -> Result<Map<String, Value>, McpCommandError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => Ok(Map::new()),
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) => Err(file_error(path, "is not a JSON object")),
+            Err(error) => Err(file_error(path, format!("invalid JSON: {error}"))),
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
+        Err(error) => Err(file_error(path, format!("cannot read it: {error}"))),
+    }
+}
+
+fn object_at<'a>(
+    root: &'a mut Map<String, Value>,
+    key: &str,
+    path: &Path,
+) -> Result<&'a mut Map<String, Value>, McpCommandError> {
+    match root.entry(key).or_insert_with(|| Value::Object(Map::new())) {
+        Value::Object(map) => Ok(map),
+        _ => Err(file_error(path, format!("`{key}` is not an object"))),
+    }
+}
+
+fn array_at<'a>(
+    root: &'a mut Map<String, Value>,
+    key: &str,
+    path: &Path,
+) -> Result<&'a mut Vec<Value>, McpCommandError> {
+    match root.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
+        Value::Array(list) => Ok(list),
+        _ => Err(file_error(path, format!("`{key}` is not an array"))),
+    }
+}
+
+/// Reads the JSON object at `path` (empty if missing), lets `change` edit it, and writes it
+/// back through a temporary file and a rename, keeping every other key and the file's mode.
+fn edit_json_file(
+    path: &Path,
+    change: impl FnOnce(&mut Map<String, Value>) -> Result<(), McpCommandError>,
+) -> Result<(), McpCommandError> {
+    let mut root = read_object(path)?;
+    change(&mut root)?;
+    let write = || -> std::io::Result<()> {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut text =
+            serde_json::to_string_pretty(&Value::Object(root)).map_err(std::io::Error::other)?;
+        text.push('\n');
+        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+        temp.write_all(text.as_bytes())?;
+        temp.as_file().sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(temp.path(), meta.permissions())?;
+        }
+        temp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    };
+    write().map_err(|error| file_error(path, format!("cannot write it: {error}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn add_parses_like_claude_mcp_add() {
+        let cmd = parse_mcp_args(&args("add -e K=V --scope user srv -- npx -y pkg --flag"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let McpCommand::Add {
+            name,
+            scope,
+            config,
+        } = cmd
+        else {
+            panic!("not add")
+        };
+        assert_eq!((name.as_str(), scope), ("srv", McpScope::User));
+        assert_eq!(config.to_string(), "npx -y pkg --flag");
+        let cmd = parse_mcp_args(&[
+            "add".into(),
+            "--transport".into(),
+            "http".into(),
+            "web".into(),
+            "http://127.0.0.1:9/mcp".into(),
+            "--header".into(),
+            "Authorization: Bearer t".into(),
+        ]);
+        assert!(
+            cmd.is_err(),
+            "options after the URL are arguments, refused for http"
+        );
+        let cmd = parse_mcp_args(&[
+            "add".into(),
+            "--transport".into(),
+            "http".into(),
+            "-H".into(),
+            "Authorization: Bearer t".into(),
+            "web".into(),
+            "http://127.0.0.1:9/mcp".into(),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let McpCommand::Add { config, scope, .. } = cmd else {
+            panic!("not add")
+        };
+        assert_eq!(scope, McpScope::Local);
+        assert_eq!(
+            config,
+            McpServerConfig::Http {
+                url: "http://127.0.0.1:9/mcp".into(),
+                headers: [("Authorization".to_owned(), "Bearer t".to_owned())]
+                    .into_iter()
+                    .collect()
+            }
+        );
+        // Without `--`, the command's own flags still pass once NAME and COMMAND are known.
+        assert!(parse_mcp_args(&args("add srv npx -y pkg")).is_ok());
+        assert!(parse_mcp_args(&args("add my.srv -- x")).is_err());
+        assert!(parse_mcp_args(&args("add --transport sse s http://x")).is_err());
+        assert!(parse_mcp_args(&args("frob")).is_err());
+        assert_eq!(
+            parse_mcp_args(&args("remove -s project x")).ok(),
+            Some(McpCommand::Remove {
+                name: "x".into(),
+                scope: Some(McpScope::Project)
+            })
+        );
+    }
+}

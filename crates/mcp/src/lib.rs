@@ -1,0 +1,48 @@
+//! tine-mcp: MCP servers through rmcp, the official Rust SDK (seed 003 §八). Their tools become
+//! tine [`Tool`](tine_tools::Tool)s named `mcp__SERVER__TOOL`, which the `ToolPool` orders after
+//! the built-ins. Modules in reading order:
+//!
+//! - [`config`]: one server's configuration in Claude Code's shape (stdio or streamable HTTP),
+//!   with `${VAR}` expansion ([`expand`]).
+//! - [`sources`]: where configurations come from (`--mcp-config`, `.mcp.json`, user and local
+//!   settings, `~/.claude.json`) and which wins for a name.
+//! - [`trust`]: whether a project's `.mcp.json` server may start.
+//! - [`names`]: `mcp__SERVER__TOOL` within the API's name rules.
+//! - [`client`]: one connection (child process group or HTTP), the handshake under a deadline,
+//!   elicitation; [`http`]: rmcp's HTTP transport over the workspace's reqwest.
+//! - [`manager`]: the session's servers: parallel bounded start, statuses, exits reported,
+//!   restart, shutdown.
+//! - [`tool`], [`resources`], [`output`]: the tools the model calls and how results read.
+//! - [`commands`]: `tine mcp list|get|add|remove|trust`.
+
+pub mod client;
+pub mod commands;
+pub mod config;
+pub mod expand;
+pub mod http;
+pub mod manager;
+pub mod names;
+pub mod output;
+pub mod resources;
+pub mod sources;
+pub mod tool;
+pub mod trust;
+
+#[cfg(feature = "test-server")]
+pub mod test_server;
+
+pub use client::{ConnectError, ElicitationAnswer, ElicitationHandler, ElicitationRequest};
+pub use commands::{
+    MCP_USAGE, McpCommand, McpCommandEnv, McpCommandError, parse_mcp_args, run_mcp_command,
+};
+
+pub use config::{McpServerConfig, ServerConfigError};
+pub use manager::{
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpError, McpEvent, McpManager, McpOptions,
+    McpServerInfo, McpServerStatus, McpWarning,
+};
+pub use names::tool_name;
+pub use resources::{LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL};
+pub use sources::{McpConfig, McpConfigError, McpScope, McpSources, ServerEntry, load_config};
+pub use tool::McpTool;
+pub use trust::{ProjectTrust, TrustDecision};

@@ -1,0 +1,636 @@
+//! The session's MCP servers: started once, in parallel, each within the start-up timeout, so a
+//! server that never answers delays the start by at most that long and never hides the others'
+//! tools. The tool array is fixed from what connected by then (a server that connects later
+//! would change the prompt-cache key mid-session); `restart` (the `/mcp` command) reconnects
+//! one server explicitly. A server that dies is reported as an [`McpEvent`] and its tools answer
+//! with an error the model reads; `shutdown` ends every server's process group.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::Peer;
+use rmcp::RoleClient;
+use rmcp::service::RunningServiceCancellationToken;
+use tine_tools::Tool;
+use tine_tools::settings::LoadedSettings;
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+
+use crate::client::{ConnectError, Connected, ElicitationHandler, StderrTail, connect, kill_group};
+use crate::config::McpServerConfig;
+use crate::expand::process_env;
+use crate::output::{DEFAULT_MAX_OUTPUT_TOKENS, OutputLimits};
+use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
+use crate::sources::{McpConfig, McpConfigError, McpScope, McpSources, ServerEntry, load_config};
+use crate::tool::McpTool;
+use crate::trust::{ProjectTrust, TrustDecision, how_to_trust};
+
+/// `TINE_MCP_TIMEOUT` / `MCP_TIMEOUT` default: how long one server may take to start.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_millis(10_000);
+/// `MCP_TOOL_TIMEOUT` default: generous, since the user can interrupt a call at any time.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Looks up `${VAR}` values in server configurations.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// How the servers are run.
+#[derive(Clone)]
+pub struct McpOptions {
+    pub startup_timeout: Duration,
+    pub tool_timeout: Duration,
+    pub max_output_tokens: usize,
+    /// Where results over the limit are saved (`TINE_HOME/mcp-output`).
+    pub output_dir: PathBuf,
+    /// The front end's elicitation prompt; `None` declines (headless).
+    pub elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub env: EnvLookup,
+}
+
+impl std::fmt::Debug for McpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpOptions")
+            .field("startup_timeout", &self.startup_timeout)
+            .field("tool_timeout", &self.tool_timeout)
+            .field("max_output_tokens", &self.max_output_tokens)
+            .field("output_dir", &self.output_dir)
+            .field("elicitation", &self.elicitation.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpOptions {
+    /// Defaults, with results saved under `tine_home`, and the process environment for
+    /// `${VAR}`.
+    pub fn new(tine_home: &std::path::Path) -> Self {
+        McpOptions {
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            output_dir: tine_home.join("mcp-output"),
+            elicitation: None,
+            env: Arc::new(process_env),
+        }
+    }
+
+    /// [`McpOptions::new`] with `TINE_MCP_TIMEOUT` (or Claude Code's `MCP_TIMEOUT`),
+    /// `MCP_TOOL_TIMEOUT` (ms) and `MAX_MCP_OUTPUT_TOKENS` from the environment.
+    pub fn from_env(tine_home: &std::path::Path) -> Self {
+        let number = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|&n| n > 0)
+        };
+        let mut options = Self::new(tine_home);
+        if let Some(ms) = number("TINE_MCP_TIMEOUT").or_else(|| number("MCP_TIMEOUT")) {
+            options.startup_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = number("MCP_TOOL_TIMEOUT") {
+            options.tool_timeout = Duration::from_millis(ms);
+        }
+        if let Some(tokens) = number("MAX_MCP_OUTPUT_TOKENS") {
+            options.max_output_tokens = usize::try_from(tokens).unwrap_or(usize::MAX);
+        }
+        options
+    }
+
+    pub(crate) fn limits(&self) -> OutputLimits {
+        OutputLimits {
+            max_tokens: self.max_output_tokens,
+            dir: self.output_dir.clone(),
+        }
+    }
+}
+
+/// A server's state, for `tine mcp list`, `/mcp` and the tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpServerStatus {
+    Connected {
+        tools: usize,
+    },
+    Failed {
+        reason: String,
+    },
+    /// A `.mcp.json` server nobody trusted yet; `how` says how to.
+    NeedsTrust {
+        how: String,
+    },
+    /// Listed in `disabledMcpjsonServers`.
+    Disabled,
+    /// Was connected and went away during the session.
+    Exited {
+        reason: String,
+    },
+    /// Shut down by tine.
+    Stopped,
+}
+
+impl std::fmt::Display for McpServerStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            McpServerStatus::Connected { tools } => {
+                write!(
+                    f,
+                    "connected ({tools} tool{})",
+                    if *tools == 1 { "" } else { "s" }
+                )
+            }
+            McpServerStatus::Failed { reason } => write!(f, "failed ({reason})"),
+            McpServerStatus::NeedsTrust { how } => write!(f, "needs trust ({how})"),
+            McpServerStatus::Disabled => f.write_str("disabled (in disabledMcpjsonServers)"),
+            McpServerStatus::Exited { reason } => write!(f, "not running ({reason})"),
+            McpServerStatus::Stopped => f.write_str("stopped"),
+        }
+    }
+}
+
+/// One server in a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerInfo {
+    pub name: String,
+    pub scope: McpScope,
+    pub origin: String,
+    /// The command line or URL (`${VAR}` unexpanded, no header values).
+    pub summary: String,
+    pub status: McpServerStatus,
+}
+
+/// What the front end is told about servers during the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpEvent {
+    /// A connected server went away (crashed, closed its connection).
+    ServerExited { name: String, reason: String },
+    /// `restart` reconnected it.
+    ServerRestarted { name: String, tools: usize },
+}
+
+/// A start-up problem worth showing (a bad config, an untrusted or failed server).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpWarning {
+    pub server: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for McpWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.server {
+            Some(server) => write!(f, "MCP server {server}: {}", self.message),
+            None => write!(f, "MCP: {}", self.message),
+        }
+    }
+}
+
+/// Why `restart` could not reconnect.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpError {
+    #[error("no MCP server named `{0}` (see `tine mcp list`)")]
+    UnknownServer(String),
+    #[error("MCP server `{name}` needs trust first: {how}")]
+    NeedsTrust { name: String, how: String },
+    #[error("MCP server `{0}` is disabled by disabledMcpjsonServers")]
+    Disabled(String),
+    #[error("MCP server `{name}`: {error}")]
+    Config {
+        name: String,
+        error: crate::config::ServerConfigError,
+    },
+    #[error("MCP server `{name}`: {error}")]
+    Connect { name: String, error: ConnectError },
+}
+
+/// A live connection.
+pub(crate) struct Live {
+    pub peer: Peer<RoleClient>,
+    pub tools: Vec<rmcp::model::Tool>,
+    pub has_resources: bool,
+    /// Taken by the first kill: after it the id may belong to someone else.
+    pgid: Mutex<Option<u32>>,
+    stderr: StderrTail,
+    stop: Mutex<Option<RunningServiceCancellationToken>>,
+    task: Mutex<Option<JoinHandle<()>>>,
+    /// Set when tine closes it, so the exit is not reported as a crash.
+    closing: AtomicBool,
+}
+
+impl Live {
+    fn kill(&self) {
+        kill_group(
+            self.pgid
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+    }
+
+    fn stop(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        let stop = self
+            .stop
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(stop) = stop {
+            stop.cancel();
+        }
+    }
+}
+
+impl Drop for Live {
+    /// The last tool holding the connection is gone (the session ended without `shutdown`):
+    /// the server must not outlive it.
+    fn drop(&mut self) {
+        self.stop();
+        self.kill();
+    }
+}
+
+pub(crate) enum SlotState {
+    Connected(Arc<Live>),
+    Failed(String),
+    NeedsTrust,
+    Disabled,
+    Exited(String),
+    Stopped,
+}
+
+/// One configured server and its state.
+pub(crate) struct ServerSlot {
+    pub entry: ServerEntry,
+    state: Mutex<SlotState>,
+}
+
+impl ServerSlot {
+    pub(crate) fn name(&self) -> &str {
+        &self.entry.name
+    }
+
+    /// The live connection, or why there is none ("MCP server x is not running: ...").
+    pub(crate) fn live(&self) -> Result<Arc<Live>, String> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let why = match &*state {
+            SlotState::Connected(live) => return Ok(live.clone()),
+            SlotState::Failed(reason) | SlotState::Exited(reason) => reason.clone(),
+            SlotState::NeedsTrust => "it is not trusted yet".to_owned(),
+            SlotState::Disabled => "it is disabled".to_owned(),
+            SlotState::Stopped => "it was shut down".to_owned(),
+        };
+        Err(format!(
+            "MCP server {} is not running: {why}. The user can restart it with /mcp.",
+            self.entry.name
+        ))
+    }
+
+    fn status(&self) -> McpServerStatus {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*state {
+            SlotState::Connected(live) => McpServerStatus::Connected {
+                tools: live.tools.len(),
+            },
+            SlotState::Failed(reason) => McpServerStatus::Failed {
+                reason: reason.clone(),
+            },
+            SlotState::NeedsTrust => McpServerStatus::NeedsTrust {
+                how: how_to_trust(&self.entry.name),
+            },
+            SlotState::Disabled => McpServerStatus::Disabled,
+            SlotState::Exited(reason) => McpServerStatus::Exited {
+                reason: reason.clone(),
+            },
+            SlotState::Stopped => McpServerStatus::Stopped,
+        }
+    }
+
+    fn set(&self, state: SlotState) -> Option<Arc<Live>> {
+        let old = std::mem::replace(
+            &mut *self.state.lock().unwrap_or_else(PoisonError::into_inner),
+            state,
+        );
+        match old {
+            SlotState::Connected(live) => Some(live),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub slots: Vec<Arc<ServerSlot>>,
+    pub options: McpOptions,
+    cwd: PathBuf,
+    events: broadcast::Sender<McpEvent>,
+}
+
+/// The session's MCP servers. Cloning shares them.
+#[derive(Clone)]
+pub struct McpManager {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpManager")
+            .field("servers", &self.statuses())
+            .finish()
+    }
+}
+
+impl McpManager {
+    /// Reads the configurations, decides trust, connects to every startable server in
+    /// parallel (each within `options.startup_timeout`) and returns the manager, the tools to
+    /// give the `ToolPool` (sorted by name; the pool puts them after the built-ins), and what
+    /// to warn about. Never fails and never waits longer than the timeout (plus process
+    /// start): a server that cannot start is a warning and a status.
+    pub async fn start(
+        sources: &McpSources,
+        settings: &LoadedSettings,
+        options: McpOptions,
+    ) -> (McpManager, Vec<Arc<dyn Tool>>, Vec<McpWarning>) {
+        let config = load_config(sources, settings);
+        Self::start_with_config(config, sources, settings, options).await
+    }
+
+    /// [`McpManager::start`] on configurations already read.
+    pub async fn start_with_config(
+        config: McpConfig,
+        sources: &McpSources,
+        settings: &LoadedSettings,
+        options: McpOptions,
+    ) -> (McpManager, Vec<Arc<dyn Tool>>, Vec<McpWarning>) {
+        let mut warnings: Vec<McpWarning> = config
+            .errors
+            .iter()
+            .map(|error: &McpConfigError| McpWarning {
+                server: error.server().map(str::to_owned),
+                message: error.to_string(),
+            })
+            .collect();
+        let trust = ProjectTrust::from_settings(settings);
+        let (events, _) = broadcast::channel(64);
+        let slots: Vec<Arc<ServerSlot>> = config
+            .servers
+            .into_iter()
+            .map(|entry| {
+                let state = match entry.scope {
+                    McpScope::Project => match trust.decide(settings, &entry.name) {
+                        TrustDecision::Trusted { .. } => SlotState::Stopped,
+                        TrustDecision::Disabled => SlotState::Disabled,
+                        TrustDecision::Untrusted => SlotState::NeedsTrust,
+                    },
+                    _ => SlotState::Stopped,
+                };
+                Arc::new(ServerSlot {
+                    entry,
+                    state: Mutex::new(state),
+                })
+            })
+            .collect();
+        let manager = McpManager {
+            inner: Arc::new(Inner {
+                slots,
+                options,
+                cwd: sources.cwd.clone(),
+                events,
+            }),
+        };
+        let startable: Vec<Arc<ServerSlot>> = manager
+            .inner
+            .slots
+            .iter()
+            .filter(|slot| {
+                matches!(
+                    *slot.state.lock().unwrap_or_else(PoisonError::into_inner),
+                    SlotState::Stopped
+                )
+            })
+            .cloned()
+            .collect();
+        let attempts = startable
+            .iter()
+            .map(|slot| manager.connect_slot(slot.clone()));
+        for (slot, result) in startable
+            .iter()
+            .zip(futures::future::join_all(attempts).await)
+        {
+            if let Err(error) = result {
+                warnings.push(McpWarning {
+                    server: Some(slot.name().to_owned()),
+                    message: error.to_string(),
+                });
+            }
+        }
+        for slot in &manager.inner.slots {
+            if matches!(slot.status(), McpServerStatus::NeedsTrust { .. }) {
+                warnings.push(McpWarning {
+                    server: Some(slot.name().to_owned()),
+                    message: format!(
+                        "from {} is not started: {}",
+                        slot.entry.origin,
+                        how_to_trust(slot.name())
+                    ),
+                });
+            }
+        }
+        let tools = manager.tools();
+        (manager, tools, warnings)
+    }
+
+    /// Every configured server with its scope, origin and state, sorted by name.
+    pub fn statuses(&self) -> Vec<McpServerInfo> {
+        self.inner
+            .slots
+            .iter()
+            .map(|slot| McpServerInfo {
+                name: slot.entry.name.clone(),
+                scope: slot.entry.scope,
+                origin: slot.entry.origin.clone(),
+                summary: slot.entry.config.to_string(),
+                status: slot.status(),
+            })
+            .collect()
+    }
+
+    /// The tools of the servers connected now, sorted by name, with the two resource tools when
+    /// a connected server offers resources.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut any_resources = false;
+        for slot in &self.inner.slots {
+            let Ok(live) = slot.live() else { continue };
+            any_resources |= live.has_resources;
+            for tool in &live.tools {
+                tools.push(Arc::new(McpTool::new(
+                    slot.clone(),
+                    tool,
+                    self.inner.options.tool_timeout,
+                    self.inner.options.limits(),
+                )));
+            }
+        }
+        if any_resources {
+            tools.push(Arc::new(ListMcpResourcesTool::new(self.inner.clone())));
+            tools.push(Arc::new(ReadMcpResourceTool::new(self.inner.clone())));
+        }
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        tools
+    }
+
+    /// Events about servers (exits, restarts) for the front end.
+    pub fn subscribe(&self) -> broadcast::Receiver<McpEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Reconnects one server (the `/mcp` command): closes its connection if it has one and
+    /// starts it again within the start-up timeout. A `.mcp.json` server still needs trust.
+    /// Returns its status after. The session's tool array is not changed by this: the caller
+    /// decides whether to rebuild it (a new tool set changes the prompt-cache key).
+    pub async fn restart(&self, name: &str) -> Result<McpServerStatus, McpError> {
+        let slot = self
+            .inner
+            .slots
+            .iter()
+            .find(|slot| slot.name() == name)
+            .cloned()
+            .ok_or_else(|| McpError::UnknownServer(name.to_owned()))?;
+        match slot.status() {
+            McpServerStatus::NeedsTrust { how } => {
+                return Err(McpError::NeedsTrust {
+                    name: name.to_owned(),
+                    how,
+                });
+            }
+            McpServerStatus::Disabled => return Err(McpError::Disabled(name.to_owned())),
+            _ => {}
+        }
+        if let Some(live) = slot.set(SlotState::Stopped) {
+            close_live(&live).await;
+        }
+        self.connect_slot(slot.clone()).await?;
+        let status = slot.status();
+        if let McpServerStatus::Connected { tools } = status {
+            let _ = self.inner.events.send(McpEvent::ServerRestarted {
+                name: name.to_owned(),
+                tools,
+            });
+        }
+        Ok(status)
+    }
+
+    /// Ends every server: closes the connections and kills their process groups. Bounded:
+    /// a server that does not exit when asked is killed.
+    pub async fn shutdown(&self) {
+        let lives: Vec<Arc<Live>> = self
+            .inner
+            .slots
+            .iter()
+            .filter_map(|slot| slot.set(SlotState::Stopped))
+            .collect();
+        futures::future::join_all(lives.iter().map(|live| close_live(live))).await;
+    }
+
+    async fn connect_slot(&self, slot: Arc<ServerSlot>) -> Result<(), McpError> {
+        let name = slot.name().to_owned();
+        let env = self.inner.options.env.clone();
+        let config: McpServerConfig = match slot.entry.config.expanded(&|v| env(v)) {
+            Ok(config) => config,
+            Err(error) => {
+                slot.set(SlotState::Failed(error.to_string()));
+                return Err(McpError::Config { name, error });
+            }
+        };
+        let connected = connect(
+            &name,
+            &config,
+            &self.inner.cwd,
+            self.inner.options.elicitation.clone(),
+            self.inner.options.startup_timeout,
+        )
+        .await;
+        match connected {
+            Ok(connected) => {
+                let live = self.watch(&slot, connected);
+                slot.set(SlotState::Connected(live));
+                Ok(())
+            }
+            Err(error) => {
+                slot.set(SlotState::Failed(error.to_string()));
+                Err(McpError::Connect { name, error })
+            }
+        }
+    }
+
+    /// Takes over a connection: a task waits for it to end and, unless tine closed it, marks
+    /// the server as exited and tells the front end.
+    fn watch(&self, slot: &Arc<ServerSlot>, connected: Connected) -> Arc<Live> {
+        let Connected {
+            service,
+            pgid,
+            stderr,
+            tools,
+            has_resources,
+        } = connected;
+        let live = Arc::new(Live {
+            peer: service.peer().clone(),
+            tools,
+            has_resources,
+            pgid: Mutex::new(pgid),
+            stderr,
+            stop: Mutex::new(Some(service.cancellation_token())),
+            task: Mutex::new(None),
+            closing: AtomicBool::new(false),
+        });
+        let weak_slot = Arc::downgrade(slot);
+        let watched = Arc::downgrade(&live);
+        let events = self.inner.events.clone();
+        let task = tokio::spawn(async move {
+            let quit = service.waiting().await;
+            let (Some(slot), Some(live)) = (weak_slot.upgrade(), watched.upgrade()) else {
+                return;
+            };
+            if live.closing.load(Ordering::SeqCst) {
+                return;
+            }
+            // What it started may still be around; the server is gone either way.
+            live.kill();
+            let stderr = live.stderr.last_lines(3);
+            let mut reason = match quit {
+                Ok(_) => "the server closed the connection (it exited)".to_owned(),
+                Err(error) => format!("the connection failed: {error}"),
+            };
+            if !stderr.is_empty() {
+                reason.push_str(&format!("; its last stderr: {stderr}"));
+            }
+            tracing::warn!(server = slot.name(), %reason, "MCP server exited");
+            let mut state = slot.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if matches!(&*state, SlotState::Connected(current) if Arc::ptr_eq(current, &live)) {
+                *state = SlotState::Exited(reason.clone());
+                drop(state);
+                let _ = events.send(McpEvent::ServerExited {
+                    name: slot.name().to_owned(),
+                    reason,
+                });
+            }
+        });
+        *live.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+        live
+    }
+}
+
+/// How long a server may take to exit once its connection is closed before it is killed.
+const CLOSE_GRACE: Duration = Duration::from_millis(1500);
+
+async fn close_live(live: &Live) {
+    live.stop();
+    let task = live
+        .task
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    if let Some(task) = task {
+        let abort = task.abort_handle();
+        if tokio::time::timeout(CLOSE_GRACE, task).await.is_err() {
+            abort.abort();
+        }
+    }
+    live.kill();
+}

@@ -1,0 +1,176 @@
+//! The small MCP server the tests run, built on rmcp's server side (feature `test-server` only):
+//! over stdio as the `tine-mcp-test-server` binary, over streamable HTTP in-process.
+//!
+//! Tools: `echo {text}` (read-only hint), `add {a, b}`, `slow {ms}`, `crash` (the process exits
+//! mid-call when `exit_on_crash`), `big {lines}` (a large result), `image`, `fail` (an
+//! `isError` result). One text resource, `test://readme`, unless `resources` is off.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// How the test server behaves.
+#[derive(Debug, Clone)]
+pub struct TestServer {
+    /// `crash` exits the process (stdio); otherwise it answers an error.
+    pub exit_on_crash: bool,
+    /// Offer the resources capability.
+    pub resources: bool,
+}
+
+impl Default for TestServer {
+    fn default() -> Self {
+        TestServer {
+            exit_on_crash: true,
+            resources: true,
+        }
+    }
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+fn text_result(text: impl Into<String>) -> Result<CallToolResponse, ErrorData> {
+    let text: String = text.into();
+    Ok(CallToolResponse::Complete(from_json::<CallToolResult>(
+        json!({"content": [{"type": "text", "text": text}]}),
+    )?))
+}
+
+/// The tools, in a deliberately unsorted order (tine sorts them).
+pub fn tool_definitions() -> Value {
+    let object = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required});
+    json!([
+        {"name": "slow", "description": "Sleeps `ms` milliseconds, then answers.",
+         "inputSchema": object(json!({"ms": {"type": "integer"}}), json!(["ms"]))},
+        {"name": "echo", "description": "Answers its `text`.",
+         "inputSchema": object(json!({"text": {"type": "string"}}), json!(["text"])),
+         "annotations": {"readOnlyHint": true}},
+        {"name": "add", "description": "Adds two numbers.",
+         "inputSchema": object(json!({"a": {"type": "number"}, "b": {"type": "number"}}), json!(["a", "b"]))},
+        {"name": "crash", "description": "Makes the server exit mid-call.",
+         "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "big", "description": "Answers `lines` numbered lines.",
+         "inputSchema": object(json!({"lines": {"type": "integer"}}), json!(["lines"]))},
+        {"name": "image", "description": "Answers a caption and a tiny PNG.",
+         "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "fail", "description": "Answers an error result.",
+         "inputSchema": {"type": "object", "properties": {}}}
+    ])
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = json!({"tools": {}});
+        if self.resources {
+            capabilities["resources"] = json!({});
+        }
+        let capabilities: ServerCapabilities =
+            serde_json::from_value(capabilities).unwrap_or_default();
+        InitializeResult::new(capabilities)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        from_json(json!({"tools": tool_definitions()}))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        match request.name.as_ref() {
+            "echo" => text_result(args["text"].as_str().unwrap_or_default()),
+            "add" => {
+                let sum = args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0);
+                text_result(sum.to_string())
+            }
+            "slow" => {
+                let ms = args["ms"].as_u64().unwrap_or(0);
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                text_result(format!("slept {ms} ms"))
+            }
+            "crash" if self.exit_on_crash => std::process::exit(3),
+            "crash" => Err(ErrorData::internal_error("crash requested", None)),
+            "big" => {
+                let lines = args["lines"].as_u64().unwrap_or(0);
+                let text: String = (0..lines).map(|i| format!("line {i:06}\n")).collect();
+                text_result(text)
+            }
+            "image" => Ok(CallToolResponse::Complete(from_json(json!({"content": [
+                {"type": "text", "text": "a dot"},
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+            ]}))?)),
+            "fail" => Ok(CallToolResponse::Complete(from_json(json!({
+                "content": [{"type": "text", "text": "it failed"}], "isError": true
+            }))?)),
+            other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        from_json(json!({"resources": [
+            {"uri": "test://readme", "name": "readme", "mimeType": "text/plain"}
+        ]}))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != "test://readme" {
+            return Err(ErrorData::resource_not_found(request.uri.clone(), None));
+        }
+        Ok(ReadResourceResponse::Complete(from_json::<
+            ReadResourceResult,
+        >(
+            json!({"contents": [{"uri": "test://readme", "text": "hello resource"}]}),
+        )?))
+    }
+}
+
+/// Serves `server` over streamable HTTP on 127.0.0.1 (a free port) at `/mcp`, until `stop`.
+pub async fn serve_http(
+    server: TestServer,
+    stop: CancellationToken,
+) -> std::io::Result<SocketAddr> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+    });
+    Ok(addr)
+}
