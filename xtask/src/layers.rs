@@ -26,6 +26,7 @@ pub const LAYERS: &[(&str, u8)] = &[
     ("fork-runtime", 3),
     ("memory", 4),
     ("compaction", 4),
+    ("mcp", 4),
     // The UI depends on none of ours yet; it sits where the session layer's front ends go.
     ("tui", 5),
     ("cli", 6),

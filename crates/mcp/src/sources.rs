@@ -281,10 +281,11 @@ fn merge(candidates: Vec<Candidate>, mut errors: Vec<McpConfigError>) -> McpConf
                 scope: candidate.scope,
                 origin: candidate.origin.clone(),
             };
-            if winners.contains_key(&name) {
-                shadowed.push(entry);
-            } else {
-                winners.insert(name, entry);
+            match winners.entry(name) {
+                std::collections::btree_map::Entry::Occupied(_) => shadowed.push(entry),
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(entry);
+                }
             }
         }
     }

@@ -1,0 +1,7 @@
+mod calls;
+mod commands;
+mod faults;
+mod http;
+mod start;
+mod support;
+mod trust;
