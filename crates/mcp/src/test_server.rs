@@ -2,7 +2,7 @@
 //! over stdio as the `tine-mcp-test-server` binary, over streamable HTTP in-process.
 //!
 //! Tools: `echo {text}` (read-only hint), `add {a, b}`, `slow {ms}`, `crash` (the process exits
-//! mid-call when `exit_on_crash`), `big {lines}` (a large result), `image`, `fail` (an
+//! mid-call when `exit_on_crash`), `big {lines}` (a large result), `image`, `ask` (an elicitation), `fail` (an
 //! `isError` result). One text resource, `test://readme`, unless `resources` is off.
 
 use std::net::SocketAddr;
@@ -65,6 +65,8 @@ pub fn tool_definitions() -> Value {
         {"name": "image", "description": "Answers a caption and a tiny PNG.",
          "inputSchema": {"type": "object", "properties": {}}},
         {"name": "fail", "description": "Answers an error result.",
+         "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "ask", "description": "Asks the user which branch (elicitation), answers what came back.",
          "inputSchema": {"type": "object", "properties": {}}}
     ])
 }
@@ -91,7 +93,7 @@ impl ServerHandler for TestServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         match request.name.as_ref() {
@@ -119,6 +121,24 @@ impl ServerHandler for TestServer {
             "fail" => Ok(CallToolResponse::Complete(from_json(json!({
                 "content": [{"type": "text", "text": "it failed"}], "isError": true
             }))?)),
+            "ask" => {
+                let params = from_json(json!({
+                    "message": "Which branch?",
+                    "requestedSchema": {"type": "object", "properties": {"branch": {"type": "string"}}}
+                }))?;
+                let answer = match context.peer.create_elicitation(params).await {
+                    Ok(result) => {
+                        let value = serde_json::to_value(&result).unwrap_or_default();
+                        format!(
+                            "{}:{}",
+                            value["action"].as_str().unwrap_or("?"),
+                            value["content"]
+                        )
+                    }
+                    Err(error) => format!("refused:{error}"),
+                };
+                text_result(answer)
+            }
             other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         }
     }

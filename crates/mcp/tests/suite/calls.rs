@@ -212,3 +212,50 @@ async fn a_large_result_is_cut_and_saved_whole_in_a_private_file() {
     assert_eq!(mode(&dir), 0o700);
     manager.shutdown().await;
 }
+
+struct Answers(
+    tine_mcp::ElicitationAnswer,
+    std::sync::Mutex<Vec<tine_mcp::ElicitationRequest>>,
+);
+
+impl tine_mcp::ElicitationHandler for Answers {
+    fn elicit(
+        &self,
+        request: tine_mcp::ElicitationRequest,
+    ) -> futures::future::BoxFuture<'static, tine_mcp::ElicitationAnswer> {
+        self.1
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(request);
+        let answer = self.0.clone();
+        Box::pin(async move { answer })
+    }
+}
+
+#[tokio::test]
+async fn elicitation_is_declined_headless_and_asked_through_the_hook() {
+    let scratch = Scratch::new();
+    let config = mcp_config(json!({"srv": stdio_server(&["--no-resources"])}));
+    let (manager, tools, _) = scratch.start(vec![config.clone()], scratch.options()).await;
+    let out = call(&tools, "mcp__srv__ask", json!({}), &scratch.context()).await;
+    assert_eq!(out.content, "decline:null");
+    manager.shutdown().await;
+
+    let handler = std::sync::Arc::new(Answers(
+        tine_mcp::ElicitationAnswer::Accept(Some(json!({"branch": "main"}))),
+        Default::default(),
+    ));
+    let mut options = scratch.options();
+    options.elicitation = Some(handler.clone());
+    let (manager, tools, _) = scratch.start(vec![config], options).await;
+    let out = call(&tools, "mcp__srv__ask", json!({}), &scratch.context()).await;
+    assert_eq!(out.content, r#"accept:{"branch":"main"}"#);
+    let asked = handler.1.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        (asked[0].server.as_str(), asked[0].message.as_str()),
+        ("srv", "Which branch?")
+    );
+    assert!(asked[0].schema.is_some());
+    manager.shutdown().await;
+}

@@ -62,7 +62,7 @@ async fn add_get_list_remove() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        out.contains("srv: ") && out.contains("connected (7 tools)"),
+        out.contains("srv: ") && out.contains("connected (8 tools)"),
         "{out}"
     );
 
@@ -137,5 +137,5 @@ async fn trust_lets_a_project_server_start() {
     let out = run(&scratch, &["list"])
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(out.contains("connected (7 tools)"), "{out}");
+    assert!(out.contains("connected (8 tools)"), "{out}");
 }

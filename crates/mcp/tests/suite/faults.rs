@@ -53,7 +53,7 @@ async fn a_crash_mid_call_is_an_error_result_until_restarted() {
         .await
         .unwrap_or_else(|_| panic!("restart hung"))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(status, McpServerStatus::Connected { tools: 7 });
+    assert_eq!(status, McpServerStatus::Connected { tools: 8 });
     // The same tool objects (the session's frozen array) work again.
     let out = call(&tools, "mcp__srv__echo", json!({"text": "back"}), &ctx).await;
     assert_eq!(out.content, "back");

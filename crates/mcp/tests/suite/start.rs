@@ -22,6 +22,7 @@ async fn tools_are_named_per_server_and_sorted() {
             LIST_RESOURCES_TOOL,
             READ_RESOURCE_TOOL,
             "mcp__srv__add",
+            "mcp__srv__ask",
             "mcp__srv__big",
             "mcp__srv__crash",
             "mcp__srv__echo",
@@ -35,7 +36,7 @@ async fn tools_are_named_per_server_and_sorted() {
     assert_eq!(echo.input_schema()["required"], json!(["text"]));
     assert_eq!(
         manager.statuses()[0].status,
-        McpServerStatus::Connected { tools: 7 }
+        McpServerStatus::Connected { tools: 8 }
     );
     // In the pool they come after every built-in, in the same order.
     let mcp_names = names(&tools);
