@@ -178,3 +178,23 @@ async fn every_fact_stated_across_batches_is_saved() {
         assert!(file.exists(), "the fact `{slug}` was not saved");
     }
 }
+
+#[tokio::test]
+async fn before_compaction_extracts_what_has_gathered_due_or_not() {
+    let world = World::new();
+    let server = server(quiet_scenario()).await;
+    let job = job(&world, 8);
+    let mut s = session(&world, &server, None, Some(job.clone())).await;
+    say(&mut s, "we deploy on Fridays").await;
+    say(&mut s, "our CI is GitHub Actions").await;
+    assert!(fork_prompts(&server).is_empty(), "not due: 2 of 8");
+    assert_eq!(job.pending_batch(&s.job_context()).eligible, 2);
+    // Compaction is about to replace the history: extract from it first, and wait.
+    let outcome = job.before_compaction(s.job_context()).await.unwrap();
+    assert_eq!(outcome.data["status"], "extracted");
+    let forks = fork_prompts(&server);
+    assert_eq!(forks.len(), 1);
+    assert!(forks[0].contains("last ~4 messages"), "{}", forks[0]);
+    assert_eq!(job.pending_batch(&s.job_context()).turns, 0);
+    assert_eq!(s.pipeline.flush(), 0, "nothing left for the idle flush");
+}
