@@ -13,9 +13,9 @@ use serde_json::Value;
 use crate::{cargo, workspace_root};
 
 /// The mock, stopped (killed and reaped) however the demo ends.
-struct Mock {
+pub(crate) struct Mock {
     child: Child,
-    base_url: String,
+    pub(crate) base_url: String,
 }
 
 impl Drop for Mock {
@@ -59,7 +59,7 @@ fn n(value: &Value) -> u64 {
     value.as_u64().unwrap_or(0)
 }
 
-fn start_mock(target: &Path, scenario: &Path) -> Result<Mock> {
+pub(crate) fn start_mock(target: &Path, scenario: &Path) -> Result<Mock> {
     let mut child = Command::new(target.join("tine-mock"))
         .args(["--port", "0", "--scenario"])
         .arg(scenario)
@@ -125,10 +125,10 @@ fn result_of(output: &Output, lines: &[Value]) -> Result<Value> {
     Ok(result)
 }
 
-pub fn demo() -> Result<()> {
-    let root = workspace_root();
+/// Builds `tine` and `tine-mock` (debug) and returns the directory holding them.
+pub(crate) fn build_binaries(root: &Path) -> Result<PathBuf> {
     cargo(
-        &root,
+        root,
         &[
             "build",
             "--quiet",
@@ -142,7 +142,7 @@ pub fn demo() -> Result<()> {
             "tine-mock",
         ],
     )?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
+    Ok(std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map(|dir| {
             if dir.is_absolute() {
@@ -152,7 +152,12 @@ pub fn demo() -> Result<()> {
             }
         })
         .unwrap_or_else(|| root.join("target"))
-        .join("debug");
+        .join("debug"))
+}
+
+pub fn demo() -> Result<()> {
+    let root = workspace_root();
+    let target = build_binaries(&root)?;
     let scratch = Scratch(std::env::temp_dir().join(format!("tine-demo-{}", std::process::id())));
     edit_session(&root, &target, &scratch.0)?;
     println!();

@@ -1,9 +1,12 @@
 //! `cargo xtask`: the project's developer commands, in Rust so they run wherever cargo does.
 //!
-//! Modules: `layers` (the crate layering check), `bench` (the benchmark registry).
+//! Modules: `layers` (the crate layering check), `bench` (the benchmark registry), `demo`,
+//! `fuzz` (the property tests at scale), `killtest` (kill -9 trials of the real binary).
 
 mod bench;
 mod demo;
+mod fuzz;
+mod killtest;
 mod layers;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +22,10 @@ commands:
   check-layers   fail if a crate depends upward or sideways (docs/ARCHITECTURE.md)
   bench [NAME]   list the benchmarks, or run one (or `all`)
   demo           an offline session of tine against the bundled simulator
+  fuzz [TARGET] [--cases N]
+                 the fuzz property tests at scale (sse, settings, rules, bash, tools, all)
+  killtest [--trials N] [--seed S] [--keep]
+                 kill -9 tine -p at random moments; check transcripts, resume, memory files
   mock [ARGS]    run the simulator: tine-mock --port N --scenario FILE [--log DIR]
 ";
 
@@ -40,6 +47,8 @@ fn run(args: &[String]) -> Result<()> {
         Some("check-layers") => check_layers(&root),
         Some("bench") => bench::run(&root, args.get(1).map(String::as_str)),
         Some("demo") => demo::demo(),
+        Some("fuzz") => fuzz::run(&root, &args[1..]),
+        Some("killtest") => killtest::run(&args[1..]),
         Some("mock") => mock(&root, &args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{USAGE}");
