@@ -376,6 +376,15 @@ pub fn run(args: &[String]) -> Result<()> {
     let home = scratch.join("home");
     std::fs::create_dir_all(&project).context("creating the scratch project")?;
     std::fs::create_dir_all(&home).context("creating the scratch TINE_HOME")?;
+    // Private copies: the trials go on for a while, and a rebuild meanwhile must not change
+    // (or half-write) the binary under test.
+    let bin = scratch.join("bin");
+    std::fs::create_dir_all(&bin)?;
+    for name in ["tine", "tine-mock"] {
+        std::fs::copy(target.join(name), bin.join(name))
+            .with_context(|| format!("copying {name} into the scratch directory"))?;
+    }
+    let target = bin;
     let scenario_path = scratch.join("scenario.json");
     std::fs::write(&scenario_path, serde_json::to_vec_pretty(&scenario())?)?;
     let mock: Mock = start_mock(&target, &scenario_path)?;

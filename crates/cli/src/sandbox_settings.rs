@@ -238,3 +238,111 @@ pub fn session_sandbox(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+    use tine_tools::settings::{LoadedSettings, SettingsLayer, SettingsSource};
+
+    use super::*;
+
+    fn layer(source: SettingsSource, value: serde_json::Value) -> SettingsLayer {
+        SettingsLayer {
+            source,
+            path: Some(PathBuf::from(format!("/s/{}.json", source.as_str()))),
+            raw: value.as_object().cloned().unwrap_or_default(),
+            permissions: Default::default(),
+            base_dir: PathBuf::from("/base"),
+        }
+    }
+
+    fn loaded(layers: Vec<SettingsLayer>) -> LoadedSettings {
+        LoadedSettings {
+            layers,
+            ..LoadedSettings::default()
+        }
+    }
+
+    #[test]
+    fn higher_sources_win_and_paths_resolve() {
+        let settings = SandboxSettings::from_settings(
+            &loaded(vec![
+                layer(
+                    SettingsSource::User,
+                    json!({"sandbox": {"enabled": true, "allowNetwork": true,
+                        "filesystem": {"allowWrite": ["~/cache", "rel", "/abs"]}}}),
+                ),
+                layer(
+                    SettingsSource::Local,
+                    json!({"sandbox": {"allowNetwork": false, "failIfUnavailable": true}}),
+                ),
+            ]),
+            Some(Path::new("/home/u")),
+        );
+        assert!(settings.enabled && settings.fail_if_unavailable && !settings.allow_network);
+        assert_eq!(settings.enabled_by, Some(SettingsSource::User));
+        assert_eq!(
+            settings.allow_write,
+            vec![
+                PathBuf::from("/home/u/cache"),
+                PathBuf::from("/base/rel"),
+                PathBuf::from("/abs")
+            ]
+        );
+        assert!(settings.warnings.is_empty(), "{:?}", settings.warnings);
+    }
+
+    #[test]
+    fn project_settings_only_tighten() {
+        let settings = SandboxSettings::from_settings(
+            &loaded(vec![
+                layer(SettingsSource::User, json!({"sandbox": {"enabled": true}})),
+                layer(
+                    SettingsSource::Project,
+                    json!({"sandbox": {"enabled": false, "allowNetwork": true,
+                        "failIfUnavailable": true, "filesystem": {"allowWrite": ["/"]}}}),
+                ),
+            ]),
+            None,
+        );
+        assert!(settings.enabled && !settings.allow_network && settings.fail_if_unavailable);
+        assert!(settings.allow_write.is_empty());
+        assert_eq!(settings.warnings.len(), 3, "{:?}", settings.warnings);
+        // ...and can turn it on.
+        let on = SandboxSettings::from_settings(
+            &loaded(vec![layer(
+                SettingsSource::Project,
+                json!({"sandbox": {"enabled": true}}),
+            )]),
+            None,
+        );
+        assert!(on.enabled && on.warnings.is_empty());
+    }
+
+    #[test]
+    fn wrong_types_and_unknown_keys_are_warnings() {
+        let settings = SandboxSettings::from_settings(
+            &loaded(vec![
+                layer(SettingsSource::User, json!({"sandbox": true})),
+                layer(
+                    SettingsSource::Local,
+                    json!({"sandbox": {"enabled": "yes", "network": {"allowedDomains": ["x"]},
+                        "filesystem": {"allowWrite": "/x"}}}),
+                ),
+            ]),
+            None,
+        );
+        assert!(!settings.enabled);
+        let text = settings.warnings.join("\n");
+        for expected in [
+            "`sandbox` must be an object",
+            "`sandbox.enabled` must be true or false",
+            "`sandbox.network` is not supported",
+            "`sandbox.filesystem.allowWrite` must be a list",
+        ] {
+            assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+        }
+    }
+}
