@@ -83,9 +83,14 @@ fn diagnose(flag: Option<FlagSettings>) -> Report {
             None
         }
     };
-    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let user_home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
     let loaded = home.as_ref().map(|home| {
         let mut paths = SettingsPaths::new(&cwd, home);
+        if let Some(user_home) = &user_home {
+            paths = paths.with_user_home(user_home);
+        }
         if let Some(flag) = flag {
             paths = paths.with_flag(flag);
         }
@@ -165,47 +170,81 @@ fn origin_label(path: Option<&Path>) -> String {
     )
 }
 
+/// Every file the loader reads, lowest precedence first (Claude Code's beside tine's own).
+fn settings_file_list(paths: &SettingsPaths) -> Vec<(SettingsSource, &'static str, String)> {
+    let label = |p: &Path| p.display().to_string();
+    let mut files = Vec::new();
+    if let Some(path) = &paths.claude_user {
+        files.push((SettingsSource::User, "Claude Code", label(path)));
+    }
+    files.push((SettingsSource::User, "tine", label(&paths.user)));
+    files.push((
+        SettingsSource::Project,
+        "Claude Code",
+        label(&paths.claude_project),
+    ));
+    files.push((SettingsSource::Project, "tine", label(&paths.project)));
+    files.push((
+        SettingsSource::Local,
+        "Claude Code",
+        label(&paths.claude_local),
+    ));
+    files.push((SettingsSource::Local, "tine", label(&paths.local)));
+    if paths.flag.is_some() {
+        files.push((
+            SettingsSource::Flag,
+            "tine",
+            origin_label(paths.path_of(SettingsSource::Flag)),
+        ));
+    }
+    files.push((SettingsSource::Managed, "tine", label(&paths.managed)));
+    files
+}
+
 fn settings_files(report: &mut Report, loaded: &LoadedSettings, paths: &SettingsPaths) {
     report.heading("settings");
     let (_, rule_errors) = loaded.permission_rules();
-    let messages: Vec<String> = loaded
+    let problems: Vec<(String, bool)> = loaded
         .errors
         .iter()
-        .map(ToString::to_string)
-        .chain(rule_errors.iter().map(ToString::to_string))
+        .chain(rule_errors.iter())
+        .map(|e| (e.to_string(), e.is_fatal()))
         .collect();
-    for source in SettingsSource::ALL {
-        if source == SettingsSource::Flag && paths.flag.is_none() {
-            continue;
-        }
-        let label = origin_label(paths.path_of(source));
-        let own: Vec<&String> = messages.iter().filter(|m| m.contains(&label)).collect();
-        let status = match (loaded.layer(source).is_some(), own.is_empty()) {
-            (true, true) => "loaded".to_owned(),
-            (true, false) => format!("loaded with {} warning(s)", own.len()),
-            (false, false) => "error: not loaded".to_owned(),
-            (false, true) => "not found".to_owned(),
+    let files = settings_file_list(paths);
+    for (source, format, label) in &files {
+        let own: Vec<&(String, bool)> =
+            problems.iter().filter(|(m, _)| m.contains(label)).collect();
+        let fatal = own.iter().filter(|(_, fatal)| *fatal).count();
+        let loaded_here = loaded
+            .layers
+            .iter()
+            .any(|l| l.source == *source && origin_label(l.path.as_deref()) == *label);
+        let status = match (loaded_here, fatal, own.len()) {
+            (_, 0, 0) if loaded_here => "loaded".to_owned(),
+            (false, 0, 0) => "not found".to_owned(),
+            (_, 0, warnings) => format!("loaded with {warnings} warning(s)"),
+            (_, fatal, _) => format!("{fatal} error(s): tine refuses to start until fixed"),
         };
-        report.line(source.as_str(), format!("{label}: {status}"));
-        for message in &own {
+        let name = if *format == "tine" {
+            source.as_str().to_owned()
+        } else {
+            format!("{} ({format})", source.as_str())
+        };
+        report.line(&name, format!("{label}: {status}"));
+        for (message, _) in &own {
             let _ = writeln!(report.text, "  {:<16}   {message}", "");
         }
-        if !own.is_empty() {
-            report.problem(format!(
-                "{label}: fix the settings file ({} issue(s))",
-                own.len()
-            ));
+        if fatal > 0 {
+            report.problem(format!("{label}: fix the settings file ({fatal} error(s))"));
         }
     }
-    // Errors that name no known file (should not happen; never hide one).
-    let labels: Vec<String> = SettingsSource::ALL
-        .iter()
-        .map(|s| origin_label(paths.path_of(*s)))
-        .collect();
-    for message in &messages {
-        if !labels.iter().any(|l| message.contains(l)) {
+    // Problems that name no file read here (should not happen; never hide one).
+    for (message, fatal) in &problems {
+        if !files.iter().any(|(_, _, label)| message.contains(label)) {
             report.line("other", message);
-            report.problem(message.clone());
+            if *fatal {
+                report.problem(message.clone());
+            }
         }
     }
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use serde_json::Value;
 use tine_tools::sandbox::{BashSandbox, SandboxPolicy};
-use tine_tools::settings::{LoadedSettings, SettingsLayer, SettingsSource};
+use tine_tools::settings::{LoadedSettings, SettingsFormat, SettingsLayer, SettingsSource};
 
 use crate::sandbox_exec::{self, SandboxSupport};
 
@@ -136,6 +136,8 @@ impl SandboxSettings {
                     }
                 }
             }
+            // Claude Code's own keys in its files are expected there; only tine's files warn.
+            _ if layer.format == SettingsFormat::ClaudeCode => {}
             other => self.warnings.push(format!(
                 "{from}: `sandbox.{other}` is not supported by tine (ignored)"
             )),
@@ -244,13 +246,14 @@ mod tests {
     use std::path::PathBuf;
 
     use serde_json::json;
-    use tine_tools::settings::{LoadedSettings, SettingsLayer, SettingsSource};
+    use tine_tools::settings::{LoadedSettings, SettingsFormat, SettingsLayer, SettingsSource};
 
     use super::*;
 
     fn layer(source: SettingsSource, value: serde_json::Value) -> SettingsLayer {
         SettingsLayer {
             source,
+            format: SettingsFormat::Tine,
             path: Some(PathBuf::from(format!("/s/{}.json", source.as_str()))),
             raw: value.as_object().cloned().unwrap_or_default(),
             permissions: Default::default(),

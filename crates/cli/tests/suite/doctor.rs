@@ -87,7 +87,10 @@ async fn broken_credentials_and_settings_are_named_and_exit_one() {
     assert_eq!(value(text, "credentials"), "none");
     let local = project.cwd().join(".tine/settings.local.json");
     assert!(
-        text.contains(&format!("{}: error: not loaded", local.display())),
+        text.contains(&format!(
+            "{}: 1 error(s): tine refuses to start until fixed",
+            local.display()
+        )),
         "{text}"
     );
     assert!(text.contains("2 problem(s):"), "{text}");

@@ -232,3 +232,22 @@ proptest! {
         prop_assert!(analyze(&line).is_read_only(), "not read-only: {line:?}");
     }
 }
+
+/// Found by `arbitrary_text_never_panics` at scale: tree-sitter-bash's scanner read out of
+/// bounds (SIGSEGV, taking tine down) on `{` followed by a code point past about U+D5E20.
+#[test]
+fn a_brace_before_a_plane_14_character_does_not_crash_the_parser() {
+    for text in [
+        "{\u{E0109}",
+        "echo x{\u{F0000}",
+        "{\u{10FFFF}",
+        "{\u{E0000}}",
+    ] {
+        let analysis = analyze(text);
+        assert!(!analysis.is_read_only() || analysis.commands.iter().all(|c| c.is_read_only()));
+    }
+    // Non-ASCII text is still words, as bash sees it.
+    assert!(analyze("echo 'héllo 🦀'").is_read_only());
+    assert!(analyze("cat fïle.txt").is_read_only());
+    assert!(!analyze("echo x > ünïcode.txt").is_read_only());
+}

@@ -83,8 +83,12 @@ fn path() -> impl Strategy<Value = PathBuf> {
 
 fn target() -> impl Strategy<Value = PermissionTarget> {
     prop_oneof![
-        any::<String>().prop_map(|command| PermissionTarget::Bash { command }),
-        "[ -~]{0,40}".prop_map(|command| PermissionTarget::Bash { command }),
+        (any::<String>(), path())
+            .prop_map(|(command, cwd)| PermissionTarget::Bash { command, cwd }),
+        "[ -~]{0,40}".prop_map(|command| PermissionTarget::Bash {
+            command,
+            cwd: PathBuf::from("/project")
+        }),
         path().prop_map(|path| PermissionTarget::FileRead { path }),
         path().prop_map(|path| PermissionTarget::FileWrite { path }),
         any::<String>().prop_map(|url| PermissionTarget::Url { url }),
@@ -182,7 +186,7 @@ proptest! {
             RuleSource::Session,
         );
         context.add_session_rule(PermissionRule::tool("Bash"), RuleBehavior::Allow, RuleSource::Session);
-        let target = PermissionTarget::Bash { command: line.clone() };
+        let target = PermissionTarget::Bash { command: line.clone(), cwd: PathBuf::from("/project") };
         let request = PermissionRequest {
             tool: "Bash",
             target: &target,
