@@ -32,7 +32,14 @@ pub(super) fn analyze(command: &str) -> CommandAnalysis {
             }
             *slot = Some(parser);
         }
-        slot.as_mut().and_then(|parser| parser.parse(command, None))
+        // tree-sitter-bash's scanner crashes (SIGSEGV) on some non-ASCII characters (`{` then
+        // U+E0000, found by fuzz_bash): it sees ASCII only, each other byte a word character, as
+        // bash does; offsets are unchanged, so the walk reads the real text.
+        let shadow: Vec<u8> = command
+            .bytes()
+            .map(|b| if b < 0x80 { b } else { b'x' })
+            .collect();
+        slot.as_mut().and_then(|parser| parser.parse(&shadow, None))
     });
     let Some(tree) = tree else {
         return unparseable(command, "the command could not be parsed");
