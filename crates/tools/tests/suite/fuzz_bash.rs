@@ -6,6 +6,7 @@
 
 use proptest::prelude::*;
 use tine_tools::bash::analyze;
+use tine_tools::{BashTool, Tool};
 
 fn config(default: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
@@ -246,6 +247,12 @@ fn a_brace_before_a_plane_14_character_does_not_crash_the_parser() {
         let analysis = analyze(text);
         assert!(!analysis.is_read_only() || analysis.commands.iter().all(|c| c.is_read_only()));
     }
+    // Through the real tool, as the loop asks it before running a call.
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = super::support::context(dir.path());
+    let input = serde_json::json!({"command": "{\u{E0109}"});
+    let _ = BashTool.check_permissions(&input, &ctx);
+    assert!(!BashTool.is_read_only(&input));
     // Non-ASCII text is still words, as bash sees it.
     assert!(analyze("echo 'héllo 🦀'").is_read_only());
     assert!(analyze("cat fïle.txt").is_read_only());
