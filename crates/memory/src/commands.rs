@@ -1,8 +1,16 @@
-//! `tine memory path|list|show NAME`, as functions returning the text to print (the CLI only
-//! parses arguments and prints).
+//! `tine memory path|list|show NAME|dream`, as functions returning the text to print (the CLI
+//! only parses arguments, builds the model client for `dream`, and prints).
 
 use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use tine_fork_runtime::{CacheSafeParams, JobContext, ParentContext};
+use tine_query_loop::RequestTemplate;
+use tokio_util::sync::CancellationToken;
+
+use crate::dream::{DreamError, DreamJob, DreamRun};
+use crate::dream_gate::DreamOptions;
+use crate::dream_task::{DreamPhase, DreamTaskState};
 use crate::error::MemoryError;
 use crate::memdir::{DirSource, INDEX_FILE, MemoryDir, MemoryResolution};
 use crate::topic::scan_memories;
@@ -78,6 +86,74 @@ pub fn show(dir: &MemoryDir, name: &str) -> Result<String, MemoryError> {
         }
         Err(e) => Err(MemoryError::io("cannot read", path, e)),
     }
+}
+
+/// What `tine memory dream` needs from the host: the memory directory, and a minimal parent
+/// to fork from: the session's real system prompt and tool array (`template`), no messages.
+pub struct DreamCommand {
+    pub dir: MemoryDir,
+    pub parent: Arc<ParentContext>,
+    pub template: RequestTemplate,
+    pub options: DreamOptions,
+    /// Cancelled on Ctrl-C: the dream is killed and its lock rolled back.
+    pub cancel: CancellationToken,
+}
+
+/// The note `tine memory dream` starts with: why its first request reads nothing from the cache.
+pub const STANDALONE_DREAM_NOTE: &str = "no session's prompt cache to share here, so this dream     forks a minimal parent (the system prompt and tools, no conversation): its first request     writes the cache, the following ones read it";
+
+/// `tine memory dream`: one dream now, ignoring the time and session gates but taking the lock
+/// (an error says so when another session holds it). `progress` gets a line per step (the
+/// sessions under review, each memory file as it is updated). Returns the closing text.
+pub async fn dream(
+    command: DreamCommand,
+    progress: impl Fn(&str) + Send + Sync + 'static,
+) -> Result<(String, DreamRun), DreamError> {
+    let DreamCommand {
+        dir,
+        parent,
+        template,
+        options,
+        cancel,
+    } = command;
+    let progress = Arc::new(progress);
+    progress(&format!("dream: {STANDALONE_DREAM_NOTE}"));
+    let job = DreamJob::new(dir, options)?;
+    let shown = Arc::new(Mutex::new((false, 0usize)));
+    let lines = Arc::clone(&progress);
+    job.on_progress(Arc::new(move |state: &DreamTaskState| {
+        let mut shown = shown.lock().unwrap_or_else(PoisonError::into_inner);
+        if !shown.0 {
+            shown.0 = true;
+            lines(&format!(
+                "dream: reviewing {} session(s) since the last consolidation",
+                state.sessions_reviewing
+            ));
+        }
+        if state.phase == DreamPhase::Updating {
+            for file in &state.files_touched[shown.1..] {
+                lines(&format!("dream: updating {file}"));
+            }
+            shown.1 = state.files_touched.len();
+        }
+    }));
+    let ctx = JobContext {
+        cache_safe: Arc::new(CacheSafeParams {
+            template,
+            user_context: None,
+            messages: Arc::from(Vec::new()),
+        }),
+        parent,
+        cancel,
+    };
+    let run = job.dream_now(ctx).await?;
+    let mut text = format!("dream: {}", run.summary());
+    let _ = write!(text, " ({} request(s), ${:.4}", run.requests, run.cost_usd);
+    if let Some(share) = run.first_request_cache_share() {
+        let _ = write!(text, "; first request {:.0}% from the cache", share * 100.0);
+    }
+    text.push_str(")\n");
+    Ok((text, run))
 }
 
 #[cfg(test)]

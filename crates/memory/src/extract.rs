@@ -606,7 +606,7 @@ fn end_after_memory_writes(sandbox: Arc<MemorySandbox>, cwd: PathBuf) -> EndAfte
 }
 
 /// Every visible `*.md` file under `dir` (relative name → content hash).
-fn snapshot(dir: &Path) -> BTreeMap<String, [u8; 32]> {
+pub(crate) fn snapshot(dir: &Path) -> BTreeMap<String, [u8; 32]> {
     let mut out = BTreeMap::new();
     walk(dir, dir, 0, &mut out);
     out
@@ -642,7 +642,10 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut BTreeMap<String, [u8; 3
     }
 }
 
-fn diff(before: &BTreeMap<String, [u8; 32]>, after: &BTreeMap<String, [u8; 32]>) -> Vec<String> {
+pub(crate) fn diff(
+    before: &BTreeMap<String, [u8; 32]>,
+    after: &BTreeMap<String, [u8; 32]>,
+) -> Vec<String> {
     after
         .iter()
         .filter(|(name, hash)| before.get(*name) != Some(*hash))

@@ -14,9 +14,15 @@
 //! - [`extract_prompt`], [`extract`]: the [`ExtractionJob`], a background job of the stop-hook
 //!   pipeline that forks on the parent's prompt cache every few eligible turns (and when the
 //!   host flushes it: idle, exit, before compaction) and saves memories.
+//! - [`consolidation_lock`]: [`ConsolidationLock`], `.consolidate-lock`: the last
+//!   consolidation as its mtime, an OS lock held for a whole dream, exact across processes.
+//! - [`dream_gate`]: when a dream runs: enabled, time, scan throttle, sessions, lock.
+//! - [`dream_prompt`], [`dream_task`], [`dream`]: the [`DreamJob`], a background job that
+//!   consolidates memory on the parent's prompt cache once the gates pass, as a killable
+//!   [`DreamTask`] whose failure or kill rolls the lock back.
 //! - [`recall`]: [`Recall`], which attaches the memories relevant to a prompt to its turn.
 //! - [`session`]: [`AutoMemory`], all of the above for one session, made at its start.
-//! - [`commands`]: `tine memory path|list|show` as functions returning text.
+//! - [`commands`]: `tine memory path|list|show|dream`.
 //! - [`error`]: the crate's typed errors ([`MemoryError`]).
 //!
 //! How a host wires it: resolve the directory with [`resolve_memory_dir`]; when enabled,
@@ -28,6 +34,11 @@
 
 pub mod batch;
 pub mod commands;
+pub mod consolidation_lock;
+pub mod dream;
+pub mod dream_gate;
+pub mod dream_prompt;
+pub mod dream_task;
 pub mod error;
 pub mod extract;
 pub mod extract_prompt;
@@ -39,7 +50,20 @@ pub mod topic;
 pub mod write_guard;
 
 pub use batch::{Batch, MAX_ACK_WORDS, assess, is_acknowledgement};
-pub use commands::{list, memory_path, show};
+pub use commands::{
+    DreamCommand, STANDALONE_DREAM_NOTE, dream as dream_now, list, memory_path, show,
+};
+pub use consolidation_lock::{
+    Acquire, CONSOLIDATION_LOCK_FILE, ConsolidationLock, recorded_consolidation,
+};
+pub use dream::{DREAM_JOB, DreamError, DreamJob, DreamRun, OnDreamProgress};
+pub use dream_gate::{
+    DEFAULT_DREAM_MIN_HOURS, DEFAULT_DREAM_MIN_SESSIONS, DREAM_ENABLED_SETTING, DREAM_MAX_TURNS,
+    DREAM_MIN_HOURS_SETTING, DREAM_MIN_SESSIONS_SETTING, DREAM_SCAN_INTERVAL, DreamIo,
+    DreamOptions, FileStamp, GateOutcome, Gates, Ready, ScanThrottle, SystemIo,
+};
+pub use dream_prompt::{DREAM_MARKER, DREAM_PROMPT_BUDGET, DreamPromptInput, build_dream_prompt};
+pub use dream_task::{DreamPhase, DreamStatus, DreamTask, DreamTaskState, DreamTurn};
 pub use error::MemoryError;
 pub use extract::{
     DEFAULT_EXTRACT_EVERY, EXTRACT_EVERY_SETTING, EXTRACTION_JOB, EXTRACTION_MAX_TURNS,

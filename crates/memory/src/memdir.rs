@@ -437,7 +437,7 @@ pub fn merge_index(base: Option<&str>, ours: &str, theirs: &str) -> IndexMerge {
 }
 
 /// The topic file an index line links: `file.md` in `- [Title](file.md) — hook`.
-fn index_link(line: &str) -> Option<&str> {
+pub(crate) fn index_link(line: &str) -> Option<&str> {
     let start = line.find("](")? + 2;
     let len = line[start..].find(')')?;
     Some(&line[start..start + len]).filter(|link| !link.is_empty())

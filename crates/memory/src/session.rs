@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use tine_api_client::ModelClient;
-use tine_fork_runtime::UsageLedger;
+use tine_fork_runtime::{BackgroundJob, UsageLedger};
 
+use crate::dream::DreamJob;
+use crate::dream_gate::DreamOptions;
 use crate::error::MemoryError;
 use crate::extract::{ExtractionJob, ExtractionOptions};
 use crate::memdir::MemoryDir;
@@ -16,6 +18,7 @@ pub struct AutoMemory {
     dir: MemoryDir,
     context: String,
     job: Arc<ExtractionJob>,
+    dream: Option<Arc<DreamJob>>,
     recall: Recall,
 }
 
@@ -58,8 +61,31 @@ impl AutoMemory {
             dir,
             context,
             job,
+            dream: None,
             recall,
         })
+    }
+
+    /// Adds auto dream, unless `options` turn it off.
+    pub fn with_dream(mut self, options: DreamOptions) -> Result<Self, MemoryError> {
+        if options.enabled {
+            self.dream = Some(Arc::new(DreamJob::new(self.dir.clone(), options)?));
+        }
+        Ok(self)
+    }
+
+    /// The dream job, when on (its task can be shown and killed).
+    pub fn dream_job(&self) -> Option<Arc<DreamJob>> {
+        self.dream.clone()
+    }
+
+    /// Every job to register on the session's `StopHookPipeline`: extraction, then dream.
+    pub fn jobs(&self) -> Vec<Arc<dyn BackgroundJob>> {
+        let mut jobs: Vec<Arc<dyn BackgroundJob>> = vec![self.extraction_job()];
+        if let Some(dream) = &self.dream {
+            jobs.push(Arc::clone(dream) as Arc<dyn BackgroundJob>);
+        }
+        jobs
     }
 
     pub fn dir(&self) -> &MemoryDir {

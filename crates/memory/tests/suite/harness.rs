@@ -115,8 +115,34 @@ pub async fn session(
     user_context: Option<String>,
     job: Option<Arc<dyn BackgroundJob>>,
 ) -> Session {
+    session_with(
+        world,
+        server,
+        user_context,
+        job.into_iter().collect(),
+        false,
+    )
+    .await
+}
+
+/// Like [`session`], with several jobs, and the tools wrapped by `guard_memory_writes` as the
+/// CLI wires them when `guarded`.
+pub async fn session_with(
+    world: &World,
+    server: &MockServer,
+    user_context: Option<String>,
+    jobs: Vec<Arc<dyn BackgroundJob>>,
+    guarded: bool,
+) -> Session {
     let client = client_for(server);
     let (tools, defs) = tool_setup();
+    let tools: Tools = if guarded {
+        tine_memory::guard_memory_writes(&tools, world.mem())
+            .unwrap()
+            .into()
+    } else {
+        tools
+    };
     let tool_context = ToolContext::new(&world.cwd);
     let session_id = SessionId::new_random();
     let parent = Arc::new(ParentContext::new(
@@ -139,7 +165,7 @@ pub async fn session(
     });
     let mut pipeline =
         StopHookPipeline::new(Arc::clone(&parent), CacheSafeSlot::new()).with_events(tx);
-    if let Some(job) = job {
+    for job in jobs {
         pipeline = pipeline.with_job(job);
     }
     let pipeline = Arc::new(pipeline);

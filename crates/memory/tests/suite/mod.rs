@@ -2,6 +2,8 @@
 
 mod batching;
 mod demo_scenario;
+mod dream_gates;
+mod dream_support;
 mod extraction;
 mod harness;
 mod index_race;
