@@ -2,7 +2,10 @@
 
 mod batching;
 mod demo_scenario;
+mod dream_clean;
 mod dream_gates;
+mod dream_kill;
+mod dream_race;
 mod dream_support;
 mod extraction;
 mod harness;
