@@ -10,7 +10,7 @@
 //! - [`run`]: the turn(s) and exit codes.
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP cancel the turn (exit 130, 143, 129).
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
-//! - [`memory_cmd`]: `tine memory path|list|show NAME`.
+//! - [`memory_cmd`]: `tine memory path|list|show NAME|dream`.
 //! - [`doctor`]: `tine doctor`, what this installation would run with.
 //! - [`sandbox_settings`], [`sandbox_exec`]: the optional Bash sandbox (Landlock): its settings,
 //!   the start-up probe, and the hidden launcher `tine __sandbox ... -- COMMAND`.

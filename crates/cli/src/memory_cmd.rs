@@ -1,15 +1,33 @@
-//! `tine memory path|list|show NAME`: the memory directory for people and scripts. Resolved the
-//! way a session resolves it (TINE_MEMORY_DIR, the autoMemoryDirectory setting, the default).
+//! `tine memory path|list|show NAME|dream`: the memory directory for people and scripts.
+//! Resolved the way a session resolves it (TINE_MEMORY_DIR, the autoMemoryDirectory setting,
+//! the default).
+//!
+//! `dream` consolidates now (ignoring the time and session gates, still taking the lock). No
+//! session's cache-safe params exist here, so its fork cannot share a prompt cache: it runs
+//! from a minimal parent holding the real system prompt and tool array of a session in this
+//! directory, without a conversation, and says so.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
-use tine_memory::{MemoryEnv, MemoryResolution, list, memory_path, resolve_memory_dir, show};
-use tine_query_loop::tine_home_from_env;
-use tine_tools::settings::{self, SettingsPaths};
+use tine_api_client::{ClientConfig, HttpClient, ModelClient};
+use tine_fork_runtime::{ParentContext, SessionInfo, UsageLedger};
+use tine_memory::{
+    DreamCommand, DreamOptions, DreamStatus, MemoryDir, MemoryEnv, MemoryResolution,
+    guard_memory_writes, list, memory_path, resolve_memory_dir, show,
+};
+use tine_query_loop::{
+    BASE_SYSTEM_PROMPT, RequestTemplate, SessionId, system_prompt_blocks, tine_home_from_env,
+    tool_definitions,
+};
+use tine_tools::permissions::PermissionContext;
+use tine_tools::settings::{self, LoadedSettings, SettingsPaths};
+use tine_tools::{Tool, ToolContext, ToolPool};
+use tokio_util::sync::CancellationToken;
 
-const USAGE: &str = "usage: tine memory path | list | show NAME";
+const USAGE: &str = "usage: tine memory path | list | show NAME | dream";
 
 /// Runs the subcommand on its arguments (after `memory`).
 pub fn run(args: &[String]) -> ExitCode {
@@ -29,9 +47,12 @@ fn run_inner(args: &[String]) -> Result<String> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let cwd: PathBuf = std::fs::canonicalize(&cwd).unwrap_or(cwd);
     let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
+    let user_home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
     let mut paths = SettingsPaths::new(&cwd, &home);
-    if let Some(user_home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        paths = paths.with_user_home(&PathBuf::from(user_home));
+    if let Some(user_home) = &user_home {
+        paths = paths.with_user_home(user_home);
     }
     if let Some(managed) = std::env::var_os("TINE_MANAGED_SETTINGS") {
         paths = paths.with_managed(managed);
@@ -42,22 +63,131 @@ fn run_inner(args: &[String]) -> Result<String> {
         eprintln!("tine: warning: {error}");
     }
     let resolution = resolve_memory_dir(&MemoryEnv::from_process(), &loaded, &home, &cwd);
+    let enabled = |resolution: &MemoryResolution| match resolution {
+        MemoryResolution::Enabled(dir) => Ok(dir.clone()),
+        MemoryResolution::Disabled(why) => Err(anyhow!("auto memory is off: {why}")),
+    };
     match args.first().map(String::as_str) {
         Some("path") => Ok(memory_path(&resolution)),
-        Some("list") => match &resolution {
-            MemoryResolution::Enabled(dir) => Ok(list(dir)),
-            MemoryResolution::Disabled(why) => bail!("auto memory is off: {why}"),
-        },
+        Some("list") => Ok(list(&enabled(&resolution)?)),
         Some("show") => {
             let Some(name) = args.get(1) else {
                 bail!("`show` needs a memory name (see `tine memory list`)\n{USAGE}");
             };
-            match &resolution {
-                MemoryResolution::Enabled(dir) => show(dir, name).map_err(|e| anyhow!(e)),
-                MemoryResolution::Disabled(why) => bail!("auto memory is off: {why}"),
+            show(&enabled(&resolution)?, name).map_err(|e| anyhow!(e))
+        }
+        Some("dream") => {
+            // A model runs tools here: settings that could not be read fully stop it, as
+            // they stop a session.
+            if loaded.fatal_errors().next().is_some() {
+                bail!("{}", settings::REFUSAL);
             }
+            let dir = enabled(&resolution)?;
+            dream(Place {
+                dir,
+                loaded,
+                home,
+                cwd,
+                user_home,
+            })
         }
         Some(other) => bail!("unknown memory command `{other}`\n{USAGE}"),
         None => bail!("{USAGE}"),
+    }
+}
+
+/// Where `tine memory dream` runs.
+struct Place {
+    dir: MemoryDir,
+    loaded: LoadedSettings,
+    home: PathBuf,
+    cwd: PathBuf,
+    user_home: Option<PathBuf>,
+}
+
+fn dream(place: Place) -> Result<String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(dream_async(place));
+    tine_tools::kill_tool_processes();
+    runtime.shutdown_background();
+    result
+}
+
+async fn dream_async(place: Place) -> Result<String> {
+    let Place {
+        dir,
+        loaded,
+        home,
+        cwd,
+        user_home,
+    } = place;
+    let client_config = ClientConfig::from_env().map_err(|e| anyhow!(e))?;
+    let client = tokio::task::spawn_blocking(move || HttpClient::new(client_config))
+        .await
+        .context("the HTTP client could not be built")?
+        .map_err(|e| anyhow!(e))?;
+    let client: Arc<dyn ModelClient> = Arc::new(client);
+    let model = crate::setup::model_from(None, &loaded);
+
+    // The system prompt and tool array a session here would send.
+    let context = crate::setup::gather_context(&home, &cwd, &model, false).await;
+    let rendered = context.render(BASE_SYSTEM_PROMPT, None);
+    let (permissions, _) = PermissionContext::from_settings(&loaded, cwd.clone(), user_home, None);
+    let pool = ToolPool::builtin(|name| permissions.is_tool_denied(name));
+    let tools: Vec<Arc<dyn Tool>> = pool.tools().to_vec();
+    let definitions = tool_definitions(&tools);
+    let tools = guard_memory_writes(&tools, dir.path()).map_err(|e| anyhow!(e))?;
+    let parent = ParentContext::new(
+        client,
+        tools.into(),
+        ToolContext::new(&cwd),
+        SessionInfo {
+            home,
+            cwd: cwd.clone(),
+            session_id: SessionId::new_random(),
+        },
+    )
+    .with_ledger(UsageLedger::default());
+    let template = RequestTemplate {
+        model,
+        system: Arc::new(system_prompt_blocks(&rendered.system_prompt)),
+        tools: definitions,
+        thinking: None,
+        skip_cache_write: false,
+        replacements: None,
+    };
+    let (options, warnings) = DreamOptions::from_settings(&loaded);
+    for warning in warnings {
+        eprintln!("tine: warning: {warning}");
+    }
+
+    // Ctrl-C kills the dream; its lock rolls back.
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_signal.cancel();
+        }
+    });
+    eprintln!("dream: consolidating {}", dir.path().display());
+    let command = DreamCommand {
+        dir,
+        parent: Arc::new(parent),
+        template,
+        options,
+        cancel,
+    };
+    let (text, run) = tine_memory::dream_now(command, |line| eprintln!("{line}"))
+        .await
+        .map_err(|e| anyhow!(e))?;
+    match &run.task.status {
+        DreamStatus::Completed { .. } => Ok(text),
+        DreamStatus::Killed | DreamStatus::Failed { .. } | DreamStatus::Running => {
+            bail!("{}", run.summary())
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::io::{IsTerminal, Write};
 use serde_json::{Value, json};
 use tine_api_client::{Message, Usage};
 use tine_fork_runtime::{BackgroundEvent, SourceUsage, UsageLedger};
-use tine_memory::EXTRACTION_JOB;
+use tine_memory::{DREAM_JOB, EXTRACTION_JOB};
 use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, Transition, TurnResult};
 
 use crate::args::OutputFormat;
@@ -174,14 +174,21 @@ impl Printer {
             BackgroundEvent::Cancelled { job } => (job, "cancelled", String::new(), Value::Null),
         };
         let memory_saved = job == EXTRACTION_JOB && status == "finished" && !summary.is_empty();
+        // Auto dream: every ending is shown (improved N memories, killed, failed).
+        let dream = job == DREAM_JOB && status != "started";
         if self.verbose {
             eprintln!("[tine] background {job}: {status} {summary}");
         }
+        let subtype = match (dream, memory_saved) {
+            (true, _) => "dream",
+            (false, true) => "memory_saved",
+            (false, false) => "background_job",
+        };
         match self.format {
             OutputFormat::StreamJson if status != "started" => {
                 let value = json!({
                     "type": "system",
-                    "subtype": if memory_saved { "memory_saved" } else { "background_job" },
+                    "subtype": subtype,
                     "job": job,
                     "status": status,
                     "summary": summary,
@@ -191,6 +198,7 @@ impl Printer {
                 self.line(&value);
             }
             OutputFormat::Text if memory_saved && !self.verbose => eprintln!("tine: {summary}"),
+            OutputFormat::Text if dream && !self.verbose => eprintln!("tine: dream: {summary}"),
             _ => {}
         }
     }

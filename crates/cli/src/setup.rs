@@ -14,7 +14,7 @@ use tine_fork_runtime::{
     SessionInfo, SideQuerySummarizer, StopHookPipeline, UsageLedger,
 };
 use tine_memory::{
-    AutoMemory, ExtractionOptions, MemoryEnv, MemoryResolution, guard_memory_writes,
+    AutoMemory, DreamOptions, ExtractionOptions, MemoryEnv, MemoryResolution, guard_memory_writes,
     resolve_memory_dir,
 };
 use tine_query_loop::{
@@ -185,7 +185,13 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
                 eprintln!("tine: warning: {warning}");
             }
             let ledger = Some(ledger.clone());
-            match AutoMemory::start_with(dir, Arc::clone(&client), &model, ledger, options) {
+            let (dream, warnings) = DreamOptions::from_settings(&loaded);
+            for warning in warnings {
+                eprintln!("tine: warning: {warning}");
+            }
+            match AutoMemory::start_with(dir, Arc::clone(&client), &model, ledger, options)
+                .and_then(|memory| memory.with_dream(dream))
+            {
                 Ok(memory) => Some(memory),
                 Err(error) => {
                     eprintln!("tine: warning: auto memory is off for this session: {error}");
@@ -242,8 +248,9 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
     let (events_tx, background) = mpsc::unbounded_channel();
     let mut pipeline =
         StopHookPipeline::new(Arc::clone(&parent), CacheSafeSlot::new()).with_events(events_tx);
-    if let Some(memory) = &memory {
-        pipeline = pipeline.with_job(memory.extraction_job());
+    // Extraction, then auto dream (main thread only: forks never run the pipeline).
+    for job in memory.iter().flat_map(AutoMemory::jobs) {
+        pipeline = pipeline.with_job(job);
     }
     if let Some(hooks) = user_hooks {
         pipeline = pipeline.with_user_hooks(hooks);
@@ -409,8 +416,12 @@ fn add_cli_rules(
 
 /// `--model`, else `ANTHROPIC_MODEL`, else the settings' `model`, else the default.
 fn model(args: &Args, loaded: &LoadedSettings) -> String {
-    args.model
-        .clone()
+    model_from(args.model.as_deref(), loaded)
+}
+
+/// [`model`] for a command without `Args` (`tine memory dream`).
+pub(crate) fn model_from(flag: Option<&str>, loaded: &LoadedSettings) -> String {
+    flag.map(str::to_owned)
         .filter(|m| !m.trim().is_empty())
         .or_else(|| {
             std::env::var("ANTHROPIC_MODEL")
@@ -428,7 +439,12 @@ fn model(args: &Args, loaded: &LoadedSettings) -> String {
 
 /// The session's surroundings. `--bare`: only the environment facts (no instruction files, no
 /// git). Otherwise git runs only inside a repository, so a plain directory costs no process.
-async fn gather_context(home: &Path, cwd: &Path, model: &str, bare: bool) -> SessionContext {
+pub(crate) async fn gather_context(
+    home: &Path,
+    cwd: &Path,
+    model: &str,
+    bare: bool,
+) -> SessionContext {
     if bare {
         let os_version = std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod doctor;
+mod dream;
 mod headless;
 mod hooks;
 mod memory;

@@ -145,8 +145,10 @@ async fn disabled_means_no_io_at_all_and_settings_tune_the_gates() {
     past_sessions(&world, 1, probe.now());
     assert!(eager.should_run(&ctx));
     // While it holds the lock, another session's job is refused at the lock gate.
-    let mut relaxed = DreamOptions::default();
-    relaxed.min_sessions = 0;
+    let relaxed = DreamOptions {
+        min_sessions: 0,
+        ..DreamOptions::default()
+    };
     let other_relaxed = DreamJob::with_io(
         world.memory.clone(),
         relaxed,
