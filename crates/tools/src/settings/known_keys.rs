@@ -152,9 +152,17 @@ const CLAUDE_CODE_KEYS: &[&str] = &[
     "wslInheritsWindowsSettings",
 ];
 
-/// Whether Claude Code knows `key` as a top-level setting.
+/// Top-level settings tine reads that Claude Code does not have (the crates reading them
+/// check their values). Sorted.
+const TINE_KEYS: &[&str] = &[
+    "autoDreamMinHours",
+    "autoDreamMinSessions",
+    "autoMemoryExtractEvery",
+];
+
+/// Whether Claude Code knows `key` as a top-level setting, or tine reads it.
 pub(crate) fn is_claude_code_key(key: &str) -> bool {
-    CLAUDE_CODE_KEYS.binary_search(&key).is_ok()
+    CLAUDE_CODE_KEYS.binary_search(&key).is_ok() || TINE_KEYS.binary_search(&key).is_ok()
 }
 
 #[cfg(test)]
@@ -164,6 +172,8 @@ mod tests {
     #[test]
     fn the_list_is_sorted_and_has_the_keys_people_use() {
         assert!(CLAUDE_CODE_KEYS.windows(2).all(|w| w[0] < w[1]));
+        assert!(TINE_KEYS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_claude_code_key("autoDreamMinHours"));
         for key in [
             "hooks",
             "env",
