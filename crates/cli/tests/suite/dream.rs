@@ -177,6 +177,18 @@ async fn the_sixth_session_dreams_on_its_cache_and_says_so_in_stream_json() {
         .await
         .assert_success();
     assert_eq!(dream_requests(&server).len(), dreams.len());
+
+    // Two days later, in text mode: the dream's line is on stderr.
+    consolidated_two_days_ago(&mem);
+    let out = tine(&project, &server)
+        .env_remove("TINE_DISABLE_AUTO_MEMORY")
+        .args(["-p", "anything new?"])
+        .run()
+        .await;
+    out.assert_success();
+    assert_eq!(dream_requests(&server).len(), dreams.len() + 2);
+    assert!(out.stderr.contains("tine: dream: "), "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "OK.");
 }
 
 #[tokio::test]
