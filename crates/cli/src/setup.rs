@@ -189,8 +189,15 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
             for warning in warnings {
                 eprintln!("tine: warning: {warning}");
             }
-            match AutoMemory::start_with(dir, Arc::clone(&client), &model, ledger, options)
-                .and_then(|memory| memory.with_dream(dream))
+            match AutoMemory::start_with(
+                dir,
+                Arc::clone(&client),
+                &model,
+                ledger,
+                options,
+                Some(&permissions),
+            )
+            .and_then(|memory| memory.with_dream(dream))
             {
                 Ok(memory) => Some(memory),
                 Err(error) => {

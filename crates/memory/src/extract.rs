@@ -29,6 +29,7 @@ use tine_fork_runtime::{
 };
 use tine_query_loop::timestamp::utc_date;
 use tine_query_loop::{CanUseTool, EndAfterTools, Terminal};
+use tine_tools::permissions::PermissionContext;
 use tine_tools::settings::LoadedSettings;
 
 use crate::batch::{Batch, assess};
@@ -193,24 +194,42 @@ impl ExtractionJob {
     }
 
     pub fn with_options(dir: MemoryDir, options: ExtractionOptions) -> Result<Self, MemoryError> {
-        Self::build(dir, options, None)
+        Self::build(dir, options, None, None)
     }
 
-    /// Like [`ExtractionJob::with_options`], telling `learned` about every memory saved.
+    /// Like [`ExtractionJob::with_options`], with the fork's reads judged against the
+    /// session's project (its directories, home and deny/ask rules; see
+    /// [`MemorySandbox::for_project`]) instead of the fork's working directory.
+    pub fn for_project(
+        dir: MemoryDir,
+        options: ExtractionOptions,
+        project: &PermissionContext,
+    ) -> Result<Self, MemoryError> {
+        Self::build(dir, options, None, Some(project))
+    }
+
+    /// Like [`ExtractionJob::with_options`], telling `learned` about every memory saved, and
+    /// scoped to `project` when given (as [`ExtractionJob::for_project`]).
     pub fn with_learned(
         dir: MemoryDir,
         options: ExtractionOptions,
         learned: SessionMemories,
+        project: Option<&PermissionContext>,
     ) -> Result<Self, MemoryError> {
-        Self::build(dir, options, Some(learned))
+        Self::build(dir, options, Some(learned), project)
     }
 
     fn build(
         dir: MemoryDir,
         options: ExtractionOptions,
         learned: Option<SessionMemories>,
+        project: Option<&PermissionContext>,
     ) -> Result<Self, MemoryError> {
-        let sandbox = Arc::new(MemorySandbox::new(dir.path())?);
+        let mut sandbox = MemorySandbox::new(dir.path())?;
+        if let Some(project) = project {
+            sandbox = sandbox.for_project(project);
+        }
+        let sandbox = Arc::new(sandbox);
         Ok(Self {
             inner: Arc::new(Inner {
                 dir,

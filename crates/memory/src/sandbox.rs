@@ -1,7 +1,13 @@
-//! The memory forks' `can_use_tool` (seed 000 §七, `createAutoMemCanUseTool`): Read, Grep and
-//! Glob allowed; Bash only when the bash analysis says the command only reads; Write and Edit
-//! only for files that, once `..`, symlinks and case are resolved, lie inside the memory
+//! The memory forks' `can_use_tool` (seed 000 §七, `createAutoMemCanUseTool`): Read, Grep,
+//! Glob and read-only Bash judged by the permission engine (`tine_tools::permissions`) as the
+//! main session judges them, with the memory directory counted as one of the project's
+//! directories; Write and Edit only for files whose resolved path lies inside the memory
 //! directory; everything else denied with a reason the model can read.
+//!
+//! A fork has no one to ask, so whatever the engine would ask about (a read outside the
+//! project's directories, through a link or by a shell command, a path known only at run
+//! time, an ask rule) is refused. Every path is resolved by the engine's one resolver
+//! ([`resolve_path`]); this module has no resolver of its own.
 //!
 //! The tool array itself is never filtered: it is part of the prompt-cache key, so a forbidden
 //! tool stays listed and is refused here, at call time.
@@ -11,48 +17,97 @@ use std::path::{Component, Path, PathBuf};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tine_query_loop::{CanUseTool, PermissionOutcome};
-use tine_tools::{Tool, ToolContext, is_read_only_command};
+use tine_tools::permissions::{
+    PermissionContext, PermissionDecision, PermissionMode, PermissionRequest, RuleBehavior,
+    SourcedRule, resolve_path,
+};
+use tine_tools::{Tool, ToolContext};
 
 use crate::error::MemoryError;
 
 /// The sandbox of the extraction (and dream) forks.
 #[derive(Debug, Clone)]
 pub struct MemorySandbox {
-    /// The memory directory, canonicalized (a symlinked directory is resolved too).
+    /// The memory directory, resolved (a symlinked directory is followed).
     dir: PathBuf,
+    project: ProjectScope,
+}
+
+/// Where the forks may read besides the memory directory, and the user's rules that still
+/// apply to them.
+#[derive(Debug, Clone, Default)]
+struct ProjectScope {
+    /// The project's working directory; `None`: the fork's own cwd at each call.
+    cwd: Option<PathBuf>,
+    additional_directories: Vec<PathBuf>,
+    /// Where `~` leads in shell commands (unknown: a `~` path is refused).
+    home: Option<PathBuf>,
+    /// The session's deny and ask rules (an ask is a denial here). Allow rules are not
+    /// carried: a fork reads only the project and the memory directory.
+    rules: Vec<SourcedRule>,
 }
 
 impl MemorySandbox {
-    /// Creates the memory directory if needed and canonicalizes it.
+    /// Creates the memory directory if needed and resolves it. Until
+    /// [`MemorySandbox::for_project`] says otherwise, the project is the fork's working
+    /// directory and `~` is `$HOME`.
     pub fn new(memory_dir: &Path) -> Result<Self, MemoryError> {
         tine_tools::private_fs::create_dir_all(memory_dir)
             .map_err(|e| MemoryError::io("cannot create the memory directory", memory_dir, e))?;
-        let dir = std::fs::canonicalize(memory_dir)
+        let absolute = std::path::absolute(memory_dir)
             .map_err(|e| MemoryError::io("cannot resolve the memory directory", memory_dir, e))?;
-        Ok(Self { dir })
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        Ok(Self {
+            dir: resolve_path(&absolute),
+            project: ProjectScope {
+                home,
+                ..ProjectScope::default()
+            },
+        })
     }
 
-    /// The canonical memory directory.
+    /// Reads are judged against the session's project: its working directory, additional
+    /// directories and home, and its deny and ask rules.
+    pub fn for_project(mut self, permissions: &PermissionContext) -> Self {
+        self.project = ProjectScope {
+            cwd: Some(permissions.cwd.clone()),
+            additional_directories: permissions.additional_directories.clone(),
+            home: permissions.home.clone(),
+            rules: permissions
+                .rules()
+                .iter()
+                .filter(|r| r.behavior != RuleBehavior::Allow)
+                .cloned()
+                .collect(),
+        };
+        self
+    }
+
+    /// The resolved memory directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// The decision for one call, without the async wrapper.
-    pub fn decide(&self, tool: &str, input: &Value, ctx: &ToolContext) -> PermissionOutcome {
+    pub fn decide(&self, tool: &dyn Tool, input: &Value, ctx: &ToolContext) -> PermissionOutcome {
         let allow = PermissionOutcome::Allow {
             updated_input: None,
         };
-        match tool {
-            "Read" | "Grep" | "Glob" => allow,
+        match tool.name() {
+            "Read" | "Grep" | "Glob" => self.judge_read(tool, input, ctx),
             "Bash" => {
                 let command = input.get("command").and_then(Value::as_str).unwrap_or("");
-                if is_read_only_command(command) {
-                    allow
+                // `is_read_only` is also false for a background shell, which would outlive
+                // the fork's last turn.
+                if tool.is_read_only(input) {
+                    self.judge_read(tool, input, ctx)
                 } else {
                     deny(format!(
                         "The memory extraction agent may run only read-only shell commands \
-                         (ls, cat, grep, find, ...); `{}` is not read-only. Use Write or Edit \
-                         on files in {} instead.",
+                         (ls, cat, grep, find, ...) in the foreground; `{}` is not read-only. \
+                         Use Write or Edit on files in {} instead.",
                         truncate(command, 120),
                         self.dir.display()
                     ))
@@ -63,8 +118,9 @@ impl MemorySandbox {
                 match self.check_write_path(path, &ctx.cwd()) {
                     Ok(_) => allow,
                     Err(why) => deny(format!(
-                        "{tool} refused: {why}. The memory extraction agent may write only \
+                        "{} refused: {why}. The memory extraction agent may write only \
                          Markdown files inside the memory directory {} (for example {}/project_stack.md).",
+                        tool.name(),
                         self.dir.display(),
                         self.dir.display()
                     )),
@@ -76,6 +132,52 @@ impl MemorySandbox {
                 self.dir.display()
             )),
         }
+    }
+
+    /// A reading call, as the permission engine decides it for the project plus the memory
+    /// directory; what it would ask about is refused.
+    fn judge_read(&self, tool: &dyn Tool, input: &Value, ctx: &ToolContext) -> PermissionOutcome {
+        let permissions = self.read_permissions(ctx);
+        let target = tool.permission_target(input, ctx);
+        let verdict = tool.check_permissions(input, ctx);
+        let request = PermissionRequest {
+            tool: tool.name(),
+            target: &target,
+            verdict: &verdict,
+            is_read_only: tool.is_read_only(input),
+        };
+        match permissions.decide(&request) {
+            PermissionDecision::Allow { .. } => PermissionOutcome::Allow {
+                updated_input: None,
+            },
+            PermissionDecision::Ask { message, .. } | PermissionDecision::Deny { message, .. } => {
+                let dirs: Vec<String> = std::iter::once(&permissions.cwd)
+                    .chain(&permissions.additional_directories)
+                    .map(|d| d.display().to_string())
+                    .collect();
+                deny(format!(
+                    "{} refused: {message}. The memory extraction agent may read only inside \
+                     {} (the project's directories and the memory directory) and cannot ask \
+                     for more; save what the conversation itself shows.",
+                    tool.name(),
+                    dirs.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// The engine's context for the forks' reads: the project's directories and the memory
+    /// directory, the session's deny and ask rules, no allow rule.
+    fn read_permissions(&self, ctx: &ToolContext) -> PermissionContext {
+        let cwd = self.project.cwd.clone().unwrap_or_else(|| ctx.cwd());
+        let mut permissions = PermissionContext::new(PermissionMode::Default, cwd);
+        permissions.additional_directories = self.project.additional_directories.clone();
+        permissions.additional_directories.push(self.dir.clone());
+        permissions.home = self.project.home.clone();
+        for rule in &self.project.rules {
+            permissions.add_rule(rule.clone());
+        }
+        permissions
     }
 
     /// Whether a Write/Edit of `file_path` (as the tool would resolve it against `cwd`) lands
@@ -92,7 +194,7 @@ impl MemorySandbox {
         self.resolve_inside(file_path, cwd).is_ok()
     }
 
-    /// The resolved path of `file_path` and its part inside the memory directory, or why it is
+    /// Where `file_path` really leads and its part inside the memory directory, or why it is
     /// not inside.
     pub(crate) fn resolve_inside(
         &self,
@@ -105,14 +207,10 @@ impl MemorySandbox {
         if file_path.chars().any(char::is_control) {
             return Err("the file_path contains control characters (a NUL byte?)".to_owned());
         }
-        // The same lexical resolution the Write and Edit tools apply (`ToolContext::resolve_path`).
-        let requested = Path::new(file_path);
-        let lexical = if requested.is_absolute() {
-            tine_tools::context::normalize(requested)
-        } else {
-            tine_tools::context::normalize(&cwd.join(requested))
-        };
-        let resolved = resolve_existing_prefix(&lexical)?;
+        // The path the Write and Edit tools open (`ToolContext::resolve_path`: `..` taken
+        // lexically), then where the kernel takes it.
+        let lexical = tine_tools::context::normalize(&cwd.join(file_path));
+        let resolved = resolve_path(&lexical);
         let relative = self.relative_inside(&resolved).ok_or_else(|| {
             format!(
                 "`{}` resolves to {}, which is outside the memory directory",
@@ -146,33 +244,6 @@ fn truncate(s: &str, max: usize) -> String {
         out.push('…');
         out
     }
-}
-
-/// Canonicalizes the deepest existing ancestor of `path` (following symlinks, as the kernel
-/// will when the tool writes) and appends the rest, which is lexically clean.
-fn resolve_existing_prefix(path: &Path) -> Result<PathBuf, String> {
-    let mut existing = path.to_path_buf();
-    let mut tail: Vec<std::ffi::OsString> = Vec::new();
-    // `symlink_metadata`: a dangling symlink exists too, and canonicalizing it fails below.
-    while existing.symlink_metadata().is_err() {
-        match (existing.file_name(), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                tail.push(name.to_os_string());
-                existing = parent.to_path_buf();
-            }
-            _ => return Err(format!("cannot resolve {}", path.display())),
-        }
-    }
-    let mut resolved = std::fs::canonicalize(&existing).map_err(|e| {
-        format!(
-            "cannot resolve {} ({e}; a symlink pointing nowhere?)",
-            existing.display()
-        )
-    })?;
-    for name in tail.into_iter().rev() {
-        resolved.push(name);
-    }
-    Ok(resolved)
 }
 
 /// Every component of the part inside the memory directory must be a plain ASCII name:
@@ -240,7 +311,7 @@ impl CanUseTool for MemorySandbox {
         input: &'a Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, PermissionOutcome> {
-        let outcome = self.decide(tool.name(), input, ctx);
+        let outcome = self.decide(tool, input, ctx);
         if let PermissionOutcome::Deny { reason } = &outcome {
             tracing::debug!(tool = tool.name(), %reason, "memory sandbox denied a call");
         }

@@ -1,4 +1,9 @@
+use std::sync::Arc;
+
 use serde_json::json;
+use tine_tools::ToolFuture;
+use tine_tools::permissions::{PermissionRule, RuleSource};
+use tine_tools::verdict::PermissionTarget;
 
 use super::*;
 
@@ -21,6 +26,7 @@ fn fixture() -> Fixture {
     std::os::unix::fs::symlink(outside.join("secret.md"), memory.join("file_link.md")).unwrap();
     std::os::unix::fs::symlink(root.join("nowhere/x.md"), memory.join("dangling.md")).unwrap();
     std::fs::write(outside.join("secret.md"), "secret").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("project/out")).unwrap();
     let ctx = ToolContext::new(root.join("project"));
     Fixture {
         _tmp: tmp,
@@ -30,11 +36,54 @@ fn fixture() -> Fixture {
     }
 }
 
-fn allowed(f: &Fixture, tool: &str, input: serde_json::Value) -> bool {
-    matches!(
-        f.sandbox.decide(tool, &input, &f.ctx),
-        PermissionOutcome::Allow { .. }
-    )
+/// The real tool named `name` (a stub for names that are not built in).
+fn tool(name: &str) -> Arc<dyn Tool> {
+    tine_tools::builtin_tools()
+        .into_iter()
+        .find(|t| t.name() == name)
+        .unwrap_or_else(|| Arc::new(Stub(name.to_owned())))
+}
+
+struct Stub(String);
+
+impl Tool for Stub {
+    fn name(&self) -> &str {
+        &self.0
+    }
+    fn description(&self) -> String {
+        String::new()
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    fn call<'a>(&'a self, _input: serde_json::Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async { Ok(tine_tools::ToolOutput::text("")) })
+    }
+    fn permission_target(
+        &self,
+        _input: &serde_json::Value,
+        _ctx: &ToolContext,
+    ) -> PermissionTarget {
+        PermissionTarget::Other { content: None }
+    }
+    fn is_read_only(&self, _input: &serde_json::Value) -> bool {
+        true
+    }
+}
+
+fn decide(f: &Fixture, name: &str, input: serde_json::Value) -> PermissionOutcome {
+    f.sandbox.decide(tool(name).as_ref(), &input, &f.ctx)
+}
+
+fn allowed(f: &Fixture, name: &str, input: serde_json::Value) -> bool {
+    matches!(decide(f, name, input), PermissionOutcome::Allow { .. })
+}
+
+fn refusal(f: &Fixture, name: &str, input: serde_json::Value) -> String {
+    match decide(f, name, input.clone()) {
+        PermissionOutcome::Deny { reason } => reason,
+        other => panic!("{name} {input} was not refused: {other:?}"),
+    }
 }
 
 fn write_allowed(f: &Fixture, path: &str) -> bool {
@@ -42,32 +91,176 @@ fn write_allowed(f: &Fixture, path: &str) -> bool {
 }
 
 #[test]
-fn reads_are_allowed_and_bash_only_when_read_only() {
+fn reads_inside_the_project_and_the_memory_directory_are_allowed() {
     let f = fixture();
-    assert!(allowed(&f, "Read", json!({"file_path": "/etc/passwd"})));
+    let mem = f.sandbox.dir().display().to_string();
+    let project = f.root.join("project").display().to_string();
+    std::fs::write(f.sandbox.dir().join("MEMORY.md"), "- [a](a.md)\n").unwrap();
+    assert!(allowed(
+        &f,
+        "Read",
+        json!({"file_path": format!("{mem}/MEMORY.md")})
+    ));
+    assert!(allowed(
+        &f,
+        "Read",
+        json!({"file_path": format!("{project}/src.rs")})
+    ));
+    assert!(allowed(&f, "Read", json!({"file_path": "src.rs"})));
     assert!(allowed(&f, "Grep", json!({"pattern": "x"})));
+    assert!(allowed(&f, "Grep", json!({"pattern": "x", "path": mem})));
     assert!(allowed(&f, "Glob", json!({"pattern": "*"})));
+    assert!(allowed(&f, "Glob", json!({"pattern": "*.md", "path": mem})));
     assert!(allowed(&f, "Bash", json!({"command": "ls -la"})));
     assert!(allowed(
         &f,
         "Bash",
-        json!({"command": "cat MEMORY.md | head -5"})
+        json!({"command": "cat src.rs | head -5"})
     ));
+    assert!(allowed(
+        &f,
+        "Bash",
+        json!({"command": format!("cat {mem}/MEMORY.md")})
+    ));
+    assert!(allowed(&f, "Bash", json!({"command": format!("ls {mem}")})));
+}
+
+#[test]
+fn reads_outside_are_refused_with_a_reason_whatever_the_tool() {
+    let f = fixture();
+    let root = f.root.display().to_string();
+    let mem = f.sandbox.dir().display().to_string();
+    let cases = [
+        ("Read", json!({"file_path": "/etc/passwd"})),
+        (
+            "Read",
+            json!({"file_path": format!("{root}/outside/secret.md")}),
+        ),
+        ("Read", json!({"file_path": "../outside/secret.md"})),
+        // links: in the project and in the memory directory, both leading out
+        ("Read", json!({"file_path": "out/secret.md"})),
+        (
+            "Read",
+            json!({"file_path": format!("{mem}/link_out/secret.md")}),
+        ),
+        ("Read", json!({"file_path": format!("{mem}/file_link.md")})),
+        // the rest of tine's home: transcripts beside the memory directory
+        (
+            "Read",
+            json!({"file_path": format!("{mem}/../session.jsonl")}),
+        ),
+        ("Grep", json!({"pattern": "x", "path": "/etc"})),
+        ("Grep", json!({"pattern": "x", "path": "out"})),
+        (
+            "Glob",
+            json!({"pattern": "*", "path": format!("{root}/outside")}),
+        ),
+        ("Glob", json!({"pattern": "/etc/*"})),
+        ("Glob", json!({"pattern": "out/*"})),
+        ("Bash", json!({"command": "cat /etc/passwd"})),
+        ("Bash", json!({"command": "cat ~/.ssh/id_rsa"})),
+        ("Bash", json!({"command": "cat ../outside/secret.md"})),
+        ("Bash", json!({"command": "cat out/secret.md"})),
+        ("Bash", json!({"command": "ls && cat ../outside/secret.md"})),
+        ("Bash", json!({"command": "cd .. && cat outside/secret.md"})),
+        ("Bash", json!({"command": "grep -r secret /"})),
+        ("Bash", json!({"command": "cat < /etc/passwd"})),
+        ("Bash", json!({"command": "cat $HOME/.ssh/id_rsa"})),
+        (
+            "Bash",
+            json!({"command": format!("head {mem}/link_out/secret.md")}),
+        ),
+    ];
+    for (name, input) in cases {
+        let reason = refusal(&f, name, input.clone());
+        assert!(
+            reason.contains("may read only inside") && reason.contains(&mem),
+            "{name} {input}: {reason}"
+        );
+    }
+}
+
+#[test]
+fn bash_only_when_read_only_and_other_tools_never() {
+    let f = fixture();
     for cmd in [
         "rm -rf /",
         "echo x > /tmp/f",
         "ls && touch x",
         "curl http://example.com",
+        // commands that print the environment (tine's credentials, tokens)
+        "env",
+        "printenv",
+        "printenv ANTHROPIC_API_KEY",
         "",
     ] {
         assert!(!allowed(&f, "Bash", json!({"command": cmd})), "{cmd}");
     }
-    for tool in ["WebFetch", "TodoWrite", "KillShell", "Agent", "mcp__x__y"] {
-        let PermissionOutcome::Deny { reason } = f.sandbox.decide(tool, &json!({}), &f.ctx) else {
-            panic!("{tool} allowed");
-        };
-        assert!(reason.contains(tool), "{reason}");
+    // A background shell would outlive the fork.
+    assert!(!allowed(
+        &f,
+        "Bash",
+        json!({"command": "ls", "run_in_background": true})
+    ));
+    for name in ["WebFetch", "TodoWrite", "KillShell", "Agent", "mcp__x__y"] {
+        let reason = refusal(&f, name, json!({}));
+        assert!(reason.contains(name), "{reason}");
     }
+}
+
+#[test]
+fn the_sessions_deny_and_ask_rules_apply_and_its_allow_rules_do_not() {
+    let f = fixture();
+    let project = f.root.join("project");
+    std::fs::write(project.join(".env"), "TOKEN=x").unwrap();
+    std::fs::write(project.join("notes.md"), "n").unwrap();
+    let mut session = PermissionContext::new(PermissionMode::BypassPermissions, &project);
+    let rule = |s: &str| s.parse::<PermissionRule>().unwrap();
+    session.add_session_rule(
+        rule("Read(./.env)"),
+        RuleBehavior::Deny,
+        RuleSource::Session,
+    );
+    session.add_session_rule(
+        rule("Read(./notes.md)"),
+        RuleBehavior::Ask,
+        RuleSource::Session,
+    );
+    session.add_session_rule(
+        rule(&format!("Read(/{}/outside/**)", f.root.display())),
+        RuleBehavior::Allow,
+        RuleSource::Session,
+    );
+    session.add_session_rule(rule("Bash"), RuleBehavior::Allow, RuleSource::Session);
+    let sandbox = MemorySandbox::new(f.sandbox.dir())
+        .unwrap()
+        .for_project(&session);
+    let ctx = ToolContext::new(&project);
+    let refused = |name: &str, input: serde_json::Value| {
+        matches!(
+            sandbox.decide(tool(name).as_ref(), &input, &ctx),
+            PermissionOutcome::Deny { .. }
+        )
+    };
+    assert!(refused("Read", json!({"file_path": ".env"})));
+    assert!(refused("Bash", json!({"command": "cat .env"})));
+    assert!(refused("Read", json!({"file_path": "notes.md"})));
+    // Neither the session's bypass mode nor its allow rules reach the fork.
+    let secret = format!("{}/outside/secret.md", f.root.display());
+    assert!(refused("Read", json!({"file_path": secret})));
+    assert!(refused("Bash", json!({"command": format!("cat {secret}")})));
+    assert!(refused("Bash", json!({"command": "touch x"})));
+    assert!(!refused("Read", json!({"file_path": "src.rs"})));
+    // The project is the session's, wherever the fork's shell has moved.
+    let moved = ToolContext::new(f.root.join("outside"));
+    assert!(matches!(
+        sandbox.decide(
+            tool("Bash").as_ref(),
+            &json!({"command": "cat secret.md"}),
+            &moved
+        ),
+        PermissionOutcome::Deny { .. }
+    ));
 }
 
 #[test]
@@ -137,7 +330,7 @@ fn escape_attempts_are_denied_with_a_readable_reason() {
     ];
     for p in &corpus {
         let input = json!({"file_path": p, "content": "x"});
-        match f.sandbox.decide("Write", &input, &f.ctx) {
+        match decide(&f, "Write", input) {
             PermissionOutcome::Deny { reason } => {
                 assert!(reason.contains("memory directory"), "{p:?}: {reason}");
             }
@@ -161,9 +354,14 @@ fn a_symlinked_memory_directory_is_resolved() {
     let sandbox = MemorySandbox::new(&link).unwrap();
     assert_eq!(sandbox.dir(), real);
     let ctx = ToolContext::new(&root);
+    let write = tool("Write");
     let ok = |p: &Path| {
         matches!(
-            sandbox.decide("Write", &json!({"file_path": p, "content": "x"}), &ctx),
+            sandbox.decide(
+                write.as_ref(),
+                &json!({"file_path": p, "content": "x"}),
+                &ctx
+            ),
             PermissionOutcome::Allow { .. }
         )
     };

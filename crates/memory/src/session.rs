@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tine_api_client::ModelClient;
 use tine_fork_runtime::{BackgroundJob, UsageLedger};
+use tine_tools::permissions::PermissionContext;
 
 use crate::dream::DreamJob;
 use crate::dream_gate::DreamOptions;
@@ -30,26 +31,37 @@ impl AutoMemory {
         model: &str,
         ledger: Option<UsageLedger>,
     ) -> Result<Self, MemoryError> {
-        Self::start_with(dir, client, model, ledger, ExtractionOptions::default())
+        Self::start_with(
+            dir,
+            client,
+            model,
+            ledger,
+            ExtractionOptions::default(),
+            None,
+        )
     }
 
     /// Creates the directory if needed, loads `MEMORY.md` once (the session's context text
     /// never changes afterwards), and prepares the extraction job and recall. Recall's side
     /// queries use `client` and `model` and are recorded in `ledger` when given (the
     /// extraction forks are recorded through the fork parent's ledger). What extraction saves
-    /// is not offered back by this session's recall: it came from this conversation.
+    /// is not offered back by this session's recall: it came from this conversation. With
+    /// `project` (the session's permissions), the forks read only inside its directories and
+    /// the memory directory, under its deny and ask rules; without, inside their own cwd.
     pub fn start_with(
         dir: MemoryDir,
         client: Arc<dyn ModelClient>,
         model: &str,
         ledger: Option<UsageLedger>,
         options: ExtractionOptions,
+        project: Option<&PermissionContext>,
     ) -> Result<Self, MemoryError> {
         let learned = SessionMemories::new();
         let job = Arc::new(ExtractionJob::with_learned(
             dir.clone(),
             options,
             learned.clone(),
+            project,
         )?);
         let context = dir.load_index_for_context().render();
         let mut selector = SideQuerySelector::new(client, model);

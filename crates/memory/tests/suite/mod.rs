@@ -8,6 +8,7 @@ mod dream_kill;
 mod dream_race;
 mod dream_support;
 mod extraction;
+mod fork_reads;
 mod harness;
 mod index_race;
 mod recall;

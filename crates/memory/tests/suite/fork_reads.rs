@@ -1,0 +1,108 @@
+//! The extraction fork cannot read outside the project and the memory directory, whatever the
+//! tool: a key in the user's home stays out of every request and every memory file, read by
+//! path, by a shell command, or through a link in the project.
+
+use serde_json::json;
+use tine_memory::{EXTRACTION_MARKER, ExtractionJob, ExtractionOptions};
+use tine_mock_api::{Reply, Rule, Scenario};
+use tine_tools::permissions::{PermissionContext, PermissionMode};
+
+use super::harness::{World, last_user_has, server, session};
+
+const SECRET: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-planted-7f3a";
+const NOTE: &str = "project note 4417: deploys go through the staging cluster";
+
+#[tokio::test]
+async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
+    let world = World::new();
+    let base = world.root.path().canonicalize().unwrap();
+    // The user's home, with a planted key; a link to it inside the project.
+    let home = base.join("user-home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let key = home.join(".ssh/id_rsa");
+    std::fs::write(&key, SECRET).unwrap();
+    std::os::unix::fs::symlink(home.join(".ssh"), world.cwd.join("keys")).unwrap();
+    std::fs::write(world.cwd.join("notes.txt"), NOTE).unwrap();
+
+    let key_s = key.display().to_string();
+    let cwd = world.cwd.display().to_string();
+    let mem = world.mem().display().to_string();
+    let attempts = Reply::text("Looking around first.")
+        .with_tool_use("Read", json!({"file_path": key_s}))
+        .with_tool_use("Bash", json!({"command": "cat ~/.ssh/id_rsa"}))
+        .with_tool_use("Bash", json!({"command": format!("cat {key_s}")}))
+        .with_tool_use("Read", json!({"file_path": format!("{cwd}/keys/id_rsa")}))
+        .with_tool_use("Bash", json!({"command": "cat keys/id_rsa"}))
+        .with_tool_use(
+            "Grep",
+            json!({"pattern": "PRIVATE", "path": "keys", "output_mode": "content"}),
+        )
+        .with_tool_use("Bash", json!({"command": "grep -r PRIVATE ~"}))
+        // An allowed read, so that the mock seeing no secret means something.
+        .with_tool_use("Read", json!({"file_path": format!("{cwd}/notes.txt")}));
+    let scenario = Scenario::new()
+        .rule(Rule::new().marker(EXTRACTION_MARKER).reply(attempts))
+        .rule(
+            Rule::new().marker("project note 4417").tool_results(true).reply(
+                Reply::text("Saving.").with_tool_use(
+                    "Write",
+                    json!({
+                        "file_path": format!("{mem}/project_deploys.md"),
+                        "content": "---\nname: Deploys\ndescription: via staging\ntype: project\n---\nDeploys go through staging.\n"
+                    }),
+                ),
+            ),
+        )
+        .rule(Rule::new().tool_results(true).reply(Reply::text("Done.")))
+        .default_reply(Reply::text("OK."));
+    let server = server(scenario).await;
+
+    let permissions = PermissionContext::new(PermissionMode::Default, &world.cwd).with_home(&home);
+    let job = ExtractionJob::for_project(
+        world.memory.clone(),
+        ExtractionOptions::default(),
+        &permissions,
+    )
+    .unwrap();
+    let mut s = session(&world, &server, None, Some(std::sync::Arc::new(job))).await;
+    s.engine
+        .submit("we deploy through the staging cluster", |_| {})
+        .await;
+    let outcomes = s.drain().await;
+    assert_eq!(
+        outcomes[0].summary, "saved 1 memory: project_deploys.md",
+        "{:?}",
+        outcomes[0].data
+    );
+
+    let requests = server.requests();
+    assert!(requests.iter().any(|r| last_user_has(r, EXTRACTION_MARKER)));
+    let bodies: Vec<String> = requests
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .collect();
+    // The allowed read reached the mock; the key, in any of its lines, never did.
+    assert!(bodies.iter().any(|b| b.contains("project note 4417")));
+    for body in &bodies {
+        assert!(!body.contains("planted-7f3a"), "the key reached the model");
+        assert!(!body.contains("BEGIN OPENSSH"), "the key reached the model");
+    }
+    let results = bodies
+        .iter()
+        .find(|b| b.contains("Looking around first.") && b.contains("tool_result"))
+        .unwrap();
+    assert_eq!(
+        results.matches("may read only inside").count(),
+        7,
+        "every outside read refused with its reason: {results}"
+    );
+    for file in World::files_under(world.mem()) {
+        let text = std::fs::read(world.mem().join(&file)).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&text).contains("planted-7f3a"),
+            "{file} holds the key"
+        );
+    }
+    // The key itself is untouched.
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), SECRET);
+}
