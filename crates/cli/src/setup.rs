@@ -20,13 +20,13 @@ use tine_memory::{
 use tine_query_loop::{
     Adoption, BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
     HooksSettings, QueryEngine, SessionContext, SessionId, StopHookCommand, StopHooks,
-    adopt_legacy_project_dir, latest_session, tine_home_from_env, transcript_path,
+    adopt_legacy_project_dir, latest_session, project_dir, tine_home_from_env, transcript_path,
 };
 use tine_tools::permissions::{
     PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
 };
 use tine_tools::settings::{self, FlagSettings, LoadedSettings, SettingsPaths};
-use tine_tools::{Tool, ToolContext, ToolPool};
+use tine_tools::{Tool, ToolContext, ToolPool, private_fs};
 use tokio::sync::mpsc;
 
 use crate::args::{Args, split_rules};
@@ -75,6 +75,12 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         tracing::info!(log = %path.display(), "tine starting");
     }
     adopt_project_folder(&home, &cwd);
+    // An older tine made these 0755/0644: tighten what this run uses.
+    tighten_own_state(
+        &home,
+        &[project_dir(&home, &cwd), home.join("logs")],
+        &[home.join("logs").join("tine.log")],
+    );
 
     let user_home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -176,10 +182,14 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         }))
     };
 
+    // This session's transcript, when resumed, was opened by an older tine too.
+    tighten_own_state(&home, &[], &[transcript_path(&home, &cwd, &session_id)]);
+
     let ledger = UsageLedger::default();
     let memory = match memory_dir {
         None => None,
         Some(dir) => {
+            tighten_memory_dir(&home, dir.path());
             let (options, warning) = ExtractionOptions::from_settings(&loaded);
             if let Some(warning) = warning {
                 eprintln!("tine: warning: {warning}");
@@ -334,6 +344,72 @@ fn check_settings(loaded: &LoadedSettings) -> Result<()> {
         eprintln!("tine: error: {error}");
     }
     bail!("{}", settings::REFUSAL)
+}
+
+/// Tightens tine's own state under `home` (TINE_HOME) that this run uses: `home` itself and
+/// every directory from it down to each of `dirs`, to 0700; each of `files` to 0600. Only
+/// paths under `home`, owned by the user and group or other accessible, are changed
+/// (`private_fs::tighten_dir`); a failure is logged, never fatal.
+fn tighten_own_state(home: &Path, dirs: &[PathBuf], files: &[PathBuf]) {
+    let mut chain = vec![home.to_path_buf()];
+    for dir in dirs {
+        let Ok(rel) = dir.strip_prefix(home) else {
+            continue;
+        };
+        let mut current = home.to_path_buf();
+        for part in rel.components() {
+            current.push(part);
+            if !chain.contains(&current) {
+                chain.push(current.clone());
+            }
+        }
+    }
+    for dir in &chain {
+        report_tightened(dir, private_fs::tighten_dir(dir));
+    }
+    for file in files.iter().filter(|f| f.starts_with(home)) {
+        report_tightened(file, private_fs::tighten_file(file));
+    }
+}
+
+/// The memory directory, its subdirectories and its files, when it lies under TINE_HOME
+/// (the default place). A directory the user chose elsewhere (`autoMemoryDirectory`) keeps
+/// its modes: it may be shared on purpose.
+fn tighten_memory_dir(home: &Path, dir: &Path) {
+    if !dir.starts_with(home) {
+        return;
+    }
+    let mut dirs = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    let mut pending = vec![(dir.to_path_buf(), 0)];
+    while let Some((current, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            // `file_type` does not follow links: a link's target is not tine's to change.
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() && depth < 4 => {
+                    dirs.push(entry.path());
+                    pending.push((entry.path(), depth + 1));
+                }
+                Ok(kind) if kind.is_file() => files.push(entry.path()),
+                _ => {}
+            }
+        }
+    }
+    tighten_own_state(home, &dirs, &files);
+}
+
+fn report_tightened(path: &Path, result: std::io::Result<private_fs::Tightened>) {
+    match result {
+        Ok(private_fs::Tightened::Changed { from, to }) => tracing::info!(
+            path = %path.display(),
+            "made tine's own state private: mode {from:o} -> {to:o}"
+        ),
+        Ok(private_fs::Tightened::Unchanged) => {}
+        Err(error) => tracing::warn!(path = %path.display(), %error, "cannot tighten the mode"),
+    }
 }
 
 /// Moves this directory's sessions out of the folder an older version named after the

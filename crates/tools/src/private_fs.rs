@@ -4,8 +4,11 @@
 //! here. The user's project files that Write and Edit create are not tine's state: they keep
 //! the umask's modes (`builtin/files.rs`).
 //!
-//! Unix only, like the rest of the crate. Only what is created gets these modes: an existing directory keeps the mode its owner gave
-//! it (a shared `autoMemoryDirectory` may be group-readable on purpose).
+//! Unix only, like the rest of the crate. What is created gets these modes. What an older tine
+//! created with looser ones is tightened at start ([`tighten_dir`], [`tighten_file`]), but only
+//! for the paths the host names as tine's own and owned by the user running tine; anything
+//! else keeps the mode its owner gave it (a shared `autoMemoryDirectory` may be group-readable
+//! on purpose).
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, Write as _};
@@ -53,6 +56,51 @@ pub fn write_atomic_keeping_mode(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Sets `path`'s mode to 0600 (for a file another writer created, such as the Write tool).
 pub fn restrict_file(path: &Path) -> io::Result<()> {
     std::fs::set_permissions(path, private_file_permissions())
+}
+
+/// Whether a [`tighten_dir`] or [`tighten_file`] changed anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tightened {
+    /// The mode was group or other accessible; it is now owner-only.
+    Changed { from: u32, to: u32 },
+    /// Already private, missing, of another kind, or not the current user's: left alone.
+    Unchanged,
+}
+
+/// Makes the directory `dir` 0700 (its owner's bits kept, group and other bits cleared) when
+/// it is group or other accessible and owned by the current user. A symbolic link, a missing
+/// path or anything that is not a directory is left alone.
+pub fn tighten_dir(dir: &Path) -> io::Result<Tightened> {
+    tighten(dir, true)
+}
+
+/// Makes the regular file `path` 0600 (owner bits kept, group and other cleared) when it is
+/// group or other accessible and owned by the current user; like [`tighten_dir`] otherwise.
+pub fn tighten_file(path: &Path) -> io::Result<Tightened> {
+    tighten(path, false)
+}
+
+fn tighten(path: &Path, dir: bool) -> io::Result<Tightened> {
+    use std::os::unix::fs::MetadataExt;
+    // Not followed: a link in tine's state may lead to what is not tine's.
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Tightened::Unchanged),
+        Err(e) => return Err(e),
+    };
+    let kind_fits = if dir {
+        meta.file_type().is_dir()
+    } else {
+        meta.file_type().is_file()
+    };
+    let mode = meta.mode() & 0o7777;
+    if !kind_fits || meta.uid() != nix::unistd::geteuid().as_raw() || mode & 0o077 == 0 {
+        return Ok(Tightened::Unchanged);
+    }
+    // Owner bits only; setuid, setgid and sticky go too (tine sets none of them).
+    let to = mode & 0o700;
+    std::fs::set_permissions(path, Permissions::from_mode(to))?;
+    Ok(Tightened::Changed { from: mode, to })
 }
 
 fn replace(path: &Path, bytes: &[u8], mode: Option<Permissions>) -> io::Result<()> {

@@ -64,3 +64,65 @@ fn appends_create_a_private_file_and_never_truncate() {
     restrict_file(&path).unwrap();
     assert_eq!(mode(&path), 0o600);
 }
+
+#[test]
+fn tightening_clears_group_and_other_bits_of_the_users_own_paths_only() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("home");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(
+        tighten_dir(&dir).unwrap(),
+        Tightened::Changed {
+            from: 0o755,
+            to: 0o700
+        }
+    );
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(tighten_dir(&dir).unwrap(), Tightened::Unchanged); // idempotent
+
+    let file = dir.join("a.md");
+    std::fs::write(&file, "x").unwrap();
+    std::fs::set_permissions(&file, Permissions::from_mode(0o644)).unwrap();
+    assert!(matches!(
+        tighten_file(&file).unwrap(),
+        Tightened::Changed { to: 0o600, .. }
+    ));
+    assert_eq!(mode(&file), 0o600);
+    // An owner-only mode that is not 0600 is left as the user chose it.
+    std::fs::set_permissions(&file, Permissions::from_mode(0o400)).unwrap();
+    assert_eq!(tighten_file(&file).unwrap(), Tightened::Unchanged);
+    assert_eq!(mode(&file), 0o400);
+
+    // The wrong kind, a missing path, and a link are left alone (the link's target too).
+    assert_eq!(tighten_dir(&file).unwrap(), Tightened::Unchanged);
+    assert_eq!(tighten_file(&dir).unwrap(), Tightened::Unchanged);
+    assert_eq!(
+        tighten_dir(&dir.join("missing")).unwrap(),
+        Tightened::Unchanged
+    );
+    let target = root.path().join("shared");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::set_permissions(&target, Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(&target, dir.join("link")).unwrap();
+    assert_eq!(
+        tighten_dir(&dir.join("link")).unwrap(),
+        Tightened::Unchanged
+    );
+    assert_eq!(mode(&target), 0o755);
+}
+
+/// Paths another user owns are never changed. Only root can make such a path here.
+#[test]
+fn paths_of_another_user_are_left_alone() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("theirs");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
+    assert_eq!(tighten_dir(&dir).unwrap(), Tightened::Unchanged);
+    assert_eq!(mode(&dir), 0o755);
+}
