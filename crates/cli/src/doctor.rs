@@ -1,22 +1,27 @@
 //! `tine doctor [--settings FILE|JSON]`: what a session started here would run with (version,
-//! model, endpoint, where the credentials come from, each settings file and its state, the Bash
-//! sandbox, MCP servers, TINE_HOME and the memory directory), and what is broken. Exit 0 unless
-//! something is broken; each problem is named at the end. Never prints a secret: credentials
-//! are named by their variable only.
+//! model, endpoint, where the credentials come from, each settings file a session reads,
+//! tine's and Claude Code's `.claude/` ones, and its state, the Bash sandbox, MCP servers,
+//! TINE_HOME and the memory directory), and what is broken. Exit 0 unless something is
+//! broken; each problem is named at the end, settings errors that would stop a session as
+//! "tine will not start: ...". Never prints a secret: credentials are named by their variable
+//! only.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::Value;
 use tine_api_client::{ClientConfig, DEFAULT_BASE_URL};
 use tine_memory::{MemoryEnv, MemoryResolution, memory_path, resolve_memory_dir};
 use tine_query_loop::tine_home_from_env;
-use tine_tools::settings::{self, FlagSettings, LoadedSettings, SettingsPaths, SettingsSource};
+use tine_tools::settings::{
+    self, FlagSettings, LoadedSettings, SettingsError, SettingsFormat, SettingsPaths,
+    SettingsSource,
+};
 
 use crate::sandbox_exec;
 use crate::sandbox_settings::{SandboxSettings, write_roots};
-use crate::setup::DEFAULT_MODEL;
+use crate::setup::{DEFAULT_MODEL, settings_paths, user_home};
 
 const USAGE: &str = "usage: tine doctor [--settings FILE|JSON]";
 
@@ -83,20 +88,10 @@ fn diagnose(flag: Option<FlagSettings>) -> Report {
             None
         }
     };
-    let user_home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
+    let user_home = user_home();
+    // The very files a session reads, tine's and Claude Code's.
     let loaded = home.as_ref().map(|home| {
-        let mut paths = SettingsPaths::new(&cwd, home);
-        if let Some(user_home) = &user_home {
-            paths = paths.with_user_home(user_home);
-        }
-        if let Some(flag) = flag {
-            paths = paths.with_flag(flag);
-        }
-        if let Some(managed) = std::env::var_os("TINE_MANAGED_SETTINGS") {
-            paths = paths.with_managed(managed);
-        }
+        let paths = settings_paths(&cwd, home, user_home.as_deref(), flag);
         (settings::load(&paths), paths)
     });
 
@@ -170,81 +165,88 @@ fn origin_label(path: Option<&Path>) -> String {
     )
 }
 
-/// Every file the loader reads, lowest precedence first (Claude Code's beside tine's own).
-fn settings_file_list(paths: &SettingsPaths) -> Vec<(SettingsSource, &'static str, String)> {
-    let label = |p: &Path| p.display().to_string();
-    let mut files = Vec::new();
-    if let Some(path) = &paths.claude_user {
-        files.push((SettingsSource::User, "Claude Code", label(path)));
+/// Every settings file a session reads, in precedence order (lowest first): in each scope
+/// Claude Code's file, then tine's. `None` is inline `--settings` JSON.
+fn settings_sources(paths: &SettingsPaths) -> Vec<(SettingsSource, SettingsFormat, Option<&Path>)> {
+    let mut out = Vec::new();
+    for source in SettingsSource::ALL {
+        let claude = match source {
+            SettingsSource::User => paths.claude_user.as_deref(),
+            SettingsSource::Project => Some(paths.claude_project.as_path()),
+            SettingsSource::Local => Some(paths.claude_local.as_path()),
+            SettingsSource::Flag | SettingsSource::Managed => None,
+        };
+        if let Some(path) = claude {
+            out.push((source, SettingsFormat::ClaudeCode, Some(path)));
+        }
+        if source == SettingsSource::Flag && paths.flag.is_none() {
+            continue;
+        }
+        out.push((source, SettingsFormat::Tine, paths.path_of(source)));
     }
-    files.push((SettingsSource::User, "tine", label(&paths.user)));
-    files.push((
-        SettingsSource::Project,
-        "Claude Code",
-        label(&paths.claude_project),
-    ));
-    files.push((SettingsSource::Project, "tine", label(&paths.project)));
-    files.push((
-        SettingsSource::Local,
-        "Claude Code",
-        label(&paths.claude_local),
-    ));
-    files.push((SettingsSource::Local, "tine", label(&paths.local)));
-    if paths.flag.is_some() {
-        files.push((
-            SettingsSource::Flag,
-            "tine",
-            origin_label(paths.path_of(SettingsSource::Flag)),
-        ));
-    }
-    files.push((SettingsSource::Managed, "tine", label(&paths.managed)));
-    files
+    out
 }
 
 fn settings_files(report: &mut Report, loaded: &LoadedSettings, paths: &SettingsPaths) {
     report.heading("settings");
     let (_, rule_errors) = loaded.permission_rules();
-    let problems: Vec<(String, bool)> = loaded
-        .errors
-        .iter()
-        .chain(rule_errors.iter())
-        .map(|e| (e.to_string(), e.is_fatal()))
-        .collect();
-    let files = settings_file_list(paths);
-    for (source, format, label) in &files {
-        let own: Vec<&(String, bool)> =
-            problems.iter().filter(|(m, _)| m.contains(label)).collect();
-        let fatal = own.iter().filter(|(_, fatal)| *fatal).count();
-        let loaded_here = loaded
-            .layers
-            .iter()
-            .any(|l| l.source == *source && origin_label(l.path.as_deref()) == *label);
-        let status = match (loaded_here, fatal, own.len()) {
-            (_, 0, 0) if loaded_here => "loaded".to_owned(),
+    let errors: Vec<&SettingsError> = loaded.errors.iter().chain(&rule_errors).collect();
+    let sources = settings_sources(paths);
+    let mut fatal_total = 0;
+    for (source, format, path) in &sources {
+        let label = origin_label(*path);
+        let own: Vec<&&SettingsError> = errors.iter().filter(|e| e.file() == label).collect();
+        let fatal = own.iter().filter(|e| e.is_fatal()).count();
+        let warnings = own.len() - fatal;
+        fatal_total += fatal;
+        let status = match (
+            loaded.layer_from(*source, *format).is_some(),
+            fatal,
+            warnings,
+        ) {
+            (true, 0, 0) => "loaded".to_owned(),
+            (true, 0, w) => format!("loaded with {w} warning(s)"),
+            (true, f, w) => format!(
+                "tine will not start: {f} error(s){}",
+                if w > 0 {
+                    format!(", {w} warning(s)")
+                } else {
+                    String::new()
+                }
+            ),
             (false, 0, 0) => "not found".to_owned(),
-            (_, 0, warnings) => format!("loaded with {warnings} warning(s)"),
-            (_, fatal, _) => format!("{fatal} error(s): tine refuses to start until fixed"),
+            (false, _, _) => "error: not loaded (tine will not start)".to_owned(),
         };
-        let name = if *format == "tine" {
-            source.as_str().to_owned()
-        } else {
-            format!("{} ({format})", source.as_str())
+        let whose = match format {
+            SettingsFormat::Tine => "",
+            SettingsFormat::ClaudeCode => " (Claude Code's)",
         };
-        report.line(&name, format!("{label}: {status}"));
-        for (message, _) in &own {
-            let _ = writeln!(report.text, "  {:<16}   {message}", "");
-        }
-        if fatal > 0 {
-            report.problem(format!("{label}: fix the settings file ({fatal} error(s))"));
+        report.line(source.as_str(), format!("{label}{whose}: {status}"));
+        for error in &own {
+            let kind = if error.is_fatal() { "error" } else { "warning" };
+            let _ = writeln!(report.text, "  {:<16}   {kind}: {error}", "");
         }
     }
-    // Problems that name no file read here (should not happen; never hide one).
-    for (message, fatal) in &problems {
-        if !files.iter().any(|(_, _, label)| message.contains(label)) {
-            report.line("other", message);
-            if *fatal {
-                report.problem(message.clone());
+    // Errors that name no file listed (should not happen; never hide one).
+    for error in &errors {
+        if !sources
+            .iter()
+            .any(|(_, _, p)| origin_label(*p) == error.file())
+        {
+            // A warning costs only what it names: listed, not a problem.
+            report.line("other", error);
+            if error.is_fatal() {
+                fatal_total += 1;
             }
+        }
+    }
+    if fatal_total > 0 {
+        report.line(
+            "start",
+            format!("tine will not start: {fatal_total} settings error(s) above"),
+        );
+        for error in errors.iter().filter(|e| e.is_fatal()) {
+            report.problem(format!("tine will not start: {error}"));
         }
     }
 }

@@ -82,19 +82,13 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         &[home.join("logs").join("tine.log")],
     );
 
-    let user_home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let mut paths = SettingsPaths::new(&cwd, &home);
-    if let Some(user_home) = &user_home {
-        paths = paths.with_user_home(user_home);
-    }
-    if let Some(flag) = &args.settings {
-        paths = paths.with_flag(FlagSettings::from_arg(flag));
-    }
-    if let Some(managed) = std::env::var_os("TINE_MANAGED_SETTINGS") {
-        paths = paths.with_managed(managed);
-    }
+    let user_home = user_home();
+    let paths = settings_paths(
+        &cwd,
+        &home,
+        user_home.as_deref(),
+        args.settings.as_deref().map(FlagSettings::from_arg),
+    );
     let loaded = settings::load(&paths);
     check_settings(&loaded)?;
     profile.mark("settings");
@@ -327,6 +321,33 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         memory,
         ledger,
     })
+}
+
+/// The user's home (`$HOME`), where `~/.claude/settings.json` and `~` rules are.
+pub(crate) fn user_home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The settings files a session at `cwd` reads (`tine doctor` lists the same ones).
+pub(crate) fn settings_paths(
+    cwd: &Path,
+    home: &Path,
+    user_home: Option<&Path>,
+    flag: Option<FlagSettings>,
+) -> SettingsPaths {
+    let mut paths = SettingsPaths::new(cwd, home);
+    if let Some(user_home) = user_home {
+        paths = paths.with_user_home(user_home);
+    }
+    if let Some(flag) = flag {
+        paths = paths.with_flag(flag);
+    }
+    if let Some(managed) = std::env::var_os("TINE_MANAGED_SETTINGS") {
+        paths = paths.with_managed(managed);
+    }
+    paths
 }
 
 /// Fail closed: print every settings warning, and refuse to start (exit 1) when a file that

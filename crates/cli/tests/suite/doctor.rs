@@ -88,14 +88,115 @@ async fn broken_credentials_and_settings_are_named_and_exit_one() {
     let local = project.cwd().join(".tine/settings.local.json");
     assert!(
         text.contains(&format!(
-            "{}: 1 error(s): tine refuses to start until fixed",
+            "{}: error: not loaded (tine will not start)",
             local.display()
         )),
         "{text}"
     );
     assert!(text.contains("2 problem(s):"), "{text}");
     assert!(text.contains("set ANTHROPIC_API_KEY"), "{text}");
-    assert!(text.contains("fix the settings file"), "{text}");
+    assert!(
+        text.contains(&format!("- tine will not start: {}:1", local.display())),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn the_claude_code_settings_files_a_session_reads_are_listed() {
+    let project = Project::new();
+    project.write(".claude/settings.json", r#"{"model": "claude-opus-4-1"}"#);
+    project.write(
+        ".claude/settings.local.json",
+        r#"{"permissions": {"deny": ["Read(./.env)"]}}"#,
+    );
+    // HOME is the scratch home: `~/.claude/settings.json` is there.
+    std::fs::create_dir_all(project.home().join(".claude")).unwrap();
+    std::fs::write(
+        project.home().join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(ls:*)"]}}"#,
+    )
+    .unwrap();
+    let out = doctor(&project).run().await;
+    out.assert_success();
+    let text = &out.stdout;
+    for path in [
+        project.cwd().join(".claude/settings.json"),
+        project.cwd().join(".claude/settings.local.json"),
+        project.home().join(".claude/settings.json"),
+    ] {
+        assert!(
+            text.contains(&format!("{} (Claude Code's): loaded", path.display())),
+            "{} not listed as loaded:\n{text}",
+            path.display()
+        );
+    }
+    // tine's own files of the same scopes are listed beside them.
+    assert!(
+        text.contains(&format!(
+            "{}: not found",
+            project.cwd().join(".tine/settings.local.json").display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("claude-opus-4-1 (model in projectSettings)"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_settings_error_that_stops_a_session_is_named_as_such() {
+    let project = Project::new();
+    // The rest of the file loads; the deny rule cannot be read, so tine refuses to start.
+    project.write(
+        ".claude/settings.json",
+        r#"{"model": "claude-opus-4-1", "permissions": {"deny": ["Bash(rm:*"]}}"#,
+    );
+    let file = project.cwd().join(".claude/settings.json");
+    let out = doctor(&project).run().await;
+    assert_eq!(out.code(), Some(1), "{}", out.stdout);
+    let text = &out.stdout;
+    assert!(
+        text.contains(&format!(
+            "{} (Claude Code's): tine will not start: 1 error(s)",
+            file.display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("warning(s)"), "{text}");
+    assert!(
+        text.contains("tine will not start: 1 settings error(s) above"),
+        "{text}"
+    );
+    assert!(text.contains("1 problem(s):"), "{text}");
+    assert!(
+        text.contains(&format!("- tine will not start: {}:1", file.display())),
+        "{text}"
+    );
+    // And indeed: a session refuses to start on the same files.
+    let run = TineRun::new(TINE, &project, "http://127.0.0.1:9")
+        .args(["-p", "hi"])
+        .run()
+        .await;
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("not starting"), "{}", run.stderr);
+
+    // A file with only warnings starts, and doctor says so.
+    project.write(
+        ".claude/settings.json",
+        r#"{"model": "claude-opus-4-1", "noSuchKey": 1}"#,
+    );
+    let out = doctor(&project).run().await;
+    out.assert_success();
+    let text = &out.stdout;
+    assert!(
+        text.contains(&format!(
+            "{} (Claude Code's): loaded with 1 warning(s)",
+            file.display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("will not start"), "{text}");
 }
 
 #[tokio::test]

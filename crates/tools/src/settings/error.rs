@@ -165,4 +165,22 @@ impl SettingsError {
             | SettingsError::Write { .. } => false,
         }
     }
+
+    /// The settings file (or `--settings (inline JSON)`) the problem is in, as its messages
+    /// spell it.
+    pub fn file(&self) -> &str {
+        match self {
+            SettingsError::Read { at, .. }
+            | SettingsError::Syntax { at, .. }
+            | SettingsError::NotAnObject { at, .. }
+            | SettingsError::WrongType { at, .. }
+            | SettingsError::Rule { at, .. }
+            | SettingsError::UnknownMode { at, .. }
+            | SettingsError::UnknownKey { at, .. }
+            | SettingsError::DuplicateKey { at, .. } => &at.file,
+            SettingsError::Shape { path, .. }
+            | SettingsError::HasComments { path, .. }
+            | SettingsError::Write { path, .. } => path,
+        }
+    }
 }
