@@ -1,7 +1,10 @@
 //! `git` is read-only for inspection subcommands with safe global options and no flag that
 //! writes (`--output`) or runs a program (`-c core.pager=..`, `--ext-diff`, `--upload-pack`,
-//! `git grep -O`). Listing forms of `branch`, `tag`, `remote`, `config`, `stash`, `worktree`
-//! are read-only; their other forms change the repository.
+//! `git grep -O`). Listing forms of `branch`, `tag`, `remote`, `stash`, `worktree` are
+//! read-only; their other forms change the repository. `git config` reads one named key
+//! without asking, but printing configuration wholesale (`--list`, `--get-regexp`,
+//! `--get-urlmatch`, `git var -l`) or a key that holds credentials (`http.*.extraHeader`,
+//! `url.*.insteadOf`, `credential.*`) needs approval: such values carry tokens.
 
 use super::CommandKind;
 
@@ -28,7 +31,6 @@ const INSPECT: &[&str] = &[
     "count-objects",
     "check-ignore",
     "check-attr",
-    "var",
     "whatchanged",
     "cherry",
     "diff-tree",
@@ -180,6 +182,12 @@ pub(super) fn check(args: &[&str]) -> Result<CommandKind, String> {
             Some(other) => Err(format!("`git remote {other}` changes the repository")),
         },
         "config" => config(rest),
+        "var" if rest.contains(&"-l") => Err(
+            "`git var -l` prints the whole git configuration, which can hold credentials \
+             (tokens in url.*.insteadOf or http.extraHeader)"
+                .into(),
+        ),
+        "var" => Ok(CommandKind::Read),
         "stash" | "worktree" | "notes" | "submodule" => {
             let first = rest.iter().find(|a| !a.starts_with('-')).copied();
             let reads = match *subcommand {
@@ -245,12 +253,59 @@ fn config(rest: &[&str]) -> Result<CommandKind, String> {
         "get",
         "list",
     ];
+    /// Forms that print every key (or every key matching a pattern or a URL) with its value.
+    const DUMPS: &[&str] = &[
+        "--list",
+        "-l",
+        "list",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--regexp",
+        "--url",
+    ];
     if let Some(arg) = rest.iter().find(|a| WRITES.contains(a)) {
         return Err(format!("`git config {arg}` changes configuration"));
     }
-    if rest.iter().any(|a| READS.contains(a)) {
-        Ok(CommandKind::Read)
-    } else {
-        Err("`git config` without --get/--list sets a value".into())
+    if !rest.iter().any(|a| READS.contains(a)) {
+        return Err("`git config` without --get/--list sets a value".into());
     }
+    // Names alone (`--name-only`) carry no secret.
+    let names_only = rest.contains(&"--name-only");
+    let dump = rest.iter().find(|a| {
+        let flag = a.split_once('=').map_or(**a, |(f, _)| f);
+        DUMPS.contains(&flag)
+    });
+    if let Some(arg) = dump
+        && !names_only
+    {
+        return Err(format!(
+            "`git config {arg}` prints configuration values, which can hold credentials \
+             (tokens in url.*.insteadOf or http.extraHeader)"
+        ));
+    }
+    let secret_key = rest
+        .iter()
+        .filter(|a| !a.starts_with('-') && !matches!(**a, "get" | "list"))
+        .find(|key| holds_credentials(key));
+    if let Some(key) = secret_key
+        && !names_only
+    {
+        return Err(format!(
+            "`git config` reads `{key}`, a key that can hold credentials"
+        ));
+    }
+    Ok(CommandKind::Read)
+}
+
+/// Keys whose values are credentials or may embed them: `credential.*`, `url.<base>.*`
+/// (`url.https://TOKEN@host/.insteadOf`), `http.*` headers and cookies, and names that say so.
+fn holds_credentials(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let section = key.split('.').next().unwrap_or_default();
+    let name = key.rsplit('.').next().unwrap_or_default();
+    matches!(section, "credential" | "url")
+        || (section == "http" && matches!(name, "extraheader" | "cookiefile" | "proxy"))
+        || ["token", "password", "secret", "extraheader"]
+            .iter()
+            .any(|word| key.contains(word))
 }

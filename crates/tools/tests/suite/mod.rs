@@ -8,6 +8,7 @@ mod fuzz_bash;
 mod fuzz_rules;
 mod fuzz_settings;
 mod fuzz_tools;
+mod git_config_secrets;
 mod permissions_answers;
 mod pool;
 mod read;
