@@ -179,6 +179,7 @@ async fn dream_async(place: Place) -> Result<String> {
         parent: Arc::new(parent),
         template,
         options,
+        permissions: Some(permissions),
         cancel,
     };
     let (text, run) = tine_memory::dream_now(command, |line| eprintln!("{line}"))

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tine_fork_runtime::{CacheSafeParams, JobContext, ParentContext};
 use tine_query_loop::RequestTemplate;
+use tine_tools::permissions::PermissionContext;
 use tokio_util::sync::CancellationToken;
 
 use crate::dream::{DreamError, DreamJob, DreamRun};
@@ -95,6 +96,10 @@ pub struct DreamCommand {
     pub parent: Arc<ParentContext>,
     pub template: RequestTemplate,
     pub options: DreamOptions,
+    /// The permissions a session here would have: the fork reads only inside their
+    /// directories (and the memory directory and transcripts), under their deny/ask rules.
+    /// `None`: the parent's working directory, no rules.
+    pub permissions: Option<PermissionContext>,
     /// Cancelled on Ctrl-C: the dream is killed and its lock rolled back.
     pub cancel: CancellationToken,
 }
@@ -114,11 +119,15 @@ pub async fn dream(
         parent,
         template,
         options,
+        permissions,
         cancel,
     } = command;
     let progress = Arc::new(progress);
     progress(&format!("dream: {STANDALONE_DREAM_NOTE}"));
-    let job = DreamJob::new(dir, options)?;
+    let job = match &permissions {
+        Some(permissions) => DreamJob::for_project(dir, options, permissions)?,
+        None => DreamJob::new(dir, options)?,
+    };
     let shown = Arc::new(Mutex::new((false, 0usize)));
     let lines = Arc::clone(&progress);
     job.on_progress(Arc::new(move |state: &DreamTaskState| {

@@ -26,6 +26,7 @@ use tine_fork_runtime::{
 };
 use tine_query_loop::timestamp::utc_date;
 use tine_query_loop::{CanUseTool, Terminal, project_dir};
+use tine_tools::permissions::PermissionContext;
 
 use crate::consolidation_lock::ConsolidationLock;
 use crate::dream_gate::{DreamIo, DreamOptions, GateOutcome, Gates, Ready, ScanThrottle, SystemIo};
@@ -175,7 +176,50 @@ impl DreamJob {
         io: Arc<dyn DreamIo>,
         throttle: ScanThrottle,
     ) -> Result<Self, MemoryError> {
-        let sandbox = Arc::new(MemorySandbox::new(dir.path())?);
+        Self::build(dir, options, io, throttle, None)
+    }
+
+    /// Like [`DreamJob::new`], with the fork's reads judged against the session's project
+    /// ([`MemorySandbox::for_project`]: its directories, home and deny/ask rules) instead of
+    /// the fork's working directory. Either way the fork may also read, never write, the
+    /// project's transcripts.
+    pub fn for_project(
+        dir: MemoryDir,
+        options: DreamOptions,
+        project: &PermissionContext,
+    ) -> Result<Self, MemoryError> {
+        Self::for_project_with_io(
+            dir,
+            options,
+            project,
+            Arc::new(SystemIo),
+            ScanThrottle::process(),
+        )
+    }
+
+    /// [`DreamJob::for_project`] with the gates' time and metadata read through `io`.
+    pub fn for_project_with_io(
+        dir: MemoryDir,
+        options: DreamOptions,
+        project: &PermissionContext,
+        io: Arc<dyn DreamIo>,
+        throttle: ScanThrottle,
+    ) -> Result<Self, MemoryError> {
+        Self::build(dir, options, io, throttle, Some(project))
+    }
+
+    fn build(
+        dir: MemoryDir,
+        options: DreamOptions,
+        io: Arc<dyn DreamIo>,
+        throttle: ScanThrottle,
+        project: Option<&PermissionContext>,
+    ) -> Result<Self, MemoryError> {
+        let mut sandbox = MemorySandbox::new(dir.path())?;
+        if let Some(project) = project {
+            sandbox = sandbox.for_project(project);
+        }
+        let sandbox = Arc::new(sandbox);
         Ok(Self {
             inner: Arc::new(Inner {
                 dir,
@@ -383,7 +427,9 @@ impl Inner {
             .clone()
             .with_cancellation(task.cancellation().clone());
         let watcher = task.clone();
-        let sandbox = Arc::clone(&self.sandbox);
+        // This dream may also read (never write) the transcripts it reviews.
+        let sandbox = Arc::new(self.sandbox.as_ref().clone().with_readable(&transcripts));
+        let can_use_tool: Arc<dyn CanUseTool> = Arc::clone(&sandbox) as Arc<dyn CanUseTool>;
         let cwd = parent.tool_context.cwd();
         let on_message: OnMessage = Arc::new(move |message: &Message| {
             watcher.observe(message, &|file_path: &str| {
@@ -392,7 +438,6 @@ impl Inner {
                 Some(relative.to_string_lossy().replace('\\', "/"))
             });
         });
-        let can_use_tool: Arc<dyn CanUseTool> = Arc::clone(&self.sandbox) as Arc<dyn CanUseTool>;
         let mut params = ForkParams::new(
             Arc::clone(&ctx.cache_safe),
             vec![Message::user(vec![ContentBlock::text(prompt)])],

@@ -31,6 +31,9 @@ pub struct MemorySandbox {
     /// The memory directory, resolved (a symlinked directory is followed).
     dir: PathBuf,
     project: ProjectScope,
+    /// Directories the forks may also read but never write (the dream's transcripts),
+    /// resolved.
+    readable: Vec<PathBuf>,
 }
 
 /// Where the forks may read besides the memory directory, and the user's rules that still
@@ -65,6 +68,7 @@ impl MemorySandbox {
                 home,
                 ..ProjectScope::default()
             },
+            readable: Vec::new(),
         })
     }
 
@@ -82,6 +86,14 @@ impl MemorySandbox {
                 .cloned()
                 .collect(),
         };
+        self
+    }
+
+    /// The forks may also read inside `dir` (resolved), never write there: the dream reads
+    /// the project's transcripts.
+    pub fn with_readable(mut self, dir: &Path) -> Self {
+        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        self.readable.push(resolve_path(&absolute));
         self
     }
 
@@ -105,7 +117,7 @@ impl MemorySandbox {
                     self.judge_read(tool, input, ctx)
                 } else {
                     deny(format!(
-                        "The memory extraction agent may run only read-only shell commands \
+                        "The memory agent may run only read-only shell commands \
                          (ls, cat, grep, find, ...) in the foreground; `{}` is not read-only. \
                          Use Write or Edit on files in {} instead.",
                         truncate(command, 120),
@@ -118,7 +130,7 @@ impl MemorySandbox {
                 match self.check_write_path(path, &ctx.cwd()) {
                     Ok(_) => allow,
                     Err(why) => deny(format!(
-                        "{} refused: {why}. The memory extraction agent may write only \
+                        "{} refused: {why}. The memory agent may write only \
                          Markdown files inside the memory directory {} (for example {}/project_stack.md).",
                         tool.name(),
                         self.dir.display(),
@@ -127,7 +139,7 @@ impl MemorySandbox {
                 }
             }
             other => deny(format!(
-                "The memory extraction agent may use only Read, Grep, Glob, read-only Bash, and \
+                "The memory agent may use only Read, Grep, Glob, read-only Bash, and \
                  Write/Edit inside {}; `{other}` is not available to it.",
                 self.dir.display()
             )),
@@ -155,10 +167,14 @@ impl MemorySandbox {
                     .chain(&permissions.additional_directories)
                     .map(|d| d.display().to_string())
                     .collect();
+                let which = if self.readable.is_empty() {
+                    "the project's directories and the memory directory"
+                } else {
+                    "the project's directories, the memory directory and the transcripts"
+                };
                 deny(format!(
-                    "{} refused: {message}. The memory extraction agent may read only inside \
-                     {} (the project's directories and the memory directory) and cannot ask \
-                     for more; save what the conversation itself shows.",
+                    "{} refused: {message}. The memory agent may read only inside {} ({which}) \
+                     and cannot ask for more; save what the conversation itself shows.",
                     tool.name(),
                     dirs.join(", ")
                 ))
@@ -173,6 +189,9 @@ impl MemorySandbox {
         let mut permissions = PermissionContext::new(PermissionMode::Default, cwd);
         permissions.additional_directories = self.project.additional_directories.clone();
         permissions.additional_directories.push(self.dir.clone());
+        permissions
+            .additional_directories
+            .extend(self.readable.iter().cloned());
         permissions.home = self.project.home.clone();
         for rule in &self.project.rules {
             permissions.add_rule(rule.clone());

@@ -21,6 +21,8 @@ pub struct AutoMemory {
     job: Arc<ExtractionJob>,
     dream: Option<Arc<DreamJob>>,
     recall: Recall,
+    /// The session's permissions the forks' reads are judged against, when given.
+    project: Option<PermissionContext>,
 }
 
 impl AutoMemory {
@@ -75,13 +77,18 @@ impl AutoMemory {
             job,
             dream: None,
             recall,
+            project: project.cloned(),
         })
     }
 
     /// Adds auto dream, unless `options` turn it off.
     pub fn with_dream(mut self, options: DreamOptions) -> Result<Self, MemoryError> {
         if options.enabled {
-            self.dream = Some(Arc::new(DreamJob::new(self.dir.clone(), options)?));
+            let job = match &self.project {
+                Some(project) => DreamJob::for_project(self.dir.clone(), options, project)?,
+                None => DreamJob::new(self.dir.clone(), options)?,
+            };
+            self.dream = Some(Arc::new(job));
         }
         Ok(self)
     }

@@ -297,6 +297,7 @@ async fn dreaming_process() {
         parent,
         template,
         options: DreamOptions::default(),
+        permissions: None,
         cancel: CancellationToken::new(),
     };
     let result = tine_memory::dream_now(command, |_| {}).await;
