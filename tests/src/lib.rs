@@ -80,7 +80,7 @@ impl Project {
 
     /// The project's transcript directory under the home (tine's own naming).
     pub fn transcripts_dir(&self) -> PathBuf {
-        tine_query_loop::project_dir(&self.home, &self.cwd)
+        tine_config::project_dir(&self.home, &self.cwd)
     }
 
     /// The transcript of `session_id`, one JSON value per line (torn lines skipped).

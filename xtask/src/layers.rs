@@ -20,16 +20,20 @@ pub enum Role {
 
 /// Product crates by directory under `crates/`, with their layer.
 pub const LAYERS: &[(&str, u8)] = &[
-    ("api-client", 0),
-    ("tools", 1),
-    ("query-loop", 2),
-    ("fork-runtime", 3),
-    ("memory", 4),
-    ("compaction", 4),
-    ("mcp", 4),
-    // The UI depends on none of ours yet; it sits where the session layer's front ends go.
-    ("tui", 5),
-    ("cli", 6),
+    // The ground floor: settings and tine's paths, read by every layer above.
+    ("config", 0),
+    ("api-client", 1),
+    ("permissions", 2),
+    ("tools", 3),
+    ("query-loop", 4),
+    ("fork-runtime", 5),
+    ("memory", 6),
+    ("compaction", 6),
+    ("mcp", 6),
+    // 7 is the session layer's (design.md). The UI depends on none of ours yet; it sits where
+    // the session layer's front ends go.
+    ("tui", 8),
+    ("cli", 9),
 ];
 
 /// One workspace package as the check sees it.
@@ -204,6 +208,18 @@ mod tests {
     fn sideways_edge_between_siblings_fails() {
         let p = pkg("tine-y", "crates/memory", &[("tine-compaction", "normal")]);
         assert_eq!(violations(&sample(p)).len(), 1);
+    }
+
+    #[test]
+    fn config_is_the_ground_floor() {
+        let p = pkg(
+            "tine-config2",
+            "crates/config",
+            &[("tine-api-client", "normal")],
+        );
+        let bad = violations(&sample(p));
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert!(bad[0].contains("(config, layer 0)"), "{}", bad[0]);
     }
 
     #[test]

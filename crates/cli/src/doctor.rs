@@ -12,12 +12,13 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 use tine_api_client::{ClientConfig, DEFAULT_BASE_URL};
-use tine_memory::{MemoryEnv, MemoryResolution, memory_path, resolve_memory_dir};
-use tine_query_loop::tine_home_from_env;
-use tine_tools::settings::{
+use tine_config::settings::{
     self, FlagSettings, LoadedSettings, SettingsError, SettingsFormat, SettingsPaths,
     SettingsSource,
 };
+use tine_config::tine_home_from_env;
+use tine_memory::{MemoryEnv, MemoryResolution, memory_path, resolve_memory_dir};
+use tine_tools::permissions::PermissionSettings;
 
 use crate::sandbox_exec;
 use crate::sandbox_settings::{SandboxSettings, write_roots};
@@ -189,7 +190,7 @@ fn settings_sources(paths: &SettingsPaths) -> Vec<(SettingsSource, SettingsForma
 
 fn settings_files(report: &mut Report, loaded: &LoadedSettings, paths: &SettingsPaths) {
     report.heading("settings");
-    let (_, rule_errors) = loaded.permission_rules();
+    let rule_errors = PermissionSettings::read(loaded).errors;
     let errors: Vec<&SettingsError> = loaded.errors.iter().chain(&rule_errors).collect();
     let sources = settings_sources(paths);
     let mut fatal_total = 0;

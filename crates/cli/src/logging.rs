@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use tine_tools::private_fs;
+use tine_config::private_fs;
 use tracing_subscriber::EnvFilter;
 
 /// Installs the file subscriber when asked for. Returns the log file's path, if any. Failing to
@@ -16,7 +16,7 @@ pub fn init(home: &Path, verbose: bool) -> Option<std::path::PathBuf> {
         _ => return None,
     };
     let dir = home.join("logs");
-    // tine's state is private: the directory 0700, the log 0600 (tine_tools::private_fs).
+    // tine's state is private: the directory 0700, the log 0600 (tine_config::private_fs).
     if let Err(error) = private_fs::create_dir_all(&dir) {
         eprintln!(
             "tine: warning: cannot create the log directory {}: {error}",

@@ -13,17 +13,17 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use tine_api_client::{ClientConfig, HttpClient, ModelClient};
+use tine_config::settings::{self, LoadedSettings, SettingsPaths};
+use tine_config::{SessionId, tine_home_from_env};
 use tine_fork_runtime::{ParentContext, SessionInfo, UsageLedger};
 use tine_memory::{
     DreamCommand, DreamOptions, DreamStatus, MemoryDir, MemoryEnv, MemoryResolution,
     guard_memory_writes, list, memory_path, resolve_memory_dir, show,
 };
 use tine_query_loop::{
-    BASE_SYSTEM_PROMPT, RequestTemplate, SessionId, system_prompt_blocks, tine_home_from_env,
-    tool_definitions,
+    BASE_SYSTEM_PROMPT, RequestTemplate, system_prompt_blocks, tool_definitions,
 };
-use tine_tools::permissions::PermissionContext;
-use tine_tools::settings::{self, LoadedSettings, SettingsPaths};
+use tine_tools::permissions::{PermissionContext, PermissionSettings};
 use tine_tools::{Tool, ToolContext, ToolPool};
 use tokio_util::sync::CancellationToken;
 
@@ -59,7 +59,8 @@ fn run_inner(args: &[String]) -> Result<String> {
     }
     // Only the memory directory is read here and nothing runs: every problem is a warning.
     let loaded = settings::load(&paths);
-    for error in &loaded.errors {
+    let rule_errors = PermissionSettings::read(&loaded).errors;
+    for error in loaded.errors.iter().chain(&rule_errors) {
         eprintln!("tine: warning: {error}");
     }
     let resolution = resolve_memory_dir(&MemoryEnv::from_process(), &loaded, &home, &cwd);
@@ -79,7 +80,7 @@ fn run_inner(args: &[String]) -> Result<String> {
         Some("dream") => {
             // A model runs tools here: settings that could not be read fully stop it, as
             // they stop a session.
-            if loaded.fatal_errors().next().is_some() {
+            if loaded.fatal_errors().next().is_some() || rule_errors.iter().any(|e| e.is_fatal()) {
                 bail!("{}", settings::REFUSAL);
             }
             let dir = enabled(&resolution)?;

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use serde_json::Value;
+use tine_config::settings::{LoadedSettings, SettingsFormat, SettingsLayer, SettingsSource};
 use tine_tools::sandbox::{BashSandbox, SandboxPolicy};
-use tine_tools::settings::{LoadedSettings, SettingsFormat, SettingsLayer, SettingsSource};
 
 use crate::sandbox_exec::{self, SandboxSupport};
 
@@ -246,7 +246,7 @@ mod tests {
     use std::path::PathBuf;
 
     use serde_json::json;
-    use tine_tools::settings::{LoadedSettings, SettingsFormat, SettingsLayer, SettingsSource};
+    use tine_config::settings::{LoadedSettings, SettingsFormat, SettingsLayer, SettingsSource};
 
     use super::*;
 

@@ -9,6 +9,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolDefinition};
+use tine_config::settings::{self, FlagSettings, LoadedSettings, SettingsError, SettingsPaths};
+use tine_config::{
+    Adoption, SessionId, adopt_legacy_project_dir, private_fs, project_dir, tine_home_from_env,
+    transcript_path,
+};
 use tine_fork_runtime::{
     BackgroundEvent, CacheBreakDetector, CacheSafeSlot, DEFAULT_SMALL_FAST_MODEL, ParentContext,
     SessionInfo, SideQuerySummarizer, StopHookPipeline, UsageLedger,
@@ -18,15 +23,13 @@ use tine_memory::{
     resolve_memory_dir,
 };
 use tine_query_loop::{
-    Adoption, BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
-    HooksSettings, QueryEngine, SessionContext, SessionId, StopHookCommand, StopHooks,
-    adopt_legacy_project_dir, latest_session, project_dir, tine_home_from_env, transcript_path,
+    BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
+    HooksSettings, QueryEngine, SessionContext, StopHookCommand, StopHooks, latest_session,
 };
 use tine_tools::permissions::{
     PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
 };
-use tine_tools::settings::{self, FlagSettings, LoadedSettings, SettingsPaths};
-use tine_tools::{Tool, ToolContext, ToolPool, private_fs};
+use tine_tools::{Tool, ToolContext, ToolPool};
 use tokio::sync::mpsc;
 
 use crate::args::{Args, split_rules};
@@ -90,7 +93,11 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         args.settings.as_deref().map(FlagSettings::from_arg),
     );
     let loaded = settings::load(&paths);
-    check_settings(&loaded)?;
+    // The permission engine parses the rules and modes settings hand over as text; what it
+    // cannot understand is judged with the rest (a deny rule it cannot read stops the run).
+    let (mut permissions, rule_errors) =
+        PermissionContext::from_settings(&loaded, cwd.clone(), user_home.clone(), None);
+    check_settings(&loaded, &rule_errors)?;
     profile.mark("settings");
 
     let mode = args
@@ -98,19 +105,15 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         .as_deref()
         .map(parse_mode)
         .transpose()?;
+    if let Some(mode) = mode {
+        permissions.mode = mode;
+    }
     let bash_sandbox = crate::sandbox_settings::session_sandbox(
         args.sandbox,
         &cwd,
         &loaded,
         user_home.as_deref(),
     )?;
-    let (mut permissions, rule_errors) =
-        PermissionContext::from_settings(&loaded, cwd.clone(), user_home, mode);
-    // Loading keeps only rules that parse, so this is empty; should it not be, a deny rule
-    // that was not read must still stop the run.
-    if let Some(error) = rule_errors.iter().find(|e| e.is_fatal()) {
-        bail!("{error}");
-    }
     add_cli_rules(&mut permissions, &args.allowed_tools, RuleBehavior::Allow)?;
     add_cli_rules(&mut permissions, &args.disallowed_tools, RuleBehavior::Deny)?;
     if permissions.mode == PermissionMode::BypassPermissions
@@ -352,12 +355,14 @@ pub(crate) fn settings_paths(
 
 /// Fail closed: print every settings warning, and refuse to start (exit 1) when a file that
 /// exists could not be read or parsed, `--settings` names one that cannot be read, or a deny or
-/// ask rule could not be understood: running without it would allow what the user forbade.
-fn check_settings(loaded: &LoadedSettings) -> Result<()> {
-    for warning in loaded.warnings() {
+/// ask rule could not be understood (`rule_errors`, the permission engine's): running without
+/// it would allow what the user forbade.
+fn check_settings(loaded: &LoadedSettings, rule_errors: &[SettingsError]) -> Result<()> {
+    let problems = || loaded.errors.iter().chain(rule_errors);
+    for warning in problems().filter(|e| !e.is_fatal()) {
         eprintln!("tine: warning: {warning}");
     }
-    let mut fatal = loaded.fatal_errors().peekable();
+    let mut fatal = problems().filter(|e| e.is_fatal()).peekable();
     if fatal.peek().is_none() {
         return Ok(());
     }

@@ -11,12 +11,13 @@ use tine_api_client::{
     ClientConfig, ContentBlock, Credentials, HttpClient, Message, ModelClient, RetryPolicy,
     SystemPrompt, TextBlock, ToolDefinition, Usage,
 };
+use tine_config::SessionId;
 use tine_fork_runtime::{
     CacheSafeParams, CacheSafeSlot, ForkParams, ParentContext, SessionInfo, StopHookPipeline,
     run_forked_agent,
 };
 use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
-use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, SessionId};
+use tine_query_loop::{AllowAll, EngineConfig, QueryEngine};
 use tine_tools::builtin::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 

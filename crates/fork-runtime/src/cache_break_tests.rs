@@ -5,7 +5,8 @@ use tine_api_client::{
     CacheControl, ContentBlock, Message, MessagesRequest, SystemPrompt, TextBlock, ThinkingConfig,
     ToolDefinition, Usage,
 };
-use tine_query_loop::{RecordType, RequestMonitor, SessionId, TranscriptRecord};
+use tine_config::SessionId;
+use tine_query_loop::{RecordType, RequestMonitor, TranscriptRecord};
 
 use super::*;
 

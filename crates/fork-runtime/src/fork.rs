@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use tine_api_client::{Message, Usage, cost_usd};
+use tine_config::subagent_transcript_path;
 use tine_query_loop::{
     CanUseTool, EndAfterTools, QueryEvent, QueryParams, QuerySource, Terminal, TranscriptError,
-    TranscriptWriter, WriterOptions, query, subagent_transcript_path,
+    TranscriptWriter, WriterOptions, query,
 };
 
 use crate::cache_safe::CacheSafeParams;
@@ -93,7 +94,7 @@ pub enum ForkError {
     Path {
         label: String,
         #[source]
-        source: tine_query_loop::PathsError,
+        source: tine_config::PathsError,
     },
     #[error("fork `{label}`: could not write its transcript: {source}")]
     Transcript {

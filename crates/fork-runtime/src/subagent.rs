@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use tine_api_client::ModelClient;
-use tine_query_loop::{ContentReplacementState, PermissionPrompter, SessionId, SharedReplacements};
+use tine_config::SessionId;
+use tine_query_loop::{ContentReplacementState, PermissionPrompter, SharedReplacements};
 use tine_tools::{FileStateCache, Tool, ToolContext};
 
 use crate::side_query::UsageLedger;

@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
-use tine_tools::settings::{self, SettingsPaths};
+use tine_config::settings::{self, SettingsPaths};
 
 use crate::config::McpServerConfig;
 use crate::manager::{McpManager, McpOptions};

@@ -13,8 +13,8 @@ use std::time::Duration;
 use rmcp::Peer;
 use rmcp::RoleClient;
 use rmcp::service::RunningServiceCancellationToken;
+use tine_config::settings::LoadedSettings;
 use tine_tools::Tool;
-use tine_tools::settings::LoadedSettings;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 

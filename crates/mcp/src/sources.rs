@@ -12,7 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tine_tools::settings::{LoadedSettings, SettingsSource};
+use tine_config::settings::{LoadedSettings, SettingsSource};
 
 use crate::config::{McpServerConfig, ServerConfigError};
 use crate::names::invalid_server_name;

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use tine_tools::settings::{LoadedSettings, SettingsSource};
+use tine_config::settings::{LoadedSettings, SettingsSource};
 
 pub const ENABLE_ALL_KEY: &str = "enableAllProjectMcpServers";
 pub const ENABLED_KEY: &str = "enabledMcpjsonServers";

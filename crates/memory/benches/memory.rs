@@ -25,6 +25,7 @@ use tine_api_client::{
     ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolDefinition, Usage,
     cost_usd,
 };
+use tine_config::SessionId;
 use tine_fork_runtime::{
     BackgroundJob, CacheSafeSlot, JobContext, JobError, JobOutcome, ParentContext, SessionInfo,
     StopHookPipeline,
@@ -34,7 +35,7 @@ use tine_memory::{
     billed_equivalent_input,
 };
 use tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule, Scenario};
-use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, SessionId};
+use tine_query_loop::{AllowAll, EngineConfig, QueryEngine};
 use tine_tools::builtin::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 

@@ -211,7 +211,7 @@ fn locked_body(
 /// Creates the missing lock file, locked, with this PID and no recorded consolidation.
 /// `None` when another process created it first.
 fn create_locked(dir: &Path, path: &Path) -> Result<Option<File>, MemoryError> {
-    tine_tools::private_fs::create_dir_all(dir)
+    tine_config::private_fs::create_dir_all(dir)
         .map_err(|e| MemoryError::io("cannot create the memory directory", dir, e))?;
     let tmp = locked_body(dir, None)?;
     match tmp.persist_noclobber(path) {

@@ -20,12 +20,13 @@ use std::time::SystemTime;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tine_api_client::{ContentBlock, Message, Usage};
+use tine_config::project_dir;
 use tine_fork_runtime::{
     BackgroundJob, ForkError, ForkParams, JobContext, JobError, JobOutcome, OnMessage,
     run_forked_agent,
 };
 use tine_query_loop::timestamp::utc_date;
-use tine_query_loop::{CanUseTool, Terminal, project_dir};
+use tine_query_loop::{CanUseTool, Terminal};
 use tine_tools::permissions::PermissionContext;
 
 use crate::consolidation_lock::ConsolidationLock;

@@ -19,8 +19,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use tine_query_loop::SessionId;
-use tine_tools::settings::{LoadedSettings, SettingsSource};
+use tine_config::SessionId;
+use tine_config::settings::{LoadedSettings, SettingsSource};
 
 use crate::consolidation_lock::{Acquire, ConsolidationLock, age, recorded_consolidation};
 use crate::error::MemoryError;
@@ -355,7 +355,7 @@ mod tests {
 
     #[test]
     fn settings_come_from_everywhere_but_the_project() {
-        use tine_tools::settings::{self, SettingsPaths};
+        use tine_config::settings::{self, SettingsPaths};
         let tmp = tempfile::tempdir().unwrap();
         let cwd = tmp.path().join("project");
         let home = tmp.path().join("home");

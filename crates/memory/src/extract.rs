@@ -23,6 +23,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tine_api_client::{ContentBlock, Message, MessageContent, Role, ToolUseBlock, Usage};
+use tine_config::settings::LoadedSettings;
 use tine_fork_runtime::{
     BackgroundJob, ForkError, ForkParams, ForkResult, JobContext, JobError, JobOutcome,
     run_forked_agent,
@@ -30,7 +31,6 @@ use tine_fork_runtime::{
 use tine_query_loop::timestamp::utc_date;
 use tine_query_loop::{CanUseTool, EndAfterTools, Terminal};
 use tine_tools::permissions::PermissionContext;
-use tine_tools::settings::LoadedSettings;
 
 use crate::batch::{Batch, assess};
 use crate::error::MemoryError;

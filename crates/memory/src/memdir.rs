@@ -6,7 +6,7 @@
 //! Where: `TINE_MEMORY_DIR`, else the `autoMemoryDirectory` setting (user, local, flag or
 //! managed settings; never project settings, which a cloned repository controls), else
 //! `$TINE_HOME/projects/<project folder of the git root, else cwd>/memory/`. The directory and
-//! its files are private (0700 / 0600, `tine_tools::private_fs`).
+//! its files are private (0700 / 0600, `tine_config::private_fs`).
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -14,10 +14,11 @@ use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use tine_config::LoadedSettings;
+use tine_config::{Adoption, adopt_legacy_project_dir, project_dir};
 use tine_query_loop::context::find_repo_root;
-use tine_query_loop::{Adoption, adopt_legacy_project_dir, project_dir};
-use tine_tools::LoadedSettings;
-use tine_tools::private_fs;
+
+use tine_config::private_fs;
 
 use crate::error::MemoryError;
 
@@ -169,7 +170,7 @@ fn memory_project(cwd: &Path) -> PathBuf {
 }
 
 /// `$TINE_HOME/projects/<project folder of the git root, else cwd>/memory`, the same folder
-/// naming as transcripts (`tine_query_loop::project_dir`).
+/// naming as transcripts (`tine_config::project_dir`).
 pub fn default_memory_dir(tine_home: &Path, cwd: &Path) -> PathBuf {
     project_dir(tine_home, &memory_project(cwd)).join("memory")
 }

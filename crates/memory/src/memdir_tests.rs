@@ -1,8 +1,8 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 
-use tine_tools::LoadedSettings;
-use tine_tools::settings::{SettingsSource, parse_layer};
+use tine_config::LoadedSettings;
+use tine_config::settings::{SettingsSource, parse_layer};
 
 use super::*;
 
@@ -35,7 +35,7 @@ fn default_dir_is_under_tine_home_named_after_the_git_root() {
     assert_eq!(dir.source(), &DirSource::Default);
     assert_eq!(
         dir.path(),
-        tine_query_loop::project_dir(&home, &repo).join("memory")
+        tine_config::project_dir(&home, &repo).join("memory")
     );
     // outside a repository: the cwd itself
     let plain = tmp.path().join("plain");
@@ -43,7 +43,7 @@ fn default_dir_is_under_tine_home_named_after_the_git_root() {
     let r = resolve_memory_dir(&env(&[]), &settings(&[]), &home, &plain);
     assert_eq!(
         r.dir().unwrap().path(),
-        tine_query_loop::project_dir(&home, &plain).join("memory")
+        tine_config::project_dir(&home, &plain).join("memory")
     );
 }
 
@@ -54,7 +54,7 @@ fn the_memory_of_an_older_version_is_adopted_and_new_directories_are_private() {
     let plain = tmp.path().join("my-app");
     std::fs::create_dir_all(&plain).unwrap();
     let home = tmp.path().join("home");
-    let legacy = tine_query_loop::legacy_project_dir(&home, &plain).join("memory");
+    let legacy = tine_config::legacy_project_dir(&home, &plain).join("memory");
     std::fs::create_dir_all(&legacy).unwrap();
     std::fs::write(legacy.join(INDEX_FILE), "- [A](a.md) — a\n").unwrap();
 

@@ -55,7 +55,7 @@ impl MemorySandbox {
     /// [`MemorySandbox::for_project`] says otherwise, the project is the fork's working
     /// directory and `~` is `$HOME`.
     pub fn new(memory_dir: &Path) -> Result<Self, MemoryError> {
-        tine_tools::private_fs::create_dir_all(memory_dir)
+        tine_config::private_fs::create_dir_all(memory_dir)
             .map_err(|e| MemoryError::io("cannot create the memory directory", memory_dir, e))?;
         let absolute = std::path::absolute(memory_dir)
             .map_err(|e| MemoryError::io("cannot resolve the memory directory", memory_dir, e))?;

@@ -408,7 +408,7 @@ async fn restrict(path: &Path) {
     let owned = path.to_path_buf();
     let result = tokio::task::spawn_blocking(move || {
         if owned.is_file() {
-            tine_tools::private_fs::restrict_file(&owned)
+            tine_config::private_fs::restrict_file(&owned)
         } else {
             Ok(())
         }

@@ -17,7 +17,6 @@ use tine_tools::{Tool, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::QueryEvent;
-use crate::paths::{SessionId, transcript_path};
 use crate::plug::{CanUseTool, Compactor, PermissionPrompter, RequestMonitor, StopHooks};
 use crate::query::{PostSampling, QueryParams, RequestObserver, query};
 use crate::request::{RequestTemplate, system_prompt_blocks};
@@ -26,6 +25,7 @@ use crate::transcript::{
     WriterOptions, load_session_with,
 };
 use crate::transition::Terminal;
+use tine_config::{SessionId, transcript_path};
 
 /// Everything a session is made from.
 #[derive(Clone)]

@@ -1,7 +1,6 @@
 //! tine-query-loop: the agent loop and everything a session needs around it.
 //!
 //! Modules, in reading order:
-//! - [`paths`]: `TINE_HOME`, sanitized project directories, transcript paths, [`SessionId`].
 //! - [`transcript`]: the session's JSONL transcript: writer, tolerant reader, resume,
 //!   `--continue`.
 //! - [`context`]: AGENTS.md / CLAUDE.md discovery, environment facts, git snapshot, and the
@@ -17,7 +16,6 @@ pub mod context;
 pub mod engine;
 pub mod events;
 pub mod hooks;
-pub mod paths;
 pub mod plug;
 pub mod query;
 pub mod repair;
@@ -40,11 +38,6 @@ pub use hooks::{
     HookError, HookFailure, HooksSettings, PostSamplingContext, PostSamplingHooks,
     PostSamplingSummary, StopHookCommand, StopHookInput, StopHookOutcome, StopHookReport,
     run_stop_hooks,
-};
-pub use paths::{
-    Adoption, PathsError, SessionId, adopt_legacy_project_dir, legacy_project_dir, project_dir,
-    project_dir_name, recorded_cwd, sanitize_path, subagent_transcript_path, tine_home,
-    tine_home_from_env, transcript_path,
 };
 pub use plug::{
     AllowAll, Annotation, CanUseTool, CommandStopHooks, Compacted, Compactor, PermissionOutcome,

@@ -15,9 +15,9 @@ use tine_api_client::Message;
 use tine_tools::{Tool, ToolContext};
 
 use crate::hooks::{StopHookCommand, StopHookInput, StopHookOutcome, run_stop_hooks};
-use crate::paths::SessionId;
 use crate::request::RequestTemplate;
 use crate::transition::Transition;
+use tine_config::SessionId;
 
 /// The answer to "may this call run?".
 #[derive(Debug, Clone, PartialEq)]

@@ -22,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::QueryEvent;
 use crate::hooks::{PostSamplingContext, PostSamplingHooks, StopHookOutcome};
-use crate::paths::SessionId;
 use crate::plug::{
     CanUseTool, Compactor, PermissionOutcome, PermissionPrompter, StopContext, StopHooks,
 };
@@ -32,6 +31,7 @@ use crate::stuck::{
     DEFAULT_MAX_REPEATED_FAILURES, FailureStreak, RepeatedFailureHandler, StuckDecision,
 };
 use crate::transition::{Terminal, Transition};
+use tine_config::SessionId;
 
 /// The output limit of a first attempt (Claude Code's capped default).
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_000;

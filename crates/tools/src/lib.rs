@@ -10,10 +10,8 @@
 //! - [`file_state`]: the LRU file-state cache behind Edit and Write's read-before-write rule.
 //! - [`builtin`]: Read, Write, Edit, Bash, Glob, Grep, TodoWrite, WebFetch.
 //! - [`pool`]: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
-//! - [`bash`], [`permissions`], [`settings`]: bash command analysis, the permission engine,
-//!   and the settings sources it reads rules from.
-//! - [`private_fs`]: how tine creates its own state (directories 0700, files 0600, atomic
-//!   replacement), used by every crate that writes under `TINE_HOME` or into memory.
+//! - [`bash`], [`permissions`]: bash command analysis and the permission engine (its rules
+//!   come from the settings of `tine-config`).
 
 pub mod verdict;
 
@@ -21,7 +19,6 @@ pub mod builtin;
 pub mod context;
 pub mod file_state;
 pub mod pool;
-pub mod private_fs;
 pub mod sandbox;
 pub mod schema;
 pub mod tool;
@@ -51,14 +48,12 @@ pub use sandbox::{BashSandbox, SandboxPolicy};
 pub use schema::{SchemaViolation, validate};
 pub use tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};
 
-// Bash command analysis and the permission engine (settings, rules, modes, decisions).
+// Bash command analysis and the permission engine (rules, modes, decisions).
 pub mod bash;
 pub mod permissions;
-pub mod settings;
 
 pub use bash::{CommandAnalysis, CommandKind, SimpleCommand, analyze, is_read_only_command};
 pub use permissions::{
     DenialLog, PermissionAnswer, PermissionContext, PermissionDecision, PermissionMode,
     PermissionRequest, PermissionRule, RuleBehavior,
 };
-pub use settings::{LoadedSettings, SettingsPaths, SettingsSource};

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tine_api_client::{ClientConfig, Credentials, HttpClient, RetryPolicy, ToolDefinition};
+use tine_config::SessionId;
 use tine_fork_runtime::{BreakCause, CACHE_HASHES_KIND, CacheBreak, CacheBreakDetector};
 use tine_mock_api::{MockClock, MockConfig, MockServer, Reply, Scenario};
 use tine_query_loop::{
-    AllowAll, EngineConfig, QueryEngine, RequestMonitor, SessionId, Terminal, read_transcript,
+    AllowAll, EngineConfig, QueryEngine, RequestMonitor, Terminal, read_transcript,
 };
 use tine_tools::Tool;
 use tine_tools::builtin::builtin_tools;

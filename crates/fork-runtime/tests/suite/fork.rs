@@ -197,7 +197,7 @@ async fn a_fork_with_a_transcript_writes_a_sidechain_file() {
     );
     params.skip_transcript = false;
     let result = run_forked_agent(&s.parent, params).await.unwrap();
-    let path = tine_query_loop::subagent_transcript_path(
+    let path = tine_config::subagent_transcript_path(
         s.home.path(),
         s.cwd.path(),
         &s.parent.session.session_id,

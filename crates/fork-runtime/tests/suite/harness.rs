@@ -6,11 +6,12 @@ use std::sync::{Arc, Mutex};
 use tine_api_client::{
     ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolDefinition,
 };
+use tine_config::SessionId;
 use tine_fork_runtime::{
     BackgroundEvent, CacheSafeSlot, ParentContext, SessionInfo, StopHookPipeline,
 };
 use tine_mock_api::{MockConfig, MockServer, Scenario};
-use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, SessionId};
+use tine_query_loop::{AllowAll, EngineConfig, QueryEngine};
 use tine_tools::builtin::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 use tokio::sync::mpsc;

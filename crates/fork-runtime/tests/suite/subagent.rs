@@ -6,12 +6,13 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tine_api_client::{ContentBlock, Message, MessageContent, ScriptedClient, StopReason, reply};
+use tine_config::SessionId;
 use tine_fork_runtime::{
     AppStateStore, CacheSafeParams, ContentReplacementState, ForkParams, ParentContext,
     SessionInfo, SubagentOverrides, create_subagent_context, run_forked_agent,
 };
 use tine_query_loop::{
-    CanUseTool, PermissionOutcome, RequestTemplate, SessionId, Terminal, system_prompt_blocks,
+    CanUseTool, PermissionOutcome, RequestTemplate, Terminal, system_prompt_blocks,
 };
 use tine_tools::{Tool, ToolContext};
 

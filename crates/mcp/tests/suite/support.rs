@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tine_config::settings::{self, LoadedSettings, SettingsPaths};
 use tine_mcp::{McpManager, McpOptions, McpSources, McpWarning};
-use tine_tools::settings::{self, LoadedSettings, SettingsPaths};
 use tine_tools::{Tool, ToolContext, ToolOutput, run_tool};
 
 pub const SERVER: &str = env!("CARGO_BIN_EXE_tine-mcp-test-server");

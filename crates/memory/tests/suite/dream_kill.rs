@@ -7,13 +7,14 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy};
+use tine_config::SessionId;
 use tine_fork_runtime::{BackgroundEvent, BackgroundJob, ParentContext, SessionInfo};
 use tine_memory::{
     Acquire, ConsolidationLock, DREAM_JOB, DREAM_MARKER, DirSource, DreamCommand, DreamOptions,
     DreamStatus, MemoryDir, guard_memory_writes,
 };
 use tine_mock_api::{Fault, MockServer, Reply, Rule, Scenario};
-use tine_query_loop::{RequestTemplate, SessionId, system_prompt_blocks};
+use tine_query_loop::{RequestTemplate, system_prompt_blocks};
 use tine_tools::ToolContext;
 use tokio_util::sync::CancellationToken;
 

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use tine_config::{SessionId, project_dir};
 use tine_memory::{
     Acquire, ConsolidationLock, DreamIo, DreamJob, DreamOptions, FileStamp, ScanThrottle, SystemIo,
 };
-use tine_query_loop::{SessionId, project_dir};
 
 use super::harness::World;
 

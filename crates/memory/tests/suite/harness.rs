@@ -10,13 +10,14 @@ use serde_json::Value;
 use tine_api_client::{
     ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolDefinition,
 };
+use tine_config::SessionId;
 use tine_fork_runtime::{
     BackgroundEvent, BackgroundJob, CacheSafeSlot, JobContext, JobOutcome, ParentContext,
     SessionInfo, StopHookPipeline,
 };
 use tine_memory::{DirSource, ExtractionJob, MemoryDir};
 use tine_mock_api::{MockConfig, MockServer, RequestRecord, Scenario};
-use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, SessionId};
+use tine_query_loop::{AllowAll, EngineConfig, QueryEngine};
 use tine_tools::builtin::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 use tokio::sync::mpsc;

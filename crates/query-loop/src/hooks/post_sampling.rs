@@ -9,7 +9,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use futures::future::BoxFuture;
 use tine_api_client::Message;
 
-use crate::paths::SessionId;
+use tine_config::SessionId;
 
 /// What a hook may fail with; `anyhow::Error` and any `std::error::Error` convert into it.
 pub type HookError = Box<dyn std::error::Error + Send + Sync>;

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::process::{CommandOutput, RunError, run_shell};
-use crate::paths::SessionId;
+use tine_config::SessionId;
 
 /// A hook command's timeout when settings give none (Claude Code's default).
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);

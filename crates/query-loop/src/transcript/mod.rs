@@ -1,4 +1,4 @@
-//! Session transcripts: one JSONL file per session at [`crate::paths::transcript_path`], one
+//! Session transcripts: one JSONL file per session at [`tine_config::transcript_path`], one
 //! [`TranscriptRecord`] per line, appended as each message completes.
 //!
 //! Crash safety comes from the shape of the writes, not from locking: the file is opened in

@@ -14,8 +14,8 @@ use std::time::SystemTime;
 use tine_api_client::Message;
 
 use super::{RecordType, TranscriptError, TranscriptRecord, TranscriptWarning};
-use crate::paths::legacy::recorded_in;
-use crate::paths::{SessionId, project_dir, transcript_path};
+use tine_config::recorded_in;
+use tine_config::{SessionId, project_dir, transcript_path};
 
 /// The `subtype` of the `system` record written where compaction replaced the history.
 pub const COMPACT_BOUNDARY: &str = "compact_boundary";

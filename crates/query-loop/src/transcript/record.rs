@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use tine_api_client::Message;
 
-use crate::paths::SessionId;
+use tine_config::SessionId;
 
 /// What a record is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

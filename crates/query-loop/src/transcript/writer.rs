@@ -10,8 +10,8 @@ use tine_api_client::{Message, Role};
 
 use super::record::RecordRef;
 use super::{RecordType, TranscriptError, TranscriptRecord};
-use crate::paths::SessionId;
 use crate::timestamp::rfc3339_utc;
+use tine_config::SessionId;
 
 /// Who writes a transcript: the envelope fields every record repeats.
 #[derive(Debug, Clone)]
@@ -134,7 +134,7 @@ fn encode_line(record: &RecordRef<'_>) -> Result<Vec<u8>, TranscriptError> {
 
 fn open_for_append(path: &Path) -> Result<File, TranscriptError> {
     if let Some(dir) = path.parent() {
-        tine_tools::private_fs::create_dir_all(dir).map_err(|source| {
+        tine_config::private_fs::create_dir_all(dir).map_err(|source| {
             TranscriptError::CreateDir {
                 path: dir.to_path_buf(),
                 source,
@@ -145,7 +145,7 @@ fn open_for_append(path: &Path) -> Result<File, TranscriptError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = tine_tools::private_fs::open_append(path).map_err(open_err)?;
+    let mut file = tine_config::private_fs::open_append(path).map_err(open_err)?;
     if !ends_with_newline(&mut file).map_err(open_err)? {
         file.write_all(b"\n")
             .map_err(|source| TranscriptError::Write {

@@ -148,9 +148,9 @@ async fn a_session_killed_mid_turn_resumes_with_its_pairing_repaired() {
     let client = ScriptedClient::new();
     // The model calls a tool; the process "dies" before the result is written: simulate by
     // writing the transcript of such a session by hand through the engine's writer.
-    let id = tine_query_loop::SessionId::new_random();
+    let id = tine_config::SessionId::new_random();
     {
-        let path = tine_query_loop::transcript_path(home.path(), cwd.path(), &id);
+        let path = tine_config::transcript_path(home.path(), cwd.path(), &id);
         let mut w = tine_query_loop::TranscriptWriter::open(
             path.clone(),
             tine_query_loop::WriterOptions {

@@ -4,9 +4,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
+use tine_config::SessionId;
 use tine_query_loop::hooks::{HookFailure, stop_commands_from_settings};
 use tine_query_loop::{
-    HookError, PostSamplingHooks, PostSamplingSummary, SessionId, StopHookCommand, StopHookInput,
+    HookError, PostSamplingHooks, PostSamplingSummary, StopHookCommand, StopHookInput,
     StopHookOutcome, run_stop_hooks,
 };
 

@@ -1,7 +1,5 @@
 use std::path::Path;
 
-use tine_query_loop::{SessionId, project_dir_name, transcript_path};
-
 #[test]
 fn transcript_path_stays_inside_the_home_for_any_cwd() {
     let home = Path::new("/h");
@@ -19,10 +17,11 @@ fn transcript_path_stays_inside_the_home_for_any_cwd() {
 use std::path::PathBuf;
 
 use tine_api_client::Message;
-use tine_query_loop::{
-    Adoption, TranscriptWriter, WriterOptions, adopt_legacy_project_dir, latest_session,
-    legacy_project_dir, project_dir, recorded_cwd,
+use tine_config::{
+    Adoption, SessionId, adopt_legacy_project_dir, legacy_project_dir, project_dir,
+    project_dir_name, recorded_cwd, transcript_path,
 };
+use tine_query_loop::{TranscriptWriter, WriterOptions, latest_session};
 
 /// Writes a one-message session of `cwd` (as recorded) at `path`.
 async fn session_at(path: PathBuf, cwd: &Path, id: &SessionId) -> PathBuf {

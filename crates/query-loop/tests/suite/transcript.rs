@@ -2,9 +2,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use tine_api_client::{ContentBlock, Message};
+use tine_config::{SessionId, transcript_path};
 use tine_query_loop::{
-    RecordType, SessionId, TranscriptWarning, TranscriptWriter, WriterOptions, latest_session,
-    load_session, read_transcript, transcript_path,
+    RecordType, TranscriptWarning, TranscriptWriter, WriterOptions, latest_session, load_session,
+    read_transcript,
 };
 
 fn options(id: &SessionId, cwd: &Path) -> WriterOptions {
@@ -181,7 +182,7 @@ async fn sidechain_records_are_marked() {
     let home = tempfile::tempdir().unwrap();
     let cwd = Path::new("/p");
     let id = SessionId::new_random();
-    let path = tine_query_loop::subagent_transcript_path(home.path(), cwd, &id, "a7").unwrap();
+    let path = tine_config::subagent_transcript_path(home.path(), cwd, &id, "a7").unwrap();
     let mut opts = options(&id, cwd);
     opts.agent_id = Some("a7".into());
     let mut writer = TranscriptWriter::open(path.clone(), opts).await.unwrap();

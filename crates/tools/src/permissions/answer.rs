@@ -4,7 +4,8 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::settings::{SettingsError, SettingsPaths, SettingsSource, add_rules_to_file};
+use tine_config::settings::add_rules_to_file;
+use tine_config::{SettingsError, SettingsPaths, SettingsSource};
 
 use super::{PermissionContext, PermissionRule, RuleBehavior, RuleSource, SourcedRule};
 
@@ -144,7 +145,10 @@ impl PermissionContext {
             });
         }
         match source.and_then(|s| paths.path_of(s)) {
-            Some(path) => add_rules_to_file(path, behavior, rules),
+            Some(path) => {
+                let texts: Vec<String> = rules.iter().map(ToString::to_string).collect();
+                add_rules_to_file(path, behavior.list(), &texts)
+            }
             None => Ok(()),
         }
     }

@@ -2,14 +2,17 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::settings::{LoadedSettings, SettingsError};
+use tine_config::{LoadedSettings, SettingsError};
+
 use crate::verdict::{PermissionTarget, ToolVerdict};
 
 use super::matching::{
     PathRoots, domain_matches, host_of, path_matches, protected_dir, wildcard_matches,
 };
 use super::resolve::{ResolvedPath, resolve_path};
-use super::{PermissionMode, PermissionRule, RuleBehavior, RuleSource, SourcedRule};
+use super::{
+    PermissionMode, PermissionRule, PermissionSettings, RuleBehavior, RuleSource, SourcedRule,
+};
 
 /// One call to judge.
 #[derive(Debug, Clone, Copy)]
@@ -102,16 +105,21 @@ impl PermissionContext {
     }
 
     /// Build from loaded settings: their rules, `defaultMode` (unless `mode` overrides it, as a
-    /// command-line flag does) and `additionalDirectories`. Bad rules come back as errors.
+    /// command-line flag does) and `additionalDirectories`. What could not be parsed comes back
+    /// as errors ([`PermissionSettings::read`]): a fatal one means the session must not start.
     pub fn from_settings(
         settings: &LoadedSettings,
         cwd: impl Into<PathBuf>,
         home: Option<PathBuf>,
         mode: Option<PermissionMode>,
     ) -> (Self, Vec<SettingsError>) {
-        let (rules, errors) = settings.permission_rules();
+        let PermissionSettings {
+            rules,
+            default_mode,
+            errors,
+        } = PermissionSettings::read(settings);
         let mode = mode
-            .or_else(|| settings.default_mode().map(|(m, _)| m))
+            .or_else(|| default_mode.map(|(m, _)| m))
             .unwrap_or_default();
         let additional_directories = settings
             .additional_directories(home.as_deref())

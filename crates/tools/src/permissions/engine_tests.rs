@@ -208,7 +208,7 @@ fn settings_relative_rules_use_the_rule_base_dir() {
     c.add_rule(SourcedRule {
         rule: "Edit(/templates/**)".parse().unwrap(),
         behavior: Allow,
-        source: RuleSource::Settings(crate::settings::SettingsSource::User),
+        source: RuleSource::Settings(tine_config::SettingsSource::User),
         base_dir: "/home/me/.tine".into(),
     });
     assert!(
@@ -218,7 +218,7 @@ fn settings_relative_rules_use_the_rule_base_dir() {
     c.add_rule(SourcedRule {
         rule: "Edit(/gen/**)".parse().unwrap(),
         behavior: Allow,
-        source: RuleSource::Settings(crate::settings::SettingsSource::User),
+        source: RuleSource::Settings(tine_config::SettingsSource::User),
         base_dir: "/opt/base".into(),
     });
     assert!(file(&c, "Edit", "/opt/base/gen/a", true).is_allow());

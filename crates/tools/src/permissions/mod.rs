@@ -26,12 +26,14 @@ mod matching;
 mod mode;
 mod resolve;
 mod rule;
+mod settings;
 
 pub use answer::{Denial, DenialLog, PermissionAnswer, PersistDestination};
 pub use engine::{DecisionReason, PermissionContext, PermissionDecision, PermissionRequest};
 pub use mode::PermissionMode;
 pub use resolve::{ResolvedPath, resolve_path};
 pub use rule::{PermissionRule, RuleBehavior, RuleParseError, RuleSource, SourcedRule};
+pub use settings::PermissionSettings;
 
 #[cfg(test)]
 #[path = "rule_tests.rs"]

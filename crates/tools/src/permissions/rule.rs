@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::settings::SettingsSource;
+use tine_config::{RuleList, SettingsSource};
 
 /// One rule as written in settings: `Bash`, `Bash(npm run test:*)`, `Read(//etc/**)`,
 /// `mcp__github`, `mcp__github__*`, `WebFetch(domain:docs.rs)`.
@@ -29,12 +29,27 @@ pub enum RuleBehavior {
 }
 
 impl RuleBehavior {
+    /// The list of `permissions` holding such rules.
+    pub fn list(self) -> RuleList {
+        match self {
+            RuleBehavior::Allow => RuleList::Allow,
+            RuleBehavior::Deny => RuleList::Deny,
+            RuleBehavior::Ask => RuleList::Ask,
+        }
+    }
+
     /// The key of the list holding such rules in `permissions`.
     pub fn key(self) -> &'static str {
-        match self {
-            RuleBehavior::Allow => "allow",
-            RuleBehavior::Deny => "deny",
-            RuleBehavior::Ask => "ask",
+        self.list().key()
+    }
+}
+
+impl From<RuleList> for RuleBehavior {
+    fn from(list: RuleList) -> Self {
+        match list {
+            RuleList::Allow => RuleBehavior::Allow,
+            RuleList::Deny => RuleBehavior::Deny,
+            RuleList::Ask => RuleBehavior::Ask,
         }
     }
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tine_tools::permissions::{PermissionContext, RuleBehavior};
-use tine_tools::settings::{self, LoadedSettings, SettingsPaths, SettingsSource};
+use tine_config::settings::{self, LoadedSettings, SettingsPaths, SettingsSource};
+use tine_tools::permissions::{PermissionContext, PermissionSettings, RuleBehavior};
 
 fn config(default: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
@@ -140,10 +140,10 @@ fn load_and_use(dir: &Path, bytes: &[u8]) -> LoadedSettings {
     let _ = loaded.get_excluding("autoMemoryDirectory", &[SettingsSource::Project]);
     let _ = loaded.auto_memory_directory();
     let _ = loaded.auto_memory_enabled();
-    let _ = loaded.default_mode();
     let _ = loaded.additional_directories(Some(Path::new("/home/u")));
-    let (_, errors) = loaded.permission_rules();
-    for error in &errors {
+    let permissions = PermissionSettings::read(&loaded);
+    let _ = permissions.default_mode;
+    for error in &permissions.errors {
         let _ = error.to_string();
     }
     let (context, _) = PermissionContext::from_settings(&loaded, &project, None, None);
@@ -182,8 +182,8 @@ proptest! {
         object[name.as_str()] = extra;
         let dir = tempfile::tempdir().unwrap();
         let loaded = load_and_use(dir.path(), object.to_string().as_bytes());
-        let (rules, _) = loaded.permission_rules();
-        let denies: Vec<String> = rules
+        let denies: Vec<String> = PermissionSettings::read(&loaded)
+            .rules
             .iter()
             .filter(|r| r.behavior == RuleBehavior::Deny)
             .map(|r| r.rule.to_string())

@@ -3,11 +3,12 @@
 use std::fs;
 
 use serde_json::json;
+use tine_config::SettingsPaths;
+use tine_config::settings::load;
 use tine_tools::permissions::{
     DenialLog, PermissionAnswer, PermissionContext, PermissionDecision, PermissionRequest,
     PersistDestination,
 };
-use tine_tools::settings::{SettingsPaths, load};
 use tine_tools::verdict::{PermissionTarget, ToolVerdict};
 
 fn decide(context: &PermissionContext, command: &str) -> PermissionDecision {

@@ -1,8 +1,9 @@
 //! One source's text to a [`SettingsLayer`], checking each key on its own: a key of the wrong
 //! type is reported with its line and dropped, the rest of the file stays; `permissions` lists
 //! are checked element by element, so one bad rule costs only itself. What may hide a
-//! restriction (a deny or ask rule that cannot be understood) is a fatal error, see
-//! [`SettingsError::is_fatal`].
+//! restriction (a deny or ask list, or an element of one, that is not a string) is a fatal
+//! error, see [`SettingsError::is_fatal`]. Rule strings and `defaultMode` are kept as
+//! [`SettingText`]s, for the permission engine to parse.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -12,37 +13,48 @@ use serde_json::{Map, Value};
 use super::error::{Location, SettingsError};
 use super::jsonc::{self, Document, Member, Node, Spanned};
 use super::known_keys::is_claude_code_key;
-use super::{SettingsFormat, SettingsSource};
-use crate::permissions::{PermissionMode, PermissionRule, RuleBehavior};
+use super::{RuleList, SettingsFormat, SettingsSource};
 
-/// The typed `permissions` object of one source. Only valid entries are kept; what was dropped
-/// is in `LoadedSettings::errors`.
+/// A string of `permissions` as written, for the permission engine to parse: a rule
+/// (`Bash(rm:*)`) or the `defaultMode`. What it cannot understand it reports at [`Self::at`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingText {
+    pub text: String,
+    /// Where it sits: `permissions.deny[2]`, `permissions.defaultMode`.
+    pub key: String,
+    /// The file (or `--settings (inline JSON)`), line and column.
+    pub at: Location,
+}
+
+/// The `permissions` object of one source, checked for shape. Only entries of the right type
+/// are kept; what was dropped is in `LoadedSettings::errors`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PermissionsSettings {
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
-    pub ask: Vec<String>,
-    pub default_mode: Option<PermissionMode>,
+    pub allow: Vec<SettingText>,
+    pub deny: Vec<SettingText>,
+    pub ask: Vec<SettingText>,
+    /// The last `defaultMode` string of the file.
+    pub default_mode: Option<SettingText>,
     pub additional_directories: Vec<String>,
     /// `disableBypassPermissionsMode: "disable"`: bypassPermissions may not be used.
     pub disable_bypass_permissions_mode: bool,
 }
 
 impl PermissionsSettings {
-    /// The rule strings of one behavior.
-    pub fn rules(&self, behavior: RuleBehavior) -> &[String] {
-        match behavior {
-            RuleBehavior::Allow => &self.allow,
-            RuleBehavior::Deny => &self.deny,
-            RuleBehavior::Ask => &self.ask,
+    /// The rule strings of one list, in the order written.
+    pub fn rules(&self, list: RuleList) -> &[SettingText] {
+        match list {
+            RuleList::Allow => &self.allow,
+            RuleList::Deny => &self.deny,
+            RuleList::Ask => &self.ask,
         }
     }
 
-    fn rules_mut(&mut self, behavior: RuleBehavior) -> &mut Vec<String> {
-        match behavior {
-            RuleBehavior::Allow => &mut self.allow,
-            RuleBehavior::Deny => &mut self.deny,
-            RuleBehavior::Ask => &mut self.ask,
+    fn rules_mut(&mut self, list: RuleList) -> &mut Vec<SettingText> {
+        match list {
+            RuleList::Allow => &mut self.allow,
+            RuleList::Deny => &mut self.deny,
+            RuleList::Ask => &mut self.ask,
         }
     }
 }
@@ -161,11 +173,6 @@ impl Expected {
     }
 }
 
-/// A mode by its settings name, through the same serde names the engine uses.
-fn mode_named(text: &str) -> Option<PermissionMode> {
-    serde_json::from_value(Value::String(text.to_owned())).ok()
-}
-
 struct Checker<'a> {
     file: &'a str,
     doc: &'a Document,
@@ -254,17 +261,17 @@ impl Checker<'_> {
             let key = format!("permissions.{}", member.key);
             let first = seen.insert(member.key.as_str());
             let value = &member.value;
-            let behavior = match member.key.as_str() {
-                "allow" => Some(RuleBehavior::Allow),
-                "deny" => Some(RuleBehavior::Deny),
-                "ask" => Some(RuleBehavior::Ask),
+            let list = match member.key.as_str() {
+                "allow" => Some(RuleList::Allow),
+                "deny" => Some(RuleList::Deny),
+                "ask" => Some(RuleList::Ask),
                 _ => None,
             };
-            if let Some(behavior) = behavior {
+            if let Some(list) = list {
                 if !first {
                     self.duplicate(member, key.clone(), "the rules of both are used");
                 }
-                self.rules(behavior, key, value, out.rules_mut(behavior));
+                self.rules(list, key, value, out.rules_mut(list));
                 continue;
             }
             if !first {
@@ -274,13 +281,13 @@ impl Checker<'_> {
                 "defaultMode" => {
                     out.default_mode = None;
                     match &value.node {
-                        Node::String(text) => match mode_named(text) {
-                            Some(mode) => out.default_mode = Some(mode),
-                            None => self.errors.push(SettingsError::UnknownMode {
+                        Node::String(text) => {
+                            out.default_mode = Some(SettingText {
+                                text: text.clone(),
+                                key,
                                 at: self.at(value.offset),
-                                value: text.clone(),
-                            }),
-                        },
+                            });
+                        }
                         _ => self.wrong_type(key, value, "a string", false),
                     }
                 }
@@ -317,14 +324,8 @@ impl Checker<'_> {
         }
     }
 
-    fn rules(
-        &mut self,
-        behavior: RuleBehavior,
-        key: String,
-        value: &Spanned,
-        out: &mut Vec<String>,
-    ) {
-        let restrictive = !matches!(behavior, RuleBehavior::Allow);
+    fn rules(&mut self, list: RuleList, key: String, value: &Spanned, out: &mut Vec<SettingText>) {
+        let restrictive = list.restricts();
         let Node::Array(items) = &value.node else {
             self.wrong_type(key, value, "an array of rule strings", restrictive);
             return;
@@ -340,20 +341,11 @@ impl Checker<'_> {
                 );
                 continue;
             };
-            match text.parse::<PermissionRule>() {
-                Ok(_) => {
-                    if !out.contains(text) {
-                        out.push(text.clone());
-                    }
-                }
-                Err(error) => self.errors.push(SettingsError::Rule {
-                    at: self.at(item.offset),
-                    key,
-                    rule: text.clone(),
-                    behavior,
-                    error: Box::new(error),
-                }),
-            }
+            out.push(SettingText {
+                text: text.clone(),
+                key,
+                at: self.at(item.offset),
+            });
         }
     }
 }

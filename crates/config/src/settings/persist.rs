@@ -1,4 +1,4 @@
-//! Adding rules to a settings file: read, change only `permissions.<behavior>`, write to a
+//! Adding rules to a settings file: read, change only `permissions.<list>`, write to a
 //! temporary file beside it and rename, so a crash never leaves half a file and every other key
 //! survives.
 
@@ -6,18 +6,17 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::SettingsError;
 use super::error::Location;
 use super::jsonc;
-use crate::permissions::{PermissionRule, RuleBehavior};
+use super::{RuleList, SettingsError};
 
-/// Append `rules` to `permissions.<behavior>` of the file at `path` (created if missing),
-/// skipping rules already there. A malformed file, or one with comments (rewriting would lose
-/// them), is left untouched and reported.
+/// Append `rules` (as the permission engine writes them) to `permissions.<list>` of the file
+/// at `path` (created if missing), skipping rules already there. A malformed file, or one with
+/// comments (rewriting would lose them), is left untouched and reported.
 pub fn add_rules_to_file(
     path: &Path,
-    behavior: RuleBehavior,
-    rules: &[PermissionRule],
+    list: RuleList,
+    rules: &[String],
 ) -> Result<(), SettingsError> {
     let label = path.display().to_string();
     let mut root = match std::fs::read_to_string(path) {
@@ -26,7 +25,7 @@ pub fn add_rules_to_file(
                 let rules: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
                 return Err(SettingsError::HasComments {
                     path: label,
-                    list: behavior.key(),
+                    list: list.key(),
                     rules: rules.join(", "),
                 });
             }
@@ -67,20 +66,19 @@ pub fn add_rules_to_file(
             expected: "an object",
         });
     };
-    let list = permissions
-        .entry(behavior.key())
+    let entries = permissions
+        .entry(list.key())
         .or_insert_with(|| Value::Array(Vec::new()));
-    let Value::Array(list) = list else {
+    let Value::Array(entries) = entries else {
         return Err(SettingsError::Shape {
             path: label,
-            key: behavior.key().to_string(),
+            key: list.key().to_string(),
             expected: "an array of rule strings",
         });
     };
-    for rule in rules {
-        let text = rule.to_string();
-        if !list.iter().any(|v| v.as_str() == Some(text.as_str())) {
-            list.push(Value::String(text));
+    for text in rules {
+        if !entries.iter().any(|v| v.as_str() == Some(text.as_str())) {
+            entries.push(Value::String(text.clone()));
         }
     }
     write_atomically(path, &Value::Object(root)).map_err(|source| SettingsError::Write {

@@ -11,10 +11,16 @@
 //!
 //! Files are JSON with `//` comments and trailing commas allowed (`jsonc`). Each key is checked
 //! on its own (`layer`); what is wrong is reported with the file and line (`error`). Fail
-//! closed: a file that exists but cannot be read or parsed, or a deny or ask rule that cannot
-//! be understood, is a fatal error ([`SettingsError::is_fatal`]) and a session must not start;
-//! anything else costs only the bad key or element. Each source's JSON object is kept, so
-//! upper layers read their own keys (`hooks`, `model`, ...) knowing which source set them.
+//! closed: a file that exists but cannot be read or parsed, or a `permissions.deny` or `ask`
+//! list that is not a list of strings, is a fatal error ([`SettingsError::is_fatal`]) and a
+//! session must not start; anything else costs only the bad key or element. Each source's JSON
+//! object is kept, so upper layers read their own keys (`hooks`, `model`, ...) knowing which
+//! source set them.
+//!
+//! Permission rules and `defaultMode` are kept as written ([`SettingText`]: the text, its key
+//! and its file, line and column): this crate does not know their grammar. The permission
+//! engine parses them and reports what it cannot understand as a [`SettingsError`] at that
+//! place, fatal for a deny or ask rule, so the fail-closed rule holds across the two crates.
 //!
 //! Modules: `jsonc` (the tolerant parser), `layer` (checking one file), `known_keys` (Claude
 //! Code's keys), `error`, `persist` (adding rules to a file).
@@ -30,14 +36,43 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::permissions::{PermissionMode, PermissionRule, RuleBehavior, RuleSource, SourcedRule};
-
 pub use error::{Location, REFUSAL, SettingsError};
-pub use layer::{PermissionsSettings, SettingsLayer, parse_layer};
+pub use layer::{PermissionsSettings, SettingText, SettingsLayer, parse_layer};
 pub use persist::add_rules_to_file;
 
 /// The managed policy file's usual place.
 pub const MANAGED_SETTINGS_PATH: &str = "/etc/tine/managed-settings.json";
+
+/// The three rule lists of `permissions`. Deny and ask lists restrict: what cannot be read of
+/// them may have forbidden something, so it is fatal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleList {
+    Allow,
+    Deny,
+    Ask,
+}
+
+impl RuleList {
+    /// In the order rules are handed out: restrictions first.
+    pub const ALL: [RuleList; 3] = [RuleList::Deny, RuleList::Ask, RuleList::Allow];
+
+    /// The list's key in `permissions`.
+    pub fn key(self) -> &'static str {
+        match self {
+            RuleList::Allow => "allow",
+            RuleList::Deny => "deny",
+            RuleList::Ask => "ask",
+        }
+    }
+
+    /// Whether the list restricts (deny, ask): a problem in it is fatal.
+    pub fn restricts(self) -> bool {
+        match self {
+            RuleList::Deny | RuleList::Ask => true,
+            RuleList::Allow => false,
+        }
+    }
+}
 
 /// Where a settings layer comes from, in ascending precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -105,7 +140,7 @@ impl FlagSettings {
 }
 
 /// Where each source lives. Tests build it with explicit paths; nothing here reads the
-/// process environment except `default_tine_home`.
+/// process environment (`crate::paths::tine_home` finds the tine home).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsPaths {
     /// The session's working directory (the project).
@@ -255,14 +290,6 @@ impl SettingsPaths {
     }
 }
 
-/// `$TINE_HOME`, or `~/.tine`.
-pub fn default_tine_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("TINE_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(home));
-    }
-    std::env::home_dir().map(|home| home.join(".tine"))
-}
-
 /// Every source that loaded, lowest precedence first, and the problems met on the way (fatal
 /// ones and warnings: see [`SettingsError::is_fatal`]).
 #[derive(Debug, Default)]
@@ -365,14 +392,6 @@ impl LoadedSettings {
         self.get("autoMemoryEnabled").and_then(|(v, _)| v.as_bool())
     }
 
-    /// `permissions.defaultMode` from the highest source that sets it.
-    pub fn default_mode(&self) -> Option<(PermissionMode, SettingsSource)> {
-        self.layers
-            .iter()
-            .rev()
-            .find_map(|l| l.permissions.default_mode.map(|m| (m, l.source)))
-    }
-
     /// The file (or source) that sets `permissions.disableBypassPermissionsMode`, if any does:
     /// bypassPermissions may then not be used, whoever asks for it.
     pub fn bypass_disabled_by(&self) -> Option<String> {
@@ -403,35 +422,6 @@ impl LoadedSettings {
             }
         }
         out
-    }
-
-    /// Every permission rule of every source, parsed. Loading keeps only rules that parse, so
-    /// the errors are empty for loaded settings; a layer built by hand may still have some.
-    pub fn permission_rules(&self) -> (Vec<SourcedRule>, Vec<SettingsError>) {
-        let mut rules = Vec::new();
-        let mut errors = Vec::new();
-        for layer in &self.layers {
-            for behavior in [RuleBehavior::Deny, RuleBehavior::Ask, RuleBehavior::Allow] {
-                for (i, text) in layer.permissions.rules(behavior).iter().enumerate() {
-                    match text.parse::<PermissionRule>() {
-                        Ok(rule) => rules.push(SourcedRule {
-                            rule,
-                            behavior,
-                            source: RuleSource::Settings(layer.source),
-                            base_dir: layer.base_dir.clone(),
-                        }),
-                        Err(error) => errors.push(SettingsError::Rule {
-                            at: Location::file(layer::label(layer.path.as_deref())),
-                            key: format!("permissions.{}[{i}]", behavior.key()),
-                            rule: text.clone(),
-                            behavior,
-                            error: Box::new(error),
-                        }),
-                    }
-                }
-            }
-        }
-        (rules, errors)
     }
 }
 

@@ -4,10 +4,14 @@
 //! or parsed, a deny or ask rule that cannot be understood) is fatal and a session must not
 //! start; anything else (a wrong-typed `model`, an unknown key, a bad allow rule) is a warning
 //! and only that key or element is dropped. [`SettingsError::is_fatal`] says which.
+//!
+//! [`SettingsError::Rule`] and [`SettingsError::UnknownMode`] are made by the permission
+//! engine, which parses the texts this crate hands out; they live here so that every problem
+//! with settings is one type, reported and judged the same way.
 
 use std::fmt;
 
-use crate::permissions::{RuleBehavior, RuleParseError};
+use super::{RuleList, SettingText};
 
 /// Where in which settings source: `path`, `path:line` or `path:line:column`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,24 +82,28 @@ pub enum SettingsError {
         found: &'static str,
         restrictive: bool,
     },
+    /// A rule the permission engine could not parse (`rule` as written and where, `error` its
+    /// reason).
     #[error(
-        "{at}: invalid permission rule `{rule}` in `{key}`: {error}{}",
-        rule_consequence(*behavior)
+        "{}: invalid permission rule `{}` in `{}`: {error}{}",
+        rule.at,
+        rule.text,
+        rule.key,
+        rule_consequence(*list)
     )]
     Rule {
-        at: Location,
-        /// `permissions.deny[2]`.
-        key: String,
-        rule: String,
-        behavior: RuleBehavior,
+        rule: Box<SettingText>,
+        list: RuleList,
         #[source]
-        error: Box<RuleParseError>,
+        error: Box<dyn std::error::Error + Send + Sync>,
     },
-    #[error(
-        "{at}: unknown `permissions.defaultMode` `{value}`: use default, acceptEdits, plan, \
-         bypassPermissions or dontAsk (ignored)"
-    )]
-    UnknownMode { at: Location, value: String },
+    /// A `defaultMode` the permission engine does not have; `known` lists the ones it has.
+    #[error("{at}: unknown `permissions.defaultMode` `{value}`: use {known} (ignored)")]
+    UnknownMode {
+        at: Location,
+        value: String,
+        known: &'static str,
+    },
     #[error("{at}: unknown setting `{key}` (ignored)")]
     UnknownKey { at: Location, key: String },
     #[error("{at}: `{key}` is set twice in this file; {outcome}")]
@@ -135,12 +143,11 @@ fn consequence(restrictive: bool) -> &'static str {
     }
 }
 
-fn rule_consequence(behavior: RuleBehavior) -> &'static str {
-    match behavior {
-        RuleBehavior::Allow => " (the rule is ignored)",
-        RuleBehavior::Deny | RuleBehavior::Ask => {
-            "; fix it: tine does not start with a deny or ask rule it cannot read"
-        }
+fn rule_consequence(list: RuleList) -> &'static str {
+    if list.restricts() {
+        "; fix it: tine does not start with a deny or ask rule it cannot read"
+    } else {
+        " (the rule is ignored)"
     }
 }
 
@@ -152,10 +159,7 @@ impl SettingsError {
             | SettingsError::Syntax { .. }
             | SettingsError::NotAnObject { .. } => true,
             SettingsError::WrongType { restrictive, .. } => *restrictive,
-            SettingsError::Rule { behavior, .. } => match behavior {
-                RuleBehavior::Deny | RuleBehavior::Ask => true,
-                RuleBehavior::Allow => false,
-            },
+            SettingsError::Rule { list, .. } => list.restricts(),
             SettingsError::UnknownMode { .. }
             | SettingsError::UnknownKey { .. }
             | SettingsError::DuplicateKey { .. } => false,
@@ -174,10 +178,10 @@ impl SettingsError {
             | SettingsError::Syntax { at, .. }
             | SettingsError::NotAnObject { at, .. }
             | SettingsError::WrongType { at, .. }
-            | SettingsError::Rule { at, .. }
             | SettingsError::UnknownMode { at, .. }
             | SettingsError::UnknownKey { at, .. }
             | SettingsError::DuplicateKey { at, .. } => &at.file,
+            SettingsError::Rule { rule, .. } => &rule.at.file,
             SettingsError::Shape { path, .. }
             | SettingsError::HasComments { path, .. }
             | SettingsError::Write { path, .. } => path,

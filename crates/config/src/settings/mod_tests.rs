@@ -23,6 +23,33 @@ fn write(path: &Path, value: &str) {
     fs::write(path, value).unwrap();
 }
 
+/// The texts of one list of one layer.
+fn texts(layer: &SettingsLayer, list: RuleList) -> Vec<&str> {
+    layer
+        .permissions
+        .rules(list)
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect()
+}
+
+/// Every rule text of every layer, with its list, lowest precedence first.
+fn all_rules(loaded: &LoadedSettings) -> Vec<(RuleList, String)> {
+    loaded
+        .layers
+        .iter()
+        .flat_map(|layer| {
+            RuleList::ALL.into_iter().flat_map(move |list| {
+                layer
+                    .permissions
+                    .rules(list)
+                    .iter()
+                    .map(move |t| (list, t.text.clone()))
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn precedence_is_managed_flag_local_project_user() {
     let f = fixture();
@@ -78,10 +105,10 @@ fn trailing_commas_and_comments_keep_every_rule() {
     );
     let loaded = load(&f.paths);
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    let (rules, _) = loaded.permission_rules();
-    assert_eq!(rules.len(), 1);
-    assert_eq!(rules[0].behavior, RuleBehavior::Deny);
-    assert_eq!(rules[0].rule.to_string(), "Bash(rm:*)");
+    assert_eq!(
+        all_rules(&loaded),
+        [(RuleList::Deny, "Bash(rm:*)".to_owned())]
+    );
 }
 
 #[test]
@@ -107,11 +134,11 @@ fn a_wrong_typed_key_is_a_warning_with_its_line_and_only_it_is_dropped() {
         loaded.get("model"),
         Some((&json!("from-user"), SettingsSource::User))
     );
-    assert_eq!(loaded.permission_rules().0.len(), 1);
+    assert_eq!(all_rules(&loaded).len(), 1);
 }
 
 #[test]
-fn rule_lists_are_checked_element_by_element() {
+fn rule_lists_are_checked_element_by_element_and_kept_as_written_with_their_place() {
     let f = fixture();
     write(
         &f.paths.local,
@@ -123,32 +150,29 @@ fn rule_lists_are_checked_element_by_element() {
     );
     let loaded = load(&f.paths);
     let layer = loaded.layer(SettingsSource::Local).unwrap();
-    assert_eq!(layer.permissions.deny, ["Bash(rm:*)", "WebFetch"]);
-    assert_eq!(layer.permissions.allow, ["Read"]);
+    // The grammar is the permission engine's: `Bash(` is kept for it to judge.
+    assert_eq!(
+        texts(layer, RuleList::Deny),
+        ["Bash(rm:*)", "Bash(", "WebFetch"]
+    );
+    assert_eq!(texts(layer, RuleList::Allow), ["Read", "Edit("]);
+    let bad = &layer.permissions.deny[1];
+    assert_eq!(bad.key, "permissions.deny[2]");
+    assert_eq!((bad.at.line, bad.at.column), (Some(2), Some(29)));
+    assert!(bad.at.file.ends_with("settings.local.json"), "{}", bad.at);
     let fatal: Vec<String> = loaded.fatal_errors().map(ToString::to_string).collect();
-    assert_eq!(fatal.len(), 3, "{fatal:#?}");
+    assert_eq!(fatal.len(), 2, "{fatal:#?}");
     assert!(
         fatal[0].contains(":2:") && fatal[0].contains("permissions.deny[1]"),
         "{}",
         fatal[0]
     );
     assert!(
-        fatal[1].contains("`Bash(`") && fatal[1].contains("deny or ask rule"),
+        fatal[1].contains(":4:") && fatal[1].contains("permissions.ask"),
         "{}",
         fatal[1]
     );
-    assert!(
-        fatal[2].contains(":4:") && fatal[2].contains("permissions.ask"),
-        "{}",
-        fatal[2]
-    );
-    let warnings: Vec<String> = loaded.warnings().map(ToString::to_string).collect();
-    assert_eq!(warnings.len(), 1, "{warnings:#?}");
-    assert!(
-        warnings[0].contains("`Edit(`") && warnings[0].contains("ignored"),
-        "{}",
-        warnings[0]
-    );
+    assert_eq!(loaded.warnings().count(), 0);
 }
 
 #[test]
@@ -234,17 +258,16 @@ fn duplicate_keys_warn_and_duplicate_rule_lists_are_both_kept() {
     assert!(loaded.fatal_errors().next().is_none());
     assert_eq!(loaded.get("model").map(|(v, _)| v), Some(&json!("b")));
     assert_eq!(
-        loaded
-            .layer(SettingsSource::Project)
-            .unwrap()
-            .permissions
-            .deny,
+        texts(
+            loaded.layer(SettingsSource::Project).unwrap(),
+            RuleList::Deny
+        ),
         ["Bash(rm:*)", "WebFetch", "Read(./.env)"]
     );
 }
 
 #[test]
-fn a_bad_default_mode_is_a_warning() {
+fn default_mode_is_kept_as_written_and_a_wrong_type_is_a_warning() {
     let f = fixture();
     write(&f.paths.user, r#"{"permissions": {"defaultMode": "plan"}}"#);
     write(
@@ -253,12 +276,21 @@ fn a_bad_default_mode_is_a_warning() {
     );
     write(&f.paths.local, r#"{"permissions": {"defaultMode": 1}}"#);
     let loaded = load(&f.paths);
-    assert_eq!(loaded.warnings().count(), 2, "{:?}", loaded.errors);
-    assert!(loaded.errors[0].to_string().contains("`yolo`"));
-    assert_eq!(
-        loaded.default_mode(),
-        Some((PermissionMode::Plan, SettingsSource::User))
+    assert_eq!(loaded.warnings().count(), 1, "{:?}", loaded.errors);
+    assert!(
+        loaded.errors[0]
+            .to_string()
+            .contains("permissions.defaultMode")
     );
+    let modes: Vec<Option<&str>> = loaded
+        .layers
+        .iter()
+        .map(|l| l.permissions.default_mode.as_ref().map(|m| m.text.as_str()))
+        .collect();
+    assert_eq!(modes, [Some("plan"), Some("yolo"), None]);
+    let yolo = loaded.layers[1].permissions.default_mode.as_ref().unwrap();
+    assert_eq!(yolo.key, "permissions.defaultMode");
+    assert_eq!(yolo.at.line, Some(1));
 }
 
 #[test]
@@ -340,12 +372,11 @@ fn claude_code_files_are_read_below_tines_own_of_the_same_scope() {
             .layer_from(SettingsSource::Local, SettingsFormat::ClaudeCode)
             .is_some()
     );
-    let (rules, _) = loaded.permission_rules();
-    let texts: Vec<String> = rules.iter().map(|r| r.rule.to_string()).collect();
-    assert_eq!(texts, ["Read(/secret)", "Bash(rm:*)", "WebFetch"]);
+    let rules: Vec<String> = all_rules(&loaded).into_iter().map(|(_, t)| t).collect();
+    assert_eq!(rules, ["Read(/secret)", "Bash(rm:*)", "WebFetch"]);
     // `/` rules of ~/.claude/settings.json are relative to ~/.claude, of .claude/ to the project.
-    assert_eq!(rules[0].base_dir, home.join(".claude"));
-    assert_eq!(rules[1].base_dir, paths.cwd);
+    assert_eq!(loaded.layers[0].base_dir, home.join(".claude"));
+    assert_eq!(loaded.layers[2].base_dir, paths.cwd);
     // Answers are never written to Claude Code's files.
     assert_eq!(
         paths.path_of(SettingsSource::Project),
@@ -354,39 +385,33 @@ fn claude_code_files_are_read_below_tines_own_of_the_same_scope() {
 }
 
 #[test]
-fn typed_permissions_and_rules_with_sources() {
+fn additional_directories_resolve_against_the_source_and_bad_ones_warn() {
     let f = fixture();
     write(
         &f.paths.project,
-        r#"{"permissions": {"allow": ["Read(/src/**)", "Bash("], "deny": ["WebFetch"],
-            "defaultMode": "acceptEdits", "additionalDirectories": ["../shared", 7]}}"#,
+        r#"{"permissions": {"allow": ["Read(/src/**)"], "deny": ["WebFetch"],
+            "additionalDirectories": ["../shared", 7, "~/notes"]}}"#,
     );
     let loaded = load(&f.paths);
+    let home = Path::new("/home/me");
+    let dirs = loaded.additional_directories(Some(home));
     assert_eq!(
-        loaded.default_mode(),
-        Some((PermissionMode::AcceptEdits, SettingsSource::Project))
+        dirs,
+        [
+            (f.paths.cwd.join("../shared"), SettingsSource::Project),
+            (home.join("notes"), SettingsSource::Project)
+        ]
     );
-    let dirs = loaded.additional_directories(None);
-    assert_eq!(dirs.len(), 1);
-    assert_eq!(dirs[0].0, f.paths.cwd.join("../shared"));
-    let (rules, errors) = loaded.permission_rules();
-    assert!(
-        errors.is_empty(),
-        "rules are checked when loading: {errors:?}"
-    );
-    assert_eq!(rules.len(), 2);
-    assert_eq!(rules[0].behavior, RuleBehavior::Deny);
     assert_eq!(
-        rules[1].base_dir, f.paths.cwd,
+        loaded.layers[0].base_dir, f.paths.cwd,
         "project `/` rules are relative to the project"
     );
     let warnings: Vec<String> = loaded.warnings().map(ToString::to_string).collect();
-    assert_eq!(warnings.len(), 2, "{warnings:#?}");
-    assert!(warnings[0].contains("`Bash(`"), "{}", warnings[0]);
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
     assert!(
-        warnings[1].contains("permissions.additionalDirectories[1]"),
+        warnings[0].contains("permissions.additionalDirectories[1]"),
         "{}",
-        warnings[1]
+        warnings[0]
     );
 }
 
@@ -441,14 +466,9 @@ fn adding_rules_keeps_other_keys_and_is_idempotent() {
         &f.paths.local,
         r#"{"model": "m", "permissions": {"allow": ["Read"], "deny": ["X"]}, "hooks": {"Stop": []}}"#,
     );
-    let rule = PermissionRule::with_content("Bash", "npm test:*");
-    add_rules_to_file(
-        &f.paths.local,
-        RuleBehavior::Allow,
-        std::slice::from_ref(&rule),
-    )
-    .unwrap();
-    add_rules_to_file(&f.paths.local, RuleBehavior::Allow, &[rule]).unwrap();
+    let rule = "Bash(npm test:*)".to_owned();
+    add_rules_to_file(&f.paths.local, RuleList::Allow, std::slice::from_ref(&rule)).unwrap();
+    add_rules_to_file(&f.paths.local, RuleList::Allow, &[rule]).unwrap();
     let value: Value = serde_json::from_str(&fs::read_to_string(&f.paths.local).unwrap()).unwrap();
     assert_eq!(value["model"], json!("m"));
     assert_eq!(value["hooks"], json!({"Stop": []}));
@@ -469,11 +489,7 @@ fn adding_rules_keeps_other_keys_and_is_idempotent() {
 fn adding_rules_to_a_malformed_file_leaves_it_alone() {
     let f = fixture();
     write(&f.paths.local, "{ not json");
-    let err = add_rules_to_file(
-        &f.paths.local,
-        RuleBehavior::Deny,
-        &[PermissionRule::tool("Bash")],
-    );
+    let err = add_rules_to_file(&f.paths.local, RuleList::Deny, &["Bash".to_owned()]);
     assert!(matches!(
         err,
         Err(SettingsError::Syntax {
@@ -491,20 +507,15 @@ fn adding_rules_to_a_file_with_comments_leaves_it_alone_and_says_what_to_add() {
     write(&f.paths.local, text);
     let err = add_rules_to_file(
         &f.paths.local,
-        RuleBehavior::Allow,
-        &[PermissionRule::with_content("Bash", "make:*")],
+        RuleList::Allow,
+        &["Bash(make:*)".to_owned()],
     )
     .unwrap_err();
     assert!(err.to_string().contains("\"Bash(make:*)\""), "{err}");
     assert_eq!(fs::read_to_string(&f.paths.local).unwrap(), text);
     // Trailing commas alone are no reason to refuse.
     write(&f.paths.local, "{\"model\": \"m\",}");
-    add_rules_to_file(
-        &f.paths.local,
-        RuleBehavior::Allow,
-        &[PermissionRule::tool("Read")],
-    )
-    .unwrap();
+    add_rules_to_file(&f.paths.local, RuleList::Allow, &["Read".to_owned()]).unwrap();
     let value: Value = serde_json::from_str(&fs::read_to_string(&f.paths.local).unwrap()).unwrap();
     assert_eq!(
         value,
@@ -516,12 +527,7 @@ fn adding_rules_to_a_file_with_comments_leaves_it_alone_and_says_what_to_add() {
 fn adding_rules_creates_missing_file_and_directories() {
     let f = fixture();
     let path = f.paths.user.parent().unwrap().join("nested/settings.json");
-    add_rules_to_file(
-        &path,
-        RuleBehavior::Ask,
-        &[PermissionRule::tool("WebFetch")],
-    )
-    .unwrap();
+    add_rules_to_file(&path, RuleList::Ask, &["WebFetch".to_owned()]).unwrap();
     let value: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(value, json!({"permissions": {"ask": ["WebFetch"]}}));
 }

@@ -56,7 +56,7 @@ pub fn recorded_cwd(transcript: &Path) -> Option<PathBuf> {
 
 /// Whether `transcript` recorded `cwd` as its working directory. The writer records the path
 /// lossily as UTF-8, so the comparison is too.
-pub(crate) fn recorded_in(transcript: &Path, cwd: &Path) -> bool {
+pub fn recorded_in(transcript: &Path, cwd: &Path) -> bool {
     recorded_cwd(transcript).is_some_and(|recorded| same_path(&recorded, cwd))
 }
 
@@ -143,7 +143,7 @@ pub fn adopt_legacy_project_dir(home: &Path, path: &Path) -> std::io::Result<Ado
     if mine.is_empty() {
         return Ok(Adoption::Nothing);
     }
-    tine_tools::private_fs::create_dir_all(&new)?;
+    crate::private_fs::create_dir_all(&new)?;
     let mut sessions = 0;
     for transcript in mine {
         let (Some(name), Some(stem)) = (transcript.file_name(), transcript.file_stem()) else {

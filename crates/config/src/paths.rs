@@ -18,9 +18,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub(crate) mod legacy;
+mod legacy;
 
-pub use legacy::{Adoption, adopt_legacy_project_dir, recorded_cwd};
+pub use legacy::{Adoption, adopt_legacy_project_dir, recorded_cwd, recorded_in};
 
 /// Longest sanitized name kept whole; longer ones are cut here and get a hash suffix.
 pub const MAX_SANITIZED_LEN: usize = 200;

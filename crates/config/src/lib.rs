@@ -1,0 +1,29 @@
+//! tine-config: the ground floor. Where tine's files live, how tine writes its own state, and
+//! what the settings files say, for every crate above (memory, the cli's models and hooks,
+//! MCP, the permission engine, the TUI). It knows no product crate: permission rules and
+//! modes are handed out as the text the user wrote, with its file and line, and the
+//! permission engine (`tine-permissions`) parses them.
+//!
+//! Modules in reading order:
+//!
+//! - [`paths`]: `TINE_HOME`, a project's folder under `projects/` (the sanitized path plus a
+//!   hash of the whole path, so look-alike paths never share one), transcript paths,
+//!   [`SessionId`], and adopting the folders of older versions (`paths/legacy.rs`).
+//! - [`private_fs`]: how tine creates its own state (directories 0700, files 0600, atomic
+//!   replacement), used by every crate that writes under `TINE_HOME` or into memory.
+//! - [`settings`]: the settings sources and their precedence, each file checked key by key
+//!   and every problem named with file and line (fail closed), and adding rules to a file.
+
+pub mod paths;
+pub mod private_fs;
+pub mod settings;
+
+pub use paths::{
+    Adoption, PathsError, SessionId, adopt_legacy_project_dir, legacy_project_dir, project_dir,
+    project_dir_name, recorded_cwd, recorded_in, sanitize_path, subagent_transcript_path,
+    tine_home, tine_home_from_env, transcript_path,
+};
+pub use settings::{
+    FlagSettings, LoadedSettings, Location, RuleList, SettingText, SettingsError, SettingsFormat,
+    SettingsLayer, SettingsPaths, SettingsSource,
+};
