@@ -26,6 +26,10 @@ use serde_json::{Value, json};
 use crate::demo::{Mock, build_binaries, start_mock};
 use crate::workspace_root;
 
+/// The lock files tine keeps in a memory directory on purpose (tine-memory's
+/// `WRITE_LOCK_FILE` and `CONSOLIDATION_LOCK_FILE`): not stray files.
+const LOCK_FILES: [&str; 2] = [".write-lock", ".consolidate-lock"];
+
 const FACTS: [&str; 3] = ["alpha", "beta", "gamma"];
 
 /// The extraction fork's topic file for `fact`, with the mock's `${fact}` placeholders.
@@ -287,6 +291,10 @@ impl Harness {
             let name = entry.file_name().to_string_lossy().into_owned();
             let path = entry.path();
             let known_topic = FACTS.iter().find(|f| name == format!("fact_{f}.md"));
+            if LOCK_FILES.contains(&name.as_str()) {
+                // tine's own lock files, kept on purpose (never listed as memories).
+                continue;
+            }
             if name == "MEMORY.md" {
                 let text = std::fs::read(&path)?;
                 let Ok(text) = String::from_utf8(text) else {
@@ -429,6 +437,7 @@ fn trials(harness: &mut Harness, options: &Options) -> Result<u64> {
         clean.as_millis()
     );
     let (mut failures, mut killed_mid_run, mut finished_first, mut memory_saved) = (0, 0, 0, 0);
+    let mut resumes_ok = 0;
     let started = Instant::now();
     for trial in 1..=options.trials {
         let fact = FACTS[rng.below(3) as usize];
@@ -468,6 +477,9 @@ fn trials(harness: &mut Harness, options: &Options) -> Result<u64> {
         problems.extend(harness.check(true)?);
         let resume_prompt = format!("killtest resume {trial}");
         let (lines, _, resume_problems) = harness.run_to_end(&["-c", "-p", &resume_prompt])?;
+        if resume_problems.is_empty() {
+            resumes_ok += 1;
+        }
         problems.extend(resume_problems);
         if lines.iter().any(|l| l["subtype"] == "memory_saved") {
             memory_saved += 1;
@@ -502,39 +514,47 @@ fn trials(harness: &mut Harness, options: &Options) -> Result<u64> {
     }
     println!();
     println!("killtest summary (seed {}):", options.seed);
-    println!("  trials                 {}", options.trials);
-    println!("  killed mid-run         {killed_mid_run}");
-    println!("  finished before kill   {finished_first}");
-    println!("  failed trials          {failures}");
-    println!(
-        "  torn last lines seen   {} (tolerated: the reader skips and reports them)",
-        harness.torn.len()
+    let row = |label: &str, value: String| println!("  {label:<24} {value}");
+    row("trials", options.trials.to_string());
+    row("killed mid-run", killed_mid_run.to_string());
+    row("finished before kill", finished_first.to_string());
+    row("failed trials", failures.to_string());
+    row(
+        "resumes that ran clean",
+        format!("{resumes_ok} of {}", options.trials),
     );
-    println!(
-        "  stray files            {}{}",
-        harness.stray.len(),
-        if harness.stray.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({}; none listed as a memory)",
-                harness
-                    .stray
-                    .iter()
-                    .take(5)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
+    row(
+        "resumes changing memory",
+        format!("{memory_saved} of {}", options.trials),
     );
-    println!(
-        "  resumes with memory saved {memory_saved} of {}",
-        options.trials
+    row(
+        "torn last lines seen",
+        format!(
+            "{} (tolerated: the reader skips and reports them)",
+            harness.torn.len()
+        ),
     );
-    println!(
-        "  time                   {:.0} s",
-        started.elapsed().as_secs_f64()
+    row(
+        "stray files",
+        format!(
+            "{}{}",
+            harness.stray.len(),
+            if harness.stray.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({}; none listed as a memory)",
+                    harness
+                        .stray
+                        .iter()
+                        .take(5)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        ),
     );
+    row("time", format!("{:.0} s", started.elapsed().as_secs_f64()));
     Ok(failures)
 }

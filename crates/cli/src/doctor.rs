@@ -28,21 +28,60 @@ const USAGE: &str = "usage: tine doctor [--settings FILE|JSON]";
 
 /// The report being written, and the problems found on the way.
 struct Report {
-    text: String,
+    entries: Vec<Entry>,
     problems: Vec<String>,
 }
 
+enum Entry {
+    Heading(String),
+    /// A labelled value; the labels are padded to the longest at the end.
+    Line(String, String),
+    /// An indented note under the line before.
+    Note(String),
+}
+
+/// The label column's least width.
+const LABEL_WIDTH: usize = 16;
+
 impl Report {
     fn line(&mut self, label: &str, value: impl std::fmt::Display) {
-        let _ = writeln!(self.text, "  {label:<16} {value}");
+        self.entries
+            .push(Entry::Line(label.to_owned(), value.to_string()));
+    }
+
+    fn note(&mut self, note: impl std::fmt::Display) {
+        self.entries.push(Entry::Note(note.to_string()));
     }
 
     fn heading(&mut self, heading: &str) {
-        let _ = writeln!(self.text, "{heading}");
+        self.entries.push(Entry::Heading(heading.to_owned()));
     }
 
     fn problem(&mut self, problem: impl Into<String>) {
         self.problems.push(problem.into());
+    }
+
+    /// The report, every value starting in one column however long a label is.
+    fn text(&self) -> String {
+        let width = self
+            .entries
+            .iter()
+            .map(|e| match e {
+                Entry::Line(label, _) => label.chars().count(),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+            .max(LABEL_WIDTH);
+        let mut text = String::new();
+        for entry in &self.entries {
+            let _ = match entry {
+                Entry::Heading(heading) => writeln!(text, "{heading}"),
+                Entry::Line(label, value) => writeln!(text, "  {label:<width$} {value}"),
+                Entry::Note(note) => writeln!(text, "  {:<width$}   {note}", ""),
+            };
+        }
+        text
     }
 }
 
@@ -57,7 +96,7 @@ pub fn run(args: &[String]) -> ExitCode {
         }
     };
     let report = diagnose(flag);
-    print!("{}", report.text);
+    print!("{}", report.text());
     if report.problems.is_empty() {
         println!("ok: nothing broken");
         return ExitCode::SUCCESS;
@@ -71,7 +110,7 @@ pub fn run(args: &[String]) -> ExitCode {
 
 fn diagnose(flag: Option<FlagSettings>) -> Report {
     let mut report = Report {
-        text: String::new(),
+        entries: Vec::new(),
         problems: Vec::new(),
     };
     report.heading(concat!("tine ", env!("CARGO_PKG_VERSION")));
@@ -225,7 +264,7 @@ fn settings_files(report: &mut Report, loaded: &LoadedSettings, paths: &Settings
         report.line(source.as_str(), format!("{label}{whose}: {status}"));
         for error in &own {
             let kind = if error.is_fatal() { "error" } else { "warning" };
-            let _ = writeln!(report.text, "  {:<16}   {kind}: {error}", "");
+            report.note(format!("{kind}: {error}"));
         }
     }
     // Errors that name no file listed (should not happen; never hide one).
@@ -339,4 +378,36 @@ fn server_names(value: &Value, source: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_longer_than_the_column_keeps_every_value_aligned() {
+        let mut report = Report {
+            entries: Vec::new(),
+            problems: Vec::new(),
+        };
+        report.heading("settings");
+        report.line("model", "m");
+        report.line("a label of 24 characters", "v");
+        report.note("warning: w");
+        assert_eq!(
+            report.text(),
+            "settings\n  \
+             model                    m\n  \
+             a label of 24 characters v\n  \
+             \x20                          warning: w\n"
+        );
+
+        // Short labels only: the usual 16-character column.
+        let mut short = Report {
+            entries: Vec::new(),
+            problems: Vec::new(),
+        };
+        short.line("cwd", "/x");
+        assert_eq!(short.text(), format!("  {:<16} /x\n", "cwd"));
+    }
 }

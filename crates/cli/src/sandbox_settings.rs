@@ -219,7 +219,12 @@ pub fn session_sandbox(
                 allow_network: settings.allow_network,
             };
             tracing::info!(%policy, abi, "Bash sandbox on");
-            Ok(Some(BashSandbox::new(launcher, policy)))
+            let sandbox = BashSandbox::new(launcher, policy);
+            Ok(Some(if network {
+                sandbox
+            } else {
+                sandbox.network_not_enforced()
+            }))
         }
         (_, support) => {
             let reason = match support {

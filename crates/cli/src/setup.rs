@@ -135,7 +135,21 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
 
     let pool = ToolPool::builtin(|name| permissions.is_tool_denied(name));
     let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
-    let tool_definitions: Arc<[ToolDefinition]> = tine_query_loop::tool_definitions(&tools);
+    let mut tool_definitions: Arc<[ToolDefinition]> = tine_query_loop::tool_definitions(&tools);
+    if let Some(sandbox) = &bash_sandbox {
+        // Decided once at start: every request of the session sends the same tool array.
+        let note = sandbox.model_note();
+        tool_definitions = tool_definitions
+            .iter()
+            .cloned()
+            .map(|mut definition| {
+                if definition.name == "Bash" {
+                    definition.description.push_str(&note);
+                }
+                definition
+            })
+            .collect();
+    }
     let tool_names = pool.names().into_iter().map(str::to_owned).collect();
     profile.mark("tools");
 

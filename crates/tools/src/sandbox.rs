@@ -26,6 +26,9 @@ pub struct SandboxPolicy {
 pub struct BashSandbox {
     launcher: PathBuf,
     policy: SandboxPolicy,
+    /// Whether the kernel really refuses connections when the policy does not allow them
+    /// (Landlock's network rules need ABI 4).
+    network_enforced: bool,
 }
 
 impl BashSandbox {
@@ -33,7 +36,32 @@ impl BashSandbox {
         Self {
             launcher: launcher.into(),
             policy,
+            network_enforced: true,
         }
+    }
+
+    /// The kernel cannot refuse connections here: only writes are restricted.
+    pub fn network_not_enforced(mut self) -> Self {
+        self.network_enforced = false;
+        self
+    }
+
+    /// What the model is told about the sandbox, appended to the Bash tool's description for
+    /// the whole session (so the tool array stays the same bytes on every request). It names
+    /// no path: the tool array is then the same for every project, and so is its cache.
+    pub fn model_note(&self) -> String {
+        let network = if self.policy.allow_network || !self.network_enforced {
+            ""
+        } else {
+            " Network connections are refused too."
+        };
+        format!(
+            "\n- Sandbox: in this session every command runs in an OS sandbox. It may read \
+             anywhere but write only inside the project, the temporary directories and the \
+             directories the settings allow (sandbox.filesystem.allowWrite); a write elsewhere \
+             fails with \"Permission denied\".{network} Do not try to get around it: say what \
+             could not be written and why."
+        )
     }
 
     /// The program that applies the sandbox and then execs the command.

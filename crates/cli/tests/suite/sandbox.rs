@@ -366,3 +366,67 @@ async fn without_usable_landlock_tine_warns_and_runs_unsandboxed() {
         out.stdout
     );
 }
+
+/// The Bash tool's description in every request `server` got.
+fn bash_descriptions(server: &MockServer) -> Vec<String> {
+    request_bodies(server)
+        .iter()
+        .map(|body| {
+            body["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| t["name"] == "Bash")
+                .and_then(|t| t["description"].as_str())
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_model_is_told_bash_is_sandboxed_in_the_same_bytes_every_request() {
+    let project = Project::new_in(&scratch());
+    let run = |server: &MockServer, sandbox: bool| {
+        let mut run =
+            tine(&project, server).args(["-p", "go", "--permission-mode", "bypassPermissions"]);
+        if sandbox {
+            run = run.args(["--sandbox"]);
+        }
+        run.run()
+    };
+    let plain = bash_session("echo hi").await;
+    run(&plain, false).await.assert_success();
+    let plain = bash_descriptions(&plain);
+    assert_eq!(plain.len(), 2);
+    assert!(plain.iter().all(|d| !d.contains("Sandbox:")), "{plain:?}");
+
+    let sandboxed = bash_session("echo hi").await;
+    let out = run(&sandboxed, true).await;
+    out.assert_success();
+    let described = bash_descriptions(&sandboxed);
+    assert_eq!(described.len(), 2);
+    if !landlock_supported().await {
+        eprintln!("{UNSUPPORTED}");
+        assert_fell_back(&out);
+        assert_eq!(described, plain, "unsandboxed: nothing claimed");
+        return;
+    }
+    // The plain description, then one note, the same bytes on both requests; no path in it.
+    assert_eq!(described[0], described[1]);
+    let note = described[0].strip_prefix(plain[0].as_str()).unwrap();
+    assert!(note.starts_with("\n- Sandbox: "), "{note}");
+    assert!(note.contains("write only inside the project"), "{note}");
+    assert!(note.contains("Permission denied"), "{note}");
+    assert!(
+        !note.contains(&project.cwd().display().to_string()),
+        "{note}"
+    );
+    let network_off = !out.stderr.contains("cannot turn the network off");
+    assert_eq!(
+        note.contains("Network connections are refused"),
+        network_off,
+        "{note}\n{}",
+        out.stderr
+    );
+}
