@@ -6,6 +6,7 @@ mod dream;
 mod headless;
 mod hooks;
 mod memory;
+mod memory_forks;
 mod older_modes;
 mod recovery;
 mod resume;
