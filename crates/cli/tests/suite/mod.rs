@@ -8,6 +8,7 @@ mod hooks;
 mod memory;
 mod memory_forks;
 mod older_modes;
+mod outside_reads;
 mod recovery;
 mod resume;
 mod retries;
