@@ -246,3 +246,65 @@ async fn accept_edits_shell_never_writes_a_hook_or_settings_through_a_link() {
     assert!(tine.is_empty(), "settings were written");
     assert!(project.cwd().join("notes.txt").exists());
 }
+
+const API_KEY: &str = "sk-ant-outside-reads-credential-3141";
+
+#[tokio::test]
+async fn tines_environment_is_out_of_reach_through_proc() {
+    let project = Project::new();
+    let bash = |c: &str| ("Bash", json!({"command": c}));
+    let calls = [
+        ("Read", json!({"file_path": "/proc/self/environ"})),
+        (
+            "Grep",
+            json!({"pattern": "ANTHROPIC", "path": "/proc/self/environ", "output_mode": "content"}),
+        ),
+        bash("cat /proc/$PPID/environ"),
+        bash("tr '\\0' '\\n' < /proc/$PPID/environ"),
+        bash("strings /proc/self/environ"),
+        bash("cat /proc/*/environ"),
+    ];
+    let server = model_calling(&calls).await;
+    let out = tine(&project, &server)
+        .env("ANTHROPIC_API_KEY", API_KEY)
+        .args(["-p", "go", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    let results = tool_results(&server);
+    for ((tool, input), result) in calls.iter().zip(&results) {
+        assert_eq!(result["is_error"], true, "{tool} {input}: {result}");
+        assert!(
+            result["content"].to_string().contains("non-interactive"),
+            "{tool} {input}: {result}"
+        );
+    }
+    let sent: String = request_bodies(&server)
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    assert!(!sent.contains(API_KEY), "the key reached the model");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn sandboxed_bash_children_never_see_tines_credentials() {
+    let project = Project::new();
+    let probe = "echo key=${ANTHROPIC_API_KEY:-unset} token=${ANTHROPIC_AUTH_TOKEN:-unset}";
+    let server = model_calling(&[("Bash", json!({"command": format!("bash -c '{probe}'")}))]).await;
+    let out = tine(&project, &server)
+        .env("ANTHROPIC_API_KEY", API_KEY)
+        .env("ANTHROPIC_AUTH_TOKEN", "outside-reads-token-2718")
+        .args(["-p", "go", "--sandbox", "--allowedTools", "Bash(bash -c:*)"])
+        .run()
+        .await;
+    out.assert_success();
+    let result = tool_results(&server)[0]["content"].to_string();
+    assert!(result.contains("key=unset token=unset"), "{result}");
+    let sent: String = request_bodies(&server)
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    assert!(!sent.contains(API_KEY) && !sent.contains("outside-reads-token-2718"));
+    server.stop().await;
+}
