@@ -1,13 +1,16 @@
 //! The `cache_hashes` transcript annotation, written after every main-thread request: what the
 //! detector of a later process needs to compare its first request, in constant size per request.
 //!
-//! Each record holds the part hashes (model, system, thinking), the tool hashes only when the
-//! tool array changed since the record before, and the per-message running hashes only from
-//! the first message that changed (`from`): in a growing conversation, the two or three new
-//! messages. The full fingerprint is rebuilt by replaying the records in file order
-//! ([`replay`]). Records written before this format (a whole [`CacheHashes`] with every
-//! message's hash, the transcript growing with the square of its length) are still read: each
-//! is a full fingerprint.
+//! Each record holds what changed since the record before it: the part hashes (model, system,
+//! thinking) and the tool hashes only when they changed, and the per-message running hashes
+//! only from the first message that changed (`from`): in a growing conversation, the two or
+//! three new messages. Of the usage it keeps the two figures the detector compares (`read`,
+//! `written`: cache tokens read and written). The full fingerprint is rebuilt by replaying
+//! the records in file order ([`replay`]).
+//!
+//! Older formats are still read: `v: 2` records (every part hash and the whole usage each
+//! time), and before them a whole [`CacheHashes`] with every message's hash (the transcript
+//! growing with the square of its length), each a full fingerprint.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -15,26 +18,44 @@ use tine_api_client::Usage;
 
 use super::{CacheHashes, RequestFingerprint, ToolHash};
 
-/// The format tag of a delta record.
-const DELTA_FORMAT: u32 = 2;
+/// The format written now.
+const FORMAT: u32 = 3;
+/// The first delta format: parts and usage in full on every record.
+const FORMAT_V2: u32 = 2;
 
 /// One request's annotation, relative to the one written before it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct HashesRecord {
-    /// [`DELTA_FORMAT`].
+    /// [`FORMAT`] (or [`FORMAT_V2`] in older transcripts).
     pub v: u32,
-    pub model: String,
-    pub system: String,
-    /// The tool hashes, present only when they differ from the previous record's.
+    /// The parts, each present only when it differs from the previous record's (always in v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<ToolHash>>,
-    pub thinking: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
     /// How many leading messages are the previous record's (their running hashes are equal).
     pub from: usize,
     /// The running hashes of the messages from `from` on.
     pub messages: Vec<String>,
     pub prompt_bytes: u64,
-    pub usage: Usage,
+    /// Cache tokens the request read (v3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<u64>,
+    /// Cache tokens the request wrote (v3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<u64>,
+    /// The whole usage (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// `current` where it differs from `previous`, else `None` (and everything without a previous).
+fn changed<T: PartialEq + Clone>(current: &T, previous: Option<&T>) -> Option<T> {
+    (previous != Some(current)).then(|| current.clone())
 }
 
 impl HashesRecord {
@@ -42,57 +63,69 @@ impl HashesRecord {
     /// (`None`: this record stands alone).
     pub fn new(current: &CacheHashes, previous: Option<&RequestFingerprint>) -> Self {
         let print = &current.fingerprint;
-        let (tools, from) = match previous {
-            None => (Some(print.tools.clone()), 0),
-            Some(before) => {
-                let tools = (before.tools != print.tools).then(|| print.tools.clone());
-                let from = print
-                    .messages
-                    .iter()
-                    .zip(&before.messages)
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                (tools, from)
-            }
-        };
+        let from = previous.map_or(0, |before| {
+            print
+                .messages
+                .iter()
+                .zip(&before.messages)
+                .take_while(|(a, b)| a == b)
+                .count()
+        });
         Self {
-            v: DELTA_FORMAT,
-            model: print.model.clone(),
-            system: print.system.clone(),
-            tools,
-            thinking: print.thinking.clone(),
+            v: FORMAT,
+            model: changed(&print.model, previous.map(|p| &p.model)),
+            system: changed(&print.system, previous.map(|p| &p.system)),
+            tools: changed(&print.tools, previous.map(|p| &p.tools)),
+            thinking: changed(&print.thinking, previous.map(|p| &p.thinking)),
             from,
             messages: print.messages[from..].to_vec(),
             prompt_bytes: print.prompt_bytes,
-            usage: current.usage,
+            read: Some(current.usage.cache_read_input_tokens),
+            written: Some(current.usage.cache_creation_input_tokens),
+            usage: None,
         }
     }
 
     /// The full fingerprint, given the one rebuilt from the records before; `None` when they
     /// do not hold what this record builds on (a record lost or unreadable).
     fn rebuild(self, before: Option<&CacheHashes>) -> Option<CacheHashes> {
+        let base = before.map(|b| &b.fingerprint);
+        let part = |own: Option<String>, theirs: fn(&RequestFingerprint) -> &String| match own {
+            Some(own) => Some(own),
+            None => base.map(|b| theirs(b).clone()),
+        };
+        let model = part(self.model, |b| &b.model)?;
+        let system = part(self.system, |b| &b.system)?;
+        let thinking = part(self.thinking, |b| &b.thinking)?;
         let tools = match self.tools {
             Some(tools) => tools,
-            None => before?.fingerprint.tools.clone(),
+            None => base?.tools.clone(),
         };
-        let mut messages = match before {
-            Some(before) if before.fingerprint.messages.len() >= self.from => {
-                before.fingerprint.messages[..self.from].to_vec()
-            }
+        let mut messages = match base {
+            Some(base) if base.messages.len() >= self.from => base.messages[..self.from].to_vec(),
             _ if self.from == 0 => Vec::new(),
             _ => return None,
         };
         messages.extend(self.messages);
+        let usage = match (self.usage, self.read, self.written) {
+            (Some(usage), ..) => usage,
+            (None, Some(read), Some(written)) => Usage {
+                cache_read_input_tokens: read,
+                cache_creation_input_tokens: written,
+                ..Usage::default()
+            },
+            _ => return None,
+        };
         Some(CacheHashes {
             fingerprint: RequestFingerprint {
-                model: self.model,
-                system: self.system,
+                model,
+                system,
                 tools,
-                thinking: self.thinking,
+                thinking,
                 messages,
                 prompt_bytes: self.prompt_bytes,
             },
-            usage: self.usage,
+            usage,
         })
     }
 }
@@ -102,7 +135,7 @@ impl HashesRecord {
 /// stands alone.
 pub(crate) fn replay(before: Option<&CacheHashes>, data: &Value) -> Option<CacheHashes> {
     if data.get("fingerprint").is_some() {
-        // The old format: every record is a whole fingerprint.
+        // The first format: every record is a whole fingerprint.
         return match serde_json::from_value::<CacheHashes>(data.clone()) {
             Ok(hashes) => Some(hashes),
             Err(error) => {
@@ -112,7 +145,7 @@ pub(crate) fn replay(before: Option<&CacheHashes>, data: &Value) -> Option<Cache
         };
     }
     match HashesRecord::deserialize(data) {
-        Ok(record) if record.v == DELTA_FORMAT => {
+        Ok(record) if record.v == FORMAT || record.v == FORMAT_V2 => {
             let rebuilt = record.rebuild(before);
             if rebuilt.is_none() {
                 tracing::debug!("a cache_hashes record builds on one that is missing");

@@ -5,7 +5,6 @@ use tine_api_client::{
     CacheControl, ContentBlock, Message, MessagesRequest, SystemPrompt, TextBlock, ThinkingConfig,
     ToolDefinition, Usage,
 };
-use tine_config::SessionId;
 use tine_query_loop::{RecordType, RequestMonitor, TranscriptRecord};
 
 use super::*;
@@ -206,11 +205,11 @@ fn record(kind: &str, data: serde_json::Value) -> TranscriptRecord {
             "user" => RecordType::User,
             other => RecordType::Other(other.to_owned()),
         },
-        uuid: "u".into(),
+        uuid: String::new(),
         parent_uuid: None,
-        session_id: SessionId::new_random(),
+        session_id: None,
         timestamp: "2025-01-01T00:00:00.000Z".into(),
-        cwd: "/".into(),
+        cwd: None,
         is_sidechain: false,
         agent_id: None,
         message: None,
@@ -480,6 +479,83 @@ fn old_records_with_every_message_hash_are_still_read() {
         again.reference().unwrap().fingerprint,
         RequestFingerprint::of(&changed)
     );
+}
+
+#[test]
+fn a_steady_record_holds_only_the_new_hashes_and_two_cache_figures() {
+    let live = CacheBreakDetector::new();
+    let mut notes = Vec::new();
+    for turn in 0..3 {
+        let mut r = base();
+        r.messages = history(2 * turn + 1);
+        live.on_request(&r);
+        notes.push(live.on_usage(&cached(1000, 40)).remove(0).data);
+    }
+    let steady = &notes[2];
+    let mut keys: Vec<&str> = steady
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["from", "messages", "prompt_bytes", "read", "v", "written"],
+        "{steady}"
+    );
+    assert_eq!(
+        (steady["read"].as_u64(), steady["written"].as_u64()),
+        (Some(1000), Some(40))
+    );
+    let bytes = serde_json::to_vec(steady).unwrap().len();
+    assert!(bytes < 160, "{bytes} bytes: {steady}");
+    // The first stands alone.
+    for part in ["model", "system", "thinking", "tools"] {
+        assert!(notes[0].get(part).is_some(), "{part}");
+    }
+    // A changed part is written again, and rebuilt.
+    let mut r = base();
+    r.messages = history(7);
+    r.system = Some(SystemPrompt::Text("You are tine, changed.".into()));
+    live.on_request(&r);
+    let note = live.on_usage(&cached(0, 900)).remove(0).data;
+    assert!(
+        note.get("system").is_some() && note.get("model").is_none(),
+        "{note}"
+    );
+    let resumed = CacheBreakDetector::new();
+    let mut records: Vec<_> = notes
+        .into_iter()
+        .map(|n| record(CACHE_HASHES_KIND, n))
+        .collect();
+    records.push(record(CACHE_HASHES_KIND, note));
+    resume_from(&resumed, &records);
+    let reference = resumed.reference().unwrap();
+    assert_eq!(reference.fingerprint, RequestFingerprint::of(&r));
+    assert_eq!(reference.usage.cache_creation_input_tokens, 900);
+}
+
+#[test]
+fn version_2_records_are_still_read() {
+    // v2 wrote every part hash and the whole usage on every record.
+    let print = RequestFingerprint::of(&base());
+    let v2 = json!({
+        "v": 2,
+        "model": print.model,
+        "system": print.system,
+        "tools": print.tools,
+        "thinking": print.thinking,
+        "from": 0,
+        "messages": print.messages,
+        "prompt_bytes": print.prompt_bytes,
+        "usage": cached(3000, 200),
+    });
+    let resumed = CacheBreakDetector::new();
+    resume_from(&resumed, &[record(CACHE_HASHES_KIND, v2)]);
+    let reference = resumed.reference().unwrap();
+    assert_eq!(reference.fingerprint, print);
+    assert_eq!(reference.usage, cached(3000, 200));
 }
 
 #[test]

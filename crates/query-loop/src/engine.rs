@@ -21,8 +21,8 @@ use crate::plug::{CanUseTool, Compactor, PermissionPrompter, RequestMonitor, Sto
 use crate::query::{PostSampling, QueryParams, RequestObserver, query};
 use crate::request::{RequestTemplate, system_prompt_blocks};
 use crate::transcript::{
-    COMPACT_BOUNDARY, RecordType, TranscriptError, TranscriptWarning, TranscriptWriter,
-    WriterOptions, load_session_with,
+    COMPACT_BOUNDARY, RecordType, TranscriptAnnotator, TranscriptError, TranscriptRecord,
+    TranscriptWarning, TranscriptWriter, WriterOptions, load_session_with,
 };
 use crate::transition::Terminal;
 use tine_config::{SessionId, transcript_path};
@@ -137,11 +137,22 @@ impl QueryEngine {
     /// once, as a stream; the monitor sees each annotation as it is read. An interrupted turn
     /// is repaired before the next request.
     pub async fn resume(config: EngineConfig, session_id: SessionId) -> Result<Self, EngineError> {
+        Self::resume_with(config, session_id, |_| {}).await
+    }
+
+    /// [`QueryEngine::resume`], also handing every annotation to `on_annotation` (after the
+    /// monitor), for state upper layers keep in the transcript (memory extraction's cursor).
+    pub async fn resume_with(
+        config: EngineConfig,
+        session_id: SessionId,
+        mut on_annotation: impl FnMut(&TranscriptRecord) + Send + 'static,
+    ) -> Result<Self, EngineError> {
         let monitor = config.monitor.clone();
         let resumed = load_session_with(&config.home, &config.cwd, &session_id, move |record| {
             if let Some(monitor) = &monitor {
                 monitor.on_resume(&record);
             }
+            on_annotation(&record);
         })
         .await?;
         let parent = resumed.last_uuid().map(str::to_owned);
@@ -220,6 +231,12 @@ impl QueryEngine {
 
     pub fn transcript_path(&self) -> &PathBuf {
         &self.transcript_path
+    }
+
+    /// A handle for background work to annotate this session's transcript (none when the
+    /// session is not persisted).
+    pub fn transcript_annotator(&self) -> Option<TranscriptAnnotator> {
+        self.transcript.as_ref().map(TranscriptWriter::annotator)
     }
 
     /// The session's content-replacement decisions.

@@ -55,8 +55,8 @@ pub use stuck::{
     StuckDecision,
 };
 pub use transcript::{
-    RecordType, ResumedSession, TranscriptError, TranscriptRead, TranscriptRecord,
-    TranscriptWarning, TranscriptWriter, WriterOptions, latest_session, load_session,
-    load_session_with, read_transcript,
+    RecordType, ResumedSession, TranscriptAnnotator, TranscriptError, TranscriptRead,
+    TranscriptRecord, TranscriptWarning, TranscriptWriter, WriterOptions, latest_session,
+    load_session, load_session_with, read_transcript,
 };
 pub use transition::{Terminal, Transition};

@@ -19,7 +19,7 @@ pub use reader::{
     load_session, load_session_with, read_transcript,
 };
 pub use record::{RecordType, TranscriptRecord};
-pub use writer::{TranscriptWriter, WriterOptions};
+pub use writer::{TranscriptAnnotator, TranscriptWriter, WriterOptions};
 
 /// Errors reading or writing a transcript. Malformed lines are not errors: they are reported as
 /// [`TranscriptWarning`]s beside the records that did parse.

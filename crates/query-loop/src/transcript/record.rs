@@ -1,6 +1,12 @@
 //! One line of a transcript: a JSON object with an envelope (`uuid`, `parentUuid`, `sessionId`,
 //! `timestamp`, `cwd`, `type`, ...) and either a conversation `message` or a `data` payload.
 //!
+//! Conversation records carry the whole envelope, as Claude Code writes it. Annotations are
+//! written after every request, so their envelope is cut to what a reader uses: `type`,
+//! `parentUuid` (the message they follow) and `timestamp`. Nothing refers to an annotation's
+//! own uuid, the session id is the file's name, and the working directory is on every
+//! conversation record. Records that have them (older files) read the same.
+//!
 //! Readers must keep working when upper layers add record kinds (`transition`, `summary`,
 //! `cache_hashes`, ...): an unknown `type` parses as [`RecordType::Other`] and unknown fields
 //! are ignored.
@@ -81,13 +87,19 @@ impl<'de> Deserialize<'de> for RecordType {
 pub struct TranscriptRecord {
     #[serde(rename = "type")]
     pub kind: RecordType,
+    /// Empty on annotations written since they stopped carrying one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub uuid: String,
     /// The previous conversation record (`null` for the first).
     pub parent_uuid: Option<String>,
-    pub session_id: SessionId,
+    /// On conversation records (annotations leave it out: it is the file's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<SessionId>,
     /// RFC 3339, UTC, milliseconds.
     pub timestamp: String,
-    pub cwd: String,
+    /// On conversation records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// True in a sub-agent's transcript.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_sidechain: bool,
@@ -108,11 +120,14 @@ pub struct TranscriptRecord {
 pub(crate) struct RecordRef<'a> {
     #[serde(rename = "type")]
     pub kind: &'a RecordType,
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub uuid: &'a str,
     pub parent_uuid: Option<&'a str>,
-    pub session_id: &'a SessionId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<&'a SessionId>,
     pub timestamp: &'a str,
-    pub cwd: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_sidechain: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -129,9 +144,9 @@ impl<'a> From<&'a TranscriptRecord> for RecordRef<'a> {
             kind: &r.kind,
             uuid: &r.uuid,
             parent_uuid: r.parent_uuid.as_deref(),
-            session_id: &r.session_id,
+            session_id: r.session_id.as_ref(),
             timestamp: &r.timestamp,
-            cwd: &r.cwd,
+            cwd: r.cwd.as_deref(),
             is_sidechain: r.is_sidechain,
             agent_id: r.agent_id.as_deref(),
             message: r.message.as_ref(),

@@ -1,9 +1,11 @@
-//! Appending records to a transcript file.
+//! Appending records to a transcript file: the session's [`TranscriptWriter`], and
+//! [`TranscriptAnnotator`]s, handles on the same file for background work that records where
+//! it got to (memory extraction's cursor) while the session goes on.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use tine_api_client::{Message, Role};
@@ -34,6 +36,15 @@ pub struct TranscriptWriter {
     path: PathBuf,
     options: WriterOptions,
     cwd: String,
+    /// The last conversation record's uuid, shared with the annotators (their records'
+    /// `parentUuid`).
+    last: LastUuid,
+}
+
+type LastUuid = Arc<Mutex<Option<String>>>;
+
+fn read_last(last: &LastUuid) -> Option<String> {
+    last.lock().unwrap_or_else(PoisonError::into_inner).clone()
 }
 
 impl TranscriptWriter {
@@ -44,12 +55,24 @@ impl TranscriptWriter {
         let open_path = path.clone();
         let file = tokio::task::spawn_blocking(move || open_for_append(&open_path)).await??;
         let cwd = options.cwd.to_string_lossy().into_owned();
+        let last = Arc::new(Mutex::new(options.parent_uuid.clone()));
         Ok(Self {
             file: Arc::new(file),
             path,
             options,
             cwd,
+            last,
         })
+    }
+
+    /// A handle that appends annotations to this transcript from elsewhere (a background task).
+    pub fn annotator(&self) -> TranscriptAnnotator {
+        TranscriptAnnotator {
+            file: Arc::clone(&self.file),
+            path: self.path.clone(),
+            last: Arc::clone(&self.last),
+            agent_id: self.options.agent_id.clone(),
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -61,8 +84,8 @@ impl TranscriptWriter {
     }
 
     /// The uuid of the last conversation record written (or resumed from).
-    pub fn last_uuid(&self) -> Option<&str> {
-        self.options.parent_uuid.as_deref()
+    pub fn last_uuid(&self) -> Option<String> {
+        read_last(&self.last)
     }
 
     /// Appends a conversation message (`user` or `assistant` by its role) as it completes;
@@ -72,58 +95,139 @@ impl TranscriptWriter {
             Role::User => RecordType::User,
             Role::Assistant => RecordType::Assistant,
         };
-        self.append(kind, Some(message), None).await
+        self.append_conversation(&kind, Some(message), None).await
     }
 
-    /// Appends any record. Conversation kinds (`user`, `assistant`, `system`) extend the chain;
-    /// other kinds annotate it: their `parentUuid` is the last message and the chain is unchanged.
+    /// Appends any record. Conversation kinds (`user`, `assistant`, `system`) extend the chain
+    /// and return their uuid; other kinds annotate it: their `parentUuid` is the last message,
+    /// the chain is unchanged, and they get no uuid of their own (`None`: nothing refers to
+    /// one, and an annotation follows every request).
     pub async fn append(
         &mut self,
         kind: RecordType,
         message: Option<&Message>,
         data: Option<&serde_json::Value>,
+    ) -> Result<Option<String>, TranscriptError> {
+        if !kind.is_conversation() {
+            let parent = read_last(&self.last);
+            let line = annotation_line(
+                &kind,
+                parent.as_deref(),
+                self.options.agent_id.as_deref(),
+                data,
+            )?;
+            write_line(&self.file, &self.path, line).await?;
+            return Ok(None);
+        }
+        self.append_conversation(&kind, message, data)
+            .await
+            .map(Some)
+    }
+
+    async fn append_conversation(
+        &mut self,
+        kind: &RecordType,
+        message: Option<&Message>,
+        data: Option<&serde_json::Value>,
     ) -> Result<String, TranscriptError> {
         let uuid = uuid::Uuid::new_v4().to_string();
         let timestamp = rfc3339_utc(SystemTime::now());
+        let parent = read_last(&self.last);
         let record = RecordRef {
-            kind: &kind,
+            kind,
             uuid: &uuid,
-            parent_uuid: self.options.parent_uuid.as_deref(),
-            session_id: &self.options.session_id,
+            parent_uuid: parent.as_deref(),
+            session_id: Some(&self.options.session_id),
             timestamp: &timestamp,
-            cwd: &self.cwd,
+            cwd: Some(&self.cwd),
             is_sidechain: self.options.agent_id.is_some(),
             agent_id: self.options.agent_id.as_deref(),
             message,
             data,
         };
         let line = encode_line(&record)?;
-        self.write_line(line).await?;
-        if kind.is_conversation() {
-            self.options.parent_uuid = Some(uuid.clone());
-        }
+        write_line(&self.file, &self.path, line).await?;
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(uuid.clone());
         Ok(uuid)
     }
 
     /// Appends a record built by the caller, unchanged (its uuid and parent are the caller's).
     pub async fn write_record(&self, record: &TranscriptRecord) -> Result<(), TranscriptError> {
         let line = encode_line(&RecordRef::from(record))?;
-        self.write_line(line).await
+        write_line(&self.file, &self.path, line).await
+    }
+}
+
+/// Appends annotation records to a session's transcript while the session's
+/// [`TranscriptWriter`] goes on writing it (get one with [`TranscriptWriter::annotator`]).
+/// Each record is one write of a whole line on the same append-mode file, so the two never
+/// interleave within a line; its `parentUuid` is the last message written at that moment.
+#[derive(Debug, Clone)]
+pub struct TranscriptAnnotator {
+    file: Arc<File>,
+    path: PathBuf,
+    last: LastUuid,
+    agent_id: Option<String>,
+}
+
+impl TranscriptAnnotator {
+    /// Appends an annotation of `kind` (not a conversation kind) with payload `data`.
+    pub async fn annotate(
+        &self,
+        kind: &str,
+        data: &serde_json::Value,
+    ) -> Result<(), TranscriptError> {
+        let kind = RecordType::Other(kind.to_owned());
+        let parent = read_last(&self.last);
+        let line = annotation_line(
+            &kind,
+            parent.as_deref(),
+            self.agent_id.as_deref(),
+            Some(data),
+        )?;
+        write_line(&self.file, &self.path, line).await
     }
 
-    async fn write_line(&self, line: Vec<u8>) -> Result<(), TranscriptError> {
-        let file = Arc::clone(&self.file);
-        let path = self.path.clone();
-        tokio::task::spawn_blocking(move || {
-            // One write_all of the whole line: a crash can tear only this, the last, line.
-            let mut handle: &File = &file;
-            handle
-                .write_all(&line)
-                .and_then(|()| handle.flush())
-                .map_err(|source| TranscriptError::Write { path, source })
-        })
-        .await?
+    pub fn path(&self) -> &Path {
+        &self.path
     }
+}
+
+/// An annotation's line: `type`, `parentUuid`, `timestamp` (and a sidechain's agent), `data`;
+/// no uuid, session id or cwd.
+fn annotation_line(
+    kind: &RecordType,
+    parent: Option<&str>,
+    agent_id: Option<&str>,
+    data: Option<&serde_json::Value>,
+) -> Result<Vec<u8>, TranscriptError> {
+    let timestamp = rfc3339_utc(SystemTime::now());
+    encode_line(&RecordRef {
+        kind,
+        uuid: "",
+        parent_uuid: parent,
+        session_id: None,
+        timestamp: &timestamp,
+        cwd: None,
+        is_sidechain: agent_id.is_some(),
+        agent_id,
+        message: None,
+        data,
+    })
+}
+
+async fn write_line(file: &Arc<File>, path: &Path, line: Vec<u8>) -> Result<(), TranscriptError> {
+    let file = Arc::clone(file);
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        // One write_all of the whole line: a crash can tear only this, the last, line.
+        let mut handle: &File = &file;
+        handle
+            .write_all(&line)
+            .and_then(|()| handle.flush())
+            .map_err(|source| TranscriptError::Write { path, source })
+    })
+    .await?
 }
 
 fn encode_line(record: &RecordRef<'_>) -> Result<Vec<u8>, TranscriptError> {

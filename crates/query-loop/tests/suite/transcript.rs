@@ -54,8 +54,8 @@ async fn round_trip_keeps_envelope_and_chain() {
     };
     assert_eq!(user.kind, RecordType::User);
     assert_eq!(user.parent_uuid, None);
-    assert_eq!(user.session_id, id);
-    assert_eq!(user.cwd, "/work/proj");
+    assert_eq!(user.session_id.as_ref(), Some(&id));
+    assert_eq!(user.cwd.as_deref(), Some("/work/proj"));
     assert!(user.timestamp.ends_with('Z') && user.timestamp.len() == 24);
     // The annotation points at the message it follows and does not extend the chain.
     assert_eq!(transition.parent_uuid.as_deref(), Some(user.uuid.as_str()));
@@ -76,6 +76,19 @@ async fn round_trip_keeps_envelope_and_chain() {
         assert!(first.get(key).is_some(), "missing {key}");
     }
     assert!(first.get("isSidechain").is_none());
+    // An annotation's envelope is only what a reader uses.
+    let note: serde_json::Value = serde_json::from_str(raw.lines().nth(1).unwrap()).unwrap();
+    let mut keys: Vec<&str> = note
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["data", "parentUuid", "timestamp", "type"]);
+    assert_eq!(transition.uuid, "");
+    assert_eq!(transition.session_id, None);
+    assert_eq!(transition.cwd, None);
 
     let resumed = load_session(home.path(), cwd, &id).await.unwrap();
     assert_eq!(resumed.messages(), vec![Message::user("hi"), hello()]);
@@ -230,6 +243,67 @@ async fn unknown_session_is_a_clear_error() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("no session nope"), "{err}");
+}
+
+#[tokio::test]
+async fn an_annotator_appends_while_the_writer_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/p");
+    let id = SessionId::new_random();
+    let path = transcript_path(home.path(), cwd, &id);
+    let mut writer = TranscriptWriter::open(path.clone(), options(&id, cwd))
+        .await
+        .unwrap();
+    let annotator = writer.annotator();
+    let first = writer.append_message(&Message::user("hi")).await.unwrap();
+    annotator
+        .annotate("memory_cursor", &json!({"count": 1}))
+        .await
+        .unwrap();
+    let notes: Vec<_> = (0..20)
+        .map(|n| {
+            let annotator = annotator.clone();
+            tokio::spawn(async move {
+                annotator
+                    .annotate("memory_cursor", &json!({"count": n}))
+                    .await
+                    .unwrap();
+            })
+        })
+        .collect();
+    for n in 0..20 {
+        writer
+            .append_message(&Message::user(format!("m{n}").as_str()))
+            .await
+            .unwrap();
+    }
+    for note in notes {
+        note.await.unwrap();
+    }
+    let read = read_transcript(&path).await.unwrap();
+    assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    assert_eq!(read.records.len(), 42);
+    let cursor = &read.records[1];
+    assert_eq!(cursor.kind.as_str(), "memory_cursor");
+    assert_eq!(cursor.parent_uuid, Some(first));
+    let resumed = load_session(home.path(), cwd, &id).await.unwrap();
+    assert_eq!(resumed.chain.len(), 21);
+}
+
+#[test]
+fn records_of_either_envelope_read() {
+    // Before annotations were cut, every record carried the whole envelope.
+    let old = r#"{"type":"cache_hashes","uuid":"u","parentUuid":"p","sessionId":"0b5e4c55-8e06-4e79-9b9a-290f3f5daf53","timestamp":"t","cwd":"/w","data":{}}"#;
+    let new = r#"{"type":"cache_hashes","parentUuid":"p","timestamp":"t","data":{}}"#;
+    let old: tine_query_loop::TranscriptRecord = serde_json::from_str(old).unwrap();
+    let new: tine_query_loop::TranscriptRecord = serde_json::from_str(new).unwrap();
+    assert_eq!(old.uuid, "u");
+    assert_eq!(old.cwd.as_deref(), Some("/w"));
+    assert_eq!(
+        (new.uuid.as_str(), new.cwd, new.session_id),
+        ("", None, None)
+    );
+    assert_eq!(old.data, new.data);
 }
 
 #[tokio::test]
