@@ -315,11 +315,18 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         monitor: Some(Arc::new(detector)),
         persist: true,
     };
-    let engine = if resuming {
-        QueryEngine::resume(config, session_id).await?
-    } else {
-        QueryEngine::with_session_id(config, session_id).await?
+    let engine = match (resuming, &memory) {
+        (true, Some(memory)) => {
+            // Extraction takes its cursor back, so it looks only at what is new.
+            let job = memory.extraction_job();
+            QueryEngine::resume_with(config, session_id, move |record| job.restore(record)).await?
+        }
+        (true, None) => QueryEngine::resume(config, session_id).await?,
+        (false, _) => QueryEngine::with_session_id(config, session_id).await?,
     };
+    if let (Some(memory), Some(annotator)) = (&memory, engine.transcript_annotator()) {
+        memory.record_in(annotator);
+    }
     for warning in engine.resume_warnings() {
         eprintln!(
             "tine: warning: {}: {warning}",

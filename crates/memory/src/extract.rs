@@ -2,9 +2,11 @@
 //! the stop-hook pipeline that forks an agent on the parent's prompt cache to save what the
 //! new messages taught into the memory directory.
 //!
-//! - A cursor (message count plus a hash of the message at it) so each run sees only new
-//!   messages. If compaction removed that message, every message counts as new (never none).
-//!   The cursor moves only after a successful run.
+//! - A cursor ([`crate::cursor`]: message count plus a hash of the message at it) so each run
+//!   sees only new messages. If compaction removed that message, every message counts as new
+//!   (never none). The cursor moves only after a successful run, and is kept in the session's
+//!   transcript ([`ExtractionJob::record_cursor_in`], [`ExtractionJob::restore`]), so a
+//!   resumed session does not extract its whole history again.
 //! - Batched ([`crate::batch`]): the fork runs once [`ExtractionOptions::every`] eligible turns
 //!   have gathered since the cursor, and on [`BackgroundJob::flush`] (idle, exit) or
 //!   [`ExtractionJob::before_compaction`]. Turns with nothing to learn start nothing; they stay
@@ -29,10 +31,11 @@ use tine_fork_runtime::{
     run_forked_agent,
 };
 use tine_query_loop::timestamp::utc_date;
-use tine_query_loop::{CanUseTool, EndAfterTools, Terminal};
+use tine_query_loop::{CanUseTool, EndAfterTools, Terminal, TranscriptAnnotator, TranscriptRecord};
 use tine_tools::permissions::PermissionContext;
 
 use crate::batch::{Batch, assess};
+use crate::cursor::{Cursor, MEMORY_CURSOR_KIND};
 use crate::error::MemoryError;
 use crate::extract_prompt::{ExtractPromptInput, build_extract_prompt};
 use crate::memdir::{INDEX_FILE, MemoryDir};
@@ -65,13 +68,6 @@ pub enum ExtractError {
     Join(String),
 }
 
-/// Where the last successful run stopped: `count` messages, the last of which hashed to `hash`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Cursor {
-    count: usize,
-    hash: [u8; 32],
-}
-
 #[derive(Default)]
 struct State {
     cursor: Option<Cursor>,
@@ -96,6 +92,8 @@ struct Inner {
     options: ExtractionOptions,
     /// Told about every memory a run saves (so recall does not offer them back).
     learned: Option<SessionMemories>,
+    /// Where each completed run's cursor is recorded (the session's transcript).
+    cursor_log: Mutex<Option<TranscriptAnnotator>>,
     state: Mutex<State>,
 }
 
@@ -239,6 +237,7 @@ impl ExtractionJob {
                     ..options
                 },
                 learned,
+                cursor_log: Mutex::new(None),
                 state: Mutex::new(State::default()),
             }),
         })
@@ -255,6 +254,29 @@ impl ExtractionJob {
     /// Whether a run is in progress.
     pub fn is_running(&self) -> bool {
         self.inner.lock().running
+    }
+
+    /// Records the cursor of every completed run in the session's transcript through
+    /// `annotator`, for [`ExtractionJob::restore`] in a later process.
+    pub fn record_cursor_in(&self, annotator: TranscriptAnnotator) {
+        *self
+            .inner
+            .cursor_log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(annotator);
+    }
+
+    /// Takes the cursor from a resumed session's annotation, if `record` is one (the host
+    /// hands it every annotation in file order; the last cursor wins). Other records are
+    /// ignored.
+    pub fn restore(&self, record: &TranscriptRecord) {
+        if record.kind.as_str() != MEMORY_CURSOR_KIND {
+            return;
+        }
+        match record.data.as_ref().and_then(Cursor::from_annotation) {
+            Some(cursor) => self.inner.lock().cursor = Some(cursor),
+            None => tracing::debug!("skipping an unreadable memory_cursor record"),
+        }
     }
 
     /// Runs extraction for `ctx` now, ignoring the one-at-a-time gate and the batch size
@@ -432,13 +454,13 @@ impl Inner {
     /// Where the new messages start: after the cursor, or 0 when the message at the cursor is
     /// gone or changed (compaction rewrote the history).
     fn new_messages_start(&self, messages: &[Message]) -> usize {
-        start_after(self.lock().cursor.as_ref(), messages)
+        Cursor::start_in(self.lock().cursor.as_ref(), messages)
     }
 
     /// What the messages of `ctx` since the cursor hold.
     fn batch(&self, state: &State, ctx: &JobContext) -> Batch {
         let messages = &ctx.cache_safe.messages;
-        let start = start_after(state.cursor.as_ref(), messages);
+        let start = Cursor::start_in(state.cursor.as_ref(), messages);
         assess(
             &messages[start..],
             &self.sandbox,
@@ -451,12 +473,29 @@ impl Inner {
         self.batch(state, ctx).eligible >= self.options.every as usize
     }
 
-    fn move_cursor(&self, messages: &[Message]) {
-        if let Some(last) = messages.last() {
-            self.lock().cursor = Some(Cursor {
-                count: messages.len(),
-                hash: message_hash(last),
-            });
+    fn move_cursor(&self, messages: &[Message]) -> Option<Cursor> {
+        let cursor = Cursor::after(messages)?;
+        self.lock().cursor = Some(cursor.clone());
+        Some(cursor)
+    }
+
+    /// Moves the cursor past `messages` and records it in the transcript (a failure to record
+    /// only costs a resumed session a longer first window).
+    async fn advance_cursor(&self, messages: &[Message]) {
+        let Some(cursor) = self.move_cursor(messages) else {
+            return;
+        };
+        let annotator = self
+            .cursor_log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(annotator) = annotator
+            && let Err(error) = annotator
+                .annotate(MEMORY_CURSOR_KIND, &cursor.to_annotation())
+                .await
+        {
+            tracing::warn!(%error, "could not record the memory extraction cursor");
         }
     }
 
@@ -472,7 +511,7 @@ impl Inner {
         if batch.eligible == 0 {
             if batch.handled > 0 {
                 tracing::debug!("the main agent wrote memory itself; extraction skipped");
-                self.move_cursor(&messages);
+                self.advance_cursor(&messages).await;
                 return Ok(RunReport::SkippedMainAgentWrote {
                     new_messages: new.len(),
                 });
@@ -535,7 +574,7 @@ impl Inner {
         if let Some(learned) = &self.learned {
             learned.extend(&files);
         }
-        self.move_cursor(&messages);
+        self.advance_cursor(&messages).await;
         tracing::debug!(
             dir = %self.dir.path().display(),
             saved = files.len(),
@@ -559,23 +598,6 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ExtractError::Join(e.to_string()))
-}
-
-/// Where the messages after `cursor` start in `messages` (0 when it no longer fits).
-fn start_after(cursor: Option<&Cursor>, messages: &[Message]) -> usize {
-    let Some(cursor) = cursor else {
-        return 0;
-    };
-    match cursor.count.checked_sub(1).and_then(|i| messages.get(i)) {
-        Some(message) if message_hash(message) == cursor.hash => cursor.count,
-        _ => 0,
-    }
-}
-
-/// The stable hash of one message (its JSON).
-fn message_hash(message: &Message) -> [u8; 32] {
-    let bytes = serde_json::to_vec(message).unwrap_or_default();
-    Sha256::digest(&bytes).into()
 }
 
 /// Whether an assistant message among `messages` called Write or Edit on a file inside the

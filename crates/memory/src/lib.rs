@@ -11,6 +11,7 @@
 //! - [`write_guard`]: [`guard_memory_writes`], Read/Write/Edit made safe for several sessions
 //!   saving memories at once (a lock across processes, `MEMORY.md` merged, files 0600).
 //! - [`batch`]: which turns are worth extracting (not "ok, thanks") and when a batch is due.
+//! - [`cursor`]: where extraction stopped, kept in the session's transcript.
 //! - [`extract_prompt`], [`extract`]: the [`ExtractionJob`], a background job of the stop-hook
 //!   pipeline that forks on the parent's prompt cache every few eligible turns (and when the
 //!   host flushes it: idle, exit, before compaction) and saves memories.
@@ -31,10 +32,14 @@
 //! session's context once, register [`AutoMemory::extraction_job`] on the session's
 //! `StopHookPipeline`, submit [`AutoMemory::prompt_with_recall`]'s prompt on each user turn, and
 //! `flush` the pipeline when the session goes idle and before it exits (extraction is batched).
+//! A resumed session hands [`ExtractionJob::restore`] every annotation as the transcript is
+//! read (`QueryEngine::resume_with`); every session gives [`AutoMemory::record_in`] the
+//! engine's transcript annotator, so the extraction cursor survives the process.
 
 pub mod batch;
 pub mod commands;
 pub mod consolidation_lock;
+pub mod cursor;
 pub mod dream;
 pub mod dream_gate;
 pub mod dream_prompt;
@@ -56,6 +61,7 @@ pub use commands::{
 pub use consolidation_lock::{
     Acquire, CONSOLIDATION_LOCK_FILE, ConsolidationLock, recorded_consolidation,
 };
+pub use cursor::MEMORY_CURSOR_KIND;
 pub use dream::{DREAM_JOB, DreamError, DreamJob, DreamRun, OnDreamProgress};
 pub use dream_gate::{
     DEFAULT_DREAM_MIN_HOURS, DEFAULT_DREAM_MIN_SESSIONS, DREAM_ENABLED_SETTING, DREAM_MAX_TURNS,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tine_api_client::ModelClient;
 use tine_fork_runtime::{BackgroundJob, UsageLedger};
+use tine_query_loop::TranscriptAnnotator;
 use tine_tools::permissions::PermissionContext;
 
 use crate::dream::DreamJob;
@@ -125,6 +126,12 @@ impl AutoMemory {
 
     pub fn recall(&self) -> &Recall {
         &self.recall
+    }
+
+    /// Keeps what memory records in the session's transcript (extraction's cursor) there:
+    /// give it the engine's annotator once the engine exists.
+    pub fn record_in(&self, annotator: TranscriptAnnotator) {
+        self.job.record_cursor_in(annotator);
     }
 
     /// The prompt to submit for `prompt`: the recalled memories (if any) before it. Recall

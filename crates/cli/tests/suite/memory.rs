@@ -268,3 +268,107 @@ async fn json_cost_counts_every_request_of_the_run_by_source() {
         .sum();
     assert_eq!(result["usage"]["input_tokens"], sum_input);
 }
+
+/// The extraction requests among `records`, as JSON.
+fn extraction_requests(records: &[tine_e2e::tine_mock_api::RequestRecord]) -> Vec<Value> {
+    records
+        .iter()
+        .filter(|r| String::from_utf8_lossy(&r.body).contains("<memory-extraction>"))
+        .filter_map(|r| r.json())
+        .collect()
+}
+
+/// The text of the last user message of an extraction request (its prompt).
+fn extraction_prompt(body: &Value) -> String {
+    let messages = body["messages"].as_array().unwrap();
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user" && m.to_string().contains("<memory-extraction>"))
+        .unwrap();
+    last.to_string()
+}
+
+#[tokio::test]
+async fn a_continued_session_extracts_only_what_came_after_the_last_run() {
+    let server = mock(seed001()).await;
+    let project = Project::new();
+    let run = |args: &[&str]| {
+        tine(&project, &server)
+            .env_remove("TINE_DISABLE_AUTO_MEMORY")
+            .args(args.iter().copied())
+            .args(["--output-format", "json"])
+            .run()
+    };
+    // Session 1 states the stack; extraction runs in the exit drain over its 2 messages.
+    let out = run(&["-p", "this project uses React 18 and PostgreSQL"]).await;
+    out.assert_success();
+    let session_id = out.json()["session_id"].as_str().unwrap().to_owned();
+    let first = extraction_requests(&server.requests());
+    assert!(!first.is_empty(), "session 1 extracted");
+    assert!(
+        extraction_prompt(&first[0]).contains("From the last ~2 messages"),
+        "{}",
+        extraction_prompt(&first[0])
+    );
+    let cursors: Vec<Value> = project
+        .transcript(&session_id)
+        .into_iter()
+        .filter(|r| r["type"] == "memory_cursor")
+        .collect();
+    assert_eq!(cursors.len(), 1, "one cursor recorded per run");
+    assert_eq!(cursors[0]["data"]["count"], 2, "{}", cursors[0]);
+
+    // Session 2 continues it with something new: extraction looks only at the 2 new
+    // messages, not at all 4 (the first two were covered by session 1's run).
+    for (round, prompt) in [
+        "the staging server is staging.example.com",
+        "releases go out on Fridays after the standup",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let before = server.requests().len();
+        let out = run(&["-c", "-p", prompt]).await;
+        out.assert_success();
+        assert_eq!(out.json()["session_id"], session_id.as_str());
+        let log = server.requests();
+        let session = &log[before..];
+        let forks = extraction_requests(session);
+        assert!(!forks.is_empty(), "round {round}: extraction ran");
+        let text = extraction_prompt(&forks[0]);
+        assert!(
+            text.contains("From the last ~2 messages"),
+            "round {round}: extraction should see only the new turn: {text}"
+        );
+        // The fork's first request reads the continued session's cached prefix.
+        let main = session
+            .iter()
+            .find(|r| {
+                let body = String::from_utf8_lossy(&r.body);
+                body.contains(prompt)
+                    && !body.contains("<memory-extraction>")
+                    && !body.contains("<memory-recall>")
+            })
+            .expect("the main request");
+        let main_usage = main.usage.unwrap();
+        let fork = session
+            .iter()
+            .find(|r| String::from_utf8_lossy(&r.body).contains("<memory-extraction>"))
+            .unwrap();
+        let cached = main_usage.cache_read_input_tokens + main_usage.cache_creation_input_tokens;
+        assert!(cached > 0, "{main_usage:?}");
+        assert!(
+            fork.usage.unwrap().cache_read_input_tokens >= cached,
+            "round {round}: fork read {:?} of the parent's {cached} cached tokens",
+            fork.usage.unwrap()
+        );
+    }
+    let counts: Vec<Value> = project
+        .transcript(&session_id)
+        .into_iter()
+        .filter(|r| r["type"] == "memory_cursor")
+        .map(|r| r["data"]["count"].clone())
+        .collect();
+    assert_eq!(counts, [2, 4, 6], "each run recorded where it stopped");
+}
