@@ -1,7 +1,8 @@
 //! `cargo xtask`: the project's developer commands, in Rust so they run wherever cargo does.
 //!
-//! Modules: `layers` (the crate layering check), `bench` (the benchmark registry), `demo`,
-//! `fuzz` (the property tests at scale), `killtest` (kill -9 trials of the real binary).
+//! Modules: `layers` (the crate layering check), `bench` (the benchmark registry), `demo` (the
+//! offline demo against the simulator), `fuzz` (the property tests at scale),
+//! `killtest` (kill -9 trials of the real binary).
 
 mod bench;
 mod demo;

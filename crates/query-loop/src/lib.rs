@@ -1,16 +1,28 @@
-//! tine-query-loop: the agent loop and everything a session needs around it.
+//! tine-query-loop: the agent loop and everything a session needs around it. It must not know
+//! forks, memory or compaction: it calls them through the traits of [`plug`].
 //!
 //! Modules, in reading order:
+//! - [`events`]: [`QueryEvent`], what the loop tells its host while it runs.
+//! - [`transition`]: why the loop went round again ([`Transition`]) and why it stopped
+//!   ([`Terminal`]).
+//! - [`plug`]: the traits upper layers and the host implement ([`CanUseTool`],
+//!   [`PermissionPrompter`], [`Compactor`], [`StopHooks`], [`RequestMonitor`]) and the
+//!   vocabulary of their answers.
+//! - [`request`]: [`RequestTemplate`], the fixed part of every request, and request building
+//!   with the two cache breakpoints.
+//! - [`repair`]: the tool-use pairing repair run on the history before every request.
+//! - [`replacement`]: oversized tool results replaced by a preview, each decision frozen.
+//! - [`stuck`]: the same call failing the same way again and again ends the turn.
+//! - [`query`](mod@query): [`query()`], the loop itself as a stream of events.
 //! - [`transcript`]: the session's JSONL transcript: writer, tolerant reader, resume,
 //!   `--continue`.
 //! - [`context`]: AGENTS.md / CLAUDE.md discovery, environment facts, git snapshot, and the
 //!   rendering of the system prompt and user context, once per session.
-//! - [`hooks`]: user stop hooks (shell commands from settings) and the post-sampling registry.
-//! - [`timestamp`]: RFC 3339 / day formatting used by the above.
-//!
-//! `query()` (the agent loop as a stream of events ending in a terminal reason; [`stuck`]
-//! stops it when the model repeats a failing call) and the `QueryEngine` session build on
-//! these.
+//! - [`hooks`]: user stop hooks (shell commands from settings, [`CommandStopHooks`]) and the
+//!   post-sampling registry.
+//! - [`engine`]: [`QueryEngine`], the session: one [`query()`] per turn, messages, usage,
+//!   denials and the transcript across turns.
+//! - [`timestamp`]: RFC 3339 / day formatting used by the transcript and the context.
 
 pub mod context;
 pub mod engine;
@@ -35,13 +47,13 @@ pub use engine::{
 };
 pub use events::QueryEvent;
 pub use hooks::{
-    HookError, HookFailure, HooksSettings, PostSamplingContext, PostSamplingHooks,
-    PostSamplingSummary, StopHookCommand, StopHookInput, StopHookOutcome, StopHookReport,
+    CommandStopHooks, HookError, HookFailure, HooksSettings, PostSamplingContext,
+    PostSamplingHooks, PostSamplingSummary, StopHookCommand, StopHookInput, StopHookReport,
     run_stop_hooks,
 };
 pub use plug::{
-    AllowAll, Annotation, CanUseTool, CommandStopHooks, Compacted, Compactor, PermissionOutcome,
-    PermissionPrompter, RequestMonitor, StopContext, StopHooks,
+    AllowAll, Annotation, CanUseTool, Compacted, Compactor, PermissionOutcome, PermissionPrompter,
+    RequestMonitor, StopContext, StopHookOutcome, StopHooks,
 };
 pub use query::{
     EndAfterTools, LoopState, PostSampling, QueryParams, QuerySource, RequestObserver,

@@ -1,23 +1,20 @@
 //! Where the host and the upper layers plug into the loop, as traits this crate defines and
-//! they implement (the loop must not know forks, memory or compaction):
+//! they implement (the loop must not know forks, memory or compaction), with the vocabulary of
+//! their answers; the implementations live elsewhere:
 //! - [`CanUseTool`]: the permission check of every tool call.
 //! - [`Compactor`]: auto compaction before a request, reactive compaction on "prompt too long".
 //! - [`StopHooks`]: what runs when the model ends a turn with no tool calls (the stop-hook
-//!   pipeline of fork-runtime wraps the user's command hooks here).
+//!   pipeline of fork-runtime wraps the user's command hooks, `hooks::CommandStopHooks`, here).
 //! - [`RequestMonitor`]: sees every request of the session and its usage, and may annotate the
 //!   transcript (the cache-break detector of fork-runtime).
-
-use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tine_api_client::Message;
 use tine_tools::{Tool, ToolContext};
 
-use crate::hooks::{StopHookCommand, StopHookInput, StopHookOutcome, run_stop_hooks};
 use crate::request::RequestTemplate;
 use crate::transition::Transition;
-use tine_config::SessionId;
 
 /// The answer to "may this call run?".
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +93,17 @@ pub trait Compactor: Send + Sync {
     ) -> BoxFuture<'a, Option<Compacted>>;
 }
 
+/// What the loop does after the stop hooks ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopHookOutcome {
+    /// No hook objected: the turn ends as the model intended.
+    Continue,
+    /// A hook blocked the stop: give `reason` to the model and keep the loop going.
+    Block { reason: String },
+    /// A hook asked to end the session's work now (`"continue": false`); `reason` is for the user.
+    Halt { reason: Option<String> },
+}
+
 /// What the stop hooks see when the model ended a turn with no tool calls.
 pub struct StopContext<'a> {
     /// The whole history, the final reply included.
@@ -109,36 +117,6 @@ pub struct StopContext<'a> {
 /// Runs when a turn ends with no tool calls. Block → the loop continues with the reason.
 pub trait StopHooks: Send + Sync {
     fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome>;
-}
-
-/// The user's Stop hook commands from settings, run as Claude Code runs them.
-#[derive(Debug, Clone)]
-pub struct CommandStopHooks {
-    pub commands: Vec<StopHookCommand>,
-    pub session_id: SessionId,
-    pub transcript_path: PathBuf,
-    pub cwd: PathBuf,
-}
-
-impl StopHooks for CommandStopHooks {
-    fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
-        Box::pin(async move {
-            if self.commands.is_empty() {
-                return StopHookOutcome::Continue;
-            }
-            let input = StopHookInput::new(
-                self.session_id.clone(),
-                self.transcript_path.clone(),
-                self.cwd.clone(),
-                ctx.stop_hook_active,
-            );
-            let report = run_stop_hooks(&self.commands, &input).await;
-            for failure in &report.failures {
-                tracing::warn!(%failure, "stop hook failed");
-            }
-            report.outcome
-        })
-    }
 }
 
 /// A note a [`RequestMonitor`] wants kept in the transcript (record `kind`, payload `data`).

@@ -21,9 +21,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::QueryEvent;
-use crate::hooks::{PostSamplingContext, PostSamplingHooks, StopHookOutcome};
+use crate::hooks::{PostSamplingContext, PostSamplingHooks};
 use crate::plug::{
-    CanUseTool, Compactor, PermissionOutcome, PermissionPrompter, StopContext, StopHooks,
+    CanUseTool, Compactor, PermissionOutcome, PermissionPrompter, StopContext, StopHookOutcome,
+    StopHooks,
 };
 use crate::repair::INTERRUPTED_TOOL_RESULT;
 use crate::request::RequestTemplate;

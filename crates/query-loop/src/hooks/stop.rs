@@ -16,7 +16,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use futures::future::BoxFuture;
+
 use super::process::{CommandOutput, RunError, run_shell};
+use crate::plug::{StopContext, StopHookOutcome, StopHooks};
 use tine_config::SessionId;
 
 /// A hook command's timeout when settings give none (Claude Code's default).
@@ -126,17 +129,6 @@ impl StopHookInput {
             stop_hook_active,
         }
     }
-}
-
-/// What the loop does after the stop hooks ran.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopHookOutcome {
-    /// No hook objected: the turn ends as the model intended.
-    Continue,
-    /// A hook blocked the stop: give `reason` to the model and keep the loop going.
-    Block { reason: String },
-    /// A hook asked to end the session's work now (`"continue": false`); `reason` is for the user.
-    Halt { reason: Option<String> },
 }
 
 /// The outcome plus everything worth showing the user.
@@ -316,5 +308,35 @@ pub fn stop_commands_from_settings(
     match settings.get("hooks") {
         Some(hooks) => Ok(HooksSettings::from_value(hooks)?.stop_commands()),
         None => Ok(Vec::new()),
+    }
+}
+
+/// The user's Stop hook commands from settings, run as Claude Code runs them.
+#[derive(Debug, Clone)]
+pub struct CommandStopHooks {
+    pub commands: Vec<StopHookCommand>,
+    pub session_id: SessionId,
+    pub transcript_path: PathBuf,
+    pub cwd: PathBuf,
+}
+
+impl StopHooks for CommandStopHooks {
+    fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
+        Box::pin(async move {
+            if self.commands.is_empty() {
+                return StopHookOutcome::Continue;
+            }
+            let input = StopHookInput::new(
+                self.session_id.clone(),
+                self.transcript_path.clone(),
+                self.cwd.clone(),
+                ctx.stop_hook_active,
+            );
+            let report = run_stop_hooks(&self.commands, &input).await;
+            for failure in &report.failures {
+                tracing::warn!(%failure, "stop hook failed");
+            }
+            report.outcome
+        })
     }
 }
