@@ -289,7 +289,17 @@ impl ApiError {
     pub fn status(&self) -> Option<u16> {
         match self {
             Self::Status { status, .. } => Some(*status),
-            _ => None,
+            Self::MissingCredentials
+            | Self::Config { .. }
+            | Self::Connection { .. }
+            | Self::NothingListening { .. }
+            | Self::Timeout { .. }
+            | Self::StreamError { .. }
+            | Self::IncompleteStream { .. }
+            | Self::Decode { .. }
+            | Self::CorruptStream { .. }
+            | Self::InvalidToolInput { .. }
+            | Self::Protocol { .. } => None,
         }
     }
 
@@ -315,7 +325,16 @@ impl ApiError {
     pub fn api_message(&self) -> Option<&str> {
         match self {
             Self::Status { message, .. } | Self::StreamError { message, .. } => Some(message),
-            _ => None,
+            Self::MissingCredentials
+            | Self::Config { .. }
+            | Self::Connection { .. }
+            | Self::NothingListening { .. }
+            | Self::Timeout { .. }
+            | Self::IncompleteStream { .. }
+            | Self::Decode { .. }
+            | Self::CorruptStream { .. }
+            | Self::InvalidToolInput { .. }
+            | Self::Protocol { .. } => None,
         }
     }
 

@@ -64,7 +64,17 @@ impl RetryPolicy {
             ApiError::NothingListening { .. } => self
                 .local_connect_attempts
                 .clamp(1, self.max_attempts.max(1)),
-            _ => self.max_attempts,
+            ApiError::MissingCredentials
+            | ApiError::Config { .. }
+            | ApiError::Connection { .. }
+            | ApiError::Timeout { .. }
+            | ApiError::Status { .. }
+            | ApiError::StreamError { .. }
+            | ApiError::IncompleteStream { .. }
+            | ApiError::Decode { .. }
+            | ApiError::CorruptStream { .. }
+            | ApiError::InvalidToolInput { .. }
+            | ApiError::Protocol { .. } => self.max_attempts,
         }
     }
 

@@ -80,17 +80,23 @@ impl Printer {
                 eprintln!("tine: {notice}");
             }
         }
-        if self.format == OutputFormat::Text {
-            self.text_event(event);
-            return;
+        match self.format {
+            OutputFormat::Text => self.text_event(event),
+            OutputFormat::StreamJson => self.stream_json_event(event),
+            // One object at the end of the turn; nothing per event.
+            OutputFormat::Json => {}
         }
+    }
+
+    /// Stream-json mode: every message as a line, as Claude Code prints them.
+    fn stream_json_event(&mut self, event: &QueryEvent) {
         match event {
             QueryEvent::AssistantMessage {
                 message,
                 stop_reason,
                 usage,
                 model,
-            } if self.format == OutputFormat::StreamJson => {
+            } => {
                 let value = json!({
                     "type": "assistant",
                     "message": {
@@ -106,7 +112,7 @@ impl Printer {
                 });
                 self.line(&value);
             }
-            QueryEvent::UserMessage { message } if self.format == OutputFormat::StreamJson => {
+            QueryEvent::UserMessage { message } => {
                 let value = json!({
                     "type": "user",
                     "message": {"role": "user", "content": content_value(message)},
@@ -115,7 +121,18 @@ impl Printer {
                 });
                 self.line(&value);
             }
-            _ => {}
+            QueryEvent::RequestStart { .. }
+            | QueryEvent::TextDelta { .. }
+            | QueryEvent::ThinkingDelta { .. }
+            | QueryEvent::ToolUseStart { .. }
+            | QueryEvent::Retry(_)
+            | QueryEvent::Usage { .. }
+            | QueryEvent::ToolDenied { .. }
+            | QueryEvent::ToolProgress { .. }
+            | QueryEvent::ToolResult { .. }
+            | QueryEvent::HistoryReplaced { .. }
+            | QueryEvent::Transition(_)
+            | QueryEvent::Terminal(_) => {}
         }
     }
 
@@ -185,21 +202,28 @@ impl Printer {
             (false, false) => "background_job",
         };
         match self.format {
-            OutputFormat::StreamJson if status != "started" => {
-                let value = json!({
-                    "type": "system",
-                    "subtype": subtype,
-                    "job": job,
-                    "status": status,
-                    "summary": summary,
-                    "data": data,
-                    "session_id": self.info.session_id,
-                });
-                self.line(&value);
+            OutputFormat::StreamJson => {
+                if status != "started" {
+                    let value = json!({
+                        "type": "system",
+                        "subtype": subtype,
+                        "job": job,
+                        "status": status,
+                        "summary": summary,
+                        "data": data,
+                        "session_id": self.info.session_id,
+                    });
+                    self.line(&value);
+                }
             }
-            OutputFormat::Text if memory_saved && !self.verbose => eprintln!("tine: {summary}"),
-            OutputFormat::Text if dream && !self.verbose => eprintln!("tine: dream: {summary}"),
-            _ => {}
+            OutputFormat::Text => {
+                if memory_saved && !self.verbose {
+                    eprintln!("tine: {summary}");
+                } else if dream && !self.verbose {
+                    eprintln!("tine: dream: {summary}");
+                }
+            }
+            OutputFormat::Json => {}
         }
     }
 

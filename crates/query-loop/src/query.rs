@@ -538,15 +538,14 @@ async fn stream_reply(
             }
             Some(Ok(ClientEvent::Stream(event))) => {
                 match &event {
-                    StreamEvent::ContentBlockStart {
-                        content_block: ContentBlock::ToolUse(t),
-                        ..
-                    } => {
-                        emit.send(QueryEvent::ToolUseStart {
-                            id: t.id.clone(),
-                            name: t.name.clone(),
-                        })
-                        .await;
+                    StreamEvent::ContentBlockStart { content_block, .. } => {
+                        if let ContentBlock::ToolUse(t) = content_block {
+                            emit.send(QueryEvent::ToolUseStart {
+                                id: t.id.clone(),
+                                name: t.name.clone(),
+                            })
+                            .await;
+                        }
                     }
                     StreamEvent::ContentBlockDelta { delta, .. } => match delta {
                         ContentDelta::TextDelta { text } => {
@@ -562,7 +561,13 @@ async fn stream_reply(
                         ContentDelta::InputJsonDelta { .. }
                         | ContentDelta::SignatureDelta { .. } => {}
                     },
-                    _ => {}
+                    // The accumulator assembles these; nothing to tell the host early.
+                    StreamEvent::MessageStart { .. }
+                    | StreamEvent::ContentBlockStop { .. }
+                    | StreamEvent::MessageDelta { .. }
+                    | StreamEvent::MessageStop
+                    | StreamEvent::Ping
+                    | StreamEvent::Error { .. } => {}
                 }
                 if let Err(error) = accumulator.push(&event) {
                     return Streamed::Failed(error);

@@ -219,7 +219,16 @@ fn error_output(tool: &dyn Tool, error: &ToolError) -> ToolOutput {
                 tool.name()
             )
         }
-        _ => format!("Error: {error}"),
+        ToolError::NotFound(_)
+        | ToolError::IsDirectory(_)
+        | ToolError::BinaryFile(_)
+        | ToolError::Stale(_)
+        | ToolError::OldStringNotFound(_)
+        | ToolError::OldStringAmbiguous { .. }
+        | ToolError::NoChange
+        | ToolError::Io { .. }
+        | ToolError::Cancelled
+        | ToolError::Failed(_) => format!("Error: {error}"),
     };
     ToolOutput::error(content).with_summary(error.to_string())
 }

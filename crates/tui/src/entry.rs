@@ -63,7 +63,13 @@ impl Entry {
     pub fn time_salt(&self, now: Instant) -> u64 {
         match self {
             Entry::Tool(call) => call.time_salt(now),
-            _ => 0,
+            Entry::User { .. }
+            | Entry::Assistant(_)
+            | Entry::Thinking { .. }
+            | Entry::Notice { .. }
+            | Entry::Interrupted
+            | Entry::Error { .. }
+            | Entry::CommandOutput { .. } => 0,
         }
     }
 

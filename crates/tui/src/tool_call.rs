@@ -65,7 +65,9 @@ impl ToolCall {
     pub fn finish(&mut self, result: ToolResultView) {
         let diff = match &result.display {
             ToolDisplayView::Diff { diff, .. } => Some(diff::diff_lines(diff)),
-            _ => None,
+            ToolDisplayView::None | ToolDisplayView::Todos(_) | ToolDisplayView::Shell { .. } => {
+                None
+            }
         };
         self.state = ToolState::Done { result, diff };
     }
