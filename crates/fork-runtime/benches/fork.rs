@@ -150,7 +150,6 @@ async fn main() {
         ]));
         let unshared_params = Arc::new(CacheSafeParams {
             template,
-            user_context: None,
             messages: Arc::clone(&cache_safe.messages),
         });
         let unshared = run_forked_agent(

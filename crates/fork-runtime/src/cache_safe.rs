@@ -7,15 +7,17 @@ use tine_api_client::Message;
 use tine_query_loop::RequestTemplate;
 
 /// What a fork needs to send a request whose prefix is its parent's, byte for byte.
+///
+/// There is no separate user context: the session's (instruction files, environment, date, git
+/// status, the memory index) is the first block of its first user message, put there once by
+/// the engine and frozen in the transcript, so it is inside `messages` and a fork sends it
+/// unchanged.
 #[derive(Debug, Clone)]
 pub struct CacheSafeParams {
-    /// System prompt bytes (system context included), the exact serialized tool array, model and
-    /// thinking config: the template every main-thread request of the session was built from.
+    /// System prompt bytes, the exact serialized tool array, model and thinking config: the
+    /// template every main-thread request of the session was built from.
     pub template: RequestTemplate,
-    /// The user context put before the session's first prompt (already inside `messages`;
-    /// kept so a caller can tell what the prefix holds).
-    pub user_context: Option<Arc<str>>,
-    /// The parent's whole conversation, its final reply included.
+    /// The parent's whole conversation, its user context first and its final reply last.
     pub messages: Arc<[Message]>,
 }
 

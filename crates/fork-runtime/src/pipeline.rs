@@ -276,10 +276,8 @@ impl StopHooks for StopHookPipeline {
     fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
         Box::pin(async move {
             if !ctx.stop_hook_active {
-                let user_context = None;
                 self.turn_ended(CacheSafeParams {
                     template: ctx.template.clone(),
-                    user_context,
                     messages: Arc::from(ctx.messages.to_vec()),
                 });
             }

@@ -149,7 +149,6 @@ pub async fn dream(
     let ctx = JobContext {
         cache_safe: Arc::new(CacheSafeParams {
             template,
-            user_context: None,
             messages: Arc::from(Vec::new()),
         }),
         parent,

@@ -8,7 +8,7 @@ use tine_fork_runtime::{ForkParams, run_forked_agent};
 use tine_mock_api::{Reply, Rule, Scenario};
 use tine_query_loop::{AllowAll, Terminal};
 
-use super::harness::session;
+use super::harness::{USER_CONTEXT, session};
 
 fn scenario() -> Scenario {
     Scenario::new()
@@ -127,6 +127,8 @@ async fn fork_shares_the_prefix(notes_text: String, expect_replaced: bool) {
         pm.len() + 2,
         "parent's final answer + fork prompt"
     );
+    // The user context is the first block of the first message, in the parent and the fork.
+    assert_eq!(pm[0]["content"][0]["text"], USER_CONTEXT);
     for (i, (a, b)) in pm.iter().zip(&fm).enumerate() {
         assert_eq!(
             serde_json::to_vec(a).unwrap(),

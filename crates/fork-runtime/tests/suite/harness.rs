@@ -33,6 +33,11 @@ pub fn client_for(server: &MockServer) -> Arc<dyn ModelClient> {
     Arc::new(HttpClient::new(config).unwrap())
 }
 
+/// What the engine puts before the session's first prompt (the cli's instruction files,
+/// environment and memory index); a fork must send it unchanged.
+pub const USER_CONTEXT: &str =
+    "<system-reminder>\nAGENTS.md: run the tests before committing.\n</system-reminder>";
+
 pub type Tools = Arc<[Arc<dyn Tool>]>;
 
 pub fn tool_setup() -> (Tools, Arc<[ToolDefinition]>) {
@@ -90,7 +95,7 @@ pub async fn session(
         cwd: cwd.path().to_path_buf(),
         home: home.path().to_path_buf(),
         system_prompt: Arc::from(big_system_prompt()),
-        user_context: None,
+        user_context: Some(Arc::from(USER_CONTEXT)),
         tools,
         tool_definitions: defs,
         thinking: None,

@@ -52,7 +52,6 @@ fn cache_safe() -> Arc<CacheSafeParams> {
             skip_cache_write: false,
             replacements: None,
         },
-        user_context: None,
         messages: Arc::from(vec![
             Message::user(vec![ContentBlock::text("hi")]),
             Message::assistant(vec![ContentBlock::text("hello")]),
