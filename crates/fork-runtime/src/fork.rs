@@ -185,6 +185,10 @@ pub async fn run_forked_agent(
 
     tracing::debug!(label = %params.fork_label, agent_id, "fork started");
     let mut events = query(loop_params, history);
+    // Dropped midway (its background job aborted), the fork stops its loop and its tools now,
+    // not at the loop's next event; a fork sharing the parent's token leaves that token alone.
+    let stop_on_drop = (!params.overrides.share_cancellation)
+        .then(|| context.tool_context.cancellation().clone().drop_guard());
     let mut usage = Usage::default();
     let mut first_request_usage = None;
     let mut cost = 0.0;
@@ -221,6 +225,9 @@ pub async fn run_forked_agent(
             | QueryEvent::HistoryReplaced { .. }
             | QueryEvent::Transition(_) => {}
         }
+    }
+    if let Some(guard) = stop_on_drop {
+        guard.disarm();
     }
     tracing::debug!(
         label = %params.fork_label,

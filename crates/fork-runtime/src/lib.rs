@@ -29,8 +29,8 @@ pub use cache_break::{
 pub use cache_safe::{CacheSafeParams, CacheSafeSlot};
 pub use fork::{ForkError, ForkParams, ForkResult, OnMessage, run_forked_agent};
 pub use pipeline::{
-    BackgroundEvent, BackgroundJob, DEFAULT_DRAIN_TIMEOUT, DrainReport, JobContext, JobError,
-    JobOutcome, StopHookPipeline,
+    BackgroundEvent, BackgroundJob, CANCEL_GRACE, DEFAULT_DRAIN_TIMEOUT, DrainReport, JobContext,
+    JobError, JobOutcome, StopHookPipeline,
 };
 pub use side_query::{
     CLI_SYSTEM_PREFIX, DEFAULT_SIDE_QUERY_MAX_TOKENS, SideQuery, SideQueryError, SideQueryResult,

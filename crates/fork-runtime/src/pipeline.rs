@@ -7,6 +7,12 @@
 //! event) and keep what it needs, and [`StopHookPipeline::flush`] starts the deferred work of
 //! every job now. Hosts flush when the session goes idle, before compaction drops history, and
 //! at exit; headless `-p` flushes, then drains pending jobs before exiting.
+//!
+//! Stopping a job: its token ([`JobContext::cancel`]) is cancelled, and a job that honours it
+//! returns within [`CANCEL_GRACE`] (with what it has, or an error); a job still running then is
+//! aborted: its own task drops its future (a fork inside it cancels its tools as it goes), so
+//! nothing of it runs or writes once [`StopHookPipeline::drain`] has returned. Either way the
+//! job reports `Cancelled`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -23,6 +29,9 @@ use crate::subagent::ParentContext;
 
 /// Default bound on how long `-p` waits for background jobs before cancelling them.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a cancelled job has to stop on its own before it is aborted.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// What a background job gets: the turn's cache-safe params, the parent to fork from, and a
 /// token cancelled when the session ends or the drain times out.
@@ -78,13 +87,25 @@ pub enum BackgroundEvent {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DrainReport {
     pub finished: usize,
-    /// Still running at the deadline, then cancelled.
+    /// Still running at the deadline, then cancelled (all of them stopped before `drain`
+    /// returned).
     pub cancelled: usize,
+    /// Of the cancelled, those that ignored their token for [`CANCEL_GRACE`] and were aborted.
+    pub aborted: usize,
 }
 
 struct Running {
     job: String,
-    handle: JoinHandle<()>,
+    handle: JoinHandle<Stopped>,
+}
+
+/// How a job's task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    /// The job's future returned (done, failed, or stopped on its token).
+    Ended,
+    /// It ignored its token for [`CANCEL_GRACE`] and was dropped.
+    Dropped,
 }
 
 /// The pipeline, installed as the main thread's [`StopHooks`].
@@ -199,29 +220,52 @@ impl StopHookPipeline {
             job: name.to_owned(),
         });
         let handle = tokio::spawn(async move {
-            // A job's own task: a panic or error ends here, never in the loop.
+            // A job's own task: a panic or error ends here, never in the loop. The job sees its
+            // token; one still running CANCEL_GRACE after it was cancelled is dropped here (at
+            // its next await), so the task always ends and says how.
             let outcome = tokio::select! {
                 biased;
-                _ = cancel.cancelled() => None,
                 result = future => Some(result),
+                () = async {
+                    cancel.cancelled().await;
+                    tokio::time::sleep(CANCEL_GRACE).await;
+                } => None,
             };
-            let event = match outcome {
-                None => BackgroundEvent::Cancelled { job: job_name },
-                Some(Ok(outcome)) => BackgroundEvent::Finished {
-                    job: job_name,
-                    outcome,
-                },
+            let (event, stopped) = match outcome {
+                // Stopped on its token: cancelled, whatever it returned with (a killed dream,
+                // an extraction with half its memories).
+                Some(_) if cancel.is_cancelled() => {
+                    (BackgroundEvent::Cancelled { job: job_name }, Stopped::Ended)
+                }
+                Some(Ok(outcome)) => (
+                    BackgroundEvent::Finished {
+                        job: job_name,
+                        outcome,
+                    },
+                    Stopped::Ended,
+                ),
                 Some(Err(error)) => {
                     tracing::warn!(job = %job_name, %error, "background job failed");
-                    BackgroundEvent::Failed {
-                        job: job_name,
-                        error: error.to_string(),
-                    }
+                    (
+                        BackgroundEvent::Failed {
+                            job: job_name,
+                            error: error.to_string(),
+                        },
+                        Stopped::Ended,
+                    )
+                }
+                None => {
+                    tracing::warn!(job = %job_name, "background job ignored its cancellation; dropped");
+                    (
+                        BackgroundEvent::Cancelled { job: job_name },
+                        Stopped::Dropped,
+                    )
                 }
             };
             if let Some(tx) = events {
                 let _ = tx.send(event);
             }
+            stopped
         });
         running.push(Running {
             job: name.to_owned(),
@@ -229,7 +273,9 @@ impl StopHookPipeline {
         });
     }
 
-    /// Waits for pending jobs up to `timeout`, then cancels the rest cleanly.
+    /// Waits for pending jobs up to `timeout`, then cancels the rest: their tokens first, and
+    /// after [`CANCEL_GRACE`] those still running are aborted. Every job has stopped when this
+    /// returns.
     pub async fn drain(&self, timeout: Duration) -> DrainReport {
         let running: Vec<Running> = std::mem::take(&mut *self.lock());
         let mut report = DrainReport::default();
@@ -238,35 +284,39 @@ impl StopHookPipeline {
         for mut r in running {
             match tokio::time::timeout_at(deadline, &mut r.handle).await {
                 Ok(joined) => {
-                    if let Err(error) = joined {
-                        tracing::warn!(job = %r.job, %error, "background job panicked");
-                        self.emit(BackgroundEvent::Failed {
-                            job: r.job.clone(),
-                            error: format!("panicked: {error}"),
-                        });
-                    }
+                    self.report_panic(&r.job, joined.map(|_| ()));
                     report.finished += 1;
                 }
                 Err(_) => late.push(r),
             }
         }
-        if !late.is_empty() {
-            self.cancel.cancel();
-            for r in late {
-                // The job saw the token; give it a moment to stop, then abort the task.
-                if tokio::time::timeout(Duration::from_secs(2), async { (&mut { r.handle }).await })
-                    .await
-                    .is_err()
-                {
-                    tracing::warn!(job = %r.job, "background job did not stop; aborted");
-                }
-                report.cancelled += 1;
+        if late.is_empty() {
+            return report;
+        }
+        self.cancel.cancel();
+        for r in late {
+            report.cancelled += 1;
+            // Each task ends within CANCEL_GRACE of the token (it drops a job that ignores it).
+            match r.handle.await {
+                Ok(Stopped::Dropped) => report.aborted += 1,
+                joined => self.report_panic(&r.job, joined.map(|_| ())),
             }
         }
         report
     }
 
-    /// Cancels every running job now.
+    fn report_panic(&self, job: &str, joined: Result<(), tokio::task::JoinError>) {
+        if let Err(error) = joined {
+            tracing::warn!(job = %job, %error, "background job panicked");
+            self.emit(BackgroundEvent::Failed {
+                job: job.to_owned(),
+                error: format!("panicked: {error}"),
+            });
+        }
+    }
+
+    /// Cancels every running job now (Ctrl-C): a job honouring its token stops with what it
+    /// has; one that ignores it is dropped after [`CANCEL_GRACE`]. Each reports `Cancelled`.
     pub fn cancel_all(&self) {
         self.cancel.cancel();
     }

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cache_break;
+mod drain;
 mod fork;
 mod harness;
 mod pipeline;
