@@ -30,8 +30,8 @@ pub const LAYERS: &[(&str, u8)] = &[
     ("memory", 6),
     ("compaction", 6),
     ("mcp", 6),
-    // 7 is the session layer's (design.md). The UI depends on none of ours yet; it sits where
-    // the session layer's front ends go.
+    // One session for every front end: above memory, compaction and MCP, below the UI.
+    ("session", 7),
     ("tui", 8),
     ("cli", 9),
 ];

@@ -264,6 +264,19 @@ impl QueryEngine {
         self.tool_context.cancellation().clone()
     }
 
+    /// Uses `token` for the next turn: a host with a session token gives each turn a child of
+    /// it, so interrupting the turn leaves the session (and the forks of earlier turns) running.
+    pub fn set_cancellation(&mut self, token: CancellationToken) {
+        self.tool_context = self.tool_context.clone().with_cancellation(token);
+    }
+
+    /// Uses `state` as the session's content-replacement decisions: the host gives the forks'
+    /// parent context the same state, so what a fork derives from the parent decides as the
+    /// main thread did. Call it before the first turn.
+    pub fn share_replacements(&mut self, state: crate::replacement::SharedReplacements) {
+        self.replacements = state;
+    }
+
     /// A fresh token after a cancelled turn.
     pub fn reset_cancellation(&mut self) {
         self.tool_context = self

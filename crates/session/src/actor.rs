@@ -1,0 +1,373 @@
+//! The session's task: it owns the engine and runs submissions one at a time, each with the
+//! turn protocol every front end shares (design.md "One turn"):
+//!
+//! 1. the turn's token (a child of the session's, made by `submit`) becomes the engine's, so
+//!    an interruption stops this turn and nothing else;
+//! 2. recall attaches the memories relevant to the prompt (a side query, interruptible);
+//! 3. the cache-safe slot is cleared (a turn has started: what it held no longer describes
+//!    the conversation);
+//! 4. the engine runs the turn; its events are forwarded as they happen, with the figures of
+//!    a status line after each request; the stop-hook pipeline saves the turn's params and
+//!    starts the background jobs (on the session's token, so they outlive the turn);
+//! 5. `TurnEnded` with the cost of every request so far: the main thread's and the ledger's
+//!    (side queries, forks).
+//!
+//! Background events are forwarded by their own task as they come. Shutdown flushes what
+//! the jobs deferred and drains them within the grace.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tine_api_client::{ContentBlock, MessageContent, Usage, context_window, cost_usd};
+use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, StopHookPipeline, UsageLedger};
+use tine_memory::AutoMemory;
+use tine_query_loop::{QueryEngine, QueryEvent};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::assemble::Assembled;
+use crate::commands;
+use crate::event::{
+    Notice, SessionCost, SessionEvent, ShutdownReport, TurnEnd, TurnOutcome, UsageReport,
+};
+use crate::handle::Shared;
+use crate::submission::{Submission, SubmissionId};
+
+/// What the handle sends the task.
+pub(crate) enum Op {
+    Submit {
+        id: SubmissionId,
+        submission: Submission,
+    },
+    Shutdown {
+        reply: oneshot::Sender<ShutdownReport>,
+    },
+}
+
+pub(crate) struct Actor {
+    pub engine: QueryEngine,
+    pub pipeline: Arc<StopHookPipeline>,
+    pub memory: Option<AutoMemory>,
+    pub ledger: UsageLedger,
+    pub shared: Arc<Shared>,
+    pub events: mpsc::UnboundedSender<SessionEvent>,
+    /// The main thread's requests so far (the engine counts tokens and cost, not requests).
+    pub main_requests: u64,
+    /// The main thread's last request's usage (the status line's context and cache figures).
+    last_usage: Option<Usage>,
+    /// Whether the session's cancellation has reached the pipeline's jobs.
+    background_cancelled: bool,
+    drain_grace: Duration,
+    forwarder: JoinHandle<()>,
+    forwarder_stop: CancellationToken,
+}
+
+impl Actor {
+    pub(crate) fn new(
+        assembled: Assembled,
+        shared: Arc<Shared>,
+        events: mpsc::UnboundedSender<SessionEvent>,
+        drain_grace: Duration,
+    ) -> Self {
+        let forwarder_stop = CancellationToken::new();
+        let forwarder = tokio::spawn(forward_background(
+            assembled.background,
+            events.clone(),
+            forwarder_stop.clone(),
+        ));
+        Self {
+            engine: assembled.engine,
+            pipeline: assembled.pipeline,
+            memory: assembled.memory,
+            ledger: assembled.ledger,
+            shared,
+            events,
+            main_requests: 0,
+            last_usage: None,
+            background_cancelled: false,
+            drain_grace,
+            forwarder,
+            forwarder_stop,
+        }
+    }
+
+    pub(crate) fn emit(&self, event: SessionEvent) {
+        // A front end that dropped its receiver no longer listens; the session goes on.
+        let _ = self.events.send(event);
+    }
+
+    pub(crate) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        let session = self.shared.token.clone();
+        loop {
+            let op = tokio::select! {
+                op = ops.recv() => op,
+                // A cancelled session stops its background jobs too (they hold their own
+                // tokens); submissions still get their `TurnEnded`.
+                _ = session.cancelled(), if !self.background_cancelled => {
+                    self.pipeline.cancel_all();
+                    self.background_cancelled = true;
+                    continue;
+                }
+            };
+            match op {
+                Some(Op::Submit { id, submission }) => self.run_submission(id, submission).await,
+                Some(Op::Shutdown { reply }) => {
+                    let report = self.shutdown().await;
+                    let _ = reply.send(report);
+                    return;
+                }
+                // Every handle is gone: shut down the same way, for nobody.
+                None => {
+                    self.shutdown().await;
+                    return;
+                }
+            }
+        }
+    }
+
+    async fn run_submission(&mut self, id: SubmissionId, submission: Submission) {
+        let token = {
+            let mut turns = self.shared.turns();
+            let position = turns.queued.iter().position(|(queued, _)| *queued == id);
+            let token = position
+                .and_then(|p| turns.queued.remove(p))
+                .map(|(_, token)| token)
+                .unwrap_or_else(|| self.shared.token.child_token());
+            turns.running = Some((id, token.clone()));
+            token
+        };
+        self.emit(SessionEvent::TurnStarted { id });
+        let end = if token.is_cancelled() {
+            self.end(id, TurnOutcome::Interrupted, None)
+        } else {
+            match submission {
+                Submission::Prompt(prompt) => self.run_turn(id, &prompt, token).await,
+                Submission::Command { name, args } => {
+                    commands::run(self, id, &name, &args, token).await
+                }
+            }
+        };
+        self.shared.turns().running = None;
+        self.emit(SessionEvent::TurnEnded(end));
+        self.emit(SessionEvent::Usage(self.usage_report()));
+    }
+
+    /// One turn of the model for `prompt` (the protocol at the top of this file).
+    async fn run_turn(
+        &mut self,
+        id: SubmissionId,
+        prompt: &str,
+        token: CancellationToken,
+    ) -> TurnEnd {
+        self.engine.set_cancellation(token.clone());
+        let attachments = tokio::select! {
+            attachments = recall(self.memory.as_ref(), prompt) => attachments,
+            _ = token.cancelled() => return self.end(id, TurnOutcome::Interrupted, None),
+        };
+        self.pipeline.slot().clear();
+        let mut observer = TurnObserver {
+            events: self.events.clone(),
+            ledger: self.ledger.clone(),
+            main: self.main_usage(),
+            last: self.last_usage,
+        };
+        let turn = self
+            .engine
+            .submit_with_attachments(prompt, &attachments, |event| observer.on_event(event))
+            .await;
+        self.main_requests += u64::from(turn.num_turns);
+        self.last_usage = observer.last;
+        let outcome = TurnOutcome::of(&turn.terminal);
+        self.end(id, outcome, Some(turn))
+    }
+
+    /// The end of submission `id`, with the session's cost and denials so far.
+    pub(crate) fn end(
+        &self,
+        id: SubmissionId,
+        outcome: TurnOutcome,
+        result: Option<tine_query_loop::TurnResult>,
+    ) -> TurnEnd {
+        TurnEnd {
+            id,
+            outcome,
+            result,
+            cost: self.cost(),
+            denials: self.engine.permission_denials().to_vec(),
+        }
+    }
+
+    fn main_usage(&self) -> SourceUsage {
+        SourceUsage {
+            usage: self.engine.total_usage(),
+            cost_usd: self.engine.total_cost_usd(),
+            requests: self.main_requests,
+        }
+    }
+
+    /// Every request of the session so far, by source.
+    pub(crate) fn cost(&self) -> SessionCost {
+        SessionCost::collect(self.main_usage(), &self.ledger)
+    }
+
+    pub(crate) fn usage_report(&self) -> UsageReport {
+        usage_report(
+            &self.engine.config().model,
+            self.last_usage.as_ref(),
+            self.cost(),
+        )
+    }
+
+    async fn shutdown(mut self) -> ShutdownReport {
+        // Submissions still queued were cancelled by the handle; each still gets its end.
+        let queued: Vec<SubmissionId> = self
+            .shared
+            .turns()
+            .queued
+            .drain(..)
+            .map(|(id, _)| id)
+            .collect();
+        for id in queued {
+            self.emit(SessionEvent::TurnStarted { id });
+            let end = self.end(id, TurnOutcome::Interrupted, None);
+            self.emit(SessionEvent::TurnEnded(end));
+        }
+        let drain = if self.shared.token.is_cancelled() {
+            // Cancelled (a signal): nothing is waited for.
+            self.pipeline.cancel_all();
+            DrainReport::default()
+        } else {
+            // What a batching job put off (so a one-turn run is remembered too), then all of
+            // it, bounded.
+            self.pipeline.flush();
+            self.pipeline.drain(self.drain_grace).await
+        };
+        if drain.cancelled > 0 {
+            self.emit(SessionEvent::Notice(Notice::warning(format!(
+                "{} background job(s) did not finish within {} s and were cancelled",
+                drain.cancelled,
+                self.drain_grace.as_secs()
+            ))));
+        }
+        self.forwarder_stop.cancel();
+        let _ = (&mut self.forwarder).await;
+        let report = ShutdownReport {
+            drain,
+            cost: self.cost(),
+            denials: self.engine.permission_denials().to_vec(),
+        };
+        self.emit(SessionEvent::Usage(self.usage_report()));
+        report
+    }
+}
+
+/// Forwards the pipeline's events as they come; once `stop` is cancelled, what is left.
+async fn forward_background(
+    mut background: mpsc::UnboundedReceiver<BackgroundEvent>,
+    events: mpsc::UnboundedSender<SessionEvent>,
+    stop: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            biased;
+            event = background.recv() => match event {
+                Some(event) => {
+                    let _ = events.send(SessionEvent::Background(event));
+                }
+                None => return,
+            },
+            _ = stop.cancelled() => {
+                while let Ok(event) = background.try_recv() {
+                    let _ = events.send(SessionEvent::Background(event));
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// Forwards one turn's events, adding what only the session knows.
+struct TurnObserver {
+    events: mpsc::UnboundedSender<SessionEvent>,
+    ledger: UsageLedger,
+    /// The main thread's totals, kept current as the turn's requests end.
+    main: SourceUsage,
+    last: Option<Usage>,
+}
+
+impl TurnObserver {
+    fn on_event(&mut self, event: &QueryEvent) {
+        let _ = self.events.send(SessionEvent::Query(event.clone()));
+        match event {
+            QueryEvent::RequestStart { .. } => self.main.requests += 1,
+            QueryEvent::Usage { usage, model } => {
+                self.main.usage += *usage;
+                self.main.cost_usd += cost_usd(model, usage);
+                self.last = Some(*usage);
+                let cost = SessionCost::collect(self.main, &self.ledger);
+                let _ =
+                    self.events
+                        .send(SessionEvent::Usage(usage_report(model, Some(usage), cost)));
+            }
+            QueryEvent::AssistantMessage { message, .. } => {
+                if let MessageContent::Blocks(blocks) = &message.content {
+                    for block in blocks {
+                        if let ContentBlock::ToolUse(call) = block {
+                            let _ = self.events.send(SessionEvent::ToolInput {
+                                id: call.id.clone(),
+                                tool: call.name.clone(),
+                                input: call.input.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+            QueryEvent::TextDelta { .. }
+            | QueryEvent::ThinkingDelta { .. }
+            | QueryEvent::ToolUseStart { .. }
+            | QueryEvent::Retry(_)
+            | QueryEvent::ToolDenied { .. }
+            | QueryEvent::ToolProgress { .. }
+            | QueryEvent::ToolResult { .. }
+            | QueryEvent::UserMessage { .. }
+            | QueryEvent::HistoryReplaced { .. }
+            | QueryEvent::Transition(_)
+            | QueryEvent::Terminal(_) => {}
+        }
+    }
+}
+
+fn usage_report(model: &str, last: Option<&Usage>, cost: SessionCost) -> UsageReport {
+    let prompt = last.map_or(0, |u| {
+        u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
+    });
+    UsageReport {
+        model: model.to_owned(),
+        context_tokens: prompt,
+        context_window: context_window(model),
+        cost,
+        cache_read_share: last
+            .filter(|_| prompt > 0)
+            .map(|u| u.cache_read_input_tokens as f64 / prompt as f64),
+    }
+}
+
+/// The memories recall attaches to this turn (none without auto memory; a failure is logged
+/// and the turn goes on without them).
+async fn recall(memory: Option<&AutoMemory>, prompt: &str) -> Vec<String> {
+    let Some(memory) = memory else {
+        return Vec::new();
+    };
+    match memory.recall().attachment_for(prompt).await {
+        Ok(Some(attachment)) => {
+            tracing::info!(files = ?attachment.files, "recalled memories");
+            vec![attachment.text]
+        }
+        Ok(None) => Vec::new(),
+        Err(error) => {
+            tracing::warn!(%error, "memory recall failed; the turn goes on without it");
+            Vec::new()
+        }
+    }
+}

@@ -1,0 +1,580 @@
+//! Start-up: from [`SessionOptions`], the environment and the settings files to a ready
+//! engine with its forks' parent, stop-hook pipeline and memory. The order is chosen for speed
+//! and clear failures: credentials first (a missing key is one line and nothing else), then
+//! settings, permissions, tools, context; no network before the first model request, and
+//! nothing under `TINE_HOME` is scanned beyond the files named here. Every warning is a
+//! [`Notice`], returned with the session, never printed.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolDefinition};
+use tine_config::settings::{self, FlagSettings, LoadedSettings, SettingsError, SettingsPaths};
+use tine_config::{
+    Adoption, SessionId, adopt_legacy_project_dir, project_dir, tine_home_from_env, transcript_path,
+};
+use tine_fork_runtime::{
+    BackgroundEvent, CacheBreakDetector, CacheSafeSlot, DEFAULT_SMALL_FAST_MODEL, ParentContext,
+    SessionInfo, SharedReplacements, SideQuerySummarizer, StopHookPipeline, UsageLedger,
+};
+use tine_memory::{
+    AutoMemory, DreamOptions, ExtractionOptions, MemoryEnv, MemoryResolution, guard_memory_writes,
+    resolve_memory_dir,
+};
+use tine_query_loop::{
+    BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
+    HooksSettings, QueryEngine, SessionContext, StopHookCommand, StopHooks, latest_session,
+};
+use tine_tools::permissions::{
+    PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
+};
+use tine_tools::{Tool, ToolContext, ToolPool};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::StartError;
+use crate::event::{Notice, RequestSummary, SessionEvent};
+use crate::options::{Resume, SandboxInputs, SessionOptions};
+use crate::permission::{Permissions, SessionPermissions};
+use crate::private_state::{tighten_memory_dir, tighten_own_state};
+
+/// The model when neither the options nor `ANTHROPIC_MODEL` nor settings name one.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+
+/// What a front end shows about the session (the stream-json `init` line, a status line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    pub session_id: SessionId,
+    pub cwd: PathBuf,
+    /// `TINE_HOME`.
+    pub home: PathBuf,
+    pub model: String,
+    /// The tool array's names, in order.
+    pub tools: Vec<String>,
+    /// The permission mode at start.
+    pub permission_mode: PermissionMode,
+    pub transcript_path: PathBuf,
+    /// Whether the session continues an earlier one.
+    pub resumed: bool,
+    /// Whether auto memory is on.
+    pub memory: bool,
+}
+
+/// Everything the session's task owns.
+pub(crate) struct Assembled {
+    pub engine: QueryEngine,
+    pub pipeline: Arc<StopHookPipeline>,
+    pub background: mpsc::UnboundedReceiver<BackgroundEvent>,
+    pub memory: Option<AutoMemory>,
+    pub ledger: UsageLedger,
+    pub permissions: Arc<Permissions>,
+    pub summary: SessionSummary,
+    /// Said in start-up's order, before anything else.
+    pub notices: Vec<Notice>,
+}
+
+pub(crate) async fn assemble(
+    options: SessionOptions,
+    session_token: &CancellationToken,
+    events: &mpsc::UnboundedSender<SessionEvent>,
+) -> Result<Assembled, StartError> {
+    let mut notices = Vec::new();
+    // Credentials first: without them nothing else matters, and the message is one line.
+    // Building the HTTP client (TLS roots) is the costliest step of start-up and needs nothing
+    // else: it runs on a blocking thread while settings, tools and context are read.
+    let client_task = match &options.client {
+        Some(_) => None,
+        None => {
+            let config = ClientConfig::from_env().map_err(StartError::Credentials)?;
+            Some(tokio::task::spawn_blocking(move || HttpClient::new(config)))
+        }
+    };
+
+    let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| StartError::Cwd {
+        path: options.cwd.clone(),
+        message: e.to_string(),
+    })?;
+    let home = match &options.home {
+        Some(home) => home.clone(),
+        None => tine_home_from_env()?,
+    };
+    adopt_project_folder(&home, &cwd, &mut notices);
+    // An older tine made these 0755/0644: tighten what this run uses.
+    tighten_own_state(
+        &home,
+        &[project_dir(&home, &cwd), home.join("logs")],
+        &[home.join("logs").join("tine.log")],
+    );
+
+    let user_home = options.user_home.clone().or_else(user_home_from_env);
+    let mut paths = settings_paths(
+        &cwd,
+        &home,
+        user_home.as_deref(),
+        options.settings_flag.as_deref().map(FlagSettings::from_arg),
+    );
+    if let Some(managed) = &options.managed_settings {
+        paths = paths.with_managed(managed);
+    }
+    let loaded = settings::load(&paths);
+    // The permission engine parses the rules and modes settings hand over as text; what it
+    // cannot understand is judged with the rest (a deny rule it cannot read stops the run).
+    let (mut permissions, rule_errors) =
+        PermissionContext::from_settings(&loaded, cwd.clone(), user_home.clone(), None);
+    check_settings(&loaded, &rule_errors, &mut notices)?;
+    let mode = options.permission_mode;
+    if let Some(mode) = mode {
+        permissions.mode = mode;
+    }
+
+    let bash_sandbox = match options.sandbox {
+        None => None,
+        Some(decide) => {
+            let outcome = decide(&SandboxInputs {
+                cwd: &cwd,
+                settings: &loaded,
+                user_home: user_home.as_deref(),
+            })
+            .map_err(StartError::Sandbox)?;
+            notices.extend(outcome.warnings.into_iter().map(Notice::warning));
+            outcome.sandbox
+        }
+    };
+    add_rules(
+        &mut permissions,
+        &options.allowed_tools,
+        RuleBehavior::Allow,
+    )?;
+    add_rules(
+        &mut permissions,
+        &options.disallowed_tools,
+        RuleBehavior::Deny,
+    )?;
+    let bypass_disabled_by = loaded.bypass_disabled_by();
+    if permissions.mode == PermissionMode::BypassPermissions
+        && let Some(file) = &bypass_disabled_by
+    {
+        if mode.is_some() {
+            return Err(StartError::BypassDisabled { file: file.clone() });
+        }
+        notices.push(Notice::warning(format!(
+            "defaultMode bypassPermissions is disabled by {file} \
+             (permissions.disableBypassPermissionsMode); using default"
+        )));
+        permissions.mode = PermissionMode::Default;
+    }
+    let permission_mode = permissions.mode;
+
+    let pool = ToolPool::assemble(
+        tine_tools::builtin_tools(),
+        options.mcp_tools.iter().cloned(),
+        |name| permissions.is_tool_denied(name),
+    );
+    let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
+    let tool_definitions: Arc<[ToolDefinition]> = tine_query_loop::tool_definitions(&tools);
+    let tool_names = pool.names().into_iter().map(str::to_owned).collect();
+
+    let model = model_from(options.model.as_deref(), &loaded);
+    let context = gather_context(&home, &cwd, &model, options.bare).await;
+    // Rendered once: every request of the session sends these bytes. The system prompt depends
+    // only on settings and version; the date and git status go in the first user message.
+    let rendered = context.render(BASE_SYSTEM_PROMPT, options.append_system_prompt.as_deref());
+
+    // Auto memory: not with --bare (no background work), not when turned off.
+    let memory_dir = if options.bare {
+        None
+    } else {
+        match resolve_memory_dir(&MemoryEnv::from_process(), &loaded, &home, &cwd) {
+            MemoryResolution::Enabled(dir) => Some(dir),
+            MemoryResolution::Disabled(why) => {
+                tracing::info!(%why, "auto memory is off");
+                None
+            }
+        }
+    };
+
+    // The session id comes first: the Stop hooks are told it and the transcript path.
+    let (session_id, resuming) = match &options.resume {
+        Resume::New => (SessionId::new_random(), false),
+        Resume::Id(id) => (id.clone(), true),
+        Resume::Latest => match latest_session(&home, &cwd).await? {
+            Some(id) => (id, true),
+            None => return Err(StartError::NoSessionToContinue { cwd }),
+        },
+    };
+    let stop_commands = stop_commands(&loaded, &mut notices);
+    let client: Arc<dyn ModelClient> = match (options.client, client_task) {
+        (Some(client), _) => client,
+        (None, Some(task)) => match task.await {
+            Ok(Ok(client)) => Arc::new(client),
+            Ok(Err(error)) => return Err(StartError::Client(error.to_string())),
+            Err(error) => return Err(StartError::Client(error.to_string())),
+        },
+        (None, None) => return Err(StartError::Client("no client was configured".to_owned())),
+    };
+    let user_hooks: Option<Arc<dyn StopHooks>> = if stop_commands.is_empty() {
+        None
+    } else {
+        Some(Arc::new(CommandStopHooks {
+            commands: stop_commands,
+            session_id: session_id.clone(),
+            transcript_path: transcript_path(&home, &cwd, &session_id),
+            cwd: cwd.clone(),
+        }))
+    };
+
+    // This session's transcript, when resumed, was opened by an older tine too.
+    tighten_own_state(&home, &[], &[transcript_path(&home, &cwd, &session_id)]);
+
+    let ledger = UsageLedger::default();
+    let memory = memory_dir.and_then(|dir| {
+        tighten_memory_dir(&home, dir.path());
+        let (extraction, warning) = ExtractionOptions::from_settings(&loaded);
+        notices.extend(warning.map(|w| Notice::warning(w.to_string())));
+        let (dream, warnings) = DreamOptions::from_settings(&loaded);
+        notices.extend(warnings.into_iter().map(|w| Notice::warning(w.to_string())));
+        let started = AutoMemory::start_with(
+            dir,
+            Arc::clone(&client),
+            &model,
+            Some(ledger.clone()),
+            extraction,
+            Some(&permissions),
+        )
+        .and_then(|memory| memory.with_dream(dream));
+        match started {
+            Ok(memory) => Some(memory),
+            Err(error) => {
+                notices.push(Notice::warning(format!(
+                    "auto memory is off for this session: {error}"
+                )));
+                None
+            }
+        }
+    });
+    // Memory writes from this session and its forks go through the memory lock and index
+    // merge; the wrapped tools serialize as the real ones, so the tool array is unchanged.
+    let tools: Arc<[Arc<dyn Tool>]> = match &memory {
+        None => tools,
+        Some(memory) => match guard_memory_writes(&tools, memory.dir().path()) {
+            Ok(guarded) => guarded.into(),
+            Err(error) => {
+                notices.push(Notice::warning(format!(
+                    "memory writes are not guarded: {error}"
+                )));
+                tools
+            }
+        },
+    };
+    // The memory index joins the user context once, so every request keeps the same bytes
+    // (and a resumed session replays them from its transcript).
+    let user_context: Arc<str> = match &memory {
+        None => rendered.user_context,
+        Some(memory) => Arc::from(format!("{}\n\n{}", rendered.user_context, memory.context())),
+    };
+
+    // One tool context (cwd, file-state cache) for the session and its forks' parent. The
+    // parent holds the session's token, so a fork outlives the turn that started it; each
+    // turn runs on a child of it (see `actor`). WebFetch's answers come from the small fast
+    // model, recorded in the ledger.
+    let small_model = std::env::var("ANTHROPIC_SMALL_FAST_MODEL")
+        .ok()
+        .filter(|m| !m.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_SMALL_FAST_MODEL.to_owned());
+    let mut tool_context = ToolContext::new(&cwd)
+        .with_cancellation(session_token.clone())
+        .with_web_summarizer(Arc::new(
+            SideQuerySummarizer::new(Arc::clone(&client), small_model).with_ledger(ledger.clone()),
+        ));
+    if let Some(sandbox) = bash_sandbox {
+        tool_context = tool_context.with_sandbox(sandbox);
+    }
+    // The engine's own decisions on oversized tool results, shared with the parent, so a
+    // fork's prefix serializes as the main thread's requests did.
+    let replacements = SharedReplacements::default();
+    let mut parent = ParentContext::new(
+        Arc::clone(&client),
+        Arc::clone(&tools),
+        tool_context.clone(),
+        SessionInfo {
+            home: home.clone(),
+            cwd: cwd.clone(),
+            session_id: session_id.clone(),
+        },
+    )
+    .with_ledger(ledger.clone());
+    parent.content_replacements = Arc::clone(&replacements);
+    let parent = Arc::new(parent);
+    let (background_tx, background) = mpsc::unbounded_channel();
+    let mut pipeline =
+        StopHookPipeline::new(Arc::clone(&parent), CacheSafeSlot::new()).with_events(background_tx);
+    // Extraction, then auto dream (main thread only: forks never run the pipeline).
+    for job in memory.iter().flat_map(AutoMemory::jobs) {
+        pipeline = pipeline.with_job(job);
+    }
+    if let Some(hooks) = user_hooks {
+        pipeline = pipeline.with_user_hooks(hooks);
+    }
+    let pipeline = Arc::new(pipeline);
+
+    // Cache breaks are logged always and reported with `verbose`.
+    let mut detector = CacheBreakDetector::new();
+    if options.verbose {
+        let events = events.clone();
+        detector = detector.with_callback(Arc::new(move |cache_break| {
+            let _ = events.send(SessionEvent::CacheBreak(cache_break.to_string()));
+        }));
+    }
+    let permissions = Arc::new(Permissions::new(
+        permissions,
+        paths,
+        options.approvals,
+        bypass_disabled_by,
+        events.clone(),
+    ));
+
+    let config = EngineConfig {
+        client,
+        model: model.clone(),
+        cwd: cwd.clone(),
+        home: home.clone(),
+        system_prompt: rendered.system_prompt,
+        user_context: Some(user_context),
+        tools,
+        tool_definitions,
+        thinking: None,
+        max_turns: options.max_turns,
+        can_use_tool: Arc::new(SessionPermissions(Arc::clone(&permissions))),
+        // The checker asks the person itself (it knows the ask's suggestions); the loop's
+        // prompter would only see a reason.
+        prompter: None,
+        tool_context: Some(tool_context.with_cancellation(session_token.child_token())),
+        stop_hooks: Some(pipeline.clone()),
+        compactor: None,
+        post_sampling: None,
+        on_request: options.verbose.then(|| request_observer(events.clone())),
+        monitor: Some(Arc::new(detector)),
+        persist: options.persist,
+    };
+    let mut engine = if resuming {
+        QueryEngine::resume(config, session_id).await?
+    } else {
+        QueryEngine::with_session_id(config, session_id).await?
+    };
+    engine.share_replacements(replacements);
+    for warning in engine.resume_warnings() {
+        notices.push(Notice::warning(format!(
+            "{}: {warning}",
+            engine.transcript_path().display()
+        )));
+    }
+    let summary = SessionSummary {
+        session_id: engine.session_id().clone(),
+        cwd,
+        home,
+        model,
+        tools: tool_names,
+        permission_mode,
+        transcript_path: engine.transcript_path().clone(),
+        resumed: resuming,
+        memory: memory.is_some(),
+    };
+    Ok(Assembled {
+        engine,
+        pipeline,
+        background,
+        memory,
+        ledger,
+        permissions,
+        summary,
+        notices,
+    })
+}
+
+/// The user's home (`$HOME`), where `~/.claude/settings.json` and `~` rules are.
+pub fn user_home_from_env() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The settings files a session at `cwd` reads (`tine doctor` lists the same ones); the
+/// managed file is `TINE_MANAGED_SETTINGS`'s.
+pub fn settings_paths(
+    cwd: &Path,
+    home: &Path,
+    user_home: Option<&Path>,
+    flag: Option<FlagSettings>,
+) -> SettingsPaths {
+    let mut paths = SettingsPaths::new(cwd, home);
+    if let Some(user_home) = user_home {
+        paths = paths.with_user_home(user_home);
+    }
+    if let Some(flag) = flag {
+        paths = paths.with_flag(flag);
+    }
+    if let Some(managed) = std::env::var_os("TINE_MANAGED_SETTINGS") {
+        paths = paths.with_managed(managed);
+    }
+    paths
+}
+
+/// Fail closed: every settings warning is a notice, and start-up is refused when a file that
+/// exists could not be read or parsed, `--settings` names one that cannot be read, or a deny
+/// or ask rule could not be understood (`rule_errors`, the permission engine's): running
+/// without it would allow what the user forbade.
+fn check_settings(
+    loaded: &LoadedSettings,
+    rule_errors: &[SettingsError],
+    notices: &mut Vec<Notice>,
+) -> Result<(), StartError> {
+    let problems = || loaded.errors.iter().chain(rule_errors);
+    let warnings: Vec<String> = problems()
+        .filter(|e| !e.is_fatal())
+        .map(ToString::to_string)
+        .collect();
+    let errors: Vec<String> = problems()
+        .filter(|e| e.is_fatal())
+        .map(ToString::to_string)
+        .collect();
+    if errors.is_empty() {
+        notices.extend(warnings.into_iter().map(Notice::warning));
+        return Ok(());
+    }
+    Err(StartError::Settings {
+        warnings,
+        errors,
+        refusal: settings::REFUSAL.to_owned(),
+    })
+}
+
+/// Moves this directory's sessions out of the folder an older version named after the
+/// sanitized path alone (shared by paths that sanitize alike). Never fails the start.
+fn adopt_project_folder(home: &Path, cwd: &Path, notices: &mut Vec<Notice>) {
+    match adopt_legacy_project_dir(home, cwd) {
+        Ok(Adoption::Nothing) => {}
+        Ok(adoption @ Adoption::Renamed { .. }) => {
+            tracing::info!(?adoption, "adopted the project folder of an older version");
+        }
+        Ok(Adoption::Moved {
+            from,
+            to,
+            sessions,
+            left,
+        }) => notices.push(Notice::info(format!(
+            "{} held the sessions of several directories (older versions named \
+             folders ambiguously); this directory's {sessions} session(s) moved to {}, the \
+             other {left} and any memory there stay where they are",
+            from.display(),
+            to.display()
+        ))),
+        Err(error) => notices.push(Notice::warning(format!(
+            "cannot move this directory's sessions out of the folder of an \
+             older version: {error}"
+        ))),
+    }
+}
+
+/// Verbose: what each request carries.
+fn request_observer(
+    events: mpsc::UnboundedSender<SessionEvent>,
+) -> tine_query_loop::RequestObserver {
+    Arc::new(move |request: &tine_api_client::MessagesRequest| {
+        let _ = events.send(SessionEvent::Request(RequestSummary {
+            model: request.model.clone(),
+            messages: request.messages.len(),
+            tools: request.tools.len(),
+            max_tokens: request.max_tokens,
+            bytes: request.to_json_bytes().len(),
+        }));
+    })
+}
+
+fn add_rules(
+    permissions: &mut PermissionContext,
+    values: &[String],
+    behavior: RuleBehavior,
+) -> Result<(), StartError> {
+    let flag = match behavior {
+        RuleBehavior::Allow => "--allowedTools",
+        RuleBehavior::Deny => "--disallowedTools",
+        RuleBehavior::Ask => "--askTools",
+    };
+    for text in values {
+        let rule = PermissionRule::from_str(text).map_err(|error| {
+            StartError::Rule(format!("invalid rule `{text}` in {flag}: {error}"))
+        })?;
+        permissions.add_session_rule(rule, behavior, RuleSource::CliArg);
+    }
+    Ok(())
+}
+
+/// `flag`, else `ANTHROPIC_MODEL`, else the settings' `model`, else [`DEFAULT_MODEL`].
+pub fn model_from(flag: Option<&str>, loaded: &LoadedSettings) -> String {
+    flag.map(str::to_owned)
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| {
+            std::env::var("ANTHROPIC_MODEL")
+                .ok()
+                .filter(|m| !m.trim().is_empty())
+        })
+        .or_else(|| {
+            loaded
+                .get("model")
+                .and_then(|(v, _)| v.as_str())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned())
+}
+
+/// The session's surroundings. `bare`: only the environment facts (no instruction files, no
+/// git). Otherwise git runs only inside a repository, so a plain directory costs no process.
+pub async fn gather_context(home: &Path, cwd: &Path, model: &str, bare: bool) -> SessionContext {
+    if bare {
+        let os_version = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|r| format!("Linux {}", r.trim()));
+        let date = tine_query_loop::timestamp::utc_date(std::time::SystemTime::now());
+        return SessionContext {
+            environment: EnvironmentFacts {
+                cwd: cwd.to_path_buf(),
+                is_git_repo: false,
+                platform: std::env::consts::OS.to_owned(),
+                os_version,
+                date,
+                model: model.to_owned(),
+            },
+            git: None,
+            instructions: Vec::new(),
+        };
+    }
+    let mut options = GatherOptions::new(home.to_path_buf(), cwd.to_path_buf(), model);
+    options.git = tine_query_loop::context::find_repo_root(cwd).is_some();
+    SessionContext::gather(&options).await
+}
+
+/// The Stop hooks of every settings source, lowest precedence first; a malformed `hooks` object
+/// is a warning.
+fn stop_commands(loaded: &LoadedSettings, notices: &mut Vec<Notice>) -> Vec<StopHookCommand> {
+    let mut hooks = HooksSettings::default();
+    for layer in &loaded.layers {
+        let Some(value) = layer.raw.get("hooks") else {
+            continue;
+        };
+        match HooksSettings::from_value(value) {
+            Ok(layer_hooks) => hooks.merge(layer_hooks),
+            Err(error) => {
+                let origin = layer
+                    .path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "--settings".to_owned());
+                notices.push(Notice::warning(format!(
+                    "{origin}: `hooks` is malformed: {error} (ignored)"
+                )));
+            }
+        }
+    }
+    hooks.stop_commands()
+}

@@ -1,0 +1,75 @@
+//! Why a session could not start, and why a handle's request was refused.
+
+use std::path::PathBuf;
+
+use tine_api_client::ApiError;
+use tine_config::PathsError;
+use tine_query_loop::{EngineError, TranscriptError};
+
+use crate::submission::PermissionId;
+
+/// Why [`crate::Session::start`] refused. Each message says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// No credentials, or a malformed base URL.
+    #[error("{0}")]
+    Credentials(ApiError),
+    /// The HTTP client could not be built (TLS roots).
+    #[error("the HTTP client could not be built: {0}")]
+    Client(String),
+    #[error("cannot use {path} as the working directory: {message}")]
+    Cwd { path: PathBuf, message: String },
+    #[error(transparent)]
+    Home(#[from] PathsError),
+    /// Fail closed: a settings file that exists could not be read or parsed, `--settings`
+    /// names one that cannot be read, or a deny or ask rule could not be understood: running
+    /// without it would allow what the user forbade. `warnings` are the settings' other
+    /// problems, `errors` the fatal ones, each naming its file and line.
+    #[error("{refusal}")]
+    Settings {
+        warnings: Vec<String>,
+        errors: Vec<String>,
+        refusal: String,
+    },
+    /// A rule of `--allowedTools` / `--disallowedTools`, or one settings gave that the
+    /// permission engine cannot parse.
+    #[error("{0}")]
+    Rule(String),
+    #[error(
+        "--permission-mode bypassPermissions is disabled by {file} \
+         (permissions.disableBypassPermissionsMode)"
+    )]
+    BypassDisabled { file: String },
+    /// The sandbox decision refused (a required sandbox is unavailable, ...).
+    #[error("{0}")]
+    Sandbox(String),
+    #[error("no session to continue in {}: start one with `tine -p PROMPT`", cwd.display())]
+    NoSessionToContinue { cwd: PathBuf },
+    /// Finding the latest session failed.
+    #[error(transparent)]
+    Transcript(#[from] TranscriptError),
+    /// The transcript could not be opened, or the resumed one read.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// The session's task has ended (shut down, or it stopped after a panic); nothing more can be
+/// submitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the session has ended")]
+pub struct SessionClosed;
+
+/// Why [`crate::SessionHandle::answer_permission`] was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// Answered already, withdrawn (its turn was interrupted), or never asked.
+    #[error("no pending permission request {0}")]
+    Unknown(PermissionId),
+}
+
+/// Why [`crate::SessionHandle::set_permission_mode`] was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModeError {
+    #[error("bypassPermissions is disabled by {file} (permissions.disableBypassPermissionsMode)")]
+    BypassDisabled { file: String },
+}

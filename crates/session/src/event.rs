@@ -1,0 +1,230 @@
+//! What the session tells its front end, in order, on the event channel [`Session::start`]
+//! returns: [`SessionEvent`]s. The loop's own vocabulary ([`QueryEvent`]) is forwarded as it
+//! is, so a front end that prints Claude Code's stream-json sees every message; what only the
+//! session knows (turns, permission requests, background jobs, cost, notices) has its own
+//! variants. Nothing here is printed by the library: warnings are [`Notice`]s.
+//!
+//! [`Session::start`]: crate::Session::start
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, UsageLedger};
+use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
+use tine_tools::permissions::PermissionMode;
+
+use crate::submission::{PermissionId, SubmissionId};
+
+/// One thing that happened in the session.
+#[derive(Debug, Clone)]
+pub enum SessionEvent {
+    /// Something the person should read: a settings warning at start, a rule that could not
+    /// be saved, background jobs given up on at shutdown. Front ends show it; the library
+    /// never prints.
+    Notice(Notice),
+    /// A submission began (a prompt's turn, or a command). Exactly one [`SessionEvent::TurnEnded`]
+    /// with the same id follows.
+    TurnStarted { id: SubmissionId },
+    /// One event of the running turn's loop, in order: text and thinking deltas, tool calls,
+    /// progress and results, retries, the messages as they join the conversation,
+    /// transitions, and the loop's `Terminal` last (then `TurnEnded`).
+    Query(QueryEvent),
+    /// A tool call's input has streamed completely (sent when its reply is complete, before
+    /// the call runs), so a call line can show its argument.
+    ToolInput {
+        /// The `tool_use` id (as in `QueryEvent::ToolUseStart` and `ToolResult`).
+        id: String,
+        tool: String,
+        input: Value,
+    },
+    /// A call needs a person's approval: answer it with
+    /// [`crate::SessionHandle::answer_permission`]. Only with [`crate::Approvals::Interactive`];
+    /// headless sessions answer by their rules and never send this.
+    PermissionRequest(PermissionRequest),
+    /// A pending request was withdrawn without an answer (its turn was interrupted): take it
+    /// off the screen.
+    PermissionWithdrawn { id: PermissionId },
+    /// What a slash command answered.
+    CommandOutput(CommandOutput),
+    /// The submission is over.
+    TurnEnded(TurnEnd),
+    /// A background job started, finished (memory saved, a dream), failed or was cancelled.
+    Background(BackgroundEvent),
+    /// Figures for a status line: after each of the main thread's requests and each turn.
+    Usage(UsageReport),
+    /// The permission mode changed (confirming [`crate::SessionHandle::set_permission_mode`]).
+    PermissionModeChanged(PermissionMode),
+    /// Verbose sessions only: a request of the main thread is about to be sent.
+    Request(RequestSummary),
+    /// Verbose sessions only: a request read less of the cache than it should have; the text
+    /// names the part of the key that changed.
+    CacheBreak(String),
+}
+
+/// How loud a notice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeLevel {
+    /// For information ("this directory's sessions moved to ...").
+    Info,
+    /// Something is off but the session goes on (a setting ignored, memory off).
+    Warning,
+}
+
+/// A line for the person, returned as data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub level: NoticeLevel,
+    pub text: String,
+}
+
+impl Notice {
+    pub fn info(text: impl Into<String>) -> Self {
+        Self {
+            level: NoticeLevel::Info,
+            text: text.into(),
+        }
+    }
+
+    pub fn warning(text: impl Into<String>) -> Self {
+        Self {
+            level: NoticeLevel::Warning,
+            text: text.into(),
+        }
+    }
+}
+
+/// A call waiting for approval (the permission engine said "ask").
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionRequest {
+    /// Echo it in [`crate::SessionHandle::answer_permission`].
+    pub id: PermissionId,
+    /// The tool's name ("Bash", "Edit").
+    pub tool: String,
+    /// The call's input as the model sent it.
+    pub input: Value,
+    /// What it touches, as people read it: the file or the command.
+    pub target: String,
+    /// Why it asks (the permission engine's message).
+    pub reason: String,
+    /// The rule "yes, and don't ask again" adds (the ask's first suggestion, e.g.
+    /// `Bash(npm test:*)`); `None` when there is none to offer.
+    pub always_rule: Option<String>,
+}
+
+/// What a slash command answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandOutput {
+    pub id: SubmissionId,
+    /// The command's name, without the slash.
+    pub command: String,
+    /// For people (markdown).
+    pub text: String,
+    pub is_error: bool,
+    /// Structured detail for machine-readable output (`Value::Null` when none).
+    pub data: Value,
+}
+
+/// How a submission ended, in the three kinds a person distinguishes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnOutcome {
+    /// The model finished (or the command succeeded).
+    Completed,
+    /// Cancelled by [`crate::SessionHandle::interrupt`] or the session's cancellation.
+    Interrupted,
+    /// Anything else, described.
+    Failed { message: String },
+}
+
+impl TurnOutcome {
+    /// The outcome of a loop that ended with `terminal`.
+    pub fn of(terminal: &Terminal) -> Self {
+        if terminal.is_success() {
+            Self::Completed
+        } else if *terminal == Terminal::Aborted {
+            Self::Interrupted
+        } else {
+            Self::Failed {
+                message: terminal.describe(),
+            }
+        }
+    }
+}
+
+/// The end of one submission.
+#[derive(Debug, Clone)]
+pub struct TurnEnd {
+    pub id: SubmissionId,
+    pub outcome: TurnOutcome,
+    /// What the loop produced; `None` for a command that ran no turn, or a turn interrupted
+    /// before it started.
+    pub result: Option<TurnResult>,
+    /// Every request of the session so far, by source.
+    pub cost: SessionCost,
+    /// Every call refused in the session so far.
+    pub denials: Vec<PermissionDenial>,
+}
+
+/// The query source of the main thread's requests in [`SessionCost`].
+pub const MAIN_SOURCE: &str = "main";
+
+/// What the session's requests used and cost, by query source: [`MAIN_SOURCE`] and every
+/// source of the session's ledger (`extract_memories`, `memory_recall`, `web_fetch`, ...).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionCost {
+    pub by_source: BTreeMap<String, SourceUsage>,
+}
+
+impl SessionCost {
+    /// The main thread's totals so far plus the ledger's.
+    pub fn collect(main: SourceUsage, ledger: &UsageLedger) -> Self {
+        let mut by_source = ledger.snapshot();
+        *by_source.entry(MAIN_SOURCE.to_owned()).or_default() += main;
+        Self { by_source }
+    }
+
+    /// Summed over every source.
+    pub fn total(&self) -> SourceUsage {
+        self.by_source
+            .values()
+            .fold(SourceUsage::default(), |mut total, s| {
+                total += *s;
+                total
+            })
+    }
+}
+
+/// The status line's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageReport {
+    pub model: String,
+    /// Tokens of the last main-thread request's prompt (input + cache read + cache write).
+    pub context_tokens: u64,
+    /// The model's context window.
+    pub context_window: u64,
+    /// Everything the session spent so far, side queries and forks included.
+    pub cost: SessionCost,
+    /// Share of the last request's prompt read from the cache (0..=1), if there was one.
+    pub cache_read_share: Option<f64>,
+}
+
+/// What a verbose session says about each main-thread request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestSummary {
+    pub model: String,
+    pub messages: usize,
+    pub tools: usize,
+    pub max_tokens: u32,
+    /// Size of the request body.
+    pub bytes: usize,
+}
+
+/// What [`crate::SessionHandle::shutdown`] found.
+#[derive(Debug, Clone, Default)]
+pub struct ShutdownReport {
+    /// The background jobs: finished, or given up on at the grace's end.
+    pub drain: DrainReport,
+    /// Every request of the session, background jobs included.
+    pub cost: SessionCost,
+    /// Every call refused in the session.
+    pub denials: Vec<PermissionDenial>,
+}

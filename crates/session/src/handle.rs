@@ -1,0 +1,185 @@
+//! [`Session::start`] and the [`SessionHandle`]: the submission side of the session. The
+//! session itself runs on its own task (see `actor`); the handle queues submissions for it and
+//! does what cannot wait for the running turn (interrupt, permission answers, the mode) on
+//! state they share.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tine_tools::permissions::PermissionMode;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::actor::{Actor, Op};
+use crate::assemble::{SessionSummary, assemble};
+use crate::error::{AnswerError, ModeError, SessionClosed, StartError};
+use crate::event::{SessionEvent, ShutdownReport};
+use crate::options::SessionOptions;
+use crate::permission::Permissions;
+use crate::submission::{PermissionAnswer, PermissionId, Submission, SubmissionId};
+
+/// The entry point: `Session::start(options)`.
+pub struct Session;
+
+impl Session {
+    /// Assembles the session (settings, permissions, tools, context, memory, the forks' parent
+    /// and the stop-hook pipeline, the engine; see `assemble`) and starts its task. Returns the
+    /// handle to submit to and the channel its events arrive on, in order, starting with the
+    /// notices of start-up (settings warnings, ...).
+    ///
+    /// The channel is unbounded on purpose: the loop reports events synchronously, and a slow
+    /// front end must neither lose a text delta nor hold the model's stream up. After
+    /// [`SessionHandle::shutdown`] returns, every event of the session is in the channel, and
+    /// it closes.
+    pub async fn start(
+        options: SessionOptions,
+    ) -> Result<(SessionHandle, mpsc::UnboundedReceiver<SessionEvent>), StartError> {
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let token = CancellationToken::new();
+        let drain_grace = options.drain_grace;
+        let assembled = assemble(options, &token, &events_tx).await?;
+        for notice in &assembled.notices {
+            let _ = events_tx.send(SessionEvent::Notice(notice.clone()));
+        }
+        let shared = Arc::new(Shared {
+            token,
+            turns: Mutex::new(Turns::default()),
+            next_submission: AtomicU64::new(1),
+            permissions: Arc::clone(&assembled.permissions),
+            closing: AtomicBool::new(false),
+        });
+        let summary = assembled.summary.clone();
+        let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+        let actor = Actor::new(assembled, Arc::clone(&shared), events_tx, drain_grace);
+        tokio::spawn(actor.run(ops_rx));
+        Ok((
+            SessionHandle {
+                ops: ops_tx,
+                shared,
+                summary,
+            },
+            events_rx,
+        ))
+    }
+}
+
+/// The submissions waiting and the one running, each with its turn's token (a child of the
+/// session's).
+#[derive(Default)]
+pub(crate) struct Turns {
+    pub running: Option<(SubmissionId, CancellationToken)>,
+    pub queued: VecDeque<(SubmissionId, CancellationToken)>,
+}
+
+/// What the handle and the session's task share.
+pub(crate) struct Shared {
+    /// The session's token: cancelling it ends the running turn, every fork and background
+    /// job. Each turn runs on a child of it.
+    pub token: CancellationToken,
+    pub turns: Mutex<Turns>,
+    next_submission: AtomicU64,
+    pub permissions: Arc<Permissions>,
+    /// Set by shutdown: nothing more is accepted.
+    closing: AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn turns(&self) -> std::sync::MutexGuard<'_, Turns> {
+        self.turns.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Talks to a running session. Dropping it shuts the session down as
+/// [`SessionHandle::shutdown`] does, without waiting.
+pub struct SessionHandle {
+    ops: mpsc::UnboundedSender<Op>,
+    shared: Arc<Shared>,
+    summary: SessionSummary,
+}
+
+impl SessionHandle {
+    /// What the session is: id, cwd, model, tools, permission mode at start, transcript.
+    pub fn summary(&self) -> &SessionSummary {
+        &self.summary
+    }
+
+    /// Queues `submission`; it runs after the ones before it. Its events carry the returned
+    /// id, from `TurnStarted` to exactly one `TurnEnded`.
+    pub fn submit(&self, submission: Submission) -> Result<SubmissionId, SessionClosed> {
+        if self.shared.closing.load(Ordering::SeqCst) {
+            return Err(SessionClosed);
+        }
+        let id = SubmissionId(self.shared.next_submission.fetch_add(1, Ordering::Relaxed));
+        let token = self.shared.token.child_token();
+        self.shared.turns().queued.push_back((id, token));
+        if self.ops.send(Op::Submit { id, submission }).is_err() {
+            self.shared
+                .turns()
+                .queued
+                .retain(|(queued, _)| *queued != id);
+            return Err(SessionClosed);
+        }
+        Ok(id)
+    }
+
+    /// Stops the running turn (its request, its tools, its pending permission requests),
+    /// or, when none runs yet, the next submission about to start. Never background work:
+    /// the memory extraction of an earlier turn goes on, and later turns' forks still run.
+    /// The turn ends with `TurnOutcome::Interrupted`.
+    pub fn interrupt(&self) {
+        let turns = self.shared.turns();
+        if let Some((_, token)) = &turns.running {
+            token.cancel();
+        } else if let Some((_, token)) = turns.queued.front() {
+            token.cancel();
+        }
+    }
+
+    /// Answers a [`crate::PermissionRequest`]; the call it holds goes on at once.
+    pub fn answer_permission(
+        &self,
+        id: PermissionId,
+        answer: PermissionAnswer,
+    ) -> Result<(), AnswerError> {
+        self.shared.permissions.answer(id, answer)
+    }
+
+    /// Changes the permission mode for the calls from now on (a
+    /// `SessionEvent::PermissionModeChanged` confirms it). Refused for bypassPermissions when
+    /// settings disable it.
+    pub fn set_permission_mode(&self, mode: PermissionMode) -> Result<(), ModeError> {
+        self.shared.permissions.set_mode(mode)
+    }
+
+    /// The mode the next call is judged in.
+    pub fn permission_mode(&self) -> PermissionMode {
+        self.shared.permissions.mode()
+    }
+
+    /// The session's token. Cancelling it (a signal) ends everything at once: the running
+    /// turn, queued submissions, forks and background jobs; shutdown then waits for nothing.
+    pub fn cancellation(&self) -> CancellationToken {
+        self.shared.token.clone()
+    }
+
+    /// Ends the session: the running turn is interrupted and queued submissions end as
+    /// interrupted; then the work background jobs deferred is started (a batched memory
+    /// extraction) and every job is waited for within the options' `drain_grace`, those
+    /// still running after it cancelled (and aborted if they do not stop). The transcript is
+    /// complete when this returns, and every event is in the channel.
+    pub async fn shutdown(self) -> ShutdownReport {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        {
+            let turns = self.shared.turns();
+            for (_, token) in turns.running.iter().chain(turns.queued.iter()) {
+                token.cancel();
+            }
+        }
+        let (reply, report) = oneshot::channel();
+        if self.ops.send(Op::Shutdown { reply }).is_err() {
+            return ShutdownReport::default();
+        }
+        report.await.unwrap_or_default()
+    }
+}

@@ -1,0 +1,61 @@
+//! tine-session: one session for every front end (the TUI, headless `-p`). It assembles the
+//! engine, the forks' parent, the stop-hook pipeline, memory and (as they land) compaction and
+//! MCP from options and settings, runs each turn's protocol (a per-turn cancellation token,
+//! recall, the cache-safe slot cleared, background jobs, the cost of every request), and
+//! talks to its front end through a submission queue in and an event stream out, in the
+//! spirit of codex's `Op` / `Event` pair:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use tine_session::{Session, SessionEvent, SessionOptions, Submission};
+//! let (session, mut events) = Session::start(SessionOptions::new(".")).await?;
+//! session.submit(Submission::Prompt("what does this project do?".into()))?;
+//! while let Some(event) = events.recv().await {
+//!     if let SessionEvent::TurnEnded(end) = event {
+//!         println!("{:?}", end.outcome);
+//!         break;
+//!     }
+//! }
+//! let report = session.shutdown().await; // memory extraction and other jobs finish here
+//! # let _ = report; Ok(()) }
+//! ```
+//!
+//! The library never prints: warnings are [`Notice`] events.
+//!
+//! Modules, in reading order:
+//! - [`options`]: [`SessionOptions`], what a front end asks for.
+//! - [`submission`]: [`Submission`], [`PermissionAnswer`] and the ids events carry.
+//! - [`event`]: [`SessionEvent`] and what it carries ([`TurnEnd`], [`UsageReport`],
+//!   [`SessionCost`], [`PermissionRequest`], [`Notice`]).
+//! - [`error`]: [`StartError`] and the handle's refusals.
+//! - `assemble`: start-up, from options and settings to the engine and its forks' parent.
+//! - `handle`: [`Session::start`] and the [`SessionHandle`].
+//! - `actor`: the session's task and the turn protocol.
+//! - `permission`: the main thread's `can_use_tool` (asks to a person, or denials headless).
+//! - [`commands`]: the slash commands the session answers.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod actor;
+mod assemble;
+pub mod commands;
+pub mod error;
+pub mod event;
+mod handle;
+pub mod options;
+mod permission;
+mod private_state;
+pub mod submission;
+
+pub use assemble::{DEFAULT_MODEL, SessionSummary, gather_context, model_from};
+pub use commands::{COMMANDS, CommandSpec};
+pub use error::{AnswerError, ModeError, SessionClosed, StartError};
+pub use event::{
+    CommandOutput, MAIN_SOURCE, Notice, NoticeLevel, PermissionRequest, RequestSummary,
+    SessionCost, SessionEvent, ShutdownReport, TurnEnd, TurnOutcome, UsageReport,
+};
+pub use handle::{Session, SessionHandle};
+pub use options::{
+    Approvals, Resume, SandboxDecision, SandboxInputs, SandboxOutcome, SessionOptions,
+};
+pub use submission::{PermissionAnswer, PermissionId, Submission, SubmissionId};

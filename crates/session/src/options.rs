@@ -1,0 +1,135 @@
+//! What a front end says about the session it wants: [`SessionOptions`]. Everything else
+//! (settings, permissions, tools, context, memory, the forks' parent, the stop-hook pipeline)
+//! [`crate::Session::start`] works out from these, the environment and the settings files.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tine_api_client::ModelClient;
+use tine_config::SessionId;
+use tine_config::settings::LoadedSettings;
+use tine_fork_runtime::DEFAULT_DRAIN_TIMEOUT;
+use tine_tools::Tool;
+use tine_tools::permissions::PermissionMode;
+use tine_tools::sandbox::BashSandbox;
+
+/// Which conversation to run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Resume {
+    /// A new session with a fresh id.
+    #[default]
+    New,
+    /// The latest session of this directory (`--continue`).
+    Latest,
+    /// This session of this directory (`--resume ID`).
+    Id(SessionId),
+}
+
+/// Who answers the permission engine's "ask".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Approvals {
+    /// Nobody can (headless `-p`): an ask is a denial telling the model how the user can allow
+    /// the call (`--allowedTools`, `--permission-mode`, settings).
+    #[default]
+    Headless,
+    /// A person: an ask becomes a [`crate::SessionEvent::PermissionRequest`] the front end
+    /// answers; the call waits for it (or for the turn's interruption).
+    Interactive,
+}
+
+/// What the Bash sandbox decision sees (the front end owns the sandbox launcher).
+pub struct SandboxInputs<'a> {
+    pub cwd: &'a Path,
+    pub settings: &'a LoadedSettings,
+    pub user_home: Option<&'a Path>,
+}
+
+/// What the sandbox decision came to.
+#[derive(Default)]
+pub struct SandboxOutcome {
+    /// `None`: Bash runs unsandboxed.
+    pub sandbox: Option<BashSandbox>,
+    /// Said as warnings, in start-up's order ("the sandbox is unavailable here; ...").
+    pub warnings: Vec<String>,
+}
+
+/// Decides the Bash sandbox once the settings are read; `Err(message)` refuses to start.
+pub type SandboxDecision =
+    Box<dyn FnOnce(&SandboxInputs<'_>) -> Result<SandboxOutcome, String> + Send>;
+
+/// How to start a session. [`SessionOptions::new`] gives the defaults of a plain `tine` in
+/// `cwd`; set the fields a flag changed.
+pub struct SessionOptions {
+    /// The working directory (made canonical by start).
+    pub cwd: PathBuf,
+    /// `TINE_HOME`; `None`: from the environment (`TINE_HOME`, else `~/.tine`).
+    pub home: Option<PathBuf>,
+    /// The user's home directory (Claude Code's `~/.claude/` files, `~` in rules); `None`:
+    /// `$HOME`.
+    pub user_home: Option<PathBuf>,
+    /// Who talks to the model; `None`: the HTTP client configured from the environment
+    /// (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, ...), checked first of all.
+    pub client: Option<Arc<dyn ModelClient>>,
+    /// `--model`; else `ANTHROPIC_MODEL`, the settings' `model`, the default.
+    pub model: Option<String>,
+    /// `--settings`: a file or inline JSON, the flag source of settings.
+    pub settings_flag: Option<String>,
+    /// The managed-settings file; `None`: `TINE_MANAGED_SETTINGS` or none.
+    pub managed_settings: Option<PathBuf>,
+    /// `--permission-mode`; else the settings' `defaultMode`.
+    pub permission_mode: Option<PermissionMode>,
+    /// `--allowedTools` rules, one per entry (already split).
+    pub allowed_tools: Vec<String>,
+    /// `--disallowedTools` rules, one per entry.
+    pub disallowed_tools: Vec<String>,
+    pub resume: Resume,
+    /// `--bare`: no instruction files, no git, no memory, no background work.
+    pub bare: bool,
+    /// `--max-turns`: requests per turn.
+    pub max_turns: Option<u32>,
+    /// `--append-system-prompt`.
+    pub append_system_prompt: Option<String>,
+    /// The Bash sandbox, decided once settings are read; `None`: no sandbox.
+    pub sandbox: Option<SandboxDecision>,
+    pub approvals: Approvals,
+    /// Write the transcript.
+    pub persist: bool,
+    /// Send [`crate::SessionEvent::Request`] and [`crate::SessionEvent::CacheBreak`] events.
+    pub verbose: bool,
+    /// MCP tools (from `tine_mcp::McpManager::start`, which the front end owns today): the
+    /// tool pool puts them after the built-ins, sorted, a built-in winning a name.
+    pub mcp_tools: Vec<Arc<dyn Tool>>,
+    /// How long [`crate::SessionHandle::shutdown`] waits for background jobs before giving up
+    /// on them (they are then cancelled, and aborted if they do not stop).
+    pub drain_grace: Duration,
+}
+
+impl SessionOptions {
+    /// The defaults: a new, persisted, headless session in `cwd`, everything else from the
+    /// environment and settings.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            home: None,
+            user_home: None,
+            client: None,
+            model: None,
+            settings_flag: None,
+            managed_settings: None,
+            permission_mode: None,
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
+            resume: Resume::New,
+            bare: false,
+            max_turns: None,
+            append_system_prompt: None,
+            sandbox: None,
+            approvals: Approvals::Headless,
+            persist: true,
+            verbose: false,
+            mcp_tools: Vec::new(),
+            drain_grace: DEFAULT_DRAIN_TIMEOUT,
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! The main thread's `can_use_tool`: every call asks the permission engine; what it cannot
+//! decide goes to a person ([`Approvals::Interactive`]: a [`PermissionRequest`] event, the call
+//! waiting for [`crate::SessionHandle::answer_permission`] or the turn's interruption) or
+//! becomes a denial telling the model how the user can allow it ([`Approvals::Headless`]).
+//! Forks never come here: they run with their own sandbox, where an ask is a denial.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tine_config::settings::SettingsPaths;
+use tine_query_loop::{CanUseTool, PermissionOutcome};
+use tine_tools::permissions::{
+    DenialLog, PermissionAnswer as EngineAnswer, PermissionContext, PermissionDecision,
+    PermissionMode, PermissionRequest as EngineRequest, PermissionRule, PersistDestination,
+};
+use tine_tools::verdict::PermissionTarget;
+use tine_tools::{Tool, ToolContext};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{AnswerError, ModeError};
+use crate::event::{Notice, PermissionRequest, SessionEvent};
+use crate::options::Approvals;
+use crate::submission::{PermissionAnswer, PermissionId};
+
+/// What the model reads when a person refused a call (Claude Code's wording, in substance).
+const DECLINED: &str = "The user doesn't want to proceed with this tool use. The tool use was \
+     rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what \
+     you are doing and wait for the user to tell you how to proceed.";
+
+/// An ask waiting for its answer.
+struct Pending {
+    answer: oneshot::Sender<PermissionAnswer>,
+}
+
+/// The session's permission state, shared by the loop's checker and the handle.
+pub(crate) struct Permissions {
+    context: RwLock<PermissionContext>,
+    /// Where "always" answers are saved.
+    paths: SettingsPaths,
+    approvals: Approvals,
+    /// The settings file that disables bypassPermissions, if one does.
+    bypass_disabled_by: Option<String>,
+    denials: Mutex<DenialLog>,
+    pending: Mutex<HashMap<PermissionId, Pending>>,
+    next_id: AtomicU64,
+    events: mpsc::UnboundedSender<SessionEvent>,
+}
+
+impl Permissions {
+    pub(crate) fn new(
+        context: PermissionContext,
+        paths: SettingsPaths,
+        approvals: Approvals,
+        bypass_disabled_by: Option<String>,
+        events: mpsc::UnboundedSender<SessionEvent>,
+    ) -> Self {
+        Self {
+            context: RwLock::new(context),
+            paths,
+            approvals,
+            bypass_disabled_by,
+            denials: Mutex::new(DenialLog::default()),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            events,
+        }
+    }
+
+    pub(crate) fn mode(&self) -> PermissionMode {
+        self.read().mode
+    }
+
+    pub(crate) fn set_mode(&self, mode: PermissionMode) -> Result<(), ModeError> {
+        if mode == PermissionMode::BypassPermissions
+            && let Some(file) = &self.bypass_disabled_by
+        {
+            return Err(ModeError::BypassDisabled { file: file.clone() });
+        }
+        self.context
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .mode = mode;
+        let _ = self.events.send(SessionEvent::PermissionModeChanged(mode));
+        Ok(())
+    }
+
+    /// Hands `answer` to the call waiting for it.
+    pub(crate) fn answer(
+        &self,
+        id: PermissionId,
+        answer: PermissionAnswer,
+    ) -> Result<(), AnswerError> {
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id)
+            .ok_or(AnswerError::Unknown(id))?;
+        // The call may have been interrupted meanwhile; then nobody waits for it.
+        pending
+            .answer
+            .send(answer)
+            .map_err(|_| AnswerError::Unknown(id))
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, PermissionContext> {
+        self.context.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The engine's decision for one call.
+    fn decide(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> (String, PermissionDecision) {
+        let target = tool.permission_target(input, ctx);
+        let verdict = tool.check_permissions(input, ctx);
+        let decision = self.read().decide(&EngineRequest {
+            tool: tool.name(),
+            target: &target,
+            verdict: &verdict,
+            is_read_only: tool.is_read_only(input),
+        });
+        (describe_target(&target), decision)
+    }
+
+    /// The outcome of one call, asking a person when the session has one.
+    async fn outcome(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> PermissionOutcome {
+        let (target, decision) = self.decide(tool, input, ctx);
+        match decision {
+            PermissionDecision::Allow { .. } => PermissionOutcome::Allow {
+                updated_input: None,
+            },
+            PermissionDecision::Deny { message, .. } => PermissionOutcome::Deny { reason: message },
+            PermissionDecision::Ask {
+                message,
+                suggestions,
+                ..
+            } => match self.approvals {
+                Approvals::Headless => headless_denial(tool, &message, suggestions.first()),
+                Approvals::Interactive => {
+                    let rule = suggestions.into_iter().next();
+                    self.ask(tool, input, target, message, rule, ctx).await
+                }
+            },
+        }
+    }
+
+    /// Sends the request and waits for its answer, or for the turn to be interrupted.
+    async fn ask(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        target: String,
+        reason: String,
+        rule: Option<PermissionRule>,
+        ctx: &ToolContext,
+    ) -> PermissionOutcome {
+        let id = PermissionId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, Pending { answer: tx });
+        let _ = self
+            .events
+            .send(SessionEvent::PermissionRequest(PermissionRequest {
+                id,
+                tool: tool.name().to_owned(),
+                input: input.clone(),
+                target,
+                reason: reason.clone(),
+                always_rule: rule.as_ref().map(ToString::to_string),
+            }));
+        let answer = tokio::select! {
+            answer = rx => answer.ok(),
+            // The turn's token: an interruption withdraws the question.
+            _ = ctx.cancellation().cancelled() => None,
+        };
+        let Some(answer) = answer else {
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
+            let _ = self.events.send(SessionEvent::PermissionWithdrawn { id });
+            return PermissionOutcome::Deny {
+                reason: format!("{reason}; the turn was interrupted before the user answered"),
+            };
+        };
+        self.apply(tool, input, answer, rule)
+    }
+
+    fn apply(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        answer: PermissionAnswer,
+        rule: Option<PermissionRule>,
+    ) -> PermissionOutcome {
+        let engine_answer = match (&answer, rule) {
+            (PermissionAnswer::Once, _) | (PermissionAnswer::Always, None) => {
+                EngineAnswer::ApproveOnce
+            }
+            (PermissionAnswer::Always, Some(rule)) => EngineAnswer::AlwaysAllow {
+                rules: vec![rule],
+                destination: PersistDestination::Local,
+            },
+            (PermissionAnswer::Deny { feedback }, _) => EngineAnswer::Reject {
+                feedback: feedback.clone(),
+            },
+        };
+        let applied = {
+            let mut context = self.context.write().unwrap_or_else(PoisonError::into_inner);
+            let mut denials = self.denials.lock().unwrap_or_else(PoisonError::into_inner);
+            context.apply_answer(
+                &engine_answer,
+                tool.name(),
+                input,
+                &self.paths,
+                &mut denials,
+            )
+        };
+        let proceeds = match applied {
+            Ok(proceeds) => proceeds,
+            Err(error) => {
+                // The rule holds for this session; only saving it failed.
+                let _ = self
+                    .events
+                    .send(SessionEvent::Notice(Notice::warning(format!(
+                        "the rule applies to this session but could not be saved: {error}"
+                    ))));
+                engine_answer.proceeds()
+            }
+        };
+        if proceeds {
+            return PermissionOutcome::Allow {
+                updated_input: None,
+            };
+        }
+        let reason = match answer {
+            PermissionAnswer::Deny {
+                feedback: Some(feedback),
+            } if !feedback.trim().is_empty() => {
+                format!("{DECLINED} The user said: {}", feedback.trim())
+            }
+            PermissionAnswer::Deny { .. } | PermissionAnswer::Once | PermissionAnswer::Always => {
+                DECLINED.to_owned()
+            }
+        };
+        PermissionOutcome::Deny { reason }
+    }
+}
+
+/// What a call touches, as people read it.
+fn describe_target(target: &PermissionTarget) -> String {
+    match target {
+        PermissionTarget::Bash { command, .. } => command.clone(),
+        PermissionTarget::FileRead { path } | PermissionTarget::FileWrite { path } => {
+            path.display().to_string()
+        }
+        PermissionTarget::Url { url } => url.clone(),
+        PermissionTarget::Other { content } => content.clone().unwrap_or_default(),
+    }
+}
+
+/// A call that would need approval nobody can give: denied, saying how the user can allow it.
+fn headless_denial(
+    tool: &dyn Tool,
+    message: &str,
+    rule: Option<&PermissionRule>,
+) -> PermissionOutcome {
+    let rule = rule
+        .map(ToString::to_string)
+        .unwrap_or_else(|| tool.name().to_owned());
+    PermissionOutcome::Deny {
+        reason: format!(
+            "{message}. This call needs approval, which cannot be given in non-interactive \
+             mode (-p). The user can allow it by running tine with --allowedTools \"{rule}\" \
+             (or --permission-mode acceptEdits for file edits), or by adding the rule to \
+             permissions.allow in settings."
+        ),
+    }
+}
+
+/// [`Permissions`] as the loop's `can_use_tool`.
+pub(crate) struct SessionPermissions(pub(crate) Arc<Permissions>);
+
+impl CanUseTool for SessionPermissions {
+    fn check<'a>(
+        &'a self,
+        tool: &'a dyn Tool,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, PermissionOutcome> {
+        Box::pin(self.0.outcome(tool, input, ctx))
+    }
+}
+
+#[cfg(test)]
+#[path = "permission_tests.rs"]
+mod tests;

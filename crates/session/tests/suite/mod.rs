@@ -1,0 +1,7 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod fork_prefix;
+mod interrupt;
+mod permissions;
+mod support;
+mod turns;
