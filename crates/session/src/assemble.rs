@@ -172,7 +172,21 @@ pub(crate) async fn assemble(
         |name| permissions.is_tool_denied(name),
     );
     let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
-    let tool_definitions: Arc<[ToolDefinition]> = tine_query_loop::tool_definitions(&tools);
+    let mut tool_definitions: Arc<[ToolDefinition]> = tine_query_loop::tool_definitions(&tools);
+    if let Some(sandbox) = &bash_sandbox {
+        // Decided once at start: every request of the session sends the same tool array.
+        let note = sandbox.model_note();
+        tool_definitions = tool_definitions
+            .iter()
+            .cloned()
+            .map(|mut definition| {
+                if definition.name == "Bash" {
+                    definition.description.push_str(&note);
+                }
+                definition
+            })
+            .collect();
+    }
     let tool_names = pool.names().into_iter().map(str::to_owned).collect();
 
     let model = model_from(options.model.as_deref(), &loaded);
@@ -357,11 +371,18 @@ pub(crate) async fn assemble(
         monitor: Some(Arc::new(detector)),
         persist: options.persist,
     };
-    let mut engine = if resuming {
-        QueryEngine::resume(config, session_id).await?
-    } else {
-        QueryEngine::with_session_id(config, session_id).await?
+    let mut engine = match (resuming, &memory) {
+        (true, Some(memory)) => {
+            // Extraction takes its cursor back, so it looks only at what is new.
+            let job = memory.extraction_job();
+            QueryEngine::resume_with(config, session_id, move |record| job.restore(record)).await?
+        }
+        (true, None) => QueryEngine::resume(config, session_id).await?,
+        (false, _) => QueryEngine::with_session_id(config, session_id).await?,
     };
+    if let (Some(memory), Some(annotator)) = (&memory, engine.transcript_annotator()) {
+        memory.record_in(annotator);
+    }
     engine.share_replacements(replacements);
     for warning in engine.resume_warnings() {
         notices.push(Notice::warning(format!(

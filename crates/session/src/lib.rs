@@ -47,7 +47,9 @@ mod permission;
 mod private_state;
 pub mod submission;
 
-pub use assemble::{DEFAULT_MODEL, SessionSummary, gather_context, model_from};
+pub use assemble::{
+    DEFAULT_MODEL, SessionSummary, gather_context, model_from, settings_paths, user_home_from_env,
+};
 pub use commands::{COMMANDS, CommandSpec};
 pub use error::{AnswerError, ModeError, SessionClosed, StartError};
 pub use event::{

@@ -37,7 +37,10 @@ async fn headless_a_call_that_would_ask_is_denied_with_how_to_allow_it() {
         panic!("expected a denial, got {outcome:?}");
     };
     assert!(reason.contains("non-interactive"), "{reason}");
-    assert!(reason.contains("--allowedTools \"Bash(npm test:*)\""), "{reason}");
+    assert!(
+        reason.contains("--allowedTools \"Bash(npm test:*)\""),
+        "{reason}"
+    );
 }
 
 #[tokio::test]
