@@ -3,6 +3,7 @@
 //! A product crate may depend (normal or build dependency) only on product crates of a strictly
 //! lower layer. `mock-api` depends on no product crate (it parses raw JSON so that it catches
 //! client bugs instead of sharing them) and is never a normal dependency of a product crate;
+//! nor is `test-support` (the harness the in-process suites share), which like
 //! dev-dependencies, `tests/` and `xtask` may use anything.
 
 use std::path::Path;
@@ -16,6 +17,8 @@ use serde_json::Value;
 pub enum Role {
     Product(&'static str, u8),
     Mock,
+    /// `crates/test-support`: uses anything, is used only as a dev-dependency.
+    TestSupport,
 }
 
 /// Product crates by directory under `crates/`, with their layer.
@@ -52,6 +55,9 @@ pub fn role(manifest_path: &str) -> Option<Role> {
             return Some(Role::Product(dir, *layer));
         }
     }
+    if path.contains("/crates/test-support/") {
+        return Some(Role::TestSupport);
+    }
     path.contains("/crates/mock-api/").then_some(Role::Mock)
 }
 
@@ -82,11 +88,17 @@ pub fn violations(packages: &[Package]) -> Vec<String> {
                     "{} -> {dep}: the mock may only be a dev-dependency of a product crate",
                     p.name
                 )),
+                (Role::Product(..) | Role::Mock, Role::TestSupport) => bad.push(format!(
+                    "{} -> {dep}: test support may only be a dev-dependency",
+                    p.name
+                )),
                 (Role::Product(a, la), Role::Product(b, lb)) if lb >= la => bad.push(format!(
                     "{} ({a}, layer {la}) -> {dep} ({b}, layer {lb}): points up or sideways",
                     p.name
                 )),
-                _ => {}
+                (Role::TestSupport, _)
+                | (Role::Mock, Role::Mock)
+                | (Role::Product(..), Role::Product(..)) => {}
             }
         }
     }
@@ -249,6 +261,30 @@ mod tests {
         );
         let bad = violations(&sample(p));
         assert_eq!(bad.len(), 1);
+        assert!(bad[0].contains("dev-dependency"));
+    }
+
+    #[test]
+    fn test_support_is_a_dev_dependency_only() {
+        let support = pkg(
+            "tine-test-support",
+            "crates/test-support",
+            &[("tine-mock-api", "normal"), ("tine-memory", "normal")],
+        );
+        let mut packages = sample(support);
+        packages.push(pkg(
+            "tine-memory2",
+            "crates/memory",
+            &[("tine-test-support", "dev")],
+        ));
+        assert!(violations(&packages).is_empty(), "it may use anything");
+        packages.push(pkg(
+            "tine-tools2",
+            "crates/tools",
+            &[("tine-test-support", "normal")],
+        ));
+        let bad = violations(&packages);
+        assert_eq!(bad.len(), 1, "{bad:?}");
         assert!(bad[0].contains("dev-dependency"));
     }
 

@@ -7,19 +7,11 @@
 
 use std::sync::Arc;
 
-use tine_api_client::{
-    ClientConfig, ContentBlock, Credentials, HttpClient, Message, ModelClient, RetryPolicy,
-    SystemPrompt, TextBlock, ToolDefinition, Usage,
-};
-use tine_config::SessionId;
-use tine_fork_runtime::{
-    CacheSafeParams, CacheSafeSlot, ForkParams, ParentContext, SessionInfo, StopHookPipeline,
-    run_forked_agent,
-};
-use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
-use tine_query_loop::{AllowAll, EngineConfig, QueryEngine};
-use tine_tools::builtin::builtin_tools;
-use tine_tools::{Tool, ToolContext};
+use tine_api_client::{ContentBlock, Message, SystemPrompt, TextBlock, Usage};
+use tine_fork_runtime::{CacheSafeParams, ForkParams, run_forked_agent};
+use tine_mock_api::{Reply, Rule, Scenario};
+use tine_query_loop::AllowAll;
+use tine_test_support::{ScratchProject, Session, SessionBuilder, server};
 
 const TURNS: usize = 30;
 
@@ -38,65 +30,27 @@ async fn main() {
                 .reply(Reply::text("Nothing new to note.")),
         )
         .default_reply(Reply::text("Done: noted the details of this step."));
-    let server = MockServer::start(MockConfig::new(scenario)).await.unwrap();
-    let client: Arc<dyn ModelClient> = Arc::new(
-        HttpClient::new(
-            ClientConfig::new(server.base_url(), Credentials::api_key("bench"))
-                .with_retry(RetryPolicy::none()),
-        )
-        .unwrap(),
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
-    tools.sort_by(|a, b| a.name().cmp(b.name()));
-    let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
-    let tools: Arc<[Arc<dyn Tool>]> = Arc::from(tools);
-    let tool_context = ToolContext::new(dir.path());
-    let session_id = SessionId::new_random();
-    let parent = Arc::new(ParentContext::new(
-        Arc::clone(&client),
-        Arc::clone(&tools),
-        tool_context.clone(),
-        SessionInfo {
-            home: dir.path().to_path_buf(),
-            cwd: dir.path().to_path_buf(),
-            session_id: session_id.clone(),
-        },
-    ));
-    let pipeline = Arc::new(StopHookPipeline::new(
-        Arc::clone(&parent),
-        CacheSafeSlot::new(),
-    ));
+    let server = server(scenario).await;
+    let project = ScratchProject::new();
     let mut system = String::from("You are tine, a terminal coding agent.\n");
     for i in 0..150 {
         system.push_str(&format!(
             "Rule {i}: read before editing; keep diffs small.\n"
         ));
     }
-    let config = EngineConfig {
-        client,
-        model: "claude-sonnet-4-5".into(),
-        cwd: dir.path().to_path_buf(),
-        home: dir.path().to_path_buf(),
-        system_prompt: Arc::from(system),
-        user_context: None,
-        tools,
-        tool_definitions: Arc::from(defs),
-        thinking: None,
-        max_turns: Some(4),
-        can_use_tool: Arc::new(AllowAll),
-        prompter: None,
-        tool_context: Some(tool_context),
-        stop_hooks: Some(pipeline.clone()),
-        compactor: None,
-        post_sampling: None,
-        on_request: None,
-        monitor: None,
-        persist: false,
-    };
-    let mut engine = QueryEngine::with_session_id(config, session_id)
-        .await
-        .unwrap();
+    let Session {
+        parent,
+        pipeline,
+        mut engine,
+        ..
+    } = SessionBuilder::new(project.home(), project.cwd())
+        .configure(move |c| {
+            c.system_prompt = Arc::from(system);
+            c.max_turns = Some(4);
+            c.persist = false;
+        })
+        .start(&server)
+        .await;
 
     let mut shares = Vec::new();
     let (mut shared_billed, mut unshared_billed) = (0.0, 0.0);

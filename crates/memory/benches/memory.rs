@@ -21,38 +21,18 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::json;
-use tine_api_client::{
-    ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolDefinition, Usage,
-    cost_usd,
-};
-use tine_config::SessionId;
-use tine_fork_runtime::{
-    BackgroundJob, CacheSafeSlot, JobContext, JobError, JobOutcome, ParentContext, SessionInfo,
-    StopHookPipeline,
-};
+use tine_api_client::{Usage, cost_usd};
+use tine_fork_runtime::{BackgroundJob, JobContext, JobError, JobOutcome};
 use tine_memory::{
     DirSource, EXTRACTION_MARKER, ExtractionJob, ExtractionOptions, MemoryDir,
     billed_equivalent_input,
 };
-use tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule, Scenario};
-use tine_query_loop::{AllowAll, EngineConfig, QueryEngine};
-use tine_tools::builtin::builtin_tools;
-use tine_tools::{Tool, ToolContext};
+use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
+use tine_test_support::{MODEL, ScratchProject, Session, SessionBuilder, api_usage};
 
 const TURNS: usize = 30;
 const FACT_EVERY: usize = 5;
-const MODEL: &str = "claude-sonnet-4-5";
 const TARGET: f64 = 0.2;
-
-fn system_prompt() -> String {
-    let mut s = String::from("You are tine, a terminal coding agent.\n");
-    for i in 0..200 {
-        s.push_str(&format!(
-            "Guideline {i}: read before you edit, keep changes small.\n"
-        ));
-    }
-    s
-}
 
 /// ~2,100 tokens of assistant prose per turn.
 fn long_reply() -> String {
@@ -122,24 +102,9 @@ struct Run {
     memories: usize,
 }
 
-fn api_usage(record: &RequestRecord) -> Usage {
-    let u = record.usage.unwrap();
-    Usage {
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        cache_creation_input_tokens: u.cache_creation_input_tokens,
-        cache_read_input_tokens: u.cache_read_input_tokens,
-        ..Usage::default()
-    }
-}
-
 async fn run(mode: Mode) -> Run {
-    let root = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(root.path()).unwrap();
-    let home = base.join("home");
-    let cwd = base.join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    let memory = MemoryDir::new(base.join("memory"), DirSource::Env);
+    let project = ScratchProject::new();
+    let memory = MemoryDir::new(project.root().join("memory"), DirSource::Env);
     memory.ensure().unwrap();
     let mem = memory.path().display().to_string();
 
@@ -148,67 +113,27 @@ async fn run(mode: Mode) -> Run {
             .await
             .unwrap(),
     );
-    let config = ClientConfig::new(server.base_url(), Credentials::api_key("bench"))
-        .with_retry(RetryPolicy::none());
-    let client: Arc<dyn ModelClient> = Arc::new(HttpClient::new(config).unwrap());
-    let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
-    tools.sort_by(|a, b| a.name().cmp(b.name()));
-    let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
-    let tools: Arc<[Arc<dyn Tool>]> = Arc::from(tools);
-    let tool_context = ToolContext::new(&cwd);
-    let session_id = SessionId::new_random();
-    let parent = Arc::new(ParentContext::new(
-        Arc::clone(&client),
-        Arc::clone(&tools),
-        tool_context.clone(),
-        SessionInfo {
-            home: home.clone(),
-            cwd: cwd.clone(),
-            session_id: session_id.clone(),
-        },
-    ));
     let options = ExtractionOptions {
         cache_parent_tail: mode != Mode::OwnPrompt,
         every: 1,
         ..ExtractionOptions::default()
     };
     let job = Arc::new(ExtractionJob::with_options(memory.clone(), options).unwrap());
-    let mut pipeline = StopHookPipeline::new(Arc::clone(&parent), CacheSafeSlot::new());
-    pipeline = match mode {
-        Mode::Shipped | Mode::OwnPrompt => pipeline.with_job(job),
-        Mode::Unshared => pipeline.with_job(Arc::new(Unshared {
+    let builder =
+        SessionBuilder::new(project.home(), project.cwd()).configure(|c| c.persist = false);
+    let builder = match mode {
+        Mode::Shipped | Mode::OwnPrompt => builder.job(job),
+        Mode::Unshared => builder.job(Arc::new(Unshared {
             job,
             server: Arc::clone(&server),
         })),
-        Mode::Off => pipeline,
+        Mode::Off => builder,
     };
-    let pipeline = Arc::new(pipeline);
-    let mut engine = QueryEngine::with_session_id(
-        EngineConfig {
-            client,
-            model: MODEL.into(),
-            cwd: cwd.clone(),
-            home,
-            system_prompt: Arc::from(system_prompt()),
-            user_context: None,
-            tools,
-            tool_definitions: Arc::from(defs),
-            thinking: None,
-            max_turns: Some(10),
-            can_use_tool: Arc::new(AllowAll),
-            prompter: None,
-            tool_context: Some(tool_context),
-            stop_hooks: Some(pipeline.clone()),
-            compactor: None,
-            post_sampling: None,
-            on_request: None,
-            monitor: None,
-            persist: false,
-        },
-        session_id,
-    )
-    .await
-    .unwrap();
+    let Session {
+        pipeline,
+        mut engine,
+        ..
+    } = builder.start(&server).await;
 
     for turn in 1..=TURNS {
         let prompt = if turn % FACT_EVERY == 0 {

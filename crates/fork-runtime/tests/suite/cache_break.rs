@@ -5,15 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tine_api_client::{ClientConfig, Credentials, HttpClient, RetryPolicy, ToolDefinition};
 use tine_config::SessionId;
 use tine_fork_runtime::{BreakCause, CACHE_HASHES_KIND, CacheBreak, CacheBreakDetector};
 use tine_mock_api::{MockClock, MockConfig, MockServer, Reply, Scenario};
-use tine_query_loop::{
-    AllowAll, EngineConfig, QueryEngine, RequestMonitor, Terminal, read_transcript,
-};
-use tine_tools::Tool;
-use tine_tools::builtin::builtin_tools;
+use tine_query_loop::{EngineConfig, QueryEngine, RequestMonitor, Terminal, read_transcript};
+use tine_test_support::{client_for, engine_config, tool_setup};
 
 /// ~2.5k tokens: past the minimum cacheable prefix.
 fn system_prompt(variant: &str) -> String {
@@ -48,35 +44,22 @@ fn config(
     reverse_tools: bool,
     monitor: Arc<dyn RequestMonitor>,
 ) -> EngineConfig {
-    let client = ClientConfig::new(env.server.base_url(), Credentials::api_key("test-key"))
-        .with_retry(RetryPolicy::none());
-    let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
-    tools.sort_by(|a, b| a.name().cmp(b.name()));
-    let mut defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
+    let (tools, defs) = tool_setup();
+    let mut defs = defs.to_vec();
     if reverse_tools {
         defs.swap(0, 1);
     }
-    EngineConfig {
-        client: Arc::new(HttpClient::new(client).unwrap()),
-        model: "claude-sonnet-4-5".into(),
-        cwd: env.cwd.path().to_path_buf(),
-        home: env.home.path().to_path_buf(),
-        system_prompt: Arc::from(system),
-        user_context: None,
-        tools: Arc::from(tools),
-        tool_definitions: Arc::from(defs),
-        thinking: None,
-        max_turns: Some(4),
-        can_use_tool: Arc::new(AllowAll),
-        prompter: None,
-        tool_context: None,
-        stop_hooks: None,
-        compactor: None,
-        post_sampling: None,
-        on_request: None,
-        monitor: Some(monitor),
-        persist: true,
-    }
+    let mut config = engine_config(
+        client_for(&env.server),
+        env.home.path(),
+        env.cwd.path(),
+        tools,
+        Arc::from(defs),
+    );
+    config.system_prompt = Arc::from(system);
+    config.max_turns = Some(4);
+    config.monitor = Some(monitor);
+    config
 }
 
 async fn turn(engine: &mut QueryEngine, prompt: &str) {

@@ -11,11 +11,12 @@ use futures::future::BoxFuture;
 use serde_json::json;
 use tine_api_client::{ContentBlock, Message};
 use tine_fork_runtime::{
-    BackgroundEvent, BackgroundJob, DrainReport, ForkParams, JobContext, JobError, JobOutcome,
-    run_forked_agent,
+    BackgroundJob, DrainReport, ForkParams, JobContext, JobError, JobOutcome, run_forked_agent,
 };
 use tine_mock_api::{Reply, Rule, Scenario};
 use tine_query_loop::AllowAll;
+
+use tine_test_support::eventually;
 
 use super::harness::session;
 
@@ -95,18 +96,7 @@ async fn a_job_ignoring_cancellation_is_aborted_and_one_honouring_it_is_cancelle
         "the polite job saw its token"
     );
     assert_eq!(s.pipeline.pending(), 0);
-    // the event forwarder runs on its own task
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let cancelled: Vec<String> = s
-        .events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            BackgroundEvent::Cancelled { job } => Some(job.clone()),
-            _ => None,
-        })
-        .collect();
+    let cancelled = s.events.cancelled();
     assert_eq!(cancelled.len(), 2, "{cancelled:?}");
     assert!(cancelled.contains(&"stubborn".to_owned()));
     assert!(cancelled.contains(&"polite".to_owned()));
@@ -122,20 +112,12 @@ async fn cancel_all_aborts_a_job_that_ignores_its_token() {
     .await;
     s.engine.submit("go", |_| {}).await;
     s.pipeline.cancel_all();
-    wait_for("the job to be dropped", || s.pipeline.pending() == 0).await;
+    eventually("the job to be dropped", || s.pipeline.pending() == 0).await;
     assert!(
         dropped.load(Ordering::SeqCst),
         "the job's future was dropped"
     );
-    // the event forwarder runs on its own task
-    wait_for("its Cancelled event", || {
-        s.events
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|e| matches!(e, BackgroundEvent::Cancelled { job } if job == "stubborn"))
-    })
-    .await;
+    assert_eq!(s.events.cancelled(), ["stubborn"]);
 }
 
 /// Runs a fork (whose model starts a long Bash command) and ignores its token, as a job
@@ -169,16 +151,6 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{what} did not happen within 10 s");
-}
-
 #[cfg(unix)]
 #[tokio::test]
 async fn an_aborted_jobs_fork_kills_its_running_command() {
@@ -195,13 +167,13 @@ async fn an_aborted_jobs_fork_kills_its_running_command() {
         .default_reply(Reply::text("OK."));
     let mut s = session(scenario, |p| p.with_job(Arc::new(Forking))).await;
     s.engine.submit("go", |_| {}).await;
-    let pid_file = s.cwd.path().join("pid.txt");
+    let pid_file = s.project.cwd().join("pid.txt");
     let read_pid = |path: &Path| -> Option<u32> {
         std::fs::read_to_string(path)
             .ok()
             .and_then(|t| t.trim().parse().ok())
     };
-    wait_for("the fork's command to start", || {
+    eventually("the fork's command to start", || {
         read_pid(&pid_file).is_some()
     })
     .await;
@@ -211,5 +183,5 @@ async fn an_aborted_jobs_fork_kills_its_running_command() {
     let report = s.pipeline.drain(Duration::from_millis(10)).await;
     assert_eq!(report.cancelled, 1);
     assert_eq!(report.aborted, 1, "the job ignores its token");
-    wait_for("the fork's command to be killed", || !alive(pid)).await;
+    eventually("the fork's command to be killed", || !alive(pid)).await;
 }

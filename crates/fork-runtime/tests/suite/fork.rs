@@ -71,7 +71,7 @@ async fn a_replaced_oversized_tool_result_serializes_the_same_in_the_fork() {
 
 async fn fork_shares_the_prefix(notes_text: String, expect_replaced: bool) {
     let mut s = session(scenario(), |p| p).await;
-    let notes = s.cwd.path().join("notes.txt");
+    let notes = s.project.cwd().join("notes.txt");
     std::fs::write(&notes, notes_text).unwrap();
     let turn = s
         .engine
@@ -157,7 +157,7 @@ async fn fork_shares_the_prefix(notes_text: String, expect_replaced: bool) {
 #[tokio::test]
 async fn skip_cache_write_reads_the_parent_entry_and_writes_nothing_new() {
     let mut s = session(scenario(), |p| p).await;
-    let notes = s.cwd.path().join("notes.txt");
+    let notes = s.project.cwd().join("notes.txt");
     std::fs::write(&notes, "hello\n").unwrap();
     s.engine
         .submit(&format!("read {}", notes.display()), |_| {})
@@ -200,8 +200,8 @@ async fn a_fork_with_a_transcript_writes_a_sidechain_file() {
     params.skip_transcript = false;
     let result = run_forked_agent(&s.parent, params).await.unwrap();
     let path = tine_config::subagent_transcript_path(
-        s.home.path(),
-        s.cwd.path(),
+        s.project.home(),
+        s.project.cwd(),
         &s.parent.session.session_id,
         &result.agent_id,
     )

@@ -87,8 +87,7 @@ async fn failing_and_panicking_jobs_leave_the_main_loop_untouched() {
         2,
         "the job ran after each turn"
     );
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let events = s.events.lock().unwrap().clone();
+    let events = s.events.all();
     assert!(events.iter().any(|e| matches!(e, BackgroundEvent::Failed { job, error } if job == "failing" && error.contains("disk full"))));
     assert!(
         events
@@ -196,19 +195,17 @@ async fn a_declined_turn_starts_nothing_and_flush_runs_what_was_deferred() {
     .await;
     let finished = |s: &super::harness::Session| -> Vec<String> {
         s.events
-            .lock()
-            .unwrap()
-            .iter()
+            .all()
+            .into_iter()
             .filter_map(|e| match e {
-                BackgroundEvent::Finished { outcome, .. } => Some(outcome.summary.clone()),
+                BackgroundEvent::Finished { outcome, .. } => Some(outcome.summary),
                 _ => None,
             })
             .collect()
     };
     let started = |s: &super::harness::Session| {
         s.events
-            .lock()
-            .unwrap()
+            .all()
             .iter()
             .filter(|e| matches!(e, BackgroundEvent::Started { .. }))
             .count()
@@ -218,7 +215,6 @@ async fn a_declined_turn_starts_nothing_and_flush_runs_what_was_deferred() {
     s.engine.submit("two", |_| {}).await;
     s.engine.submit("three", |_| {}).await;
     s.pipeline.drain(Duration::from_secs(5)).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(finished(&s), ["ran at 4"]);
     assert_eq!(started(&s), 1, "no event for the declined turns");
 
@@ -226,6 +222,5 @@ async fn a_declined_turn_starts_nothing_and_flush_runs_what_was_deferred() {
     assert_eq!(s.pipeline.flush(), 1);
     assert_eq!(s.pipeline.flush(), 0);
     s.pipeline.drain(Duration::from_secs(5)).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(finished(&s), ["ran at 4", "flushed at 6"]);
 }

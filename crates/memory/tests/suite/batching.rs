@@ -8,7 +8,7 @@ use serde_json::json;
 use tine_memory::{EXTRACTION_MARKER, ExtractionJob, ExtractionOptions};
 use tine_mock_api::{MockServer, Reply, Rule, Scenario};
 
-use super::harness::{Session, World, last_user_has, server, session};
+use super::harness::{Extracted, Session, World, last_user_has, server, session};
 
 fn job(world: &World, every: u32) -> Arc<ExtractionJob> {
     let options = ExtractionOptions {

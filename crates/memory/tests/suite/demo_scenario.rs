@@ -5,7 +5,7 @@
 use tine_memory::AutoMemory;
 use tine_mock_api::Scenario;
 
-use super::harness::{World, extraction_job, server, session};
+use super::harness::{Extracted, World, extraction_job, server, session};
 
 fn seed001() -> Scenario {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/seed001.json");

@@ -17,7 +17,7 @@ use tine_memory::{
 use tine_mock_api::{Reply, Rule, Scenario};
 
 use super::dream_support::{Probe, consolidated_at, dream_job, past_sessions, transcripts};
-use super::harness::{World, server, session_with};
+use super::harness::{Extracted, World, server, session_with};
 
 const INDEX: &str = "\
 - [Test runner](project_tests.md) — tests run with Jest
@@ -144,7 +144,7 @@ async fn a_dream_leaves_a_clean_index_and_reads_the_parents_cache() {
     s.wait().await;
 
     // The outcome and the task.
-    let events = s.events.lock().unwrap().clone();
+    let events = s.events.all();
     let outcome = events
         .iter()
         .find_map(|e| match e {

@@ -19,7 +19,9 @@ use tine_tools::ToolContext;
 use tokio_util::sync::CancellationToken;
 
 use super::dream_support::{Probe, consolidated_at, dream_job, lock_mtime, past_sessions};
-use super::harness::{World, big_system_prompt, server, session_with, tool_setup};
+use tine_test_support::eventually;
+
+use super::harness::{Extracted, World, big_system_prompt, server, session_with, tool_setup};
 
 const CHILD_HOME: &str = "TINE_DREAM_KILL_HOME";
 const CHILD_CWD: &str = "TINE_DREAM_KILL_CWD";
@@ -53,29 +55,6 @@ fn dream_requests(server: &MockServer) -> usize {
         .count()
 }
 
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..1_000 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
-fn dream_events(events: &[BackgroundEvent]) -> Vec<BackgroundEvent> {
-    events
-        .iter()
-        .filter(|e| match e {
-            BackgroundEvent::Started { job }
-            | BackgroundEvent::Finished { job, .. }
-            | BackgroundEvent::Failed { job, .. }
-            | BackgroundEvent::Cancelled { job } => job == DREAM_JOB,
-        })
-        .cloned()
-        .collect()
-}
-
 #[tokio::test]
 async fn a_dream_killed_from_the_ui_rolls_back_and_the_next_session_consolidates() {
     let world = World::new();
@@ -92,7 +71,7 @@ async fn a_dream_killed_from_the_ui_rolls_back_and_the_next_session_consolidates
         s.engine.submit("hello", |_| {}).await;
         s
     };
-    until("the dream's request", || dream_requests(&server) == 1).await;
+    eventually("the dream's request", || dream_requests(&server) == 1).await;
     let task = job.task().expect("a dream task");
     assert!(task.is_running());
     assert_eq!(task.state().sessions_reviewing, 5);
@@ -109,7 +88,7 @@ async fn a_dream_killed_from_the_ui_rolls_back_and_the_next_session_consolidates
     s.wait().await;
     assert_eq!(task.state().status, DreamStatus::Killed);
     assert_eq!(lock_mtime(world.mem()), prior, "rolled back");
-    let events = dream_events(&s.events.lock().unwrap());
+    let events = s.events.of(DREAM_JOB);
     match events.last() {
         Some(BackgroundEvent::Finished { outcome, .. }) => {
             assert_eq!(outcome.data["status"], "killed", "{outcome:?}");
@@ -157,16 +136,17 @@ async fn a_cancelled_or_failed_dream_rolls_the_lock_back() {
 
     // Cancelled with the session (exit, Ctrl-C): the pipeline drops the dream.
     s.engine.submit("hello", |_| {}).await;
-    until("the dream's request", || dream_requests(&server) == 1).await;
+    eventually("the dream's request", || dream_requests(&server) == 1).await;
     s.pipeline.cancel_all();
-    until("the cancellation", || {
-        dream_events(&s.events.lock().unwrap())
+    eventually("the cancellation", || {
+        s.events
+            .of(DREAM_JOB)
             .iter()
             .any(|e| matches!(e, BackgroundEvent::Cancelled { .. }))
     })
     .await;
     assert_eq!(lock_mtime(world.mem()), prior);
-    until("the task to end", || !job.task().unwrap().is_running()).await;
+    eventually("the task to end", || !job.task().unwrap().is_running()).await;
     assert_eq!(job.task().unwrap().state().status, DreamStatus::Killed);
 
     // Failed (the API refuses): rolled back, reported as a failure.
@@ -182,8 +162,9 @@ async fn a_cancelled_or_failed_dream_rolls_the_lock_back() {
     s.engine.submit("hello", |_| {}).await;
     let report = s.pipeline.drain(Duration::from_secs(30)).await;
     assert_eq!(report.cancelled, 0);
-    until("the failure event", || {
-        dream_events(&s.events.lock().unwrap())
+    eventually("the failure event", || {
+        s.events
+            .of(DREAM_JOB)
             .iter()
             .any(|e| matches!(e, BackgroundEvent::Failed { .. }))
     })
@@ -221,7 +202,7 @@ async fn a_sigkilled_dream_does_not_lock_consolidation_out() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    until("the child's dream request", || dream_requests(&server) == 1).await;
+    eventually("the child's dream request", || dream_requests(&server) == 1).await;
     // Mid-dream: it holds the lock, its PID is in the body, the mtime has not moved.
     assert!(matches!(
         ConsolidationLock::try_acquire(world.mem(), |_| true).unwrap(),

@@ -6,7 +6,7 @@ use tine_fork_runtime::BackgroundJob;
 use tine_memory::{EXTRACTION_MARKER, ExtractionJob, RunReport};
 use tine_mock_api::{Reply, Rule, Scenario};
 
-use super::harness::{World, extraction_job, last_user_has, server, session};
+use super::harness::{Extracted, World, extraction_job, last_user_has, server, session};
 use super::scenario::scenario;
 
 fn extraction_requests(server: &tine_mock_api::MockServer) -> Vec<tine_mock_api::RequestRecord> {
@@ -104,7 +104,7 @@ async fn a_trigger_during_a_run_is_stashed_and_a_trailing_run_follows() {
 async fn sandbox_denials_leave_nothing_outside_the_memory_directory() {
     let world = World::new();
     let mem = world.mem().display().to_string();
-    let root = world.root.path().canonicalize().unwrap();
+    let root = world.root().to_path_buf();
     let outside = root.join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::os::unix::fs::symlink(&outside, world.mem().join("link")).unwrap();

@@ -16,7 +16,7 @@ use tine_mock_api::{Reply, Rule, Scenario};
 use tine_tools::permissions::{PermissionContext, PermissionMode};
 
 use super::dream_support::{Probe, consolidated_at, past_sessions, transcripts};
-use super::harness::{World, last_user_has, server, session, session_with};
+use super::harness::{Extracted, World, last_user_has, server, session, session_with};
 
 const SECRET: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-planted-7f3a";
 const NOTE: &str = "project note 4417: deploys go through the staging cluster";
@@ -24,7 +24,7 @@ const NOTE: &str = "project note 4417: deploys go through the staging cluster";
 #[tokio::test]
 async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
     let world = World::new();
-    let base = world.root.path().canonicalize().unwrap();
+    let base = world.root().to_path_buf();
     // The user's home, with a planted key; a link to it inside the project.
     let home = base.join("user-home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
@@ -119,7 +119,7 @@ async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
 #[tokio::test]
 async fn the_dream_fork_never_reads_a_key_outside_the_project() {
     let world = World::new();
-    let base = world.root.path().canonicalize().unwrap();
+    let base = world.root().to_path_buf();
     let home = base.join("user-home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     let key = home.join(".ssh/id_rsa");

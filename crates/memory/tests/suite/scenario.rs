@@ -9,7 +9,7 @@ use tine_memory::{EXTRACTION_MARKER, RECALL_MARKER, Recall, SideQuerySelector};
 use tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_query_loop::Terminal;
 
-use super::harness::{World, body_has, extraction_job, last_user_has, server, session};
+use super::harness::{Extracted, World, body_has, extraction_job, last_user_has, server, session};
 
 pub const TOPIC: &str = "---\nname: Project stack\ndescription: React 18 frontend, PostgreSQL database\ntype: project\n---\n\nThe user said this project uses React 18 and PostgreSQL.\n";
 pub const INDEX_LINE: &str =
