@@ -12,8 +12,8 @@ use futures::StreamExt;
 use tine_api_client::{Message, Usage, cost_usd};
 use tine_config::subagent_transcript_path;
 use tine_query_loop::{
-    CanUseTool, EndAfterTools, QueryEvent, QueryParams, QuerySource, Terminal, TranscriptError,
-    TranscriptWriter, WriterOptions, query,
+    CanUseTool, EndAfterTools, LoopTotals, QueryEvent, QueryParams, QuerySource, Terminal,
+    TranscriptError, TranscriptWriter, WriterOptions, query,
 };
 
 use crate::cache_safe::CacheSafeParams;
@@ -189,33 +189,21 @@ pub async fn run_forked_agent(
     // not at the loop's next event; a fork sharing the parent's token leaves that token alone.
     let stop_on_drop = (!params.overrides.share_cancellation)
         .then(|| context.tool_context.cancellation().clone().drop_guard());
-    let mut usage = Usage::default();
-    let mut first_request_usage = None;
-    let mut cost = 0.0;
-    let mut requests = 0;
-    let mut terminal = Terminal::ModelError {
-        message: "the fork's loop ended without a terminal event".to_owned(),
-    };
+    let mut totals = LoopTotals::new();
     while let Some(event) = events.next().await {
+        totals.fold(&event, |model, u| match &parent.ledger {
+            Some(ledger) => ledger.record(&params.query_source, model, u),
+            None => cost_usd(model, u),
+        });
         match event {
-            QueryEvent::RequestStart { .. } => requests += 1,
-            QueryEvent::Usage { usage: u, model } => {
-                if first_request_usage.is_none() {
-                    first_request_usage = Some(u);
-                }
-                usage += u;
-                // Billed as each request ends, so a fork cancelled midway is still counted.
-                cost += match &parent.ledger {
-                    Some(ledger) => ledger.record(&params.query_source, &model, &u),
-                    None => cost_usd(&model, &u),
-                };
-            }
             QueryEvent::AssistantMessage { message, .. } | QueryEvent::UserMessage { message } => {
                 record(&params, &mut transcript, &message).await;
                 added.push(message);
             }
-            QueryEvent::Terminal(t) => terminal = t,
-            QueryEvent::TextDelta { .. }
+            QueryEvent::RequestStart { .. }
+            | QueryEvent::Usage { .. }
+            | QueryEvent::Terminal(_)
+            | QueryEvent::TextDelta { .. }
             | QueryEvent::ThinkingDelta { .. }
             | QueryEvent::ToolUseStart { .. }
             | QueryEvent::Retry(_)
@@ -226,24 +214,25 @@ pub async fn run_forked_agent(
             | QueryEvent::Transition(_) => {}
         }
     }
+    let terminal = totals.finish();
     if let Some(guard) = stop_on_drop {
         guard.disarm();
     }
     tracing::debug!(
         label = %params.fork_label,
         agent_id,
-        requests,
-        cache_read = usage.cache_read_input_tokens,
+        requests = totals.requests,
+        cache_read = totals.usage.cache_read_input_tokens,
         terminal = %terminal.describe(),
         "fork finished"
     );
     Ok(ForkResult {
         agent_id,
         messages: added,
-        usage,
-        first_request_usage,
-        cost_usd: cost,
-        requests,
+        usage: totals.usage,
+        first_request_usage: totals.first_request_usage,
+        cost_usd: totals.cost_usd,
+        requests: totals.requests,
         terminal,
     })
 }

@@ -20,6 +20,7 @@ use crate::events::QueryEvent;
 use crate::plug::{CanUseTool, Compactor, PermissionPrompter, RequestMonitor, StopHooks};
 use crate::query::{PostSampling, QueryParams, RequestObserver, query};
 use crate::request::{RequestTemplate, system_prompt_blocks};
+use crate::totals::LoopTotals;
 use crate::transcript::{
     COMPACT_BOUNDARY, RecordType, TranscriptAnnotator, TranscriptError, TranscriptRecord,
     TranscriptWarning, TranscriptWriter, WriterOptions, load_session_with,
@@ -357,33 +358,18 @@ impl QueryEngine {
         };
 
         let mut events = query(params, self.messages.clone());
-        let mut turn_usage = Usage::default();
-        let mut turn_cost = 0.0;
-        let mut api_duration = Duration::ZERO;
-        let mut request_started: Option<Instant> = None;
-        let mut num_turns = 0;
+        let mut totals = LoopTotals::new();
         let mut result = String::new();
-        let mut terminal = Terminal::ModelError {
-            message: "the loop ended without a terminal event".to_owned(),
-        };
         while let Some(event) = events.next().await {
             on_event(&event);
+            totals.fold(&event, cost_usd);
             match &event {
-                QueryEvent::RequestStart { .. } => {
-                    num_turns += 1;
-                    request_started = Some(Instant::now());
-                }
-                QueryEvent::Usage { usage, model } => {
+                QueryEvent::Usage { usage, .. } => {
                     if let Some(monitor) = self.config.monitor.clone() {
                         for note in monitor.on_usage(usage) {
                             self.persist_other(RecordType::Other(note.kind), note.data)
                                 .await;
                         }
-                    }
-                    turn_usage += *usage;
-                    turn_cost += cost_usd(model, usage);
-                    if let Some(at) = request_started.take() {
-                        api_duration += at.elapsed();
                     }
                 }
                 QueryEvent::AssistantMessage { message, .. } => {
@@ -425,8 +411,9 @@ impl QueryEngine {
                     reason: reason.clone(),
                     at: SystemTime::now(),
                 }),
-                QueryEvent::Terminal(t) => terminal = t.clone(),
-                QueryEvent::TextDelta { .. }
+                QueryEvent::RequestStart { .. }
+                | QueryEvent::Terminal(_)
+                | QueryEvent::TextDelta { .. }
                 | QueryEvent::ThinkingDelta { .. }
                 | QueryEvent::ToolUseStart { .. }
                 | QueryEvent::Retry(_)
@@ -434,20 +421,18 @@ impl QueryEngine {
                 | QueryEvent::ToolResult { .. } => {}
             }
         }
-        if let Some(at) = request_started {
-            api_duration += at.elapsed();
-        }
-        self.total_usage += turn_usage;
-        self.total_cost_usd += turn_cost;
-        self.total_api_duration += api_duration;
+        let terminal = totals.finish();
+        self.total_usage += totals.usage;
+        self.total_cost_usd += totals.cost_usd;
+        self.total_api_duration += totals.api_duration;
         TurnResult {
             terminal,
             result,
-            num_turns,
-            usage: turn_usage,
-            cost_usd: turn_cost,
+            num_turns: totals.requests,
+            usage: totals.usage,
+            cost_usd: totals.cost_usd,
             duration: started.elapsed(),
-            api_duration,
+            api_duration: totals.api_duration,
         }
     }
 

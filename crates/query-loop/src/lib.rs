@@ -14,6 +14,8 @@
 //! - [`replacement`]: oversized tool results replaced by a preview, each decision frozen.
 //! - [`stuck`]: the same call failing the same way again and again ends the turn.
 //! - [`query`](mod@query): [`query()`], the loop itself as a stream of events.
+//! - [`totals`]: [`LoopTotals`], one run's requests, usage, cost and terminal folded from its
+//!   events (the engine's turns and forks count the same way).
 //! - [`transcript`]: the session's JSONL transcript: writer, tolerant reader, resume,
 //!   `--continue`.
 //! - [`context`]: AGENTS.md / CLAUDE.md discovery, environment facts, git snapshot, and the
@@ -35,6 +37,7 @@ pub mod replacement;
 pub mod request;
 pub mod stuck;
 pub mod timestamp;
+pub mod totals;
 pub mod transcript;
 pub mod transition;
 
@@ -66,6 +69,7 @@ pub use stuck::{
     DEFAULT_MAX_REPEATED_FAILURES, FailureStreak, RepeatedFailure, RepeatedFailureHandler,
     StuckDecision,
 };
+pub use totals::LoopTotals;
 pub use transcript::{
     RecordType, ResumedSession, TranscriptAnnotator, TranscriptError, TranscriptRead,
     TranscriptRecord, TranscriptWarning, TranscriptWriter, WriterOptions, latest_session,
