@@ -6,4 +6,5 @@ mod hooks;
 mod paths;
 mod query_loop;
 mod stuck;
+mod support;
 mod transcript;

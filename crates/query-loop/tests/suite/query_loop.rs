@@ -7,31 +7,17 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tine_api_client::{
-    ApiError, ApiErrorKind, ContentBlock, Message, MessageContent, ModelClient, ScriptedClient,
-    StopReason, ToolDefinition, reply,
+    ApiError, ApiErrorKind, ContentBlock, Message, MessageContent, ScriptedClient, StopReason,
+    reply,
 };
 use tine_query_loop::hooks::StopHookOutcome;
 use tine_query_loop::{
     CanUseTool, Compacted, Compactor, PermissionOutcome, QueryEvent, QueryParams, RequestTemplate,
-    StopContext, StopHooks, Terminal, Transition, is_well_paired, query, system_prompt_blocks,
+    StopContext, StopHooks, Terminal, Transition, is_well_paired, query,
 };
-use tine_tools::builtin::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 
-fn params(client: &ScriptedClient, dir: &std::path::Path) -> QueryParams {
-    let tools: Vec<Arc<dyn Tool>> = builtin_tools();
-    let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
-    let template = RequestTemplate {
-        model: "claude-sonnet-4-5".into(),
-        system: Arc::new(system_prompt_blocks("You are tine.")),
-        tools: Arc::from(defs),
-        thinking: None,
-        skip_cache_write: false,
-        replacements: None,
-    };
-    let client: Arc<dyn ModelClient> = Arc::new(client.clone());
-    QueryParams::new(client, template, Arc::from(tools), ToolContext::new(dir))
-}
+use super::support::params;
 
 async fn run(p: QueryParams, prompt: &str) -> Vec<QueryEvent> {
     query(p, vec![Message::user(vec![ContentBlock::text(prompt)])])

@@ -7,30 +7,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::json;
-use tine_api_client::{
-    ContentBlock, Message, ModelClient, ScriptedClient, StopReason, ToolDefinition, reply,
-};
+use tine_api_client::{ContentBlock, Message, ScriptedClient, StopReason, reply};
 use tine_query_loop::{
-    QueryEvent, QueryParams, RepeatedFailure, RepeatedFailureHandler, RequestTemplate,
-    StuckDecision, Terminal, query, system_prompt_blocks,
+    QueryEvent, QueryParams, RepeatedFailure, RepeatedFailureHandler, StuckDecision, Terminal,
+    query,
 };
-use tine_tools::builtin::builtin_tools;
-use tine_tools::{Tool, ToolContext};
 
-fn params(client: &ScriptedClient, dir: &std::path::Path) -> QueryParams {
-    let tools: Vec<Arc<dyn Tool>> = builtin_tools();
-    let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
-    let template = RequestTemplate {
-        model: "claude-sonnet-4-5".into(),
-        system: Arc::new(system_prompt_blocks("You are tine.")),
-        tools: Arc::from(defs),
-        thinking: None,
-        skip_cache_write: false,
-        replacements: None,
-    };
-    let client: Arc<dyn ModelClient> = Arc::new(client.clone());
-    QueryParams::new(client, template, Arc::from(tools), ToolContext::new(dir))
-}
+use super::support::params;
 
 async fn terminal(p: QueryParams) -> Terminal {
     let events: Vec<QueryEvent> = query(p, vec![Message::user(vec![ContentBlock::text("go")])])
