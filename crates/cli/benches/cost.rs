@@ -11,7 +11,9 @@
 //!    runs at several batch sizes (`autoMemoryExtractEvery`), the measurement behind the
 //!    default. The mock's extraction fork writes one memory per fact in its window (it tells
 //!    windows apart by the fork's turn and the prompt's message count), so a batch that lost
-//!    a fact would show.
+//!    a fact would show. Then a returning user: the same chat with memories from earlier
+//!    sessions in the directory, where recall is what costs (12 short memories: the issue's
+//!    case, target <= 1.25x; 40 longer ones, shown for scale).
 //! 2. Continue after an edit: `tine -p` edits a tracked file in a git repository, then
 //!    `tine -c -p` asks again; the share of that last prompt read from the cache (>= 95%).
 //! 3. Transcript bytes per turn after 100 and 400 short turns (<= 600 KB at 400, linear).
@@ -367,41 +369,78 @@ struct Chat {
     fork_usage: [u64; 3],
 }
 
-async fn chat(every: Option<u32>, earlier_memories: bool) -> Chat {
+/// Memories a returning user has from earlier sessions.
+#[derive(Clone, Copy, PartialEq)]
+enum Earlier {
+    /// A new user.
+    None,
+    /// 12 short memories (1.8 KB in all).
+    Few,
+    /// 40 memories of a few hundred bytes each, with the why and how to apply (22 KB).
+    Many,
+}
+
+const FEW: &[(&str, &str)] = &[
+    ("owner", "Checkout is owned by the payments team"),
+    ("style", "Prefer small pure functions"),
+    ("oncall", "On-call handover is on Mondays"),
+    (
+        "release",
+        "Releases are cut from the main branch on Thursdays",
+    ),
+    (
+        "metrics",
+        "Dashboards live in Grafana under the shop folder",
+    ),
+    ("review", "Two approvals are needed for migrations"),
+    ("logging", "Logs go to Loki; keep them structured"),
+    ("flags", "Feature flags are managed in Unleash"),
+    ("support", "Customer tickets come through Zendesk"),
+    ("naming", "Use snake_case for SQL identifiers"),
+    ("budget", "Keep p95 latency under 200 ms for checkout"),
+    ("vendor", "Payments go through Adyen"),
+];
+
+/// Writes the returning user's memories and their index into `memory_dir`.
+fn seed_memories(memory_dir: &Path, earlier: Earlier) {
+    let memories: Vec<(String, String, String)> = match earlier {
+        Earlier::None => return,
+        Earlier::Few => FEW
+            .iter()
+            .map(|(slug, what)| ((*slug).to_owned(), (*what).to_owned(), format!("{what}.")))
+            .collect(),
+        Earlier::Many => (0..40)
+            .map(|i| {
+                let (slug, what) = FEW[i % FEW.len()];
+                let slug = format!("{slug}_{i}");
+                let what = format!("{what} (area {i} of the shop, agreed in review)");
+                let body = format!(
+                    "{what}.\n\nWhy: the team decided this after an incident in area {i}; the \
+                     postmortem is linked from the team wiki.\n\nHow to apply: check this \
+                     before changing code in area {i}, and ask the owning team when a change \
+                     would go against it. Mention it in the pull request description."
+                );
+                (slug, what, body)
+            })
+            .collect(),
+    };
+    std::fs::create_dir_all(memory_dir).unwrap();
+    let mut index = String::new();
+    for (slug, what, body) in memories {
+        std::fs::write(
+            memory_dir.join(format!("project_{slug}.md")),
+            format!("---\nname: {slug}\ndescription: {what}\ntype: project\n---\n\n{body}\n"),
+        )
+        .unwrap();
+        index.push_str(&format!("- [{slug}](project_{slug}.md) — {what}\n"));
+    }
+    std::fs::write(memory_dir.join("MEMORY.md"), index).unwrap();
+}
+
+async fn chat(every: Option<u32>, earlier: Earlier) -> Chat {
     let project = git_project();
     let memory_dir = project.root().join("memory");
-    if earlier_memories {
-        std::fs::create_dir_all(&memory_dir).unwrap();
-        let mut index = String::new();
-        for (slug, what) in [
-            ("owner", "Checkout is owned by the payments team"),
-            ("style", "Prefer small pure functions"),
-            ("oncall", "On-call handover is on Mondays"),
-            (
-                "release",
-                "Releases are cut from the main branch on Thursdays",
-            ),
-            (
-                "metrics",
-                "Dashboards live in Grafana under the shop folder",
-            ),
-            ("review", "Two approvals are needed for migrations"),
-            ("logging", "Logs go to Loki; keep them structured"),
-            ("flags", "Feature flags are managed in Unleash"),
-            ("support", "Customer tickets come through Zendesk"),
-            ("naming", "Use snake_case for SQL identifiers"),
-            ("budget", "Keep p95 latency under 200 ms for checkout"),
-            ("vendor", "Payments go through Adyen"),
-        ] {
-            std::fs::write(
-                memory_dir.join(format!("project_{slug}.md")),
-                format!("---\nname: {slug}\ndescription: {what}\ntype: project\n---\n\n{what}.\n"),
-            )
-            .unwrap();
-            index.push_str(&format!("- [{slug}](project_{slug}.md) — {what}\n"));
-        }
-        std::fs::write(memory_dir.join("MEMORY.md"), index).unwrap();
-    }
+    seed_memories(&memory_dir, earlier);
     let server = MockServer::start(MockConfig::new(chat_scenario(&memory_dir)).log_limit(100_000))
         .await
         .unwrap();
@@ -466,11 +505,11 @@ fn k(tokens: f64) -> String {
 
 async fn chat_part() {
     println!("1. {CHAT_TURNS}-turn chat, billed-equivalent input of every request");
-    let off = chat(None, false).await;
+    let off = chat(None, Earlier::None).await;
     println!("   memory off                {:>8}", k(off.total));
     let mut shipped = None;
     for &every in SWEEP {
-        let on = chat(Some(every), false).await;
+        let on = chat(Some(every), Earlier::None).await;
         let ratio = on.total / off.total;
         println!(
             "   memory on, every {every} turn{} {:>8} = {ratio:.2}x off{}  extraction {} in {} forks ({} requests), recall {} ({} queries), remembered {}/{} facts",
@@ -522,14 +561,28 @@ async fn chat_part() {
         FACTS.len(),
         verdict(on.remembered == FACTS.len())
     );
-    let earlier = chat(Some(SHIPPED_EVERY), true).await;
-    println!(
-        "   with 12 memories from earlier sessions (recall's selection query on each turn while they are unseen): {} = {:.2}x off, recall {} ({} queries)",
-        k(earlier.total),
-        earlier.total / off.total,
-        k(earlier.recall),
-        earlier.recall_requests,
-    );
+    for (earlier, what) in [
+        (Earlier::Few, "12 short memories"),
+        (Earlier::Many, "40 memories of ~550 B"),
+    ] {
+        let back = chat(Some(SHIPPED_EVERY), earlier).await;
+        let ratio = back.total / off.total;
+        let target = if earlier == Earlier::Few {
+            format!(
+                "target <= {TARGET_ON_OFF}x   {}",
+                verdict(ratio <= TARGET_ON_OFF)
+            )
+        } else {
+            "(beyond the issue's case)".to_owned()
+        };
+        println!(
+            "   returning user ({what} from earlier sessions): {} = {ratio:.2}x off   {target}; recall {} in {} queries, main thread {}",
+            k(back.total),
+            k(back.recall),
+            back.recall_requests,
+            k(back.main),
+        );
+    }
 }
 
 async fn continue_part() {

@@ -522,20 +522,25 @@ impl Inner {
         }
 
         let dir = self.sandbox.dir().to_path_buf();
-        let (before, manifest) = blocking({
+        let (before, scan) = blocking({
             let dir = dir.clone();
-            move || {
-                (
-                    snapshot(&dir),
-                    scan_memories(&dir, MANIFEST_LIMIT).manifest(),
-                )
-            }
+            move || (snapshot(&dir), scan_memories(&dir, MANIFEST_LIMIT))
         })
         .await?;
+        let (listed, unlisted): (Vec<_>, Vec<_>) = scan
+            .memories
+            .iter()
+            .partition(|m| listed_in_context(&messages, &m.file_name));
+        let manifest = unlisted
+            .iter()
+            .map(|m| m.manifest_line())
+            .collect::<Vec<_>>()
+            .join("\n");
         let prompt = build_extract_prompt(&ExtractPromptInput {
             dir: &dir,
             new_messages: new.len(),
             manifest: &manifest,
+            in_context: listed.len(),
             max_turns: self.options.max_turns,
             today: &utc_date(SystemTime::now()),
         });
@@ -598,6 +603,22 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ExtractError::Join(e.to_string()))
+}
+
+/// Whether the conversation's first message (where the session's context puts the
+/// `MEMORY.md` index) links `file_name` as the index does: `](file_name)`.
+fn listed_in_context(messages: &[Message], file_name: &str) -> bool {
+    let Some(first) = messages.first() else {
+        return false;
+    };
+    let link = format!("]({file_name})");
+    match &first.content {
+        MessageContent::Text(text) => text.contains(&link),
+        MessageContent::Blocks(blocks) => blocks.iter().any(|block| match block {
+            ContentBlock::Text(text) => text.text.contains(&link),
+            _ => false,
+        }),
+    }
 }
 
 /// Whether an assistant message among `messages` called Write or Edit on a file inside the

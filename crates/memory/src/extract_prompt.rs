@@ -18,7 +18,11 @@ pub struct ExtractPromptInput<'a> {
     /// How many messages at the end of the conversation are new since the last extraction.
     pub new_messages: usize,
     /// The current memories, one line each ([`crate::Scan::manifest`]); empty when none.
+    /// Those the conversation's `MEMORY.md` index already lists are left out of it (they are
+    /// in the cached prefix the fork reads; every manifest line is sent uncached).
     pub manifest: &'a str,
+    /// How many memories were left out of `manifest` because the index above lists them.
+    pub in_context: usize,
     pub max_turns: u32,
     /// Today, `YYYY-MM-DD`, so relative dates become absolute.
     pub today: &'a str,
@@ -39,6 +43,10 @@ pub fn build_extract_prompt(input: &ExtractPromptInput<'_>) -> String {
         "(none)"
     } else {
         input.manifest
+    };
+    let current = match input.in_context {
+        0 => "Current memories".to_owned(),
+        n => format!("Current memories: the {n} in the {INDEX_FILE} index above, and"),
     };
     format!(
         "{EXTRACTION_MARKER}
@@ -68,7 +76,7 @@ type: <user|feedback|project|reference>
 plus its line in {INDEX_FILE} there, an index only: `- [Title](file.md) — hook`, under \
 {MAX_INDEX_LINE_CHARS} characters, one per file.
 
-Current memories (file [type] name: description):
+{current} (file [type] name: description):
 {manifest}
 </memory-extraction>"
     )
@@ -85,6 +93,7 @@ mod tests {
             dir,
             new_messages: 12,
             manifest: "",
+            in_context: 0,
             max_turns: 5,
             today: "2025-01-31",
         });
@@ -115,10 +124,29 @@ mod tests {
                 dir,
                 new_messages: 2,
                 manifest: "",
+                in_context: 0,
                 max_turns: 5,
                 today: "2025-01-31",
             }
         });
         assert!(with_manifest.contains("- project_stack.md [project] Stack: React 18\n</memory"));
+        let some_in_context = build_extract_prompt(&ExtractPromptInput {
+            in_context: 12,
+            ..ExtractPromptInput {
+                dir,
+                new_messages: 2,
+                manifest: "",
+                in_context: 0,
+                max_turns: 5,
+                today: "2025-01-31",
+            }
+        });
+        assert!(
+            some_in_context.contains(
+                "Current memories: the 12 in the MEMORY.md index above, and (file [type] name: \
+                 description):\n(none)"
+            ),
+            "{some_in_context}"
+        );
     }
 }

@@ -144,3 +144,20 @@ fn the_outcome_names_the_saved_files_and_the_cache_figures() {
         10.0 + 125.0 + 100.0
     );
 }
+
+#[test]
+fn memories_the_index_in_the_first_message_links_are_in_context() {
+    let context = "# auto memory\n- [Project stack](project_stack.md) — React 18, PostgreSQL";
+    let messages = vec![
+        Message::user(vec![
+            ContentBlock::text(context),
+            ContentBlock::text("hello"),
+        ]),
+        Message::assistant(vec![ContentBlock::text("see [x](user_role.md)")]),
+    ];
+    assert!(listed_in_context(&messages, "project_stack.md"));
+    // Only the first message holds the session's index; a link later on does not count.
+    assert!(!listed_in_context(&messages, "user_role.md"));
+    assert!(!listed_in_context(&messages, "stack.md"));
+    assert!(!listed_in_context(&[], "project_stack.md"));
+}

@@ -11,8 +11,14 @@
 //! What costs nothing is not asked for: with no candidate (an empty directory, everything
 //! shown already) no side query is sent; memories this session's own extraction saved
 //! ([`SessionMemories`]) are not candidates, because they came from this very conversation;
-//! and when the candidates are few and small ([`RECALL_INLINE_BYTES`]) they are attached
-//! without asking, once.
+//! and when the candidates are small together ([`RECALL_INLINE_BYTES`]) they are attached
+//! without asking, at most [`RECALL_MAX_FILES`] a turn, each once.
+//!
+//! What must be asked is asked on a cached prefix: the selection query's system prompt and the
+//! manifest come first, with a cache breakpoint after the manifest, and the user's prompt
+//! after it. The manifest changes only when a memory is shown or saved, so from the second
+//! turn on the query reads it from the cache (once it is long enough to be cached at all:
+//! 1024 tokens on most models; a shorter one costs little uncached).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -20,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use tine_api_client::{ContentBlock, Message, ModelClient, Usage};
+use tine_api_client::{CacheControl, ContentBlock, Message, ModelClient, TextBlock, Usage};
 use tine_fork_runtime::{SideQuery, SideQueryError, UsageLedger, side_query};
 use tine_query_loop::timestamp::utc_date;
 
@@ -41,10 +47,10 @@ pub const RECALL_MAX_SESSION_BYTES: usize = 60 * 1024;
 pub const RECALL_MAX_TOKENS: u32 = 256;
 /// The query source recall's side queries are billed to.
 pub const RECALL_QUERY_SOURCE: &str = "memory_recall";
-/// When every candidate together is at most this big (and there are at most
-/// [`RECALL_MAX_FILES`]), they are attached without a selection query: the query, sent
-/// uncached on every turn until it picks them, costs more than attaching them once (they then
-/// sit in the cached conversation).
+/// When every candidate together is at most this big, they are attached without a selection
+/// query, [`RECALL_MAX_FILES`] a turn: the query, sent on every turn until it picks them (its
+/// manifest too short to be cached), costs more than attaching them once (they then sit in the
+/// cached conversation at a tenth of the price).
 pub const RECALL_INLINE_BYTES: usize = 4 * 1024;
 /// Opens the selection query's user message (mock scenarios match on it).
 pub const RECALL_MARKER: &str = "<memory-recall>";
@@ -153,6 +159,20 @@ pub fn selection_schema() -> Value {
     })
 }
 
+/// The selection query's user message: the manifest first, ending in a cache breakpoint (it
+/// is the same from turn to turn), then the prompt (new every turn).
+pub fn selection_message(prompt: &str, manifest: &str, limit: usize) -> Message {
+    let manifest = TextBlock::new(format!(
+        "{RECALL_MARKER}\nMemory files (choose at most {limit}):\n{manifest}\n"
+    ))
+    .with_cache_control(CacheControl::ephemeral());
+    let prompt = format!("The user's message:\n{prompt}\n</memory-recall>");
+    Message::user(vec![
+        ContentBlock::Text(manifest),
+        ContentBlock::text(prompt),
+    ])
+}
+
 impl MemorySelector for SideQuerySelector {
     fn select<'a>(
         &'a self,
@@ -161,14 +181,10 @@ impl MemorySelector for SideQuerySelector {
         limit: usize,
     ) -> BoxFuture<'a, Result<Selection, RecallError>> {
         Box::pin(async move {
-            let text = format!(
-                "{RECALL_MARKER}\nThe user's message:\n{prompt}\n\nMemory files (choose at most \
-                 {limit}):\n{manifest}\n</memory-recall>"
-            );
             let query = SideQuery::new(
                 self.model.clone(),
                 RECALL_QUERY_SOURCE,
-                vec![Message::user(vec![ContentBlock::text(text)])],
+                vec![selection_message(prompt, manifest, limit)],
             )
             .with_system(SELECTOR_SYSTEM_PROMPT)
             .skipping_system_prefix()
@@ -220,6 +236,9 @@ pub struct Recall {
     selector: Arc<dyn MemorySelector>,
     learned: SessionMemories,
     inline_bytes: usize,
+    /// The memory text the conversation already holds (the index in its first message):
+    /// a memory whose whole text is in it is not attached again.
+    context: Mutex<Option<Arc<str>>>,
     state: Mutex<RecallState>,
 }
 
@@ -230,8 +249,34 @@ impl Recall {
             selector,
             learned: SessionMemories::default(),
             inline_bytes: RECALL_INLINE_BYTES,
+            context: Mutex::new(None),
             state: Mutex::new(RecallState::default()),
         }
+    }
+
+    /// The memory text the conversation starts with (the `MEMORY.md` index as the session's
+    /// context renders it): a one-line memory whose index line already says all of it is not
+    /// attached (it would only repeat, uncached once and cached on every later turn).
+    pub fn with_context(self, context: impl Into<Arc<str>>) -> Self {
+        *self.context.lock().unwrap_or_else(PoisonError::into_inner) = Some(context.into());
+        self
+    }
+
+    /// Forgets that context: a resumed conversation starts with the index as it was then,
+    /// not as it is now.
+    pub fn forget_context(&self) {
+        *self.context.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Whether the conversation's context already holds all of `content` (its text after the
+    /// frontmatter, without a final period).
+    fn in_context(&self, content: &str) -> bool {
+        let context = self.context.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(context) = context.as_deref() else {
+            return false;
+        };
+        let body = without_frontmatter(content).trim().trim_end_matches('.');
+        !body.is_empty() && !body.contains('\n') && context.contains(body)
     }
 
     /// Attaches the candidates without a selection query up to `bytes` in all (0: always ask).
@@ -314,6 +359,11 @@ impl Recall {
             let Some(content) = read_capped(&memory.path).await else {
                 continue;
             };
+            if self.in_context(&content) {
+                // Shown already, by the index: not offered again.
+                self.lock().shown.insert(memory.path.clone());
+                continue;
+            }
             let mut state = self.lock();
             if state.bytes_used + content.len() > RECALL_MAX_SESSION_BYTES {
                 tracing::debug!("memory recall reached its per-session budget");
@@ -330,9 +380,10 @@ impl Recall {
             return Ok(None);
         }
         let text = format!(
-            "<system-reminder>\nMemories from earlier sessions that may help with this request \
-             (they record what was true when saved; check them against the code before relying \
-             on them):\n\n{}\n</system-reminder>",
+            "<system-reminder>\nMemories from earlier sessions (files in {}) that may help with \
+             this request (they record what was true when saved; check them against the code \
+             before relying on them):\n\n{}\n</system-reminder>",
+            self.dir.display(),
             sections.join("\n\n")
         );
         Ok(Some(RecallAttachment {
@@ -345,9 +396,10 @@ impl Recall {
 }
 
 impl Recall {
-    /// Whether `candidates` are few and small enough to attach without asking.
+    /// Whether `candidates` are small enough together to attach without asking (the first
+    /// [`RECALL_MAX_FILES`] this turn, the rest on the next ones).
     async fn fits_inline(&self, candidates: &[MemoryHeader]) -> bool {
-        if self.inline_bytes == 0 || candidates.len() > RECALL_MAX_FILES {
+        if self.inline_bytes == 0 {
             return false;
         }
         let mut total = 0u64;
@@ -361,17 +413,43 @@ impl Recall {
     }
 }
 
+/// One attached memory: its file name (the attachment names the directory once), type and date, then its text without the frontmatter (its
+/// name and description are in the index the session already has), the description first
+/// when the text does not say it.
 fn render_memory(memory: &MemoryHeader, content: &str) -> String {
     let kind = memory
         .frontmatter
         .kind
         .map_or_else(String::new, |k| format!("{k}, "));
+    let body = without_frontmatter(content).trim();
+    let description = memory
+        .frontmatter
+        .description
+        .as_deref()
+        .filter(|d| !body.contains(d.trim_end_matches('.')))
+        .map_or_else(String::new, |d| format!("{d}\n"));
     format!(
-        "## {} ({kind}saved {})\n{}",
-        memory.path.display(),
+        "## {} ({kind}saved {})\n{description}{body}",
+        memory.file_name,
         utc_date(memory.modified),
-        content.trim_end()
     )
+}
+
+/// `text` after its frontmatter block (all of it when there is none).
+fn without_frontmatter(text: &str) -> &str {
+    let body = text.trim_start_matches('\u{feff}');
+    let mut lines = body.split_inclusive('\n');
+    if lines.next().map(str::trim_end) != Some("---") {
+        return text;
+    }
+    let mut start = 0;
+    for (i, line) in body.split_inclusive('\n').enumerate() {
+        start += line.len();
+        if i > 0 && line.trim_end() == "---" {
+            return &body[start..];
+        }
+    }
+    text
 }
 
 /// A memory's text cut to [`RECALL_MAX_LINES`] lines and [`RECALL_MAX_FILE_BYTES`] bytes, with

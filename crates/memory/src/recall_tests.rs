@@ -206,3 +206,117 @@ async fn a_few_small_memories_are_attached_once_without_a_query() {
     assert_eq!(a.files, ["user_role.md"]);
     assert_eq!(picky.seen.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn many_small_memories_are_attached_five_a_turn_without_a_query() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = MemoryDir::new(tmp.path().join("memory"), DirSource::Default);
+    for i in 0..12 {
+        let file = format!("project_fact{i:02}.md");
+        let body = format!("Fact number {i}.");
+        save_memory(
+            &dir,
+            &NewMemory {
+                file_name: &file,
+                name: &format!("Fact {i}"),
+                description: &body,
+                kind: MemoryType::Project,
+                body: &body,
+            },
+        )
+        .unwrap();
+    }
+    let selector = fixed(&[]);
+    let recall = Recall::new(dir.path(), selector.clone());
+    let mut seen = HashSet::new();
+    let mut per_turn = Vec::new();
+    for turn in 0..4 {
+        let attached = recall
+            .attachment_for(&format!("question number {turn}?"))
+            .await
+            .unwrap()
+            .map(|a| {
+                assert!(!a.text.contains("type: project"), "{}", a.text);
+                assert!(a.text.contains("Fact number"), "{}", a.text);
+                a.files
+            })
+            .unwrap_or_default();
+        per_turn.push(attached.len());
+        for file in attached {
+            assert!(seen.insert(file.clone()), "{file} attached twice");
+        }
+    }
+    assert_eq!(per_turn, [5, 5, 2, 0]);
+    assert_eq!(seen.len(), 12);
+    assert!(
+        selector.seen.lock().unwrap().is_empty(),
+        "no selection query"
+    );
+}
+
+#[test]
+fn the_selection_message_puts_the_manifest_before_the_prompt_behind_a_breakpoint() {
+    let message = selection_message("which database?", "- a.md [project] A: b", 5);
+    let tine_api_client::MessageContent::Blocks(blocks) = &message.content else {
+        panic!("{message:?}")
+    };
+    let [ContentBlock::Text(manifest), ContentBlock::Text(prompt)] = &blocks[..] else {
+        panic!("{message:?}")
+    };
+    assert!(manifest.text.starts_with(RECALL_MARKER));
+    assert!(manifest.text.contains("- a.md [project] A: b"));
+    assert!(!manifest.text.contains("which database?"));
+    assert_eq!(manifest.cache_control, Some(CacheControl::ephemeral()));
+    assert!(prompt.text.contains("which database?"));
+    assert_eq!(prompt.cache_control, None);
+}
+
+#[test]
+fn attached_memories_leave_their_frontmatter_out() {
+    let text = "---\nname: Stack\ndescription: React 18, PostgreSQL\ntype: project\n---\n\nThe frontend is React 18.\n";
+    assert_eq!(
+        without_frontmatter(text).trim(),
+        "The frontend is React 18."
+    );
+    assert_eq!(without_frontmatter("no frontmatter\n"), "no frontmatter\n");
+    assert_eq!(
+        without_frontmatter("---\nnot closed\n"),
+        "---\nnot closed\n"
+    );
+    assert_eq!(
+        without_frontmatter("---\r\ntype: user\r\n---\r\nbody"),
+        "body"
+    );
+    assert_eq!(without_frontmatter("----\nx\n---\n"), "----\nx\n---\n");
+}
+
+#[tokio::test]
+async fn a_one_line_memory_its_index_line_already_says_is_not_attached_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = memory_dir(&tmp);
+    let context = "- [Project stack](project_stack.md) — React 18 and PostgreSQL";
+    let recall = Recall::new(dir.path(), fixed(&[])).with_context(context);
+    let a = recall
+        .attachment_for("how do I reverse a list?")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        a.files,
+        ["user_role.md"],
+        "the stack is in the index already"
+    );
+    assert_eq!(
+        recall.attachment_for("and another thing?").await.unwrap(),
+        None
+    );
+    // Without that context (a resumed session) it is attached.
+    let recall = Recall::new(dir.path(), fixed(&[])).with_context(context);
+    recall.forget_context();
+    let a = recall
+        .attachment_for("how do I reverse a list?")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.files.len(), 2);
+}

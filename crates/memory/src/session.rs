@@ -71,7 +71,9 @@ impl AutoMemory {
         if let Some(ledger) = ledger {
             selector = selector.with_ledger(ledger);
         }
-        let recall = Recall::new(dir.path(), Arc::new(selector)).with_learned(learned);
+        let recall = Recall::new(dir.path(), Arc::new(selector))
+            .with_learned(learned)
+            .with_context(context.as_str());
         Ok(Self {
             dir,
             context,

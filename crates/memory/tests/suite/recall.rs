@@ -94,3 +94,64 @@ async fn recall_attaches_the_file_the_model_picked() {
     assert!(recall.attachment_for("continue").await.unwrap().is_none());
     assert_eq!(server.requests().len(), 2);
 }
+
+/// With a manifest long enough to be cached, the second turn's selection query reads the
+/// system prompt and the manifest from the cache and pays only for the new prompt.
+#[tokio::test]
+async fn the_selection_query_reads_its_manifest_from_the_cache_on_later_turns() {
+    let world = World::new();
+    for i in 0..60 {
+        let desc = format!(
+            "decision {i}: the service boundary between billing and checkout, and why it moved"
+        );
+        save_memory(
+            &world.memory,
+            &NewMemory {
+                file_name: &format!("project_decision{i:02}.md"),
+                name: &format!("Decision {i}"),
+                description: &desc,
+                kind: MemoryType::Project,
+                body: &format!("{desc}. How to apply: keep billing calls behind the gateway."),
+            },
+        )
+        .unwrap();
+    }
+    let scenario = Scenario::new().rule(
+        Rule::new()
+            .marker(RECALL_MARKER)
+            .reply(Reply::text(r#"{"selected_memories": []}"#)),
+    );
+    let server = server(scenario).await;
+    let recall = Recall::new(
+        world.mem(),
+        Arc::new(SideQuerySelector::new(
+            client_for(&server),
+            "claude-sonnet-4-5",
+        )),
+    );
+    for prompt in [
+        "how do I reverse a list in python?",
+        "what does git rebase -i do?",
+        "what is a good timeout for an HTTP client?",
+    ] {
+        assert!(recall.attachment_for(prompt).await.unwrap().is_none());
+    }
+    let log = server.requests();
+    assert_eq!(log.len(), 3, "one selection query a turn");
+    let first = log[0].usage.unwrap();
+    assert!(
+        first.cache_creation_input_tokens >= 1024,
+        "the manifest is written to the cache: {first:?}"
+    );
+    for later in &log[1..] {
+        let usage = later.usage.unwrap();
+        assert_eq!(
+            usage.cache_read_input_tokens, first.cache_creation_input_tokens,
+            "{usage:?}"
+        );
+        assert!(
+            usage.input_tokens < 40,
+            "only the prompt is uncached: {usage:?}"
+        );
+    }
+}
