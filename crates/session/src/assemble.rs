@@ -373,7 +373,10 @@ pub(crate) async fn assemble(
     };
     let mut engine = match (resuming, &memory) {
         (true, Some(memory)) => {
-            // Extraction takes its cursor back, so it looks only at what is new.
+            // Extraction takes its cursor back, so it looks only at what is new; the
+            // conversation starts with the index as it was then, so recall does not rely on
+            // today's being in it.
+            memory.recall().forget_context();
             let job = memory.extraction_job();
             QueryEngine::resume_with(config, session_id, move |record| job.restore(record)).await?
         }
