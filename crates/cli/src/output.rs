@@ -112,6 +112,21 @@ impl Printer {
                 });
                 self.line(&value);
             }
+            QueryEvent::HistoryReplaced { boundary, .. } => {
+                // Claude Code's shape, with what tine adds (what was dropped).
+                let value = json!({
+                    "type": "system",
+                    "subtype": "compact_boundary",
+                    "session_id": self.info.session_id,
+                    "compact_metadata": {
+                        "trigger": boundary.trigger,
+                        "pre_tokens": boundary.tokens_before,
+                        "post_tokens": boundary.tokens_after,
+                    },
+                    "boundary": boundary,
+                });
+                self.line(&value);
+            }
             QueryEvent::UserMessage { message } => {
                 let value = json!({
                     "type": "user",
@@ -130,7 +145,8 @@ impl Printer {
             | QueryEvent::ToolDenied { .. }
             | QueryEvent::ToolProgress { .. }
             | QueryEvent::ToolResult { .. }
-            | QueryEvent::HistoryReplaced { .. }
+            | QueryEvent::ToolResultsCleared { .. }
+            | QueryEvent::ContextWarning(_)
             | QueryEvent::Transition(_)
             | QueryEvent::Terminal(_) => {}
         }
@@ -172,6 +188,8 @@ impl Printer {
             | QueryEvent::ToolResult { .. }
             | QueryEvent::UserMessage { .. }
             | QueryEvent::HistoryReplaced { .. }
+            | QueryEvent::ToolResultsCleared { .. }
+            | QueryEvent::ContextWarning(_)
             | QueryEvent::Terminal(_) => {}
         }
     }
@@ -399,9 +417,18 @@ fn verbose_line(event: &QueryEvent) {
         QueryEvent::Transition(transition) => {
             eprintln!("[tine] transition: {}", transition.label());
         }
-        QueryEvent::HistoryReplaced { messages } => {
-            eprintln!("[tine] history replaced ({} messages)", messages.len());
+        QueryEvent::HistoryReplaced { messages, boundary } => eprintln!(
+            "[tine] compacted ({}): {} -> {} tokens, {} messages summarized, {} now",
+            boundary.trigger,
+            boundary.tokens_before,
+            boundary.tokens_after,
+            boundary.messages_summarized,
+            messages.len()
+        ),
+        QueryEvent::ToolResultsCleared { count } => {
+            eprintln!("[tine] the cache went cold: {count} old tool results cleared");
         }
+        QueryEvent::ContextWarning(warning) => eprintln!("[tine] {warning}"),
         QueryEvent::Terminal(terminal) => eprintln!("[tine] end: {}", terminal_label(terminal)),
         QueryEvent::TextDelta { .. }
         | QueryEvent::ThinkingDelta { .. }

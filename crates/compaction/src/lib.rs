@@ -1,2 +1,47 @@
-//! tine-compaction: will own compaction of long conversations: automatic (before a request
-//! crosses the threshold), reactive (on `prompt is too long`) and manual, run as a fork.
+//! tine-compaction: compaction of long conversations (seed 003 §九, seed 000 §8.2), as the
+//! query loop's `Compactor`: automatic before a request crosses the threshold, reactive on
+//! "prompt is too long", manual on `/compact [focus]`, and micro (old tool results cleared)
+//! once the cache has gone cold. The summary is a fork on the parent's cache: its first request
+//! reads the parent's whole cached prefix. A sibling of memory: memory's hook is wired in by
+//! the host as a plain function.
+//!
+//! Modules, in reading order:
+//! - [`config`]: thresholds (effective window − 13k), the switches, [`CompactionConfig`].
+//! - [`estimate`]: the context size from the last usage plus an estimate of what came since.
+//! - [`micro`]: clearing old tool results through the content-replacement decisions.
+//! - [`prompt`]: the summary instruction (nine sections after an `<analysis>` scratchpad), the
+//!   reading of the reply, the continuation message.
+//! - [`rounds`]: dropping the oldest whole API rounds when the summary request is too long.
+//! - [`summary`]: the summary fork and its retries.
+//! - [`dropped`]: what the summarized part held (for the boundary record).
+//! - [`reattach`]: recent files, todos and running shells put back after the summary.
+//! - [`hooks`]: PreCompact / PostCompact commands from settings.
+//! - [`compactor`]: [`SessionCompactor`], the plug itself, with the circuit breaker.
+//! - [`log`]: `/compact log` and `tine compact log`.
+
+pub mod compactor;
+pub mod config;
+pub mod dropped;
+pub mod error;
+pub mod estimate;
+pub mod hooks;
+pub mod log;
+pub mod micro;
+pub mod prompt;
+pub mod reattach;
+pub mod rounds;
+pub mod summary;
+
+pub use compactor::{
+    BeforeCompaction, Clock, CompactionReport, ManualClock, SessionCompactor, SystemClock,
+};
+pub use config::{
+    AUTO_COMPACT_SETTING, CACHE_TTL, CompactionConfig, KEEP_RECENT_TOOL_RESULTS,
+    MAX_CONSECUTIVE_FAILURES, Thresholds,
+};
+pub use error::CompactionError;
+pub use hooks::{CompactHookCommand, CompactHookCommands, CompactHooks};
+pub use log::{LogEntry, LogError, compact_log, format_log, log_entries};
+pub use micro::CLEARED_TOOL_RESULT;
+pub use prompt::{CONTINUATION_PREFIX, SUMMARY_INSTRUCTION_MARKER};
+pub use summary::{COMPACT_QUERY_SOURCE, DenyAllTools, MAX_TOO_LONG_RETRIES};

@@ -29,6 +29,9 @@ use record::{HashesRecord, replay};
 
 /// The transcript record kind the detector writes and reads back on resume.
 pub const CACHE_HASHES_KIND: &str = "cache_hashes";
+/// The annotation written where compaction changed the prefix on purpose: a resumed session
+/// forgets its reference there too.
+pub const CACHE_RESET_KIND: &str = "cache_reset";
 
 /// How many breaks the detector keeps for the host to show.
 pub const KEPT_BREAKS: usize = 32;
@@ -456,6 +459,15 @@ impl CacheBreakDetector {
 }
 
 impl RequestMonitor for CacheBreakDetector {
+    /// Compaction replaced the history: its next request is not a break.
+    fn on_history_replaced(&self) -> Vec<Annotation> {
+        self.reset_reference();
+        vec![Annotation {
+            kind: CACHE_RESET_KIND.to_owned(),
+            data: serde_json::Value::Object(serde_json::Map::new()),
+        }]
+    }
+
     fn on_request(&self, request: &MessagesRequest) {
         let fingerprint = RequestFingerprint::of(request);
         self.lock().pending = Some(fingerprint);
@@ -513,6 +525,10 @@ impl RequestMonitor for CacheBreakDetector {
     }
 
     fn on_resume(&self, record: &TranscriptRecord) {
+        if record.kind.as_str() == CACHE_RESET_KIND {
+            self.reset_reference();
+            return;
+        }
         if record.kind.as_str() != CACHE_HASHES_KIND {
             return;
         }

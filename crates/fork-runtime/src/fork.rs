@@ -211,6 +211,8 @@ pub async fn run_forked_agent(
             | QueryEvent::ToolProgress { .. }
             | QueryEvent::ToolResult { .. }
             | QueryEvent::HistoryReplaced { .. }
+            | QueryEvent::ToolResultsCleared { .. }
+            | QueryEvent::ContextWarning(_)
             | QueryEvent::Transition(_) => {}
         }
     }

@@ -23,8 +23,8 @@ pub mod subagent;
 pub mod web_summary;
 
 pub use cache_break::{
-    BreakCause, CACHE_HASHES_KIND, CacheBreak, CacheBreakDetector, CacheHashes, KEPT_BREAKS,
-    OnCacheBreak, RequestFingerprint, ToolHash,
+    BreakCause, CACHE_HASHES_KIND, CACHE_RESET_KIND, CacheBreak, CacheBreakDetector, CacheHashes,
+    KEPT_BREAKS, OnCacheBreak, RequestFingerprint, ToolHash,
 };
 pub use cache_safe::{CacheSafeParams, CacheSafeSlot};
 pub use fork::{ForkError, ForkParams, ForkResult, OnMessage, run_forked_agent};

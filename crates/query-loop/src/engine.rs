@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tine_api_client::{
     ContentBlock, Message, MessageContent, ModelClient, ThinkingConfig, ToolDefinition, Usage,
     cost_usd,
@@ -17,12 +17,15 @@ use tine_tools::{Tool, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::QueryEvent;
-use crate::plug::{CanUseTool, Compactor, PermissionPrompter, RequestMonitor, StopHooks};
+use crate::plug::{
+    CanUseTool, CompactContext, CompactError, Compactor, PermissionPrompter, RequestMonitor,
+    StopHooks,
+};
 use crate::query::{PostSampling, QueryParams, RequestObserver, query};
 use crate::request::{RequestTemplate, system_prompt_blocks};
 use crate::totals::LoopTotals;
 use crate::transcript::{
-    COMPACT_BOUNDARY, RecordType, TranscriptAnnotator, TranscriptError, TranscriptRecord,
+    CompactBoundary, RecordType, TranscriptAnnotator, TranscriptError, TranscriptRecord,
     TranscriptWarning, TranscriptWriter, WriterOptions, load_session_with,
 };
 use crate::transition::Terminal;
@@ -381,17 +384,10 @@ impl QueryEngine {
                     self.persist_message(message).await;
                     self.messages.push(message.clone());
                 }
-                QueryEvent::HistoryReplaced { messages } => {
-                    self.persist_other(
-                        RecordType::System,
-                        json!({"subtype": COMPACT_BOUNDARY, "messages": messages.len()}),
-                    )
-                    .await;
-                    for m in messages {
-                        self.persist_message(m).await;
-                    }
-                    self.messages = messages.clone();
+                QueryEvent::HistoryReplaced { messages, boundary } => {
+                    self.replace_history(messages.clone(), boundary).await;
                 }
+                QueryEvent::ToolResultsCleared { .. } => self.prefix_reset().await,
                 QueryEvent::Transition(transition) => {
                     self.persist_other(
                         RecordType::Other("transition".to_owned()),
@@ -418,6 +414,7 @@ impl QueryEngine {
                 | QueryEvent::ToolUseStart { .. }
                 | QueryEvent::Retry(_)
                 | QueryEvent::ToolProgress { .. }
+                | QueryEvent::ContextWarning(_)
                 | QueryEvent::ToolResult { .. } => {}
             }
         }
@@ -433,6 +430,55 @@ impl QueryEngine {
             cost_usd: totals.cost_usd,
             duration: started.elapsed(),
             api_duration: totals.api_duration,
+        }
+    }
+
+    /// `/compact [focus]`: replaces the history with a summary now (between turns), writing
+    /// the boundary and the new history to the transcript as an automatic compaction does.
+    pub async fn compact_now(
+        &mut self,
+        focus: Option<&str>,
+    ) -> Result<CompactBoundary, CompactError> {
+        let Some(compactor) = self.config.compactor.clone() else {
+            return Err(CompactError::Unavailable);
+        };
+        if self.messages.is_empty() {
+            return Err(CompactError::Empty);
+        }
+        let template = self.request_template();
+        let compacted = compactor
+            .compact_now(
+                CompactContext {
+                    messages: &self.messages,
+                    template: &template,
+                    tool_context: &self.tool_context,
+                },
+                focus,
+            )
+            .await?;
+        self.replace_history(compacted.messages, &compacted.boundary)
+            .await;
+        Ok(compacted.boundary)
+    }
+
+    /// The boundary record, then the new history; the monitor forgets its reference.
+    async fn replace_history(&mut self, messages: Vec<Message>, boundary: &CompactBoundary) {
+        self.persist_other(RecordType::System, boundary.to_data())
+            .await;
+        for m in &messages {
+            self.persist_message(m).await;
+        }
+        self.messages = messages;
+        self.prefix_reset().await;
+    }
+
+    /// The prefix changed on purpose: the next request is not a cache break.
+    async fn prefix_reset(&mut self) {
+        if let Some(monitor) = self.config.monitor.clone() {
+            for note in monitor.on_history_replaced() {
+                self.persist_other(RecordType::Other(note.kind), note.data)
+                    .await;
+            }
         }
     }
 

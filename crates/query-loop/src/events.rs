@@ -4,6 +4,8 @@
 use tine_api_client::{Message, RetryNotice, StopReason, Usage};
 use tine_tools::{ToolOutput, ToolProgress};
 
+use crate::plug::ContextWarning;
+use crate::transcript::CompactBoundary;
 use crate::transition::{Terminal, Transition};
 
 /// One thing that happened in the loop, in order.
@@ -49,8 +51,17 @@ pub enum QueryEvent {
     },
     /// A user-role message the loop appended (tool results, a recovery nudge, a hook's reason).
     UserMessage { message: Message },
-    /// The compactor replaced the conversation: hosts replace their copy with `messages`.
-    HistoryReplaced { messages: Vec<Message> },
+    /// The compactor replaced the conversation: hosts replace their copy with `messages` (the
+    /// transcript gets a `compact_boundary` record with `boundary`, then the messages).
+    HistoryReplaced {
+        messages: Vec<Message>,
+        boundary: CompactBoundary,
+    },
+    /// Old tool results were cleared in place (the cache had gone cold): the next request's
+    /// prefix differs on purpose.
+    ToolResultsCleared { count: usize },
+    /// The context is close to the limit.
+    ContextWarning(ContextWarning),
     /// The loop is going round again, and why.
     Transition(Transition),
     /// The end; nothing follows.

@@ -55,8 +55,9 @@ pub use hooks::{
     run_stop_hooks,
 };
 pub use plug::{
-    AllowAll, Annotation, CanUseTool, Compacted, Compactor, PermissionOutcome, PermissionPrompter,
-    RequestMonitor, StopContext, StopHookOutcome, StopHooks,
+    AllowAll, Annotation, BeforeRequest, CanUseTool, CompactContext, CompactError, Compacted,
+    Compactor, ContextWarning, PermissionOutcome, PermissionPrompter, RequestMonitor, StopContext,
+    StopHookOutcome, StopHooks,
 };
 pub use query::{
     EndAfterTools, LoopState, PostSampling, QueryParams, QuerySource, RequestObserver,
@@ -71,8 +72,9 @@ pub use stuck::{
 };
 pub use totals::LoopTotals;
 pub use transcript::{
-    RecordType, ResumedSession, TranscriptAnnotator, TranscriptError, TranscriptRead,
-    TranscriptRecord, TranscriptWarning, TranscriptWriter, WriterOptions, latest_session,
-    load_session, load_session_with, read_transcript,
+    COMPACT_BOUNDARY, CompactBoundary, CompactTrigger, DroppedContext, RecordType, ResumedSession,
+    TranscriptAnnotator, TranscriptError, TranscriptRead, TranscriptRecord, TranscriptWarning,
+    TranscriptWriter, WriterOptions, latest_session, load_session, load_session_with,
+    read_transcript,
 };
 pub use transition::{Terminal, Transition};

@@ -2,7 +2,8 @@
 //! they implement (the loop must not know forks, memory or compaction), with the vocabulary of
 //! their answers; the implementations live elsewhere:
 //! - [`CanUseTool`]: the permission check of every tool call.
-//! - [`Compactor`]: auto compaction before a request, reactive compaction on "prompt too long".
+//! - [`Compactor`]: micro and auto compaction before a request, reactive compaction on "prompt
+//!   too long", manual compaction ([`Compactor::compact_now`]) for the session.
 //! - [`StopHooks`]: what runs when the model ends a turn with no tool calls (the stop-hook
 //!   pipeline of fork-runtime wraps the user's command hooks, `hooks::CommandStopHooks`, here).
 //! - [`RequestMonitor`]: sees every request of the session and its usage, and may annotate the
@@ -14,6 +15,7 @@ use tine_api_client::Message;
 use tine_tools::{Tool, ToolContext};
 
 use crate::request::RequestTemplate;
+use crate::transcript::CompactBoundary;
 use crate::transition::Transition;
 
 /// The answer to "may this call run?".
@@ -72,25 +74,112 @@ impl CanUseTool for AllowAll {
 #[derive(Debug, Clone)]
 pub struct Compacted {
     pub messages: Vec<Message>,
-    /// `ReactiveCompact`, `HistorySnip` or `ContextCollapse`.
+    /// The transition the loop records when this answers a "prompt is too long"
+    /// (`ReactiveCompact`, `HistorySnip` or `ContextCollapse`).
     pub transition: Transition,
+    /// What the transcript's `compact_boundary` record says about it.
+    pub boundary: CompactBoundary,
 }
 
-/// Compaction hooks. Both return `None` to leave the history as it is.
+/// What the loop hands the compactor: the history as it stands and the fixed parts of the
+/// requests, so a summary fork can be built on the parent's cache-safe params mid-turn, when the
+/// session's slot is empty by design.
+#[derive(Clone, Copy)]
+pub struct CompactContext<'a> {
+    /// The history about to be sent (or that was refused as too long).
+    pub messages: &'a [Message],
+    /// The template every request of this loop is built from (system bytes, tool array,
+    /// model, thinking, replacement decisions).
+    pub template: &'a RequestTemplate,
+    /// The loop's tool context: the turn's cancellation, the session's file-state cache, todo
+    /// list and background tasks.
+    pub tool_context: &'a ToolContext,
+}
+
+/// The context is getting full: UIs show it ("context 87% full").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ContextWarning {
+    /// Estimated tokens of the next request's prompt.
+    pub tokens: u64,
+    /// The window minus the room kept for the reply.
+    pub effective_window: u64,
+    /// Where auto compaction starts, when it is on.
+    pub auto_compact_at: Option<u64>,
+}
+
+impl ContextWarning {
+    /// How full the effective window is, in percent (capped at 100).
+    pub fn percent_full(&self) -> u64 {
+        (self.tokens.saturating_mul(100) / self.effective_window.max(1)).min(100)
+    }
+}
+
+impl std::fmt::Display for ContextWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "context {}% full ({} of {} tokens)",
+            self.percent_full(),
+            self.tokens,
+            self.effective_window
+        )?;
+        match self.auto_compact_at {
+            Some(at) => write!(f, "; it is compacted automatically at {at}"),
+            None => f.write_str("; auto compaction is off: run /compact"),
+        }
+    }
+}
+
+/// What the compactor did before a request.
+#[derive(Debug, Clone, Default)]
+pub struct BeforeRequest {
+    /// The history was replaced by a summary.
+    pub compacted: Option<Compacted>,
+    /// Old tool results were cleared in place (the cache had gone cold): how many. The prefix
+    /// changed on purpose.
+    pub cleared_tool_results: usize,
+    /// The context is near the limit.
+    pub warning: Option<ContextWarning>,
+}
+
+/// Why a compaction asked for did not happen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompactError {
+    #[error("there is nothing to compact yet: the conversation is empty")]
+    Empty,
+    #[error("compaction was cancelled")]
+    Cancelled,
+    #[error("compaction is not set up for this session")]
+    Unavailable,
+    #[error("compaction failed: {0}")]
+    Failed(String),
+}
+
+/// Compaction, as the loop and the session see it (implemented by `tine-compaction`). Forks
+/// run without one, so a fork never compacts.
 pub trait Compactor: Send + Sync {
-    /// Before every request: shrink the history if it has crossed the threshold.
-    fn before_request<'a>(
-        &'a self,
-        messages: &'a [Message],
-        template: &'a RequestTemplate,
-    ) -> BoxFuture<'a, Option<Compacted>>;
+    /// Before every request: clear what a cold cache no longer protects, shrink the history if
+    /// it has crossed the threshold, warn when it is close.
+    fn before_request<'a>(&'a self, ctx: CompactContext<'a>) -> BoxFuture<'a, BeforeRequest>;
 
     /// After the API answered "prompt is too long" (at most once per loop).
     fn on_prompt_too_long<'a>(
         &'a self,
-        messages: &'a [Message],
-        template: &'a RequestTemplate,
+        ctx: CompactContext<'a>,
     ) -> BoxFuture<'a, Option<Compacted>>;
+
+    /// A reply of the loop finished: `usage` is its request's, which carried the first
+    /// `messages` messages of the history.
+    fn on_response(&self, _usage: &tine_api_client::Usage, _messages: usize) {}
+
+    /// `/compact [focus]`: now, whatever the size; `focus` says what the summary must keep.
+    fn compact_now<'a>(
+        &'a self,
+        _ctx: CompactContext<'a>,
+        _focus: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Compacted, CompactError>> {
+        Box::pin(async { Err(CompactError::Unavailable) })
+    }
 }
 
 /// What the loop does after the stop hooks ran.
@@ -136,4 +225,11 @@ pub trait RequestMonitor: Send + Sync {
     /// order, as the transcript is read, so a new process can compare its first request against
     /// the last one before it. Keep only what that needs: the records are not kept for you.
     fn on_resume(&self, record: &crate::transcript::TranscriptRecord);
+
+    /// The history was replaced or its old tool results cleared on purpose (compaction): the
+    /// next request is not compared with the one before. What is returned is appended to the
+    /// transcript, so a resumed session knows it too.
+    fn on_history_replaced(&self) -> Vec<Annotation> {
+        Vec::new()
+    }
 }

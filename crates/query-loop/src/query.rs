@@ -2,7 +2,7 @@
 //! [`Terminal`]. Immutable [`QueryParams`] for the whole loop, a mutable [`LoopState`] per
 //! iteration, and a [`Transition`] recorded every time it goes round again.
 //!
-//! One iteration: (auto compact) → build the request → stream the reply → on `max_tokens`
+//! One iteration: (micro / auto compact) → build the request → stream the reply → on `max_tokens`
 //! escalate or nudge → run the tool calls (consecutive concurrency-safe ones in parallel, at
 //! most [`MAX_PARALLEL_TOOLS`], the rest one at a time, results in call order) → loop; or, with
 //! no tool calls, the stop hooks decide whether the turn really ends.
@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 use crate::events::QueryEvent;
 use crate::hooks::{PostSamplingContext, PostSamplingHooks};
 use crate::plug::{
-    CanUseTool, Compactor, PermissionOutcome, PermissionPrompter, StopContext, StopHookOutcome,
-    StopHooks,
+    CanUseTool, CompactContext, Compactor, PermissionOutcome, PermissionPrompter, StopContext,
+    StopHookOutcome, StopHooks,
 };
 use crate::repair::INTERRUPTED_TOOL_RESULT;
 use crate::request::RequestTemplate;
@@ -232,17 +232,34 @@ async fn run_loop(
         {
             return Terminal::MaxTurns { turns: state.turn };
         }
-        if let Some(compactor) = &params.compactor
-            && let Some(compacted) = compactor.before_request(&messages, &template).await
-        {
-            messages = compacted.messages;
-            emit.send(QueryEvent::HistoryReplaced {
-                messages: messages.clone(),
-            })
-            .await;
+        if let Some(compactor) = &params.compactor {
+            let before = compactor
+                .before_request(CompactContext {
+                    messages: &messages,
+                    template: &template,
+                    tool_context: &params.tool_context,
+                })
+                .await;
+            if before.cleared_tool_results > 0 {
+                emit.send(QueryEvent::ToolResultsCleared {
+                    count: before.cleared_tool_results,
+                })
+                .await;
+            }
+            if let Some(compacted) = before.compacted {
+                messages = compacted.messages;
+                emit.send(QueryEvent::HistoryReplaced {
+                    messages: messages.clone(),
+                    boundary: compacted.boundary,
+                })
+                .await;
+            } else if let Some(warning) = before.warning {
+                emit.send(QueryEvent::ContextWarning(warning)).await;
+            }
         }
 
         state.turn += 1;
+        let sent = messages.len();
         let request = template.build(&messages, state.max_tokens);
         if let Some(observer) = &params.on_request {
             observer(&request);
@@ -259,13 +276,19 @@ async fn run_loop(
                 if let Some((tokens, maximum)) = too_long(&error) {
                     if !state.reactive_compacted
                         && let Some(compactor) = &params.compactor
-                        && let Some(compacted) =
-                            compactor.on_prompt_too_long(&messages, &template).await
+                        && let Some(compacted) = compactor
+                            .on_prompt_too_long(CompactContext {
+                                messages: &messages,
+                                template: &template,
+                                tool_context: &params.tool_context,
+                            })
+                            .await
                     {
                         state.reactive_compacted = true;
                         messages = compacted.messages;
                         emit.send(QueryEvent::HistoryReplaced {
                             messages: messages.clone(),
+                            boundary: compacted.boundary,
                         })
                         .await;
                         record(&mut state, emit, compacted.transition).await;
@@ -294,6 +317,9 @@ async fn run_loop(
             }
             Streamed::Done(reply) => reply,
         };
+        if let Some(compactor) = &params.compactor {
+            compactor.on_response(&reply.usage, sent);
+        }
         emit.send(QueryEvent::Usage {
             usage: reply.usage,
             model: reply.model.clone(),

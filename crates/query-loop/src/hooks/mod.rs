@@ -7,6 +7,9 @@ mod process;
 mod stop;
 
 pub use post_sampling::{HookError, PostSamplingContext, PostSamplingHooks, PostSamplingSummary};
+pub use process::{
+    CommandOutput as HookCommandOutput, RunError as HookRunError, run_shell as run_hook_command,
+};
 pub use stop::{
     CommandStopHooks, DEFAULT_HOOK_TIMEOUT, HookFailure, HookMatcher, HookSpec, HooksSettings,
     StopHookCommand, StopHookInput, StopHookReport, run_stop_hooks, stop_commands_from_settings,

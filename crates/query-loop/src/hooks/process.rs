@@ -12,21 +12,26 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 /// blocks on a full pipe.
 const MAX_CAPTURE: usize = 1 << 20;
 
+/// What a hook command did.
 #[derive(Debug)]
-pub(crate) struct CommandOutput {
+pub struct CommandOutput {
     pub status: ExitStatus,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
 
+/// Why a hook command gave no output.
 #[derive(Debug)]
-pub(crate) enum RunError {
+pub enum RunError {
     Spawn(std::io::Error),
     Wait(std::io::Error),
     Timeout,
 }
 
-pub(crate) async fn run_shell(
+/// Runs `command` with `sh -c` in `cwd` (its own process group, tine's credentials removed
+/// from its environment), `stdin` on its standard input, killed with its group after
+/// `timeout` or when the future is dropped. Every hook event runs through here.
+pub async fn run_shell(
     command: &str,
     cwd: &Path,
     env: &[(&str, &str)],

@@ -18,7 +18,7 @@ pub use reader::{
     COMPACT_BOUNDARY, ResumedSession, TranscriptRead, is_compact_boundary, latest_session,
     load_session, load_session_with, read_transcript,
 };
-pub use record::{RecordType, TranscriptRecord};
+pub use record::{CompactBoundary, CompactTrigger, DroppedContext, RecordType, TranscriptRecord};
 pub use writer::{TranscriptAnnotator, TranscriptWriter, WriterOptions};
 
 /// Errors reading or writing a transcript. Malformed lines are not errors: they are reported as

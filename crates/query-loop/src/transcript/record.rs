@@ -154,3 +154,119 @@ impl<'a> From<&'a TranscriptRecord> for RecordRef<'a> {
         }
     }
 }
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactTrigger {
+    /// The context crossed the auto-compaction threshold before a request.
+    Auto,
+    /// The user asked (`/compact`).
+    Manual,
+    /// The API answered "prompt is too long".
+    Reactive,
+}
+
+impl CompactTrigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Manual => "manual",
+            Self::Reactive => "reactive",
+        }
+    }
+}
+
+impl fmt::Display for CompactTrigger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the model no longer sees verbatim after a compaction: what `/compact log` shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DroppedContext {
+    /// The user's own messages (prompts, not tool results) that were summarized.
+    pub user_messages: usize,
+    /// The start of each of them, oldest first.
+    pub user_prompts: Vec<String>,
+    /// Files the Read tool read in the summarized part, oldest first, each once.
+    pub files_read: Vec<String>,
+    /// Tool calls in the summarized part, by tool name.
+    pub tool_calls: std::collections::BTreeMap<String, usize>,
+}
+
+/// The payload of the `system` record written where compaction replaced the history (its
+/// `subtype` is `compact_boundary`). Resume starts at the last one; the records before it stay
+/// in the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactBoundary {
+    pub trigger: CompactTrigger,
+    /// The context size before (estimated from the last usage) and after (estimated).
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Messages the summary replaced.
+    pub messages_summarized: usize,
+    /// The oldest API rounds left out of the summary because even the summary request was too
+    /// long (0 normally).
+    #[serde(default)]
+    pub rounds_dropped: usize,
+    #[serde(default)]
+    pub dropped: DroppedContext,
+    /// What the user asked the summary to keep (`/compact FOCUS`) and what PreCompact hooks
+    /// added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
+    /// Files re-attached after the summary.
+    #[serde(default)]
+    pub files_reattached: Vec<String>,
+    /// The summary request's prompt and how much of it was read from the cache.
+    #[serde(default)]
+    pub summary_prompt_tokens: u64,
+    #[serde(default)]
+    pub summary_cache_read_tokens: u64,
+}
+
+impl CompactBoundary {
+    /// The record's `data`: the boundary with its `subtype`.
+    pub fn to_data(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if let serde_json::Value::Object(map) = &mut value {
+            map.insert(
+                "subtype".to_owned(),
+                serde_json::Value::String(super::COMPACT_BOUNDARY.to_owned()),
+            );
+        }
+        value
+    }
+
+    /// The boundary a record holds, if it is one (records of older versions carry only a
+    /// message count: their fields default).
+    pub fn from_record(record: &TranscriptRecord) -> Option<Self> {
+        if !super::is_compact_boundary(record) {
+            return None;
+        }
+        let data = record.data.as_ref()?;
+        if let Ok(boundary) = serde_json::from_value::<Self>(data.clone()) {
+            return Some(boundary);
+        }
+        let messages = data
+            .get("messages")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        Some(Self {
+            trigger: CompactTrigger::Auto,
+            tokens_before: 0,
+            tokens_after: 0,
+            messages_summarized: usize::try_from(messages).unwrap_or(usize::MAX),
+            rounds_dropped: 0,
+            dropped: DroppedContext::default(),
+            focus: None,
+            files_reattached: Vec::new(),
+            summary_prompt_tokens: 0,
+            summary_cache_read_tokens: 0,
+        })
+    }
+}

@@ -12,8 +12,9 @@ use tine_api_client::{
 };
 use tine_query_loop::hooks::StopHookOutcome;
 use tine_query_loop::{
-    CanUseTool, Compacted, Compactor, PermissionOutcome, QueryEvent, QueryParams, RequestTemplate,
-    StopContext, StopHooks, Terminal, Transition, is_well_paired, query,
+    BeforeRequest, CanUseTool, CompactBoundary, CompactContext, CompactTrigger, Compacted,
+    Compactor, PermissionOutcome, QueryEvent, QueryParams, RequestTemplate, StopContext, StopHooks,
+    Terminal, Transition, is_well_paired, query,
 };
 use tine_tools::{Tool, ToolContext};
 
@@ -337,22 +338,29 @@ async fn end_after_tools_ends_the_loop_once_the_tools_ran() {
 struct DropHalf;
 
 impl Compactor for DropHalf {
-    fn before_request<'a>(
-        &'a self,
-        _m: &'a [Message],
-        _t: &'a RequestTemplate,
-    ) -> BoxFuture<'a, Option<Compacted>> {
-        Box::pin(async { None })
+    fn before_request<'a>(&'a self, _ctx: CompactContext<'a>) -> BoxFuture<'a, BeforeRequest> {
+        Box::pin(async { BeforeRequest::default() })
     }
     fn on_prompt_too_long<'a>(
         &'a self,
-        _m: &'a [Message],
-        _t: &'a RequestTemplate,
+        _ctx: CompactContext<'a>,
     ) -> BoxFuture<'a, Option<Compacted>> {
         Box::pin(async {
             Some(Compacted {
                 messages: vec![Message::user(vec![ContentBlock::text("summary")])],
                 transition: Transition::ReactiveCompact,
+                boundary: CompactBoundary {
+                    trigger: CompactTrigger::Reactive,
+                    tokens_before: 210_000,
+                    tokens_after: 10,
+                    messages_summarized: 1,
+                    rounds_dropped: 0,
+                    dropped: Default::default(),
+                    focus: None,
+                    files_reattached: Vec::new(),
+                    summary_prompt_tokens: 0,
+                    summary_cache_read_tokens: 0,
+                },
             })
         })
     }

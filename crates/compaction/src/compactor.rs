@@ -1,0 +1,446 @@
+//! [`SessionCompactor`]: the loop's `Compactor` for one main-thread session. Before each
+//! request it clears old tool results when the cache has gone cold, compacts when the context
+//! crossed the threshold (a circuit breaker stops it after repeated failures), and warns when
+//! it is close; on "prompt is too long" it compacts once; `/compact` compacts now.
+//!
+//! A compaction: PreCompact hooks, then the summary fork and memory's `before_compaction`
+//! side by side on the same cache-safe params (so nothing the summary drops is lost to
+//! memory), then the new history — the user context, the summary as a user message saying the
+//! session continues from an earlier conversation, the re-attached files, todos and running
+//! shells, what PostCompact hooks add — and the boundary record describing what went.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use tine_api_client::{ContentBlock, Message, Usage};
+use tine_fork_runtime::{CacheSafeParams, JobContext, JobError, JobOutcome, ParentContext};
+use tine_query_loop::replacement::lock;
+use tine_query_loop::{
+    BeforeRequest, CompactBoundary, CompactContext, CompactError, CompactTrigger, Compacted,
+    Compactor, ContextWarning, Transition, transcript_path,
+};
+
+use crate::config::{CompactionConfig, Thresholds};
+use crate::dropped::dropped_context;
+use crate::error::CompactionError;
+use crate::estimate::{UsageMark, context_tokens, messages_tokens, template_tokens};
+use crate::hooks::CompactHooks;
+use crate::micro::clear_old_tool_results;
+use crate::prompt::continuation_message;
+use crate::reattach::reattach;
+use crate::summary::summarize;
+
+/// Memory's hook: given the context of the history about to be replaced, extract from it
+/// (`ExtractionJob::before_compaction`; the cli wires it, compaction does not know memory).
+pub type BeforeCompaction =
+    Arc<dyn Fn(JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> + Send + Sync>;
+
+/// Where the idle gap is measured.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Instant;
+}
+
+/// The monotonic clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// A clock that moves only when told (tests, benchmarks).
+#[derive(Debug, Clone)]
+pub struct ManualClock {
+    start: Instant,
+    offset: Arc<Mutex<Duration>>,
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        Self {
+            start: Instant::now(),
+            offset: Arc::default(),
+        }
+    }
+}
+
+impl ManualClock {
+    pub fn advance(&self, by: Duration) {
+        *self.offset.lock().unwrap_or_else(PoisonError::into_inner) += by;
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Instant {
+        self.start + *self.offset.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// One compaction, as the host and benchmarks see it.
+#[derive(Debug, Clone)]
+pub struct CompactionReport {
+    pub boundary: CompactBoundary,
+    /// The summary request's usage.
+    pub summary_usage: Option<Usage>,
+    /// The prompt of the parent's last request before the compaction: its cached prefix.
+    pub parent_prompt_tokens: Option<u64>,
+}
+
+impl CompactionReport {
+    /// How much of the parent's cached prefix the summary request read from the cache.
+    pub fn cache_read_share(&self) -> Option<f64> {
+        let parent = self.parent_prompt_tokens.filter(|p| *p > 0)?;
+        let read = self.summary_usage?.cache_read_input_tokens;
+        Some(read as f64 / parent as f64)
+    }
+
+    /// One line for people.
+    pub fn describe(&self) -> String {
+        let b = &self.boundary;
+        let mut text = format!(
+            "Compacted the conversation ({}): {} messages, about {} tokens, became a summary of \
+             about {} tokens",
+            b.trigger, b.messages_summarized, b.tokens_before, b.tokens_after
+        );
+        if !b.files_reattached.is_empty() {
+            text.push_str(&format!("; re-attached {}", b.files_reattached.join(", ")));
+        }
+        text.push_str(". `tine compact log` shows what was dropped.");
+        text
+    }
+}
+
+#[derive(Default)]
+struct State {
+    mark: Option<UsageMark>,
+    consecutive_failures: u32,
+    auto_off: bool,
+    reports: Vec<CompactionReport>,
+}
+
+/// The compactor of one main-thread session.
+pub struct SessionCompactor {
+    parent: Arc<ParentContext>,
+    config: CompactionConfig,
+    user_context: Option<Arc<str>>,
+    hooks: Option<CompactHooks>,
+    before_compaction: Option<BeforeCompaction>,
+    clock: Arc<dyn Clock>,
+    state: Mutex<State>,
+}
+
+impl SessionCompactor {
+    /// `parent` is the session's fork parent (client, tools, session, ledger); each compaction
+    /// runs with the loop's tool context instead of its own, so the turn's cancellation stops it.
+    pub fn new(parent: Arc<ParentContext>, config: CompactionConfig) -> Self {
+        Self {
+            parent,
+            config,
+            user_context: None,
+            hooks: None,
+            before_compaction: None,
+            clock: Arc::new(SystemClock),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The session's user context (instruction files, environment): the first message held
+    /// it, so the new history starts with it again.
+    pub fn with_user_context(mut self, user_context: Option<Arc<str>>) -> Self {
+        self.user_context = user_context;
+        self
+    }
+
+    pub fn with_hooks(mut self, hooks: CompactHooks) -> Self {
+        self.hooks = Some(hooks);
+        self
+    }
+
+    pub fn with_before_compaction(mut self, hook: BeforeCompaction) -> Self {
+        self.before_compaction = Some(hook);
+        self
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn config(&self) -> &CompactionConfig {
+        &self.config
+    }
+
+    /// Every compaction of the session so far, oldest first.
+    pub fn reports(&self) -> Vec<CompactionReport> {
+        self.lock().reports.clone()
+    }
+
+    /// Automatic compaction failures in a row.
+    pub fn consecutive_failures(&self) -> u32 {
+        self.lock().consecutive_failures
+    }
+
+    /// Whether the circuit breaker turned auto compaction off for this session.
+    pub fn auto_tripped(&self) -> bool {
+        self.lock().auto_off
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn context_size(&self, ctx: &CompactContext<'_>) -> u64 {
+        let mark = self.lock().mark;
+        let decisions = ctx.template.replacements.as_ref().map(|r| lock(r).clone());
+        context_tokens(mark, ctx.messages, ctx.template, decisions.as_ref())
+    }
+
+    /// Clears old tool results when the last reply is older than the cache's lifetime.
+    fn micro_compact(&self, ctx: &CompactContext<'_>) -> usize {
+        let Some(ttl) = self.config.idle_clear_after else {
+            return 0;
+        };
+        let Some(at) = self.lock().mark.map(|m| m.at) else {
+            return 0;
+        };
+        if self.clock.now().saturating_duration_since(at) <= ttl {
+            return 0;
+        }
+        let Some(replacements) = &ctx.template.replacements else {
+            return 0;
+        };
+        let cleared = clear_old_tool_results(
+            ctx.messages,
+            &mut lock(replacements),
+            self.config.keep_recent_tool_results,
+        );
+        if cleared > 0 {
+            tracing::info!(cleared, "the cache went cold; old tool results cleared");
+            // The last usage no longer describes the prefix: estimate it afresh.
+            self.lock().mark = None;
+        }
+        cleared
+    }
+
+    fn failed(&self, trigger: CompactTrigger, error: &CompactionError) {
+        let mut state = self.lock();
+        state.consecutive_failures += 1;
+        let failures = state.consecutive_failures;
+        if failures >= self.config.max_consecutive_failures && !state.auto_off {
+            state.auto_off = true;
+            tracing::warn!(
+                %error,
+                failures,
+                "compaction failed {failures} times in a row; auto compaction is off for this session (/compact still works)"
+            );
+        } else {
+            tracing::warn!(%error, %trigger, failures, "compaction failed");
+        }
+    }
+
+    /// Compacts `ctx`'s history now.
+    pub async fn compact(
+        &self,
+        ctx: CompactContext<'_>,
+        trigger: CompactTrigger,
+        focus: Option<&str>,
+    ) -> Result<Compacted, CompactionError> {
+        if ctx.messages.is_empty() {
+            return Err(CompactionError::Empty);
+        }
+        let cancel = ctx.tool_context.cancellation().clone();
+        if cancel.is_cancelled() {
+            return Err(CompactionError::Cancelled);
+        }
+        let tokens_before = self.context_size(&ctx);
+        let parent_prompt_tokens = self.lock().mark.map(|m| m.prompt_tokens);
+
+        let mut keep: Vec<String> = focus
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .into_iter()
+            .collect();
+        if let Some(hooks) = &self.hooks {
+            keep.extend(hooks.pre_compact(trigger, focus).await);
+        }
+        let instructions = (!keep.is_empty()).then(|| keep.join("\n\n"));
+
+        // The fork runs in the loop's tool context: the turn's cancellation, the session's
+        // file-state cache (cloned for the fork).
+        let mut parent = (*self.parent).clone();
+        parent.tool_context = ctx.tool_context.clone();
+        let parent = Arc::new(parent);
+        let messages: Arc<[Message]> = Arc::from(ctx.messages);
+        let memory = self.before_compaction.as_ref().map(|hook| {
+            hook(JobContext {
+                cache_safe: Arc::new(CacheSafeParams {
+                    template: ctx.template.clone(),
+                    user_context: self.user_context.clone(),
+                    messages: Arc::clone(&messages),
+                }),
+                parent: Arc::clone(&parent),
+                cancel: cancel.child_token(),
+            })
+        });
+        let summary = summarize(&parent, ctx.template, messages, instructions.as_deref());
+        let (summary, memory) = futures::join!(summary, async move {
+            match memory {
+                Some(run) => Some(run.await),
+                None => None,
+            }
+        });
+        match memory {
+            Some(Ok(outcome)) => {
+                tracing::debug!(summary = %outcome.summary, "memory extracted before compaction")
+            }
+            Some(Err(error)) => {
+                tracing::warn!(%error, "memory extraction before compaction failed")
+            }
+            None => {}
+        }
+        let summary = summary?;
+        if cancel.is_cancelled() {
+            return Err(CompactionError::Cancelled);
+        }
+
+        let session = &self.parent.session;
+        let transcript = transcript_path(&session.home, &session.cwd, &session.session_id);
+        let mut blocks = Vec::new();
+        if let Some(context) = &self.user_context {
+            blocks.push(ContentBlock::text(context.as_ref()));
+        }
+        blocks.push(ContentBlock::text(continuation_message(
+            &summary.text,
+            &transcript.display().to_string(),
+            trigger,
+        )));
+        let post_hooks = async {
+            match &self.hooks {
+                Some(hooks) => hooks.post_compact(trigger, &summary.text).await,
+                None => Vec::new(),
+            }
+        };
+        let (reattached, post) = futures::join!(reattach(ctx.tool_context), post_hooks);
+        blocks.extend(reattached.blocks.into_iter().map(ContentBlock::text));
+        blocks.extend(
+            post.into_iter().map(|text| {
+                ContentBlock::text(format!("Context from a PostCompact hook:\n{text}"))
+            }),
+        );
+        let history = vec![Message::user(blocks)];
+
+        let usage = summary.usage;
+        let boundary = CompactBoundary {
+            trigger,
+            tokens_before,
+            tokens_after: template_tokens(ctx.template) + messages_tokens(&history, None),
+            messages_summarized: ctx.messages.len(),
+            rounds_dropped: summary.rounds_dropped,
+            dropped: dropped_context(ctx.messages),
+            focus: instructions,
+            files_reattached: reattached.files,
+            summary_prompt_tokens: usage.map_or(0, |u| u.total_input_tokens()),
+            summary_cache_read_tokens: usage.map_or(0, |u| u.cache_read_input_tokens),
+        };
+        tracing::info!(
+            %trigger,
+            tokens_before,
+            tokens_after = boundary.tokens_after,
+            messages = boundary.messages_summarized,
+            cache_read = boundary.summary_cache_read_tokens,
+            "conversation compacted"
+        );
+        {
+            let mut state = self.lock();
+            state.mark = None;
+            state.consecutive_failures = 0;
+            state.reports.push(CompactionReport {
+                boundary: boundary.clone(),
+                summary_usage: usage,
+                parent_prompt_tokens,
+            });
+        }
+        Ok(Compacted {
+            messages: history,
+            transition: match trigger {
+                CompactTrigger::Reactive => Transition::ReactiveCompact,
+                CompactTrigger::Auto | CompactTrigger::Manual => Transition::ContextCollapse,
+            },
+            boundary,
+        })
+    }
+}
+
+impl Compactor for SessionCompactor {
+    fn before_request<'a>(&'a self, ctx: CompactContext<'a>) -> BoxFuture<'a, BeforeRequest> {
+        Box::pin(async move {
+            let mut out = BeforeRequest {
+                cleared_tool_results: self.micro_compact(&ctx),
+                ..BeforeRequest::default()
+            };
+            let tokens = self.context_size(&ctx);
+            let levels = Thresholds::for_model(&ctx.template.model, self.config.window_cap);
+            let auto = self.config.auto_enabled && !self.lock().auto_off;
+            if auto && tokens >= levels.auto_compact {
+                match self.compact(ctx, CompactTrigger::Auto, None).await {
+                    Ok(compacted) => {
+                        out.compacted = Some(compacted);
+                        return out;
+                    }
+                    Err(CompactionError::Cancelled) => return out,
+                    Err(error) => self.failed(CompactTrigger::Auto, &error),
+                }
+            }
+            if tokens >= levels.warning {
+                let auto = self.config.auto_enabled && !self.lock().auto_off;
+                out.warning = Some(ContextWarning {
+                    tokens,
+                    effective_window: levels.effective,
+                    auto_compact_at: auto.then_some(levels.auto_compact),
+                });
+            }
+            out
+        })
+    }
+
+    fn on_prompt_too_long<'a>(
+        &'a self,
+        ctx: CompactContext<'a>,
+    ) -> BoxFuture<'a, Option<Compacted>> {
+        Box::pin(async move {
+            match self.compact(ctx, CompactTrigger::Reactive, None).await {
+                Ok(compacted) => Some(compacted),
+                Err(CompactionError::Cancelled) => None,
+                Err(error) => {
+                    self.failed(CompactTrigger::Reactive, &error);
+                    None
+                }
+            }
+        })
+    }
+
+    fn on_response(&self, usage: &Usage, messages: usize) {
+        let at = self.clock.now();
+        self.lock().mark = Some(UsageMark {
+            prompt_tokens: usage.total_input_tokens(),
+            messages,
+            at,
+        });
+    }
+
+    fn compact_now<'a>(
+        &'a self,
+        ctx: CompactContext<'a>,
+        focus: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Compacted, CompactError>> {
+        Box::pin(async move {
+            self.compact(ctx, CompactTrigger::Manual, focus)
+                .await
+                .map_err(CompactError::from)
+        })
+    }
+}

@@ -1,0 +1,202 @@
+//! What the new history gets back after the summary (seed 003 §九's post-compact context): the
+//! files read most recently, still on disk, as they are now; the todo list; the background
+//! shells still running. The model keeps working on them without reading everything again.
+
+use std::path::{Path, PathBuf};
+
+use tine_tools::file_state::hash_content;
+use tine_tools::{TaskStatus, TodoStatus, ToolContext};
+
+use crate::estimate::{BYTES_PER_TOKEN, tokens_for_bytes};
+
+/// Files re-attached at most.
+pub const MAX_FILES: usize = 5;
+/// Tokens of one file at most (the rest is cut, with a note).
+pub const MAX_FILE_TOKENS: u64 = 5_000;
+/// Tokens of all the files together at most.
+pub const MAX_TOTAL_FILE_TOKENS: u64 = 50_000;
+
+/// The context blocks to put after the summary, and which files they hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reattached {
+    pub blocks: Vec<String>,
+    pub files: Vec<String>,
+}
+
+/// Gathers the re-attached context from the session's tool context. Files come from its
+/// file-state cache, most recently used first (so the last file read is always among them when
+/// it still exists), and are recorded as read again, since the model now sees them.
+pub async fn reattach(tool_context: &ToolContext) -> Reattached {
+    let mut out = Reattached::default();
+    let candidates = tool_context.file_state().paths();
+    let mut total = 0;
+    for path in candidates {
+        if out.files.len() >= MAX_FILES || total >= MAX_TOTAL_FILE_TOKENS {
+            break;
+        }
+        let budget = MAX_FILE_TOKENS.min(MAX_TOTAL_FILE_TOKENS - total);
+        let Some(file) = read_file(path.clone(), budget).await else {
+            continue;
+        };
+        total += tokens_for_bytes(file.text.len());
+        tool_context
+            .file_state()
+            .record_hash(&path, file.hash, file.mtime);
+        out.files.push(path.display().to_string());
+        out.blocks.push(file.text);
+    }
+    if let Some(todos) = todo_block(tool_context) {
+        out.blocks.push(todos);
+    }
+    if let Some(tasks) = tasks_block(tool_context) {
+        out.blocks.push(tasks);
+    }
+    out
+}
+
+struct ReadBack {
+    text: String,
+    hash: [u8; 32],
+    mtime: Option<std::time::SystemTime>,
+}
+
+/// A regular text file, numbered as the Read tool numbers lines, cut to `budget` tokens.
+async fn read_file(path: PathBuf, budget: u64) -> Option<ReadBack> {
+    tokio::task::spawn_blocking(move || read_file_blocking(&path, budget))
+        .await
+        .ok()
+        .flatten()
+}
+
+fn read_file_blocking(path: &Path, budget: u64) -> Option<ReadBack> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    if bytes.contains(&0) {
+        return None; // binary: nothing to show as text
+    }
+    let content = String::from_utf8_lossy(&bytes);
+    let limit = usize::try_from(budget * BYTES_PER_TOKEN).unwrap_or(usize::MAX);
+    let header = format!(
+        "Note: {} was read before the conversation was compacted. Its current contents, \
+         numbered as the Read tool numbers lines:\n",
+        path.display()
+    );
+    let mut text = header;
+    let lines: Vec<&str> = content.lines().collect();
+    let mut shown = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let numbered = format!("{}\t{line}\n", i + 1);
+        if text.len() + numbered.len() > limit {
+            break;
+        }
+        text.push_str(&numbered);
+        shown += 1;
+    }
+    if shown < lines.len() {
+        text.push_str(&format!(
+            "[Cut here: lines 1-{shown} of {} are shown; read the file for the rest.]\n",
+            lines.len()
+        ));
+    }
+    Some(ReadBack {
+        text,
+        hash: hash_content(&bytes),
+        mtime: meta.modified().ok(),
+    })
+}
+
+fn todo_block(tool_context: &ToolContext) -> Option<String> {
+    let items = tool_context.todos().items();
+    if items.is_empty() {
+        return None;
+    }
+    let mut text =
+        String::from("The todo list at the time of compaction (keep it current with TodoWrite):\n");
+    for item in items {
+        let status = match item.status {
+            TodoStatus::Pending => "pending",
+            TodoStatus::InProgress => "in progress",
+            TodoStatus::Completed => "completed",
+        };
+        text.push_str(&format!("- [{status}] {}\n", item.content));
+    }
+    Some(text)
+}
+
+fn tasks_block(tool_context: &ToolContext) -> Option<String> {
+    let running: Vec<(String, String)> = tool_context
+        .background()
+        .list()
+        .into_iter()
+        .filter(|(_, _, status)| *status == TaskStatus::Running)
+        .map(|(id, command, _)| (id, command))
+        .collect();
+    if running.is_empty() {
+        return None;
+    }
+    let mut text = String::from(
+        "Background shells still running (read their output with BashOutput, stop them with \
+         KillShell):\n",
+    );
+    for (id, command) in running {
+        text.push_str(&format!("- {id}: {command}\n"));
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use tine_tools::TodoItem;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn recent_files_come_back_numbered_and_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path());
+        for i in 0..7 {
+            let path = dir.path().join(format!("f{i}.txt"));
+            std::fs::write(&path, format!("file {i}\nsecond line\n")).unwrap();
+            ctx.file_state().record(&path, b"old", None);
+        }
+        let big = dir.path().join("big.txt");
+        std::fs::write(&big, "a line of text\n".repeat(10_000)).unwrap();
+        ctx.file_state().record(&big, b"old", None);
+        let gone = dir.path().join("gone.txt");
+        ctx.file_state().record(&gone, b"x", None);
+
+        let out = reattach(&ctx).await;
+        assert_eq!(out.files.len(), MAX_FILES);
+        // the last one read (gone) is not on disk; the one before it (big) leads, cut
+        assert_eq!(out.files[0], big.display().to_string());
+        assert!(out.blocks[0].contains("1\ta line of text\n"));
+        assert!(out.blocks[0].contains("[Cut here: lines 1-"));
+        assert!(tokens_for_bytes(out.blocks[0].len()) <= MAX_FILE_TOKENS + 50);
+        assert!(out.blocks[1].contains("1\tfile 6\n2\tsecond line\n"));
+        // recorded as read: the model may edit what it was shown
+        let fresh = std::fs::read(dir.path().join("f6.txt")).unwrap();
+        assert!(
+            ctx.file_state()
+                .check_fresh(&dir.path().join("f6.txt"), &fresh, None)
+                .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn todos_come_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path());
+        assert_eq!(reattach(&ctx).await, Reattached::default());
+        ctx.todos().replace(vec![TodoItem {
+            content: "Run the tests".into(),
+            status: TodoStatus::InProgress,
+            active_form: "Running the tests".into(),
+        }]);
+        let out = reattach(&ctx).await;
+        assert_eq!(out.blocks.len(), 1);
+        assert!(out.blocks[0].contains("- [in progress] Run the tests"));
+    }
+}

@@ -1,0 +1,130 @@
+//! The summary fork (seed 000 §8.2): `run_forked_agent` on the parent's cache-safe params —
+//! the same system bytes, tool array, model and thinking, the parent's messages byte for byte —
+//! with the summary instruction as the last user message; one turn, every tool refused, no
+//! output limit of its own (it would change the thinking budget, so the cache key), no cache
+//! write for its own suffix (the summarized history is never sent again). Its first request
+//! reads the parent's whole cached prefix. A summary request that is itself too long is retried
+//! without the oldest rounds, up to [`MAX_TOO_LONG_RETRIES`] times.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tine_api_client::{ContentBlock, Message, Role, Usage};
+use tine_fork_runtime::{CacheSafeParams, ForkParams, ParentContext, run_forked_agent};
+use tine_query_loop::{CanUseTool, PermissionOutcome, RequestTemplate, Terminal, message_text};
+use tine_tools::{Tool, ToolContext};
+
+use crate::error::CompactionError;
+use crate::prompt::{format_summary, summary_instruction};
+use crate::rounds::drop_oldest_rounds;
+
+/// The fork's query source and label (usage is billed under it).
+pub const COMPACT_QUERY_SOURCE: &str = "compact";
+/// Retries of a summary request refused as too long.
+pub const MAX_TOO_LONG_RETRIES: u32 = 3;
+
+/// The summary fork's `can_use_tool`: the tool array stays (it is part of the cache key), but a
+/// summary needs no tool, so every call is refused.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyAllTools;
+
+impl CanUseTool for DenyAllTools {
+    fn check<'a>(
+        &'a self,
+        _tool: &'a dyn Tool,
+        _input: &'a Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, PermissionOutcome> {
+        Box::pin(async {
+            PermissionOutcome::Deny {
+                reason: "a compaction summary is written from the conversation; it runs no tools"
+                    .to_owned(),
+            }
+        })
+    }
+}
+
+/// A summary and what it cost.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub text: String,
+    /// The usage of the summary's successful request.
+    pub usage: Option<Usage>,
+    /// Oldest rounds left out to make the request fit.
+    pub rounds_dropped: usize,
+    pub attempts: u32,
+}
+
+/// Summarizes `messages` with a fork of `parent` on `template`.
+pub async fn summarize(
+    parent: &ParentContext,
+    template: &RequestTemplate,
+    messages: Arc<[Message]>,
+    focus: Option<&str>,
+) -> Result<Summary, CompactionError> {
+    let prompt = Message::user(vec![ContentBlock::text(summary_instruction(focus))]);
+    let mut messages = messages;
+    let mut rounds_dropped = 0;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let cache_safe = Arc::new(CacheSafeParams {
+            template: template.clone(),
+            user_context: None,
+            messages: Arc::clone(&messages),
+        });
+        let mut params = ForkParams::new(
+            cache_safe,
+            vec![prompt.clone()],
+            Arc::new(DenyAllTools),
+            COMPACT_QUERY_SOURCE,
+        );
+        params.max_turns = Some(1);
+        params.skip_cache_write = true;
+        let result = run_forked_agent(parent, params).await?;
+        match &result.terminal {
+            Terminal::Completed | Terminal::MaxTurns { .. } => {}
+            Terminal::Aborted => return Err(CompactionError::Cancelled),
+            Terminal::PromptTooLong { tokens, maximum } => {
+                if attempt > MAX_TOO_LONG_RETRIES {
+                    return Err(CompactionError::TooLong {
+                        attempts: attempt,
+                        rounds: rounds_dropped,
+                    });
+                }
+                let gap = tokens.zip(*maximum).map(|(t, m)| t.saturating_sub(m));
+                let Some((kept, dropped)) = drop_oldest_rounds(&messages, gap) else {
+                    return Err(CompactionError::TooLong {
+                        attempts: attempt,
+                        rounds: rounds_dropped,
+                    });
+                };
+                tracing::info!(
+                    dropped,
+                    gap,
+                    attempt,
+                    "the summary request was too long; retrying without the oldest rounds"
+                );
+                rounds_dropped += dropped;
+                messages = Arc::from(kept);
+                continue;
+            }
+            other => return Err(CompactionError::Model(other.describe())),
+        }
+        let reply = result
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(message_text)
+            .unwrap_or_default();
+        let text = format_summary(&reply).ok_or(CompactionError::EmptySummary)?;
+        return Ok(Summary {
+            text,
+            usage: result.first_request_usage,
+            rounds_dropped,
+            attempts: attempt,
+        });
+    }
+}
