@@ -395,8 +395,13 @@ impl Compactor for SessionCompactor {
                     Err(error) => self.failed(CompactTrigger::Auto, &error),
                 }
             }
-            if tokens >= levels.warning {
-                let auto = self.config.auto_enabled && !self.lock().auto_off;
+            let auto = self.config.auto_enabled && !self.lock().auto_off;
+            let warn_at = if auto {
+                levels.warning.min(levels.auto_compact)
+            } else {
+                levels.warning
+            };
+            if tokens >= warn_at {
                 out.warning = Some(ContextWarning {
                     tokens,
                     effective_window: levels.effective,

@@ -92,7 +92,7 @@ pub struct Thresholds {
     pub effective: u64,
     /// Auto compaction starts here: effective − 13k.
     pub auto_compact: u64,
-    /// UIs warn from here.
+    /// UIs warn from here (or from the auto threshold, if lower and on).
     pub warning: u64,
 }
 
@@ -105,7 +105,7 @@ impl Thresholds {
         };
         let effective = window.saturating_sub(info.max_output_tokens.min(MAX_REPLY_RESERVE_TOKENS));
         let auto_compact = effective.saturating_sub(AUTO_COMPACT_BUFFER_TOKENS);
-        let warning = (effective * WARNING_PERCENT / 100).min(auto_compact);
+        let warning = effective * WARNING_PERCENT / 100;
         Self {
             window,
             effective,

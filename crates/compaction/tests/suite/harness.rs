@@ -1,0 +1,256 @@
+//! A project, and main-thread sessions on the in-process mock wired as the cli wires them: the
+//! compactor's fork parent shares the engine's tool context, the cache-break detector is the
+//! engine's monitor. (Copied small from the memory tests until a shared test-support crate
+//! lands.)
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tine_api_client::{
+    ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolDefinition,
+};
+use tine_compaction::{
+    BeforeCompaction, CONTINUATION_PREFIX, CompactHooks, CompactionConfig, ManualClock,
+    SUMMARY_INSTRUCTION_MARKER, SessionCompactor,
+};
+use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionInfo};
+use tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule, Scenario};
+use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, QueryEvent, SessionId, TurnResult};
+use tine_tools::builtin::builtin_tools;
+use tine_tools::{Tool, ToolContext};
+
+/// What the scripted summaries say (after a scratchpad that must not survive).
+pub const SUMMARY: &str = "SUMMARY-TEXT: the user asked to read the files; all were read.";
+
+/// A system prompt long enough (~2.5k tokens) to pass the minimum cacheable prefix.
+pub fn big_system_prompt() -> String {
+    let mut s = String::from("You are tine, a terminal coding agent.\n");
+    for i in 0..200 {
+        s.push_str(&format!(
+            "Guideline {i}: read before you edit, keep changes small.\n"
+        ));
+    }
+    s
+}
+
+/// The rule answering summary requests, to put first.
+pub fn summary_rule() -> Rule {
+    Rule::new()
+        .last_user_contains(SUMMARY_INSTRUCTION_MARKER)
+        .named("summary")
+        .reply(Reply::text(&format!(
+            "<analysis>SCRATCHPAD that must be stripped</analysis>\n<summary>\n{SUMMARY}\n</summary>"
+        )))
+}
+
+/// The rule answering the first request after a compaction.
+pub fn continued_rule(reply: &str) -> Rule {
+    Rule::new()
+        .first_user_contains(CONTINUATION_PREFIX)
+        .named("continued")
+        .reply(Reply::text(reply))
+}
+
+/// A scratch world: tine home and a project.
+pub struct World {
+    pub _root: tempfile::TempDir,
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+}
+
+impl World {
+    pub fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(root.path()).unwrap();
+        let home = base.join("tine-home");
+        let cwd = base.join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        Self {
+            _root: root,
+            home,
+            cwd,
+        }
+    }
+
+    /// Writes a text file of about `tokens` tokens (as the mock counts) under the project.
+    pub fn big_file(&self, name: &str, tokens: usize) -> PathBuf {
+        let path = self.cwd.join(name);
+        let mut text = String::new();
+        let mut i = 0;
+        while text.len() < tokens * 4 {
+            text.push_str(&format!("{name} line {i}: some content of the file to keep\n"));
+            i += 1;
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+pub async fn server(scenario: Scenario) -> MockServer {
+    MockServer::start(MockConfig::new(scenario)).await.unwrap()
+}
+
+pub fn client_for(server: &MockServer) -> Arc<dyn ModelClient> {
+    let config = ClientConfig::new(server.base_url(), Credentials::api_key("test-key"))
+        .with_retry(RetryPolicy::none());
+    Arc::new(HttpClient::new(config).unwrap())
+}
+
+fn tool_setup() -> (Arc<[Arc<dyn Tool>]>, Arc<[ToolDefinition]>) {
+    let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
+    tools.sort_by(|a, b| a.name().cmp(b.name()));
+    let defs = tine_query_loop::tool_definitions(&tools);
+    (Arc::from(tools), defs)
+}
+
+/// How a test session is made.
+#[derive(Default)]
+pub struct Options {
+    pub config: CompactionConfig,
+    pub user_context: Option<String>,
+    pub hooks: bool,
+    pub before_compaction: Option<BeforeCompaction>,
+    pub clock: Option<ManualClock>,
+    pub session_id: Option<SessionId>,
+    pub resume: bool,
+}
+
+pub struct Session {
+    pub engine: QueryEngine,
+    pub compactor: Arc<SessionCompactor>,
+    pub detector: Arc<CacheBreakDetector>,
+    pub events: Arc<Mutex<Vec<QueryEvent>>>,
+}
+
+pub async fn session(world: &World, server: &MockServer, options: Options) -> Session {
+    let client = client_for(server);
+    let (tools, defs) = tool_setup();
+    let tool_context = ToolContext::new(&world.cwd);
+    let session_id = options.session_id.unwrap_or_else(SessionId::new_random);
+    let parent = Arc::new(ParentContext::new(
+        Arc::clone(&client),
+        Arc::clone(&tools),
+        tool_context.clone(),
+        SessionInfo {
+            home: world.home.clone(),
+            cwd: world.cwd.clone(),
+            session_id: session_id.clone(),
+        },
+    ));
+    let user_context: Option<Arc<str>> = options.user_context.map(Arc::from);
+    let mut compactor = SessionCompactor::new(Arc::clone(&parent), options.config)
+        .with_user_context(user_context.clone());
+    if options.hooks {
+        let transcript = tine_query_loop::transcript_path(&world.home, &world.cwd, &session_id);
+        let hooks = serde_json::json!({
+            "PreCompact": [{"hooks": [{"type": "command", "command": "cat > pre-compact.json; echo keep the ledger format"}]}],
+            "PostCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "echo POST-HOOK-CONTEXT"}]}]
+        });
+        compactor = compactor.with_hooks(CompactHooks {
+            commands: tine_compaction::CompactHookCommands::from_hooks_value(&hooks).unwrap(),
+            session_id: session_id.clone(),
+            transcript_path: transcript,
+            cwd: world.cwd.clone(),
+        });
+    }
+    if let Some(hook) = options.before_compaction {
+        compactor = compactor.with_before_compaction(hook);
+    }
+    if let Some(clock) = options.clock {
+        compactor = compactor.with_clock(Arc::new(clock));
+    }
+    let compactor = Arc::new(compactor);
+    let detector = Arc::new(CacheBreakDetector::new());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let config = EngineConfig {
+        client,
+        model: "claude-sonnet-4-5".into(),
+        cwd: world.cwd.clone(),
+        home: world.home.clone(),
+        system_prompt: Arc::from(big_system_prompt()),
+        user_context,
+        tools,
+        tool_definitions: defs,
+        thinking: None,
+        max_turns: Some(30),
+        can_use_tool: Arc::new(AllowAll),
+        prompter: None,
+        tool_context: Some(tool_context),
+        stop_hooks: None,
+        compactor: Some(compactor.clone()),
+        post_sampling: None,
+        on_request: None,
+        monitor: Some(detector.clone()),
+        persist: true,
+    };
+    let engine = if options.resume {
+        QueryEngine::resume(config, session_id).await.unwrap()
+    } else {
+        QueryEngine::with_session_id(config, session_id)
+            .await
+            .unwrap()
+    };
+    Session {
+        engine,
+        compactor,
+        detector,
+        events,
+    }
+}
+
+impl Session {
+    /// One turn, its events kept.
+    pub async fn turn(&mut self, prompt: &str) -> TurnResult {
+        let events = Arc::clone(&self.events);
+        self.engine
+            .submit(prompt, move |e| events.lock().unwrap().push(e.clone()))
+            .await
+    }
+
+    pub fn events(&self) -> Vec<QueryEvent> {
+        self.events.lock().unwrap().clone()
+    }
+
+    /// The transcript's records as JSON.
+    pub fn transcript(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.engine.transcript_path())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// The summary requests and the others.
+pub fn is_summary(record: &RequestRecord) -> bool {
+    record.rule.as_deref() == Some("summary")
+        || String::from_utf8_lossy(&record.body).contains(SUMMARY_INSTRUCTION_MARKER)
+}
+
+pub fn prompt_tokens(record: &RequestRecord) -> u64 {
+    record.usage.map_or(0, |u| u.prompt_tokens())
+}
+
+pub fn body(record: &RequestRecord) -> Value {
+    record.json().unwrap()
+}
+
+/// The request's messages with every `cache_control` removed (breakpoints are not part of
+/// the cache key).
+pub fn unmarked_messages(record: &RequestRecord) -> Vec<Value> {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.remove("cache_control");
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut messages = body(record)["messages"].as_array().unwrap().clone();
+    messages.iter_mut().for_each(strip);
+    messages
+}

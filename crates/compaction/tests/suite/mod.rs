@@ -1,0 +1,5 @@
+mod auto;
+mod harness;
+mod manual;
+mod micro;
+mod reactive;
