@@ -56,7 +56,10 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
     assert_eq!(turn.result, "Finished after compaction.");
 
     let log = server.requests();
-    let rules: Vec<&str> = log.iter().map(|r| r.rule.as_deref().unwrap_or("")).collect();
+    let rules: Vec<&str> = log
+        .iter()
+        .map(|r| r.rule.as_deref().unwrap_or(""))
+        .collect();
     assert_eq!(
         rules,
         ["rules[2]", "rules[3]", "rules[4]", "summary", "continued"],
@@ -64,7 +67,11 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
     );
     let (parent, summary, after) = (&log[2], &log[3], &log[4]);
     assert!(prompt_tokens(parent) < 40_000, "{}", prompt_tokens(parent));
-    assert!(prompt_tokens(summary) > 40_000, "{}", prompt_tokens(summary));
+    assert!(
+        prompt_tokens(summary) > 40_000,
+        "{}",
+        prompt_tokens(summary)
+    );
 
     // The summary request is the parent's: same system, same tools, the parent's messages byte
     // for byte, then the instruction as the last user message.
@@ -94,8 +101,14 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
     assert!(text.contains(SUMMARY));
     assert!(!text.contains("SCRATCHPAD"));
     assert!(text.contains("without asking the user"));
-    assert!(text.contains("c.txt line 0: some content"), "the last file read");
-    assert!(text.contains("1\\tc.txt line 0"), "numbered as Read numbers lines");
+    assert!(
+        text.contains("c.txt line 0: some content"),
+        "the last file read"
+    );
+    assert!(
+        text.contains("1\\tc.txt line 0"),
+        "numbered as Read numbers lines"
+    );
     assert!(prompt_tokens(after) < 30_000, "{}", prompt_tokens(after));
     assert_eq!(s.engine.messages().len(), 2, "summary, then the reply");
 
@@ -116,7 +129,10 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
     let b = &boundaries[0];
     assert_eq!(b.trigger, tine_query_loop::CompactTrigger::Auto);
     assert_eq!(b.messages_summarized, 7);
-    assert!(b.tokens_before > 40_000 && b.tokens_after < b.tokens_before / 2, "{b:?}");
+    assert!(
+        b.tokens_before > 40_000 && b.tokens_after < b.tokens_before / 2,
+        "{b:?}"
+    );
     assert_eq!(b.dropped.user_messages, 1);
     assert_eq!(b.dropped.user_prompts, ["read the three files"]);
     assert_eq!(b.dropped.files_read, ["a.txt", "b.txt", "c.txt"]);
@@ -158,7 +174,11 @@ async fn three_failures_in_a_row_stop_auto_compaction_for_the_session() {
     )
     .await;
     let turn = s.turn("look around").await;
-    assert_eq!(turn.terminal, Terminal::Completed, "the turn goes on without it");
+    assert_eq!(
+        turn.terminal,
+        Terminal::Completed,
+        "the turn goes on without it"
+    );
     assert_eq!(turn.result, "Globbed.");
     let log = server.requests();
     assert_eq!(log.iter().filter(|r| is_summary(r)).count(), 3);

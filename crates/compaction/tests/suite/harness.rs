@@ -80,7 +80,9 @@ impl World {
         let mut text = String::new();
         let mut i = 0;
         while text.len() < tokens * 4 {
-            text.push_str(&format!("{name} line {i}: some content of the file to keep\n"));
+            text.push_str(&format!(
+                "{name} line {i}: some content of the file to keep\n"
+            ));
             i += 1;
         }
         std::fs::write(&path, text).unwrap();

@@ -68,13 +68,22 @@ async fn prompt_too_long_compacts_once_dropping_rounds_the_summary_cannot_fit() 
             (false, 200), // the turn goes on from the summary
         ]
     );
-    assert!(log[3].error.as_deref().unwrap_or("").contains("prompt is too long"));
+    assert!(
+        log[3]
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("prompt is too long")
+    );
     // The retry left out whole rounds from the start, and says so first.
     let retry = body(&log[5]);
     let messages = retry["messages"].as_array().unwrap();
     assert!(messages[0].to_string().contains(TRUNCATED_MARKER));
     assert_eq!(messages[1]["role"], "assistant");
-    assert!(!retry.to_string().contains("a.txt line 0"), "a.txt's round went");
+    assert!(
+        !retry.to_string().contains("a.txt line 0"),
+        "a.txt's round went"
+    );
     assert!(retry.to_string().contains("c.txt line 0"));
 
     let boundary: CompactBoundary = s
