@@ -11,11 +11,14 @@
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP cancel the turn (exit 130, 143, 129).
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
 //! - [`memory_cmd`]: `tine memory path|list|show NAME|dream`.
+//! - [`compact_cmd`]: `tine compact log [SESSION]`, and `/compact [focus]` / `/compact log` as
+//!   a headless prompt.
 //! - [`doctor`]: `tine doctor`, what this installation would run with.
 //! - [`sandbox_settings`], [`sandbox_exec`]: the optional Bash sandbox (Landlock): its settings,
 //!   the start-up probe, and the hidden launcher `tine __sandbox ... -- COMMAND`.
 
 mod args;
+mod compact_cmd;
 mod doctor;
 mod logging;
 mod memory_cmd;
@@ -50,6 +53,13 @@ fn main() -> ExitCode {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         return doctor::run(&rest);
+    }
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("compact")) {
+        let rest: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return compact_cmd::run(&rest);
     }
     if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("memory")) {
         let rest: Vec<String> = std::env::args_os()

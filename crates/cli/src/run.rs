@@ -57,6 +57,18 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             let prompt = text_prompt(&args)?;
             printer.init();
             profile.mark("ready");
+            if let Some(command) = crate::compact_cmd::parse(&prompt) {
+                let format = args.output_format;
+                let code = crate::compact_cmd::run_slash(
+                    &mut engine,
+                    command,
+                    format,
+                    printer.info(),
+                    &ledger,
+                )
+                .await;
+                return Ok(interrupted.exit_code().map_or(code, ExitCode::from));
+            }
             let attachments = recall(memory.as_ref(), &prompt).await;
             pipeline.slot().clear();
             let turn = engine

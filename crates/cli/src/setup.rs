@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolDefinition};
+use tine_compaction::{CompactHookCommands, CompactHooks, CompactionConfig, SessionCompactor};
 use tine_config::settings::{self, FlagSettings, LoadedSettings, SettingsError, SettingsPaths};
 use tine_config::{
     Adoption, SessionId, adopt_legacy_project_dir, private_fs, project_dir, tine_home_from_env,
@@ -292,6 +293,7 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
             eprintln!("[tine] cache break: {cache_break}");
         }));
     }
+    let compactor = compactor(&loaded, &parent, &user_context, memory.as_ref(), &cwd);
 
     let config = EngineConfig {
         client,
@@ -309,7 +311,7 @@ pub async fn build(args: &Args, profile: &mut StartupProfile) -> Result<Session>
         prompter: None,
         tool_context: Some(tool_context),
         stop_hooks: Some(pipeline.clone()),
-        compactor: None,
+        compactor: Some(compactor),
         post_sampling: None,
         on_request: args.verbose.then(request_logger),
         monitor: Some(Arc::new(detector)),
@@ -375,6 +377,52 @@ pub(crate) fn settings_paths(
         paths = paths.with_managed(managed);
     }
     paths
+}
+
+/// Compaction (auto, reactive, manual) on the forks' parent, with the PreCompact/PostCompact
+/// hooks of settings and memory's extraction before history is dropped.
+fn compactor(
+    loaded: &LoadedSettings,
+    parent: &Arc<ParentContext>,
+    user_context: &Arc<str>,
+    memory: Option<&AutoMemory>,
+    cwd: &Path,
+) -> Arc<SessionCompactor> {
+    let setting = loaded
+        .get(tine_compaction::AUTO_COMPACT_SETTING)
+        .and_then(|(v, _)| v.as_bool());
+    let (config, warnings) = CompactionConfig::from_env(|name| std::env::var(name).ok(), setting);
+    for warning in warnings {
+        eprintln!("tine: warning: {warning}");
+    }
+    let mut compactor = SessionCompactor::new(Arc::clone(parent), config)
+        .with_user_context(Some(Arc::clone(user_context)));
+    let mut commands = CompactHookCommands::default();
+    for layer in &loaded.layers {
+        // A malformed `hooks` object was reported with the Stop hooks.
+        if let Some(Ok(layer_commands)) = layer
+            .raw
+            .get("hooks")
+            .map(CompactHookCommands::from_hooks_value)
+        {
+            commands.merge(layer_commands);
+        }
+    }
+    if !commands.is_empty() {
+        let session = &parent.session;
+        compactor = compactor.with_hooks(CompactHooks {
+            commands,
+            session_id: session.session_id.clone(),
+            transcript_path: transcript_path(&session.home, cwd, &session.session_id),
+            cwd: cwd.to_path_buf(),
+        });
+    }
+    if let Some(memory) = memory {
+        let job = memory.extraction_job();
+        compactor =
+            compactor.with_before_compaction(Arc::new(move |ctx| job.before_compaction(ctx)));
+    }
+    Arc::new(compactor)
 }
 
 /// Fail closed: print every settings warning, and refuse to start (exit 1) when a file that
