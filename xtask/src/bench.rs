@@ -50,6 +50,12 @@ pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "extraction forks' billed input vs unshared (target <= 0.2x), session cost memory on/off",
     ),
     (
+        "compaction",
+        "tine-compaction",
+        "compaction",
+        "150k-token session compacted mid-turn: tokens before/after (<= 20%), summary's read of the parent's cached prefix (100%), its billed input vs unshared (<= 0.2x)",
+    ),
+    (
         "tui",
         "tine-tui",
         "tui",
