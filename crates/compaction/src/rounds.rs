@@ -105,7 +105,7 @@ mod tests {
         let history = session(10);
         let per_round = messages_tokens(&history[1..3], None);
         let (kept, n) = drop_oldest_rounds(&history, Some(per_round * 3)).unwrap();
-        assert!(n >= 3 && n <= 5, "{n}");
+        assert!((3..=5).contains(&n), "{n}");
         assert!(is_well_paired(&kept));
         // never everything
         let (kept, n) = drop_oldest_rounds(&history, Some(u64::MAX / 4)).unwrap();

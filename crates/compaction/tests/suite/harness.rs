@@ -100,7 +100,9 @@ pub fn client_for(server: &MockServer) -> Arc<dyn ModelClient> {
     Arc::new(HttpClient::new(config).unwrap())
 }
 
-fn tool_setup() -> (Arc<[Arc<dyn Tool>]>, Arc<[ToolDefinition]>) {
+type ToolSetup = (Arc<[Arc<dyn Tool>]>, Arc<[ToolDefinition]>);
+
+fn tool_setup() -> ToolSetup {
     let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
     tools.sort_by(|a, b| a.name().cmp(b.name()));
     let defs = tine_query_loop::tool_definitions(&tools);
