@@ -8,8 +8,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::json;
 use tine_compaction::compact_log;
+use tine_config::{SessionId, tine_home_from_env};
 use tine_fork_runtime::{SourceUsage, UsageLedger};
-use tine_query_loop::{QueryEngine, SessionId, tine_home_from_env};
+use tine_query_loop::QueryEngine;
 
 use crate::args::OutputFormat;
 use crate::output::{RunCost, SessionInfo};

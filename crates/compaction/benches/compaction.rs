@@ -14,9 +14,10 @@ use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient, RetryP
 use tine_compaction::{
     CONTINUATION_PREFIX, CompactionConfig, SUMMARY_INSTRUCTION_MARKER, SessionCompactor,
 };
+use tine_config::SessionId;
 use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionInfo};
 use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
-use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, SessionId, Terminal};
+use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, Terminal};
 use tine_tools::builtin::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 

@@ -14,11 +14,12 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use tine_api_client::{ContentBlock, Message, Usage};
+use tine_config::transcript_path;
 use tine_fork_runtime::{CacheSafeParams, JobContext, JobError, JobOutcome, ParentContext};
 use tine_query_loop::replacement::lock;
 use tine_query_loop::{
     BeforeRequest, CompactBoundary, CompactContext, CompactError, CompactTrigger, Compacted,
-    Compactor, ContextWarning, Transition, transcript_path,
+    Compactor, ContextWarning, Transition,
 };
 
 use crate::config::{CompactionConfig, Thresholds};

@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+use tine_config::SessionId;
+use tine_query_loop::CompactTrigger;
 use tine_query_loop::hooks::{DEFAULT_HOOK_TIMEOUT, HookMatcher, HookSpec, run_hook_command};
-use tine_query_loop::{CompactTrigger, SessionId};
 
 /// One hook command of a compaction event.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use tine_config::{SessionId, transcript_path};
 use tine_query_loop::{
-    CompactBoundary, SessionId, TranscriptError, TranscriptRecord, latest_session, read_transcript,
-    transcript_path,
+    CompactBoundary, TranscriptError, TranscriptRecord, latest_session, read_transcript,
 };
 
 /// One compaction as the transcript recorded it.

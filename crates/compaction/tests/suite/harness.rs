@@ -14,9 +14,10 @@ use tine_compaction::{
     BeforeCompaction, CONTINUATION_PREFIX, CompactHooks, CompactionConfig, ManualClock,
     SUMMARY_INSTRUCTION_MARKER, SessionCompactor,
 };
+use tine_config::SessionId;
 use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionInfo};
 use tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule, Scenario};
-use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, QueryEvent, SessionId, TurnResult};
+use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, QueryEvent, TurnResult};
 use tine_tools::builtin::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 
@@ -147,7 +148,7 @@ pub async fn session(world: &World, server: &MockServer, options: Options) -> Se
     let mut compactor = SessionCompactor::new(Arc::clone(&parent), options.config)
         .with_user_context(user_context.clone());
     if options.hooks {
-        let transcript = tine_query_loop::transcript_path(&world.home, &world.cwd, &session_id);
+        let transcript = tine_config::transcript_path(&world.home, &world.cwd, &session_id);
         let hooks = serde_json::json!({
             "PreCompact": [{"hooks": [{"type": "command", "command": "cat > pre-compact.json; echo keep the ledger format"}]}],
             "PostCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "echo POST-HOOK-CONTEXT"}]}]
