@@ -280,7 +280,6 @@ impl SessionCompactor {
             hook(JobContext {
                 cache_safe: Arc::new(CacheSafeParams {
                     template: ctx.template.clone(),
-                    user_context: self.user_context.clone(),
                     messages: Arc::clone(&messages),
                 }),
                 parent: Arc::clone(&parent),

@@ -71,7 +71,6 @@ pub async fn summarize(
         attempt += 1;
         let cache_safe = Arc::new(CacheSafeParams {
             template: template.clone(),
-            user_context: None,
             messages: Arc::clone(&messages),
         });
         let mut params = ForkParams::new(
