@@ -332,6 +332,8 @@ impl TurnObserver {
             | QueryEvent::ToolResult { .. }
             | QueryEvent::UserMessage { .. }
             | QueryEvent::HistoryReplaced { .. }
+            | QueryEvent::ToolResultsCleared { .. }
+            | QueryEvent::ContextWarning(_)
             | QueryEvent::Transition(_)
             | QueryEvent::Terminal(_) => {}
         }
