@@ -57,6 +57,8 @@ impl LoopTotals {
             | QueryEvent::ToolProgress { .. }
             | QueryEvent::ToolResult { .. }
             | QueryEvent::HistoryReplaced { .. }
+            | QueryEvent::ToolResultsCleared { .. }
+            | QueryEvent::ContextWarning(_)
             | QueryEvent::Transition(_) => {}
         }
     }
