@@ -13,8 +13,8 @@ use tine_api_client::{
 use tine_query_loop::hooks::StopHookOutcome;
 use tine_query_loop::{
     BeforeRequest, CanUseTool, CompactBoundary, CompactContext, CompactTrigger, Compacted,
-    Compactor, PermissionOutcome, QueryEvent, QueryParams, RequestTemplate, StopContext, StopHooks,
-    Terminal, Transition, is_well_paired, query,
+    Compactor, PermissionOutcome, QueryEvent, QueryParams, StopContext, StopHooks, Terminal,
+    Transition, is_well_paired, query,
 };
 use tine_tools::{Tool, ToolContext};
 
