@@ -4,15 +4,13 @@
 //! Modules, in reading order:
 //! - [`args`]: the command line (clap), Claude-Code-compatible flags.
 //! - [`profile`]: `TINE_PROFILE_STARTUP=1`, the time of each start-up phase on stderr.
-//! - [`setup`]: credentials, settings, permissions, tools, context, session → a `QueryEngine`.
-//! - [`permission`]: the headless `can_use_tool` (an approval nobody can give is a denial).
+//! - [`setup`]: the command line and environment → `tine-session`'s `SessionOptions`.
 //! - [`output`]: text, json and stream-json printing; [`text`]: each reply printed once.
-//! - [`run`]: the turn(s) and exit codes.
+//! - [`run`]: headless `-p` as a front end of the session: submissions, events, exit codes.
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP cancel the turn (exit 130, 143, 129).
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
 //! - [`memory_cmd`]: `tine memory path|list|show NAME|dream`.
-//! - [`compact_cmd`]: `tine compact log [SESSION]`, and `/compact [focus]` / `/compact log` as
-//!   a headless prompt.
+//! - [`compact_cmd`]: `tine compact log [SESSION]` (`/compact` is a command of the session).
 //! - [`doctor`]: `tine doctor`, what this installation would run with.
 //! - [`sandbox_settings`], [`sandbox_exec`]: the optional Bash sandbox (Landlock): its settings,
 //!   the start-up probe, and the hidden launcher `tine __sandbox ... -- COMMAND`.
@@ -23,7 +21,6 @@ mod doctor;
 mod logging;
 mod memory_cmd;
 mod output;
-mod permission;
 mod profile;
 mod run;
 mod sandbox_exec;

@@ -7,14 +7,16 @@
 //! main thread's, and the side queries' and background forks' (memory extraction, recall,
 //! WebFetch summaries), with `usage_by_source` breaking them down (it sums to both).
 
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
 use serde_json::{Value, json};
 use tine_api_client::{Message, Usage};
-use tine_fork_runtime::{BackgroundEvent, SourceUsage, UsageLedger};
+use tine_fork_runtime::{BackgroundEvent, SourceUsage};
 use tine_memory::{DREAM_JOB, EXTRACTION_JOB};
 use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, Transition, TurnResult};
+use tine_session::{
+    CommandOutput, Notice, NoticeLevel, RequestSummary, SessionCost, TurnEnd, TurnOutcome,
+};
 
 use crate::args::OutputFormat;
 use crate::text::{ReplyStart, TextStream};
@@ -38,6 +40,8 @@ pub struct Printer {
     text: TextStream<std::io::Stdout>,
     /// Text mode: how the next request's reply relates to the text before it.
     next_reply: ReplyStart,
+    /// The running slash command's answer.
+    command: Option<CommandOutput>,
 }
 
 impl Printer {
@@ -50,6 +54,7 @@ impl Printer {
             info,
             text: TextStream::new(stdout, live),
             next_reply: ReplyStart::New,
+            command: None,
         }
     }
 
@@ -262,6 +267,63 @@ impl Printer {
         }
     }
 
+    /// A line the session wants the person to read.
+    pub fn notice(&mut self, notice: &Notice) {
+        match notice.level {
+            NoticeLevel::Info => eprintln!("tine: note: {}", notice.text),
+            NoticeLevel::Warning => eprintln!("tine: warning: {}", notice.text),
+        }
+    }
+
+    /// `--verbose`: what a request carries, on stderr.
+    pub fn request(&mut self, request: &RequestSummary) {
+        eprintln!(
+            "[tine] POST /v1/messages: model {}, {} messages, {} tools, max_tokens {}, {} bytes",
+            request.model, request.messages, request.tools, request.max_tokens, request.bytes
+        );
+    }
+
+    /// What a slash command answered; printed with its result by [`Printer::command_result`].
+    pub fn command_output(&mut self, output: &CommandOutput) {
+        self.command = Some(output.clone());
+    }
+
+    /// The end of a slash command: its text (text mode; an error on stderr) or a `result`
+    /// object. Returns whether it succeeded.
+    pub fn command_result(&mut self, end: &TurnEnd) -> bool {
+        let output = self.command.take();
+        let error = match &end.outcome {
+            TurnOutcome::Completed => None,
+            TurnOutcome::Interrupted => Some("interrupted".to_owned()),
+            TurnOutcome::Failed { message } => Some(message.clone()),
+        };
+        let text = output.as_ref().map(|o| o.text.clone()).unwrap_or_default();
+        match self.format {
+            OutputFormat::Text => match &error {
+                None => print!("{}{}", text, if text.ends_with('\n') { "" } else { "\n" }),
+                Some(error) => eprintln!("tine: {error}"),
+            },
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                let mut value = json!({
+                    "type": "result",
+                    "subtype": if error.is_none() { "success" } else { "error_during_execution" },
+                    "is_error": error.is_some(),
+                    "result": if error.is_none() { text } else { String::new() },
+                    "error": error,
+                    "session_id": self.info.session_id,
+                    "total_cost_usd": end.cost.total().cost_usd,
+                });
+                if let (Some(object), Some(Value::Object(data))) =
+                    (value.as_object_mut(), output.map(|o| o.data))
+                {
+                    object.extend(data);
+                }
+                self.line(&value);
+            }
+        }
+        error.is_none()
+    }
+
     pub fn info(&self) -> &SessionInfo {
         &self.info
     }
@@ -279,34 +341,8 @@ impl Printer {
     }
 }
 
-/// The query source of the main thread's requests in [`RunCost`].
-pub const MAIN_SOURCE: &str = "main";
-
-/// What the run's requests used and cost, by query source: [`MAIN_SOURCE`] and every source
-/// of the session's ledger (`extract_memories`, `memory_recall`, `web_fetch`, ...).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunCost {
-    pub by_source: BTreeMap<String, SourceUsage>,
-}
-
-impl RunCost {
-    /// The main thread's totals so far plus the ledger's.
-    pub fn collect(main: SourceUsage, ledger: &UsageLedger) -> Self {
-        let mut by_source = ledger.snapshot();
-        *by_source.entry(MAIN_SOURCE.to_owned()).or_default() += main;
-        Self { by_source }
-    }
-
-    /// Summed over every source.
-    pub fn total(&self) -> SourceUsage {
-        self.by_source
-            .values()
-            .fold(SourceUsage::default(), |mut total, s| {
-                total += *s;
-                total
-            })
-    }
-}
+/// What the run's requests used and cost, by query source (the session's [`SessionCost`]).
+pub type RunCost = SessionCost;
 
 /// Everything the `result` object reports.
 pub struct ResultSummary<'a> {

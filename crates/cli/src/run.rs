@@ -1,23 +1,24 @@
-//! The headless run: build the session, read the prompt(s), run each turn while printing its
-//! events, and turn the ending into an exit code. Ctrl-C, SIGTERM and SIGHUP cancel the turn
-//! (running tools are killed, the transcript stays whole) and exit with 128 + the signal's
-//! number (see [`crate::signals`]); a second signal exits at once.
+//! The headless run, a front end of `tine-session`: start the session, read the prompt(s),
+//! submit each and print its events, and turn the ending into an exit code. Ctrl-C, SIGTERM
+//! and SIGHUP cancel the session (the turn's tools are killed, background jobs cancelled, the
+//! transcript stays whole) and exit with 128 + the signal's number (see [`crate::signals`]);
+//! a second signal exits at once.
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
-use tine_fork_runtime::{DEFAULT_DRAIN_TIMEOUT, SourceUsage, StopHookPipeline, UsageLedger};
-use tine_memory::AutoMemory;
-use tine_query_loop::{QueryEngine, Terminal};
+use tine_session::{
+    Session, SessionEvent, SessionHandle, StartError, Submission, TurnEnd, commands,
+};
 use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::args::{Args, InputFormat, OutputFormat};
-use crate::output::{Printer, ResultSummary, RunCost, SessionInfo};
+use crate::output::{Printer, ResultSummary, SessionInfo};
 use crate::profile::StartupProfile;
-use crate::setup::{self, Session};
-use crate::signals::{self, Interrupt};
+use crate::signals;
 
 pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
     if !args.print && args.prompt.is_none() && std::io::stdin().is_terminal() {
@@ -26,74 +27,76 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
              (or pipe the prompt on standard input)"
         );
     }
-    let Session {
-        mut engine,
-        model,
-        cwd,
-        tool_names,
-        permission_mode,
-        pipeline,
-        mut background,
-        memory,
-        ledger,
-    } = setup::build(&args, &mut profile).await?;
-
-    let info = SessionInfo {
-        session_id: engine.session_id().to_string(),
-        cwd: cwd.display().to_string(),
-        model,
-        tools: tool_names,
-        permission_mode: permission_mode.to_string(),
+    let options = crate::setup::session_options(&args)?;
+    profile.mark("options");
+    let (session, events) = match Session::start(options).await {
+        Ok(started) => started,
+        Err(StartError::Settings {
+            warnings,
+            errors,
+            refusal,
+        }) => {
+            // Fail closed, saying everything that was wrong first.
+            for warning in warnings {
+                eprintln!("tine: warning: {warning}");
+            }
+            for error in errors {
+                eprintln!("tine: error: {error}");
+            }
+            bail!("{refusal}");
+        }
+        Err(error) => return Err(error.into()),
     };
-    let mut printer = Printer::new(args.output_format, args.verbose, info);
+    profile.mark("session");
+    let summary = session.summary();
+    let info = SessionInfo {
+        session_id: summary.session_id.to_string(),
+        cwd: summary.cwd.display().to_string(),
+        model: summary.model.clone(),
+        tools: summary.tools.clone(),
+        permission_mode: summary.permission_mode.to_string(),
+    };
+    let mut front = Front {
+        printer: Printer::new(args.output_format, args.verbose, info),
+        events,
+        background: Vec::new(),
+    };
+    // Start-up's notices (settings warnings, ...) before anything else.
+    front.pending();
 
-    let interrupted = signals::watch(engine.cancellation())?;
+    let interrupted = signals::watch(session.cancellation())?;
 
     let mut last_success = true;
-    // The main thread's requests so far (the engine counts tokens and cost, not requests).
-    let mut main_requests = 0u64;
     match args.input_format {
         InputFormat::Text => {
             let prompt = text_prompt(&args)?;
-            printer.init();
+            front.printer.init();
             profile.mark("ready");
-            if let Some(command) = crate::compact_cmd::parse(&prompt) {
-                let format = args.output_format;
-                let code = crate::compact_cmd::run_slash(
-                    &mut engine,
-                    command,
-                    format,
-                    printer.info(),
-                    &ledger,
-                )
-                .await;
-                return Ok(interrupted.exit_code().map_or(code, ExitCode::from));
+            let end = front.turn(&session, submission(&prompt)).await;
+            // Background work (memory extraction) finishes before -p exits, bounded; after a
+            // signal it is cancelled instead.
+            let report = session.shutdown().await;
+            front.rest().await;
+            front.flush_background();
+            match end.result {
+                Some(turn) => {
+                    front.printer.result(&ResultSummary {
+                        turn: &turn,
+                        cost: report.cost,
+                        denials: &report.denials,
+                    });
+                    last_success = turn.terminal.is_success();
+                }
+                None => last_success = front.printer.command_result(&end),
             }
-            let attachments = recall(memory.as_ref(), &prompt).await;
-            pipeline.slot().clear();
-            let turn = engine
-                .submit_with_attachments(&prompt, &attachments, |event| printer.event(event))
-                .await;
-            main_requests += u64::from(turn.num_turns);
-            // Background work (memory extraction) finishes before -p exits, bounded.
-            finish_background(&pipeline, &interrupted).await;
-            while let Ok(event) = background.try_recv() {
-                printer.background(&event);
-            }
-            printer.result(&ResultSummary {
-                turn: &turn,
-                cost: run_cost(&engine, main_requests, &ledger),
-                denials: engine.permission_denials(),
-            });
-            last_success = turn.terminal.is_success();
         }
         InputFormat::StreamJson => {
-            printer.init();
+            front.printer.init();
             profile.mark("ready");
             let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
             let mut line_number = 0usize;
             let mut deferred = None;
-            let stop = engine.cancellation();
+            let stop = session.cancellation();
             loop {
                 // Ctrl-C between turns ends the run too.
                 let next = tokio::select! {
@@ -113,25 +116,22 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                         continue;
                     }
                 };
-                let attachments = recall(memory.as_ref(), &prompt).await;
-                pipeline.slot().clear();
-                let turn = engine
-                    .submit_with_attachments(&prompt, &attachments, |event| printer.event(event))
-                    .await;
-                main_requests += u64::from(turn.num_turns);
-                while let Ok(event) = background.try_recv() {
-                    printer.background(&event);
-                }
+                let end = front.turn(&session, submission(&prompt)).await;
+                front.flush_background();
+                let Some(turn) = end.result.clone() else {
+                    last_success = front.printer.command_result(&end);
+                    continue;
+                };
                 if args.output_format != OutputFormat::Json {
                     // Each line counts what was spent so far; background work still running
                     // is reported by its own `system` line when it ends.
-                    printer.result(&ResultSummary {
+                    front.printer.result(&ResultSummary {
                         turn: &turn,
-                        cost: run_cost(&engine, main_requests, &ledger),
-                        denials: engine.permission_denials(),
+                        cost: end.cost.clone(),
+                        denials: &end.denials,
                     });
                 }
-                let aborted = turn.terminal == Terminal::Aborted;
+                let aborted = turn.terminal == tine_query_loop::Terminal::Aborted;
                 last_success = turn.terminal.is_success();
                 if args.output_format == OutputFormat::Json {
                     // `json` prints one object: the last turn's, once the input ends and the
@@ -142,18 +142,17 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                     break;
                 }
             }
-            finish_background(&pipeline, &interrupted).await;
-            while let Ok(event) = background.try_recv() {
-                printer.background(&event);
-            }
+            let report = session.shutdown().await;
+            front.rest().await;
+            front.flush_background();
             if let Some(turn) = deferred {
                 let summary = ResultSummary {
                     turn: &turn,
-                    cost: run_cost(&engine, main_requests, &ledger),
-                    denials: engine.permission_denials(),
+                    cost: report.cost,
+                    denials: &report.denials,
                 };
-                let value = summary.to_value(printer.info());
-                printer.print_value(&value);
+                let value = summary.to_value(front.printer.info());
+                front.printer.print_value(&value);
             }
         }
     }
@@ -167,50 +166,99 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
     })
 }
 
-/// The memories recall attaches to this turn (none without auto memory; a failure is logged
-/// and the turn goes on without them).
-async fn recall(memory: Option<&AutoMemory>, prompt: &str) -> Vec<String> {
-    let Some(memory) = memory else {
-        return Vec::new();
-    };
-    match memory.recall().attachment_for(prompt).await {
-        Ok(Some(attachment)) => {
-            tracing::info!(files = ?attachment.files, "recalled memories");
-            vec![attachment.text]
+/// A prompt, or a slash command the session answers (anything else starting with a slash
+/// goes to the model, as it always did).
+fn submission(prompt: &str) -> Submission {
+    match Submission::parse(prompt) {
+        Submission::Command { name, args } if commands::find(&name).is_some() => {
+            Submission::Command { name, args }
         }
-        Ok(None) => Vec::new(),
-        Err(error) => {
-            tracing::warn!(%error, "memory recall failed; the turn goes on without it");
-            Vec::new()
-        }
+        Submission::Command { .. } | Submission::Prompt(_) => Submission::Prompt(prompt.to_owned()),
     }
 }
 
-/// Every request of the run so far: the main thread's and the ledger's (side queries, forks).
-fn run_cost(engine: &QueryEngine, main_requests: u64, ledger: &UsageLedger) -> RunCost {
-    let main = SourceUsage {
-        usage: engine.total_usage(),
-        cost_usd: engine.total_cost_usd(),
-        requests: main_requests,
-    };
-    RunCost::collect(main, ledger)
+/// The printing side of the session's events.
+struct Front {
+    printer: Printer,
+    events: UnboundedReceiver<SessionEvent>,
+    /// Background jobs' reports, printed between turns (as `-p` always has: after a turn's
+    /// messages, before its result).
+    background: Vec<tine_fork_runtime::BackgroundEvent>,
 }
 
-/// Runs the work the background jobs deferred (batched memory extraction: so a one-turn run
-/// is remembered too) and waits for all of it (bounded), or cancels it after Ctrl-C.
-async fn finish_background(pipeline: &StopHookPipeline, interrupted: &Interrupt) {
-    if interrupted.is_set() {
-        pipeline.cancel_all();
-        return;
+impl Front {
+    /// Submits and prints the turn's events up to its end.
+    async fn turn(&mut self, session: &SessionHandle, submission: Submission) -> TurnEnd {
+        let id = match session.submit(submission) {
+            Ok(id) => id,
+            Err(error) => {
+                return TurnEnd {
+                    id: tine_session::SubmissionId(0),
+                    outcome: tine_session::TurnOutcome::Failed {
+                        message: error.to_string(),
+                    },
+                    result: None,
+                    cost: tine_session::SessionCost::default(),
+                    denials: Vec::new(),
+                };
+            }
+        };
+        loop {
+            let Some(event) = self.events.recv().await else {
+                return TurnEnd {
+                    id,
+                    outcome: tine_session::TurnOutcome::Failed {
+                        message: "the session ended".to_owned(),
+                    },
+                    result: None,
+                    cost: tine_session::SessionCost::default(),
+                    denials: Vec::new(),
+                };
+            };
+            match event {
+                SessionEvent::TurnEnded(end) if end.id == id => return end,
+                other => self.show(other),
+            }
+        }
     }
-    pipeline.flush();
-    let report = pipeline.drain(DEFAULT_DRAIN_TIMEOUT).await;
-    if report.cancelled > 0 {
-        eprintln!(
-            "tine: warning: {} background job(s) did not finish within {} s and were cancelled",
-            report.cancelled,
-            DEFAULT_DRAIN_TIMEOUT.as_secs()
-        );
+
+    /// Everything already received.
+    fn pending(&mut self) {
+        while let Ok(event) = self.events.try_recv() {
+            self.show(event);
+        }
+    }
+
+    /// Everything until the session's channel closes (after shutdown).
+    async fn rest(&mut self) {
+        while let Some(event) = self.events.recv().await {
+            self.show(event);
+        }
+    }
+
+    fn flush_background(&mut self) {
+        for event in std::mem::take(&mut self.background) {
+            self.printer.background(&event);
+        }
+    }
+
+    fn show(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Query(event) => self.printer.event(&event),
+            SessionEvent::Background(event) => self.background.push(event),
+            SessionEvent::Notice(notice) => self.printer.notice(&notice),
+            SessionEvent::Request(request) => self.printer.request(&request),
+            SessionEvent::CacheBreak(text) => eprintln!("[tine] cache break: {text}"),
+            SessionEvent::CommandOutput(output) => self.printer.command_output(&output),
+            // Headless sessions answer asks by their rules; the rest is for status lines.
+            SessionEvent::TurnStarted { .. }
+            | SessionEvent::TurnEnded(_)
+            | SessionEvent::ToolInput { .. }
+            | SessionEvent::PermissionRequest(_)
+            | SessionEvent::PermissionWithdrawn { .. }
+            | SessionEvent::Usage(_)
+            | SessionEvent::PermissionModeChanged(_) => {}
+        }
     }
 }
 
@@ -280,5 +328,20 @@ mod tests {
         let other = r#"{"type":"control_request"}"#;
         assert_eq!(stream_json_prompt(other).unwrap(), None);
         assert!(stream_json_prompt("not json").is_err());
+    }
+
+    #[test]
+    fn only_commands_the_session_knows_are_commands() {
+        assert_eq!(
+            submission("/cost"),
+            Submission::Command {
+                name: "cost".into(),
+                args: String::new()
+            }
+        );
+        assert_eq!(
+            submission("/review this"),
+            Submission::Prompt("/review this".into())
+        );
     }
 }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use serde_json::Value;
 use tine_config::settings::{LoadedSettings, SettingsFormat, SettingsLayer, SettingsSource};
+use tine_session::SandboxOutcome;
 use tine_tools::sandbox::{BashSandbox, SandboxPolicy};
 
 use crate::sandbox_exec::{self, SandboxSupport};
@@ -182,20 +183,22 @@ pub fn write_roots(
     unique
 }
 
-/// The session's sandbox: `None` when it is off, or unavailable and allowed to fall back (with
-/// one warning on stderr); an error when it is unavailable and `failIfUnavailable` is set.
+/// The session's sandbox: none when it is off, or unavailable and allowed to fall back (with
+/// one warning); an error when it is unavailable and `failIfUnavailable` is set. The warnings
+/// are the session's notices, said in start-up's order.
 pub fn session_sandbox(
     flag: bool,
     cwd: &Path,
     loaded: &LoadedSettings,
     home: Option<&Path>,
-) -> Result<Option<BashSandbox>> {
+) -> Result<SandboxOutcome> {
     let settings = SandboxSettings::from_settings(loaded, home);
-    for warning in &settings.warnings {
-        eprintln!("tine: warning: {warning}");
-    }
+    let mut warnings = settings.warnings.clone();
     if !(flag || settings.enabled) {
-        return Ok(None);
+        return Ok(SandboxOutcome {
+            sandbox: None,
+            warnings,
+        });
     }
     let (launcher, support) = match std::env::current_exe() {
         Ok(launcher) => (Some(launcher), sandbox_exec::probe()),
@@ -209,10 +212,10 @@ pub fn session_sandbox(
     match (launcher, support) {
         (Some(launcher), SandboxSupport::Available { abi, network }) => {
             if !settings.allow_network && !network {
-                eprintln!(
-                    "tine: warning: the Bash sandbox cannot turn the network off here (Landlock \
+                warnings.push(format!(
+                    "the Bash sandbox cannot turn the network off here (Landlock \
                      ABI {abi}; it needs ABI 4, Linux 6.7): only writes are restricted"
-                );
+                ));
             }
             let policy = SandboxPolicy {
                 write_roots: write_roots(cwd, loaded, &settings, home),
@@ -220,11 +223,14 @@ pub fn session_sandbox(
             };
             tracing::info!(%policy, abi, "Bash sandbox on");
             let sandbox = BashSandbox::new(launcher, policy);
-            Ok(Some(if network {
-                sandbox
-            } else {
-                sandbox.network_not_enforced()
-            }))
+            Ok(SandboxOutcome {
+                sandbox: Some(if network {
+                    sandbox
+                } else {
+                    sandbox.network_not_enforced()
+                }),
+                warnings,
+            })
         }
         (_, support) => {
             let reason = match support {
@@ -237,11 +243,14 @@ pub fn session_sandbox(
                      {reason}"
                 );
             }
-            eprintln!(
-                "tine: warning: the Bash sandbox is unavailable ({reason}); Bash commands run \
+            warnings.push(format!(
+                "the Bash sandbox is unavailable ({reason}); Bash commands run \
                  unsandboxed"
-            );
-            Ok(None)
+            ));
+            Ok(SandboxOutcome {
+                sandbox: None,
+                warnings,
+            })
         }
     }
 }
