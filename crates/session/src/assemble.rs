@@ -10,6 +10,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolDefinition};
+use tine_compaction::{CompactHookCommands, CompactHooks, CompactionConfig, SessionCompactor};
 use tine_config::settings::{self, FlagSettings, LoadedSettings, SettingsError, SettingsPaths};
 use tine_config::{
     Adoption, SessionId, adopt_legacy_project_dir, project_dir, tine_home_from_env, transcript_path,
@@ -340,6 +341,14 @@ pub(crate) async fn assemble(
             let _ = events.send(SessionEvent::CacheBreak(cache_break.to_string()));
         }));
     }
+    let compactor = compactor(
+        &loaded,
+        &parent,
+        &user_context,
+        memory.as_ref(),
+        &cwd,
+        &mut notices,
+    );
     let permissions = Arc::new(Permissions::new(
         permissions,
         paths,
@@ -365,7 +374,7 @@ pub(crate) async fn assemble(
         prompter: None,
         tool_context: Some(tool_context.with_cancellation(session_token.child_token())),
         stop_hooks: Some(pipeline.clone()),
-        compactor: None,
+        compactor: Some(compactor),
         post_sampling: None,
         on_request: options.verbose.then(|| request_observer(events.clone())),
         monitor: Some(Arc::new(detector)),
@@ -414,6 +423,53 @@ pub(crate) async fn assemble(
         summary,
         notices,
     })
+}
+
+/// Compaction (auto, reactive, manual) on the forks' parent: `autoCompactEnabled`,
+/// `TINE_AUTO_COMPACT_WINDOW` / `CLAUDE_CODE_AUTO_COMPACT_WINDOW` and `DISABLE_AUTOCOMPACT`
+/// (their warnings are notices), the PreCompact/PostCompact hooks of settings, and memory's
+/// extraction before history is dropped.
+fn compactor(
+    loaded: &LoadedSettings,
+    parent: &Arc<ParentContext>,
+    user_context: &Arc<str>,
+    memory: Option<&AutoMemory>,
+    cwd: &Path,
+    notices: &mut Vec<Notice>,
+) -> Arc<SessionCompactor> {
+    let setting = loaded
+        .get(tine_compaction::AUTO_COMPACT_SETTING)
+        .and_then(|(v, _)| v.as_bool());
+    let (config, warnings) = CompactionConfig::from_env(|name| std::env::var(name).ok(), setting);
+    notices.extend(warnings.into_iter().map(|w| Notice::warning(w.to_string())));
+    let mut compactor = SessionCompactor::new(Arc::clone(parent), config)
+        .with_user_context(Some(Arc::clone(user_context)));
+    let mut commands = CompactHookCommands::default();
+    for layer in &loaded.layers {
+        // A malformed `hooks` object was reported with the Stop hooks.
+        if let Some(Ok(layer_commands)) = layer
+            .raw
+            .get("hooks")
+            .map(CompactHookCommands::from_hooks_value)
+        {
+            commands.merge(layer_commands);
+        }
+    }
+    if !commands.is_empty() {
+        let session = &parent.session;
+        compactor = compactor.with_hooks(CompactHooks {
+            commands,
+            session_id: session.session_id.clone(),
+            transcript_path: transcript_path(&session.home, cwd, &session.session_id),
+            cwd: cwd.to_path_buf(),
+        });
+    }
+    if let Some(memory) = memory {
+        let job = memory.extraction_job();
+        compactor =
+            compactor.with_before_compaction(Arc::new(move |ctx| job.before_compaction(ctx)));
+    }
+    Arc::new(compactor)
 }
 
 /// The user's home (`$HOME`), where `~/.claude/settings.json` and `~` rules are.

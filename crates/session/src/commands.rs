@@ -3,7 +3,7 @@
 //! [`COMMANDS`] says which the session knows, so headless `-p` sends anything else to the model
 //! as a prompt, as it always did.
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::actor::Actor;
@@ -23,11 +23,19 @@ pub struct CommandSpec {
 }
 
 /// Every command the session answers.
-pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
-    name: "cost",
-    summary: "what this session spent: total, per source, and the last request's cache read share",
-    runs_turn: false,
-}];
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "cost",
+        summary: "what this session spent: total, per source, and the last request's cache read share",
+        runs_turn: false,
+    },
+    CommandSpec {
+        name: "compact",
+        summary: "replace the conversation by a summary now (`/compact FOCUS` says what to keep; \
+                  `/compact log` shows what each compaction dropped)",
+        runs_turn: true,
+    },
+];
 
 /// The spec of `name`, if the session knows it.
 pub fn find(name: &str) -> Option<&'static CommandSpec> {
@@ -39,8 +47,8 @@ pub(crate) async fn run(
     actor: &mut Actor,
     id: SubmissionId,
     name: &str,
-    _args: &str,
-    _token: CancellationToken,
+    args: &str,
+    token: CancellationToken,
 ) -> TurnEnd {
     let (text, is_error, data) = match name {
         "cost" => {
@@ -51,11 +59,8 @@ pub(crate) async fn run(
                 json!({"total_cost_usd": report.cost.total().cost_usd}),
             )
         }
-        _ => (
-            format!("unknown command /{name}"),
-            true,
-            serde_json::Value::Null,
-        ),
+        "compact" => compact(actor, args.trim(), &token).await,
+        _ => (format!("unknown command /{name}"), true, Value::Null),
     };
     actor.emit(SessionEvent::CommandOutput(CommandOutput {
         id,
@@ -64,12 +69,53 @@ pub(crate) async fn run(
         is_error,
         data,
     }));
-    let outcome = if is_error {
+    let outcome = if is_error && token.is_cancelled() {
+        TurnOutcome::Interrupted
+    } else if is_error {
         TurnOutcome::Failed { message: text }
     } else {
         TurnOutcome::Completed
     };
     actor.end(id, outcome, None)
+}
+
+/// `/compact [focus]` (the history replaced by a summary now) and `/compact log` (what each
+/// compaction of this session dropped). The data is `{"compact_boundary": ...}` (null for the
+/// log and on failure).
+async fn compact(
+    actor: &mut Actor,
+    args: &str,
+    token: &CancellationToken,
+) -> (String, bool, Value) {
+    let none = || json!({"compact_boundary": Value::Null});
+    if args == "log" {
+        let config = actor.engine.config();
+        let (home, cwd) = (config.home.clone(), config.cwd.clone());
+        let session = actor.engine.session_id().clone();
+        return match tine_compaction::compact_log(&home, &cwd, Some(session)).await {
+            Ok(log) => (log, false, none()),
+            Err(error) => (error.to_string(), true, none()),
+        };
+    }
+    let focus = (!args.is_empty()).then_some(args);
+    // The summary request stops with the submission's token.
+    actor.engine.set_cancellation(token.clone());
+    match actor.engine.compact_now(focus).await {
+        Ok(boundary) => {
+            let reattached = if boundary.files_reattached.is_empty() {
+                String::new()
+            } else {
+                format!("; re-attached {}", boundary.files_reattached.join(", "))
+            };
+            let text = format!(
+                "Compacted {} messages (about {} tokens) into a summary of about {} tokens{reattached}. \
+                 `/compact log` shows what was dropped.",
+                boundary.messages_summarized, boundary.tokens_before, boundary.tokens_after,
+            );
+            (text, false, json!({"compact_boundary": boundary}))
+        }
+        Err(error) => (error.to_string(), true, none()),
+    }
 }
 
 /// `/cost`: the total, each source (main first), and the cache read share.
