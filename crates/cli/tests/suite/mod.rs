@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod compaction;
+mod compaction_contract;
 mod doctor;
 mod dream;
 mod headless;
