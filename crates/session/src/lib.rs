@@ -1,6 +1,6 @@
 //! tine-session: one session for every front end (the TUI, headless `-p`). It assembles the
-//! engine, the forks' parent, the stop-hook pipeline, memory and (as they land) compaction and
-//! MCP from options and settings, runs each turn's protocol (a per-turn cancellation token,
+//! engine, the forks' parent, the stop-hook pipeline, memory, compaction and (as it
+//! lands) MCP from options and settings, runs each turn's protocol (a per-turn cancellation token,
 //! recall, the cache-safe slot cleared, background jobs, the cost of every request), and
 //! talks to its front end through a submission queue in and an event stream out, in the
 //! spirit of codex's `Op` / `Event` pair:
