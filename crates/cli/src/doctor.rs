@@ -139,7 +139,9 @@ fn diagnose(flag: Option<FlagSettings>) -> Report {
     if let Some((loaded, paths)) = &loaded {
         settings_files(&mut report, loaded, paths);
         sandbox(&mut report, &cwd, loaded, user_home.as_deref());
-        mcp(&mut report, &cwd, loaded);
+        if let Some(home) = &home {
+            mcp(&mut report, &cwd, home, user_home.as_deref(), loaded);
+        }
     }
     report.heading("paths");
     report.line("cwd", cwd.display());
@@ -333,51 +335,35 @@ fn sandbox(report: &mut Report, cwd: &Path, loaded: &LoadedSettings, home: Optio
 }
 
 /// MCP is not built yet: name what is configured so nobody thinks it is in use.
-fn mcp(report: &mut Report, cwd: &Path, loaded: &LoadedSettings) {
-    let mut servers: Vec<String> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let mcp_json = cwd.join(".mcp.json");
-    match std::fs::read_to_string(&mcp_json) {
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(value) => servers.extend(server_names(&value, ".mcp.json")),
-            Err(error) => notes.push(format!("{}: not valid JSON: {error}", mcp_json.display())),
-        },
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(error) => notes.push(format!("cannot read {}: {error}", mcp_json.display())),
-    }
-    for layer in &loaded.layers {
-        let object = Value::Object(layer.raw.clone());
-        servers.extend(server_names(&object, layer.source.as_str()));
-    }
+/// Each configured MCP server and the state it reaches when started now (a `.mcp.json` server
+/// nobody trusted is not started). A server that cannot start is reported, not a problem: a
+/// session runs without it.
+fn mcp(
+    report: &mut Report,
+    cwd: &Path,
+    home: &Path,
+    user_home: Option<&Path>,
+    loaded: &LoadedSettings,
+) {
     report.heading("mcp");
-    if servers.is_empty() {
-        report.line("servers", "none configured");
-    } else {
-        report.line(
-            "servers",
-            format!(
-                "{} configured, not supported yet (ignored): {}",
-                servers.len(),
-                servers.join(", ")
-            ),
-        );
+    match crate::mcp_cmd::statuses(cwd, home, user_home, loaded) {
+        Ok(infos) if infos.is_empty() => report.line("servers", "none configured"),
+        Ok(infos) => {
+            report.line("servers", format!("{} configured", infos.len()));
+            for info in infos {
+                report.line(
+                    &info.name,
+                    format!(
+                        "{} ({}): {}",
+                        info.status,
+                        info.scope.as_str(),
+                        info.summary
+                    ),
+                );
+            }
+        }
+        Err(error) => report.line("servers", format!("cannot be checked: {error:#}")),
     }
-    for note in notes {
-        report.line("", note);
-    }
-}
-
-fn server_names(value: &Value, source: &str) -> Vec<String> {
-    value
-        .get("mcpServers")
-        .and_then(Value::as_object)
-        .map(|servers| {
-            servers
-                .keys()
-                .map(|name| format!("{name} ({source})"))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

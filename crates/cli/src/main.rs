@@ -11,6 +11,7 @@
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
 //! - [`memory_cmd`]: `tine memory path|list|show NAME|dream`.
 //! - [`compact_cmd`]: `tine compact log [SESSION]` (`/compact` is a command of the session).
+//! - [`mcp_cmd`]: `tine mcp list|get|add|remove|trust`.
 //! - [`doctor`]: `tine doctor`, what this installation would run with.
 //! - [`sandbox_settings`], [`sandbox_exec`]: the optional Bash sandbox (Landlock): its settings,
 //!   the start-up probe, and the hidden launcher `tine __sandbox ... -- COMMAND`.
@@ -19,6 +20,7 @@ mod args;
 mod compact_cmd;
 mod doctor;
 mod logging;
+mod mcp_cmd;
 mod memory_cmd;
 mod output;
 mod profile;
@@ -64,6 +66,13 @@ fn main() -> ExitCode {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         return memory_cmd::run(&rest);
+    }
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("mcp")) {
+        let rest: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return mcp_cmd::run(&rest);
     }
     let args = args::Args::parse();
     profile.mark("args");

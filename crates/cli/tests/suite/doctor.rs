@@ -200,7 +200,7 @@ async fn a_settings_error_that_stops_a_session_is_named_as_such() {
 }
 
 #[tokio::test]
-async fn mcp_servers_are_listed_as_not_supported_yet() {
+async fn mcp_servers_that_cannot_start_are_listed_with_their_state() {
     let project = Project::new();
     project.write(
         ".mcp.json",
@@ -208,18 +208,20 @@ async fn mcp_servers_are_listed_as_not_supported_yet() {
     );
     std::fs::write(
         project.home().join("settings.json"),
-        json!({"mcpServers": {"db": {"command": "db-mcp"}}}).to_string(),
+        json!({"mcpServers": {"db": {"command": "/nonexistent/db-mcp"}}}).to_string(),
     )
     .unwrap();
     let out = doctor(&project).run().await;
     out.assert_success();
-    assert!(
-        out.stdout.contains(
-            "2 configured, not supported yet (ignored): github (.mcp.json), db (userSettings)"
-        ),
-        "{}",
-        out.stdout
-    );
+    let text = &out.stdout;
+    assert!(text.contains("2 configured"), "{text}");
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} line in {text}"))
+    };
+    assert!(line("github").contains("needs trust"), "{text}");
+    assert!(line("db").contains("failed"), "{text}");
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ mod doctor;
 mod dream;
 mod headless;
 mod hooks;
+mod mcp;
 mod memory;
 mod memory_forks;
 mod older_modes;
