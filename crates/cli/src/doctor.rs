@@ -10,7 +10,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_json::Value;
 use tine_api_client::{ClientConfig, DEFAULT_BASE_URL};
 use tine_config::settings::{
     self, FlagSettings, LoadedSettings, SettingsError, SettingsFormat, SettingsPaths,

@@ -216,7 +216,10 @@ async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_fi
         text.contains(&format!("1\\tf{last_read} line 0")),
         "f{last_read}.txt is re-attached"
     );
-    assert!(prompt_tokens(after) < prompt_tokens(summary), "the context shrank");
+    assert!(
+        prompt_tokens(after) < prompt_tokens(summary),
+        "the context shrank"
+    );
 
     // The deliberate change of prefix is not a cache break; the UI saw the compaction.
     assert!(!out.stderr.contains("cache break"), "{}", out.stderr);
