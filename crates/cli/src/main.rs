@@ -1,5 +1,5 @@
-//! `tine`: the terminal coding agent. Today it runs headless (`tine -p PROMPT`); the TUI lands
-//! with a later issue.
+//! `tine`: the terminal coding agent: the interactive UI (bare `tine` on a terminal) or headless
+//! (`tine -p PROMPT`), both front ends of one `tine-session`.
 //!
 //! Modules, in reading order:
 //! - [`args`]: the command line (clap), Claude-Code-compatible flags.
@@ -7,6 +7,8 @@
 //! - [`setup`]: the command line and environment → `tine-session`'s `SessionOptions`.
 //! - [`output`]: text, json and stream-json printing; [`text`]: each reply printed once.
 //! - [`run`]: headless `-p` as a front end of the session: submissions, events, exit codes.
+//! - [`interactive`]: bare `tine` on a terminal: the TUI (tine-tui) wired to the session
+//!   (tine-session): the adapter, the driver, replay on `-c`/`-r`, history, `/resume`.
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP cancel the turn (exit 130, 143, 129).
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
 //! - [`memory_cmd`]: `tine memory path|list|show NAME|dream`.
@@ -19,6 +21,7 @@
 mod args;
 mod compact_cmd;
 mod doctor;
+mod interactive;
 mod logging;
 mod mcp_cmd;
 mod memory_cmd;
@@ -89,7 +92,12 @@ fn main() -> ExitCode {
     };
     profile.mark("runtime");
     let code = runtime.block_on(async move {
-        match run::run(args, profile).await {
+        let result = if interactive::wanted(&args) {
+            interactive::run(args).await
+        } else {
+            run::run(args, profile).await
+        };
+        match result {
             Ok(code) => code,
             Err(error) => {
                 eprintln!("tine: {error:#}");

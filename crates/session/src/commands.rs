@@ -145,6 +145,8 @@ pub fn cost_text(cost: &SessionCost, cache_read_share: Option<f64>) -> String {
             usage.usage.output_tokens
         ));
     }
+    // A blank line: the list ends before the last line.
+    text.push('\n');
     match cache_read_share {
         Some(share) => text.push_str(&format!(
             "Last request's prompt read from the cache: {:.0}%\n",

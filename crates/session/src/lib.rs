@@ -32,13 +32,15 @@
 //! - `handle`: [`Session::start`] and the [`SessionHandle`].
 //! - `actor`: the session's task and the turn protocol.
 //! - `permission`: the main thread's `can_use_tool` (asks to a person, or denials headless).
-//! - [`commands`]: the slash commands the session answers.
+//! - [`commands`]: the slash commands the session answers; [`custom_commands`]: the
+//!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod actor;
 mod assemble;
 pub mod commands;
+pub mod custom_commands;
 pub mod error;
 pub mod event;
 mod handle;

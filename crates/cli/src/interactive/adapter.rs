@@ -1,0 +1,434 @@
+//! The adapter between the session and the UI: [`SessionEvent`] → [`UiEvent`] and the view
+//! types, one arm per variant (the matches are exhaustive on purpose: a new variant of either
+//! side needs a decision here). The reverse direction, [`UiCommand`] → handle calls, is in
+//! `driver`, which owns the handle.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+use tine_fork_runtime::BackgroundEvent;
+use tine_query_loop::QueryEvent;
+use tine_session::{
+    NoticeLevel as SessionNoticeLevel, SessionEvent, SubmissionId, TurnOutcome, UsageReport,
+};
+use tine_tools::TodoStatus as ToolTodoStatus;
+use tine_tools::permissions::PermissionMode as ToolMode;
+use tine_tools::{ToolDisplay, ToolOutput};
+use tine_tui::{
+    DiffSource, NoticeLevel, PermissionMode, PermissionRequest, TaskKind, TaskStatus, TaskView,
+    TodoStatus, TodoView, ToolDisplayView, ToolResultView, TurnEndReason, UiEvent, UsageView,
+};
+
+/// What the adapter remembers between events.
+#[derive(Debug, Default)]
+pub struct Adapter {
+    /// Submissions whose `TurnStarted`/`TurnEnded` the UI must not see: commands that run no
+    /// turn (the UI holds no turn guard for them, and a stray `TurnEnded` would end a real one).
+    quiet: HashSet<SubmissionId>,
+    /// Tool names by `tool_use` id, for the call line once the input is known.
+    tools: HashMap<String, String>,
+}
+
+impl Adapter {
+    /// The `TurnStarted`/`TurnEnded` of submission `id` are not the UI's business.
+    pub fn mark_quiet(&mut self, id: SubmissionId) {
+        self.quiet.insert(id);
+    }
+
+    /// The UI's events for one session event (none, one or a few).
+    pub fn map(&mut self, event: SessionEvent) -> Vec<UiEvent> {
+        match event {
+            SessionEvent::Notice(notice) => vec![UiEvent::Notice {
+                level: notice_level(notice.level),
+                text: notice.text,
+            }],
+            SessionEvent::TurnStarted { id } => {
+                if self.quiet.contains(&id) {
+                    Vec::new()
+                } else {
+                    vec![UiEvent::TurnStarted]
+                }
+            }
+            SessionEvent::Query(event) => self.query(event),
+            SessionEvent::ToolInput { id, tool, input } => {
+                self.tools.insert(id.clone(), tool.clone());
+                let args = tool_args(&tool, &input);
+                vec![UiEvent::ToolStarted { id, tool, args }]
+            }
+            SessionEvent::PermissionRequest(request) => {
+                let preview = preview(&request.tool, &request.input);
+                vec![UiEvent::PermissionRequest(PermissionRequest {
+                    id: request.id.0.to_string(),
+                    tool: request.tool,
+                    summary: request.target,
+                    reason: (!request.reason.is_empty()).then_some(request.reason),
+                    always_rule: request.always_rule,
+                    preview,
+                })]
+            }
+            // The UI drops a turn's requests itself when it interrupts; a withdrawal it did not
+            // cause (shutdown) ends with the turn.
+            SessionEvent::PermissionWithdrawn { id: _ } => Vec::new(),
+            SessionEvent::CommandOutput(output) => {
+                if output.is_error {
+                    vec![UiEvent::Notice {
+                        level: NoticeLevel::Error,
+                        text: output.text,
+                    }]
+                } else {
+                    vec![UiEvent::CommandOutput {
+                        command: output.command,
+                        text: output.text,
+                    }]
+                }
+            }
+            SessionEvent::TurnEnded(end) => {
+                if self.quiet.remove(&end.id) {
+                    return Vec::new();
+                }
+                vec![UiEvent::TurnEnded {
+                    reason: turn_end_reason(end.outcome),
+                }]
+            }
+            SessionEvent::Background(event) => background(event),
+            SessionEvent::Usage(report) => vec![UiEvent::Usage(usage_view(&report))],
+            SessionEvent::PermissionModeChanged(mode) => {
+                vec![UiEvent::PermissionModeChanged(ui_mode(mode))]
+            }
+            // Verbose sessions only; the UI keeps them in the log.
+            SessionEvent::Request(summary) => {
+                tracing::debug!(?summary, "request");
+                Vec::new()
+            }
+            SessionEvent::CacheBreak(text) => {
+                tracing::info!(%text, "cache break");
+                Vec::new()
+            }
+        }
+    }
+
+    fn query(&mut self, event: QueryEvent) -> Vec<UiEvent> {
+        match event {
+            QueryEvent::RequestStart { .. } => vec![UiEvent::RequestStarted],
+            QueryEvent::TextDelta { text } => vec![UiEvent::TextDelta(text)],
+            QueryEvent::ThinkingDelta { text } => vec![UiEvent::ThinkingDelta(text)],
+            QueryEvent::ToolUseStart { id, name } => {
+                self.tools.insert(id.clone(), name.clone());
+                vec![UiEvent::ToolStarted {
+                    id,
+                    tool: name,
+                    args: String::new(),
+                }]
+            }
+            QueryEvent::Retry(notice) => vec![UiEvent::Retry {
+                message: notice.to_string(),
+                discard_partial: notice.discard_partial,
+            }],
+            // Figures come from the session's `Usage` report; the messages are in the
+            // transcript already (they streamed).
+            QueryEvent::Usage { .. }
+            | QueryEvent::AssistantMessage { .. }
+            | QueryEvent::UserMessage { .. }
+            | QueryEvent::HistoryReplaced { .. } => Vec::new(),
+            QueryEvent::ToolDenied {
+                tool_use_id,
+                tool,
+                input,
+                reason,
+            } => {
+                // The result that follows says it was refused; make sure the call line exists.
+                let args = tool_args(&tool, &input);
+                self.tools.insert(tool_use_id.clone(), tool.clone());
+                tracing::debug!(%tool, %reason, "tool denied");
+                vec![UiEvent::ToolStarted {
+                    id: tool_use_id,
+                    tool,
+                    args,
+                }]
+            }
+            QueryEvent::ToolProgress {
+                tool_use_id,
+                progress,
+            } => vec![UiEvent::ToolProgress {
+                id: tool_use_id,
+                elapsed: progress.elapsed,
+                lines: progress.lines,
+                bytes: progress.bytes,
+            }],
+            QueryEvent::ToolResult {
+                tool_use_id,
+                tool: _,
+                output,
+            } => {
+                self.tools.remove(&tool_use_id);
+                vec![UiEvent::ToolFinished {
+                    id: tool_use_id,
+                    result: result_view(output),
+                }]
+            }
+            QueryEvent::ToolResultsCleared { count } => vec![UiEvent::Notice {
+                level: NoticeLevel::Info,
+                text: format!("cleared {count} old tool results from the context"),
+            }],
+            QueryEvent::ContextWarning(warning) => {
+                let share = warning.tokens.saturating_mul(100) / warning.effective_window.max(1);
+                vec![UiEvent::Notice {
+                    level: NoticeLevel::Warning,
+                    text: format!("context {share}% full"),
+                }]
+            }
+            QueryEvent::Transition(transition) => {
+                tracing::debug!(?transition, "transition");
+                Vec::new()
+            }
+            // The session's `TurnEnded` follows and ends the turn.
+            QueryEvent::Terminal(_) => Vec::new(),
+        }
+    }
+}
+
+fn notice_level(level: SessionNoticeLevel) -> NoticeLevel {
+    match level {
+        SessionNoticeLevel::Info => NoticeLevel::Info,
+        SessionNoticeLevel::Warning => NoticeLevel::Warning,
+    }
+}
+
+pub fn turn_end_reason(outcome: TurnOutcome) -> TurnEndReason {
+    match outcome {
+        TurnOutcome::Completed => TurnEndReason::Completed,
+        TurnOutcome::Interrupted => TurnEndReason::Interrupted,
+        TurnOutcome::Failed { message } => TurnEndReason::Failed { message },
+    }
+}
+
+fn background(event: BackgroundEvent) -> Vec<UiEvent> {
+    let task = |job: &str, status| {
+        UiEvent::Task(TaskView {
+            id: job.to_owned(),
+            kind: TaskKind::Job,
+            title: job_title(job),
+            status,
+        })
+    };
+    match event {
+        BackgroundEvent::Started { job } => vec![task(&job, TaskStatus::Running)],
+        BackgroundEvent::Finished { job, outcome } => {
+            let mut out = vec![task(
+                &job,
+                TaskStatus::Finished {
+                    summary: outcome.summary.clone(),
+                },
+            )];
+            // "saved 2 memories": what a job has to say is said in the transcript too.
+            if !outcome.summary.is_empty() {
+                out.push(UiEvent::Notice {
+                    level: NoticeLevel::Info,
+                    text: outcome.summary,
+                });
+            }
+            out
+        }
+        BackgroundEvent::Failed { job, error } => vec![
+            task(
+                &job,
+                TaskStatus::Failed {
+                    error: error.clone(),
+                },
+            ),
+            UiEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!("{}: {error}", job_title(&job)),
+            },
+        ],
+        BackgroundEvent::Cancelled { job } => vec![task(&job, TaskStatus::Cancelled)],
+    }
+}
+
+/// "extract_memories" → "memory extraction".
+fn job_title(job: &str) -> String {
+    match job {
+        "extract_memories" => "memory extraction".to_owned(),
+        "auto_dream" => "memory dream".to_owned(),
+        other => other.replace('_', " "),
+    }
+}
+
+pub fn usage_view(report: &UsageReport) -> UsageView {
+    UsageView {
+        model: report.model.clone(),
+        context_tokens: report.context_tokens,
+        context_window: report.context_window,
+        session_cost_usd: report.cost.total().cost_usd,
+        cache_read_share: report.cache_read_share,
+    }
+}
+
+pub fn ui_mode(mode: ToolMode) -> PermissionMode {
+    match mode {
+        ToolMode::Default => PermissionMode::Default,
+        ToolMode::AcceptEdits => PermissionMode::AcceptEdits,
+        ToolMode::Plan => PermissionMode::Plan,
+        ToolMode::BypassPermissions => PermissionMode::BypassPermissions,
+        // The UI never cycles to it; shown as the default's row (nothing is asked anyway).
+        ToolMode::DontAsk => PermissionMode::Default,
+    }
+}
+
+pub fn session_mode(mode: PermissionMode) -> ToolMode {
+    match mode {
+        PermissionMode::Default => ToolMode::Default,
+        PermissionMode::AcceptEdits => ToolMode::AcceptEdits,
+        PermissionMode::Plan => ToolMode::Plan,
+        PermissionMode::BypassPermissions => ToolMode::BypassPermissions,
+    }
+}
+
+pub fn result_view(output: ToolOutput) -> ToolResultView {
+    let display = match output.display {
+        ToolDisplay::None => ToolDisplayView::None,
+        ToolDisplay::Diff {
+            file_path,
+            unified,
+            added: _,
+            removed: _,
+        } => ToolDisplayView::Diff {
+            path: file_path.display().to_string(),
+            diff: DiffSource::Unified(unified),
+        },
+        ToolDisplay::Todos(items) => ToolDisplayView::Todos(
+            items
+                .into_iter()
+                .map(|item| TodoView {
+                    status: match item.status {
+                        ToolTodoStatus::Pending => TodoStatus::Pending,
+                        ToolTodoStatus::InProgress => TodoStatus::InProgress,
+                        ToolTodoStatus::Completed => TodoStatus::Completed,
+                    },
+                    content: item.content,
+                })
+                .collect(),
+        ),
+        ToolDisplay::Shell {
+            exit_code,
+            timed_out,
+            truncated: _,
+            background_task,
+        } => ToolDisplayView::Shell {
+            exit_code,
+            timed_out,
+            background_task,
+        },
+    };
+    ToolResultView {
+        is_error: output.is_error,
+        summary: output.summary,
+        content: output.content,
+        display,
+    }
+}
+
+/// The call's argument as people read it: `Read(src/main.rs)`, `Bash(cargo test)`.
+pub fn tool_args(tool: &str, input: &Value) -> String {
+    let field = |name: &str| input.get(name).and_then(Value::as_str).map(str::to_owned);
+    let picked = match tool {
+        "Bash" => field("command"),
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            field("file_path").or_else(|| field("notebook_path"))
+        }
+        "Grep" | "Glob" => field("pattern"),
+        "WebFetch" => field("url"),
+        "WebSearch" => field("query"),
+        "Task" | "Agent" => field("description"),
+        _ => None,
+    };
+    picked.unwrap_or_else(|| match input {
+        Value::Object(map) if map.is_empty() => String::new(),
+        Value::Null => String::new(),
+        other => {
+            let text = other.to_string();
+            match text.char_indices().nth(80) {
+                Some((cut, _)) => format!("{}…", &text[..cut]),
+                None => text,
+            }
+        }
+    })
+}
+
+/// For Edit/Write: the change the call would make.
+fn preview(tool: &str, input: &Value) -> Option<DiffSource> {
+    let field = |name: &str| input.get(name).and_then(Value::as_str);
+    match tool {
+        "Edit" => Some(DiffSource::Texts {
+            before: field("old_string")?.to_owned(),
+            after: field("new_string")?.to_owned(),
+        }),
+        "Write" => {
+            let path = field("file_path")?;
+            let before = std::fs::read_to_string(path).unwrap_or_default();
+            Some(DiffSource::Texts {
+                before,
+                after: field("content")?.to_owned(),
+            })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn call_lines_name_the_file_or_command() {
+        assert_eq!(tool_args("Bash", &json!({"command": "ls -la"})), "ls -la");
+        assert_eq!(
+            tool_args(
+                "Edit",
+                &json!({"file_path": "/p/src/a.rs", "old_string": "x"})
+            ),
+            "/p/src/a.rs"
+        );
+        assert_eq!(tool_args("Other", &json!({})), "");
+        assert_eq!(tool_args("Other", &json!({"a": 1})), "{\"a\":1}");
+    }
+
+    #[test]
+    fn quiet_commands_never_end_the_uis_turn() {
+        let mut adapter = Adapter::default();
+        adapter.mark_quiet(SubmissionId(7));
+        assert!(
+            adapter
+                .map(SessionEvent::TurnStarted {
+                    id: SubmissionId(7)
+                })
+                .is_empty()
+        );
+        assert_eq!(
+            adapter.map(SessionEvent::TurnStarted {
+                id: SubmissionId(8)
+            }),
+            vec![UiEvent::TurnStarted]
+        );
+    }
+
+    #[test]
+    fn a_finished_job_with_a_summary_is_said_in_the_transcript() {
+        let events = background(BackgroundEvent::Finished {
+            job: "extract_memories".into(),
+            outcome: tine_fork_runtime::JobOutcome {
+                summary: "saved 2 memories".into(),
+                data: Value::Null,
+            },
+        });
+        assert_eq!(events.len(), 2);
+        assert_eq!(
+            events[1],
+            UiEvent::Notice {
+                level: NoticeLevel::Info,
+                text: "saved 2 memories".into()
+            }
+        );
+    }
+}

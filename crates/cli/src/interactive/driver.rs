@@ -1,0 +1,315 @@
+//! The task between the UI and the session: session events go to the UI through the
+//! [`Adapter`], the UI's commands become handle calls (one arm per [`UiCommand`]). It owns the
+//! session, so the commands that change which conversation runs (`/clear`, `/resume ID`,
+//! `/model NAME`) shut one session down (its extraction flushed) and start the next.
+
+use std::path::PathBuf;
+
+use tine_config::SessionId;
+use tine_query_loop::load_session;
+use tine_session::custom_commands::{self, CustomCommand};
+use tine_session::{
+    PermissionAnswer as SessionAnswer, PermissionId, Resume, Session, SessionEvent, SessionHandle,
+    SessionOptions, SessionSummary, Submission,
+};
+use tine_tui::{
+    NoticeLevel, PermissionAnswer, SlashCommandSpec, TurnEndReason, UiCommand, UiEvent,
+};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio_util::sync::CancellationToken;
+
+use super::adapter::{Adapter, session_mode, ui_mode};
+use super::{history, local, replay};
+
+/// Makes the options of a session: which conversation, and a model other than the start's.
+pub type OptionsFactory = Box<dyn Fn(Resume, Option<String>) -> SessionOptions + Send>;
+
+/// A running session and its events.
+pub struct Running {
+    pub handle: SessionHandle,
+    pub events: UnboundedReceiver<SessionEvent>,
+}
+
+impl Running {
+    pub async fn start(options: SessionOptions) -> Result<Self, tine_session::StartError> {
+        let (handle, events) = Session::start(options).await?;
+        Ok(Self { handle, events })
+    }
+}
+
+/// What the driver needs besides the session.
+pub struct Driver {
+    /// `None` only when a restart failed twice; the driver then ends.
+    pub session: Option<Running>,
+    pub cwd: PathBuf,
+    pub factory: OptionsFactory,
+    pub ui: UnboundedSender<UiEvent>,
+    pub custom: Vec<CustomCommand>,
+    /// `None`: no history on disk (tests).
+    pub history: Option<PathBuf>,
+    pub user_home: Option<PathBuf>,
+    /// The model a `/model NAME` chose, kept across `/clear` and `/resume`.
+    pub model: Option<String>,
+    pub adapter: Adapter,
+}
+
+/// How the driver ended: the last session's summary (for the line after exit).
+pub struct Ended {
+    pub summary: Option<SessionSummary>,
+}
+
+impl Driver {
+    /// Runs until the UI exits (or goes away) or `stop` is cancelled (a signal: everything is
+    /// cancelled and nothing waited for), then shuts the session down.
+    pub async fn run(
+        mut self,
+        mut commands: UnboundedReceiver<UiCommand>,
+        stop: CancellationToken,
+    ) -> Ended {
+        while let Some(session) = self.session.as_mut() {
+            tokio::select! {
+                event = session.events.recv() => match event {
+                    Some(event) => self.forward(event),
+                    None => break,
+                },
+                command = commands.recv() => match command {
+                    Some(UiCommand::Exit) | None => break,
+                    Some(command) => self.apply(command).await,
+                },
+                () = stop.cancelled() => {
+                    session.handle.cancellation().cancel();
+                    break;
+                }
+            }
+        }
+        let Some(session) = self.session.take() else {
+            return Ended { summary: None };
+        };
+        let summary = session.handle.summary().clone();
+        let _report = session.handle.shutdown().await;
+        Ended {
+            summary: Some(summary),
+        }
+    }
+
+    fn forward(&mut self, event: SessionEvent) {
+        for event in self.adapter.map(event) {
+            let _ = self.ui.send(event);
+        }
+    }
+
+    fn notice(&self, level: NoticeLevel, text: impl Into<String>) {
+        let _ = self.ui.send(UiEvent::Notice {
+            level,
+            text: text.into(),
+        });
+    }
+
+    fn output(&self, command: &str, text: String) {
+        let _ = self.ui.send(UiEvent::CommandOutput {
+            command: command.to_owned(),
+            text,
+        });
+    }
+
+    /// The UI holds its turn guard for this command: end it.
+    fn end_turn(&self, reason: TurnEndReason) {
+        let _ = self.ui.send(UiEvent::TurnEnded { reason });
+    }
+
+    fn remember(&self, text: &str) {
+        if let Some(path) = &self.history {
+            history::append(path, &self.cwd, text);
+        }
+    }
+
+    /// One command of the UI.
+    pub async fn apply(&mut self, command: UiCommand) {
+        let Some(session) = self.session.as_ref() else {
+            return;
+        };
+        let handle = &session.handle;
+        match command {
+            UiCommand::Submit(text) => {
+                self.remember(&text);
+                if handle.submit(Submission::Prompt(text)).is_err() {
+                    self.end_turn(TurnEndReason::Failed {
+                        message: "the session has ended".into(),
+                    });
+                }
+            }
+            UiCommand::SlashCommand { name, args } => {
+                let line = if args.is_empty() {
+                    format!("/{name}")
+                } else {
+                    format!("/{name} {args}")
+                };
+                self.remember(&line);
+                self.slash(&name, &args).await;
+            }
+            UiCommand::Interrupt => handle.interrupt(),
+            UiCommand::AnswerPermission { id, answer } => {
+                let Ok(number) = id.parse::<u64>() else {
+                    self.notice(NoticeLevel::Error, format!("no permission request {id}"));
+                    return;
+                };
+                let answer = match answer {
+                    PermissionAnswer::Once => SessionAnswer::Once,
+                    PermissionAnswer::Always => SessionAnswer::Always,
+                    PermissionAnswer::No { feedback } => SessionAnswer::Deny { feedback },
+                };
+                if let Err(error) = handle.answer_permission(PermissionId(number), answer) {
+                    // Withdrawn meanwhile (the turn ended): nothing waits for it.
+                    tracing::debug!(%error, "permission answer not taken");
+                }
+            }
+            UiCommand::CyclePermissionMode { to } => {
+                if let Err(error) = handle.set_permission_mode(session_mode(to)) {
+                    self.notice(NoticeLevel::Warning, error.to_string());
+                    let current = ui_mode(handle.permission_mode());
+                    let _ = self.ui.send(UiEvent::PermissionModeChanged(current));
+                }
+            }
+            // The run loop ends on it before it gets here.
+            UiCommand::Exit => {}
+        }
+    }
+
+    async fn slash(&mut self, name: &str, args: &str) {
+        let Some(session) = self.session.as_ref() else {
+            return;
+        };
+        let summary = session.handle.summary().clone();
+        let mode = session.handle.permission_mode();
+        match name {
+            "clear" => {
+                self.restart(Resume::New).await;
+            }
+            "resume" if args.is_empty() => self.output(name, local::list_sessions(&summary)),
+            "resume" => match SessionId::parse(args) {
+                Ok(id) => {
+                    if self.restart(Resume::Id(id)).await {
+                        let _ = self.ui.send(UiEvent::Cleared);
+                        self.replay().await;
+                    }
+                }
+                Err(error) => self.notice(NoticeLevel::Error, error.to_string()),
+            },
+            "model" if args.is_empty() => self.output(
+                name,
+                format!(
+                    "Model: **{}** (`/model NAME` changes it for this session)",
+                    summary.model
+                ),
+            ),
+            "model" => {
+                self.model = Some(args.to_owned());
+                if self.restart(Resume::Id(summary.session_id.clone())).await
+                    && let Some(session) = &self.session
+                {
+                    let model = session.handle.summary().model.clone();
+                    self.notice(NoticeLevel::Info, format!("Model set to {model}"));
+                }
+            }
+            "memory" => self.output(name, local::memory(&summary, self.user_home.as_deref())),
+            "permissions" => {
+                self.output(
+                    name,
+                    local::permissions(&summary, mode.as_str(), self.user_home.as_deref()),
+                );
+            }
+            // The UI answers these itself.
+            "help" | "tasks" | "exit" => {}
+            _ => {
+                if let Some(spec) = tine_session::commands::find(name) {
+                    match session.handle.submit(Submission::Command {
+                        name: name.to_owned(),
+                        args: args.to_owned(),
+                    }) {
+                        Ok(id) if !spec.runs_turn => self.adapter.mark_quiet(id),
+                        Ok(_) => {}
+                        Err(_) => self.notice(NoticeLevel::Error, "the session has ended"),
+                    }
+                } else if let Some(custom) = self.custom.iter().find(|c| c.name == name) {
+                    let prompt = custom_commands::expand(&custom.body, args);
+                    if session.handle.submit(Submission::Prompt(prompt)).is_err() {
+                        self.end_turn(TurnEndReason::Failed {
+                            message: "the session has ended".into(),
+                        });
+                    }
+                } else if runs_turn(name) {
+                    self.end_turn(TurnEndReason::Failed {
+                        message: format!("/{name} is not available in this version of tine"),
+                    });
+                } else {
+                    self.notice(
+                        NoticeLevel::Warning,
+                        format!("/{name} is not available in this version of tine"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Shuts the running session down (its extraction flushed; what it still says reaches the
+    /// UI) and starts `resume` in its place; when that fails, the earlier conversation again.
+    /// Returns whether the new one runs.
+    async fn restart(&mut self, resume: Resume) -> bool {
+        let Some(old) = self.session.take() else {
+            return false;
+        };
+        let previous = old.handle.summary().session_id.clone();
+        let mut old_events = old.events;
+        let _report = old.handle.shutdown().await;
+        while let Ok(event) = old_events.try_recv() {
+            self.forward(event);
+        }
+        let options = (self.factory)(resume, self.model.clone());
+        match Running::start(options).await {
+            Ok(running) => {
+                self.session = Some(running);
+                true
+            }
+            Err(error) => {
+                self.notice(NoticeLevel::Error, error.to_string());
+                let options = (self.factory)(Resume::Id(previous), None);
+                match Running::start(options).await {
+                    Ok(running) => self.session = Some(running),
+                    Err(error) => self.notice(NoticeLevel::Error, error.to_string()),
+                }
+                false
+            }
+        }
+    }
+
+    /// The conversation of the running session, shown again.
+    pub async fn replay(&mut self) {
+        let Some(session) = &self.session else {
+            return;
+        };
+        let summary = session.handle.summary();
+        match load_session(&summary.home, &summary.cwd, &summary.session_id).await {
+            Ok(resumed) => {
+                for event in replay::replay(&resumed.into_messages()) {
+                    let _ = self.ui.send(event);
+                }
+            }
+            Err(error) => self.notice(NoticeLevel::Warning, error.to_string()),
+        }
+    }
+}
+
+/// The UI's specs of the custom commands (they run a turn: the body is a prompt).
+pub fn custom_specs(custom: &[CustomCommand]) -> Vec<SlashCommandSpec> {
+    custom
+        .iter()
+        .map(|c| SlashCommandSpec::new(&c.name, &c.description, true))
+        .collect()
+}
+
+/// Whether the UI holds its turn guard for built-in `name`.
+fn runs_turn(name: &str) -> bool {
+    tine_tui::slash::builtins()
+        .iter()
+        .any(|spec| spec.name == name && spec.runs_turn)
+}

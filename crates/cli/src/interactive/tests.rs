@@ -1,0 +1,382 @@
+//! The UI wired to the real session on the in-process mock, driven through the app's event loop
+//! (keys in, a `TestBackend` frame out): streaming with markdown, the permission dialog (once,
+//! reject, always with the rule in the project's local settings), interrupt, the queue, slash
+//! commands, and a resumed conversation replayed.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use tine_api_client::{ClientConfig, Credentials, HttpClient, RetryPolicy};
+use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
+use tine_session::Resume;
+use tine_tui::{App, LoopEnd, TurnEndReason, UiEvent, event_loop};
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::driver::Ended;
+use super::{Launch, Started, start};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+struct World {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    cwd: PathBuf,
+    user_home: PathBuf,
+}
+
+impl World {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(root.path()).unwrap();
+        let (home, cwd, user_home) = (base.join("home"), base.join("project"), base.join("user"));
+        for dir in [&home, &cwd, &user_home] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        Self {
+            _root: root,
+            home,
+            cwd,
+            user_home,
+        }
+    }
+
+    fn launch(&self, server: &MockServer) -> Launch {
+        let config = ClientConfig::new(server.base_url(), Credentials::api_key("test-key"))
+            .with_retry(RetryPolicy::none());
+        Launch {
+            cwd: self.cwd.clone(),
+            home: self.home.clone(),
+            user_home: Some(self.user_home.clone()),
+            managed_settings: Some(self.home.join("no-managed-settings.json")),
+            model: None,
+            settings_flag: None,
+            permission_mode: None,
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
+            bare: true,
+            max_turns: None,
+            append_system_prompt: None,
+            sandbox_flag: false,
+            client: Some(Arc::new(HttpClient::new(config).unwrap())),
+        }
+    }
+}
+
+fn scenario() -> Scenario {
+    Scenario::new()
+        .rule(
+            Rule::new()
+                .tool_results(false)
+                .last_user_contains("make it")
+                .reply(
+                    Reply::text("Making it.")
+                        .with_tool_use("Bash", json!({"command": "touch made.txt"})),
+                ),
+        )
+        .rule(
+            Rule::new()
+                .tool_results(false)
+                .last_user_contains("slowly")
+                .reply(Reply::text(&"word ".repeat(200)).chunk_delay_ms(50)),
+        )
+        .rule(Rule::new().tool_results(true).reply(Reply::text("Done.")))
+        .rule(
+            Rule::new()
+                .last_user_contains("review")
+                .reply(Reply::text("Reviewed.")),
+        )
+        .default_reply(Reply::text("Here is **bold** text."))
+}
+
+/// The app's loop on a `TestBackend`, the driver beside it, and a tap on what the UI is told.
+struct Ui {
+    keys: UnboundedSender<io::Result<Event>>,
+    seen: UnboundedReceiver<UiEvent>,
+    ui: JoinHandle<(App, Terminal<TestBackend>, LoopEnd)>,
+    driver: JoinHandle<Ended>,
+}
+
+impl Ui {
+    fn start(started: Started) -> Self {
+        let Started {
+            mut driver,
+            mut app,
+            ui_events,
+        } = started;
+        driver.history = Some(driver.cwd.join("..").join("history.jsonl"));
+        let (tap_tx, tap_rx) = mpsc::unbounded_channel();
+        let (seen_tx, seen) = mpsc::unbounded_channel();
+        let mut ui_events = ui_events;
+        tokio::spawn(async move {
+            while let Some(event) = ui_events.recv().await {
+                let _ = seen_tx.send(event.clone());
+                if tap_tx.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+        let (commands_tx, commands_rx) = mpsc::unbounded_channel();
+        let driver = tokio::spawn(driver.run(commands_rx, CancellationToken::new()));
+        let (keys, keys_rx) = mpsc::unbounded_channel();
+        let ui = tokio::spawn(async move {
+            let mut terminal = Terminal::new(TestBackend::new(100, 40)).unwrap();
+            let input = Box::pin(futures::stream::unfold(keys_rx, |mut rx| async move {
+                rx.recv().await.map(|event| (event, rx))
+            }));
+            let (end, _) = event_loop(&mut terminal, &mut app, tap_rx, input, &commands_tx)
+                .await
+                .unwrap();
+            (app, terminal, end)
+        });
+        Self {
+            keys,
+            seen,
+            ui,
+            driver,
+        }
+    }
+
+    fn key(&self, code: KeyCode, modifiers: KeyModifiers) {
+        self.keys
+            .send(Ok(Event::Key(KeyEvent::new(code, modifiers))))
+            .unwrap();
+    }
+
+    fn type_line(&self, text: &str) {
+        eprintln!("typing {text:?}");
+        for c in text.chars() {
+            self.key(KeyCode::Char(c), KeyModifiers::NONE);
+        }
+        self.key(KeyCode::Enter, KeyModifiers::NONE);
+    }
+
+    /// The first event `pick` accepts, and everything seen before it.
+    async fn until<T>(&mut self, mut pick: impl FnMut(&UiEvent) -> Option<T>) -> (T, Vec<UiEvent>) {
+        let mut before = Vec::new();
+        loop {
+            let event = match tokio::time::timeout(WAIT, self.seen.recv()).await {
+                Ok(Some(event)) => event,
+                Ok(None) => panic!("the UI's events ended; seen {before:#?}"),
+                Err(_) => panic!("timed out; seen {before:#?}"),
+            };
+            if let Some(found) = pick(&event) {
+                return (found, before);
+            }
+            before.push(event);
+        }
+    }
+
+    async fn turn_end(&mut self) -> (TurnEndReason, Vec<UiEvent>) {
+        self.until(|e| match e {
+            UiEvent::TurnEnded { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    async fn ask(&mut self) -> tine_tui::PermissionRequest {
+        let ask = self
+            .until(|e| match e {
+                UiEvent::PermissionRequest(r) => Some(r.clone()),
+                _ => None,
+            })
+            .await
+            .0;
+        settle().await;
+        ask
+    }
+
+    async fn exit(self) -> (App, String, Ended) {
+        settle().await;
+        self.type_line("/exit");
+        let (app, terminal, end) = tokio::time::timeout(WAIT, self.ui).await.unwrap().unwrap();
+        assert_eq!(end, LoopEnd::Exit);
+        let ended = tokio::time::timeout(WAIT, self.driver)
+            .await
+            .unwrap()
+            .unwrap();
+        (app, screen(&terminal), ended)
+    }
+}
+
+/// The tap sees an event just before the app handles it: give the loop a moment so a key sent
+/// next reaches the state the event made (a dialog open, a turn running). Ordering slack, not
+/// a timing assertion.
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+fn last_body(server: &MockServer) -> serde_json::Value {
+    let requests = server.requests();
+    serde_json::from_slice(&requests.last().unwrap().body).unwrap()
+}
+
+fn screen(terminal: &Terminal<TestBackend>) -> String {
+    let buffer = terminal.backend().buffer();
+    let mut text = String::new();
+    for y in 0..buffer.area.height {
+        for x in 0..buffer.area.width {
+            text.push_str(buffer[(x, y)].symbol());
+        }
+        text.push('\n');
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_through_the_ui_streams_asks_interrupts_queues_and_runs_commands() {
+    let world = World::new();
+    let server = MockServer::start(MockConfig::new(scenario()))
+        .await
+        .unwrap();
+    std::fs::create_dir_all(world.cwd.join(".tine/commands")).unwrap();
+    std::fs::write(
+        world.cwd.join(".tine/commands/rev.md"),
+        "---\ndescription: Review something\n---\nPlease review $ARGUMENTS",
+    )
+    .unwrap();
+    let started = start(&world.launch(&server), Resume::New).await.unwrap();
+    let mut ui = Ui::start(started);
+
+    // Streaming: markdown rendered.
+    ui.type_line("hello");
+    let (reason, _) = ui.turn_end().await;
+    assert_eq!(reason, TurnEndReason::Completed);
+
+    // The dialog: Enter approves once.
+    ui.type_line("make it");
+    let ask = ui.ask().await;
+    assert_eq!(ask.tool, "Bash");
+    assert_eq!(ask.summary, "touch made.txt");
+    ui.key(KeyCode::Enter, KeyModifiers::NONE);
+    ui.turn_end().await;
+    assert!(world.cwd.join("made.txt").exists());
+    std::fs::remove_file(world.cwd.join("made.txt")).unwrap();
+
+    // Esc rejects: nothing runs.
+    ui.type_line("make it");
+    ui.ask().await;
+    ui.key(KeyCode::Esc, KeyModifiers::NONE);
+    ui.turn_end().await;
+    assert!(!world.cwd.join("made.txt").exists());
+
+    // "Yes, and don't ask again": the rule lands in .tine/settings.local.json, and the next
+    // call is not asked.
+    ui.type_line("make it");
+    let ask = ui.ask().await;
+    let rule = ask.always_rule.clone().expect("a rule to offer");
+    ui.key(KeyCode::Char('2'), KeyModifiers::NONE);
+    ui.turn_end().await;
+    let local = std::fs::read_to_string(world.cwd.join(".tine/settings.local.json")).unwrap();
+    assert!(local.contains(&rule), "{local}");
+    std::fs::remove_file(world.cwd.join("made.txt")).unwrap();
+    ui.type_line("make it");
+    let (_, seen) = ui.turn_end().await;
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, UiEvent::PermissionRequest(_))),
+        "asked again: {seen:?}"
+    );
+    assert!(world.cwd.join("made.txt").exists());
+
+    // Esc while the model works interrupts the turn.
+    ui.type_line("answer slowly");
+    ui.until(|e| matches!(e, UiEvent::TextDelta(_)).then_some(()))
+        .await;
+    settle().await;
+    ui.key(KeyCode::Esc, KeyModifiers::NONE);
+    let (reason, _) = ui.turn_end().await;
+    assert_eq!(reason, TurnEndReason::Interrupted);
+
+    // A prompt typed while a turn runs is queued and sent when it ends.
+    ui.type_line("answer slowly again");
+    ui.until(|e| matches!(e, UiEvent::TextDelta(_)).then_some(()))
+        .await;
+    settle().await;
+    ui.type_line("queued one");
+    let (reason, _) = ui.turn_end().await;
+    assert_eq!(reason, TurnEndReason::Completed);
+    ui.turn_end().await;
+    let last = last_body(&server).to_string();
+    assert!(last.contains("queued one"), "{last}");
+
+    // Slash commands: the session's /cost, a custom command with $ARGUMENTS, /clear.
+    ui.type_line("/cost");
+    let (text, _) = ui
+        .until(|e| match e {
+            UiEvent::CommandOutput { command, text } if command == "cost" => Some(text.clone()),
+            _ => None,
+        })
+        .await;
+    assert!(text.contains("Total cost: $"), "{text}");
+    ui.type_line("/rev the parser");
+    ui.turn_end().await;
+    let last = last_body(&server);
+    assert!(
+        last.to_string().contains("Please review the parser"),
+        "{last}"
+    );
+    ui.type_line("/clear");
+    ui.type_line("after clear");
+    ui.turn_end().await;
+    let last = last_body(&server);
+    assert_eq!(last["messages"].as_array().unwrap().len(), 1, "{last}");
+
+    let (_, screen, ended) = ui.exit().await;
+    assert!(screen.contains("after clear"), "{screen}");
+    assert!(ended.summary.is_some());
+    // The prompts are in the history file, private.
+    let history = std::fs::read_to_string(world.cwd.join("../history.jsonl")).unwrap();
+    assert!(history.contains("queued one") && history.contains("/rev the parser"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markdown_streams_without_its_asterisks_and_a_resumed_session_is_replayed() {
+    let world = World::new();
+    let server = MockServer::start(MockConfig::new(scenario()))
+        .await
+        .unwrap();
+    let started = start(&world.launch(&server), Resume::New).await.unwrap();
+    let mut ui = Ui::start(started);
+    ui.type_line("first question");
+    ui.turn_end().await;
+    let (_, screen, ended) = ui.exit().await;
+    assert!(screen.contains("Here is bold text."), "{screen}");
+    assert!(!screen.contains("**"), "{screen}");
+    let id = ended.summary.unwrap().session_id;
+
+    // tine -c: the conversation comes back as it was, before any key.
+    let started = start(&world.launch(&server), Resume::Latest).await.unwrap();
+    let mut ui = Ui::start(started);
+    let (prompt, _) = ui
+        .until(|e| match e {
+            UiEvent::UserMessage(text) => Some(text.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(prompt, "first question");
+    let (_, replayed) = ui.turn_end().await;
+    assert!(
+        replayed
+            .iter()
+            .any(|e| matches!(e, UiEvent::TextDelta(t) if t.contains("**bold**"))),
+        "{replayed:?}"
+    );
+    ui.type_line("second question");
+    ui.turn_end().await;
+    let (_, screen, ended) = ui.exit().await;
+    assert_eq!(ended.summary.unwrap().session_id, id);
+    assert!(screen.contains("first question"), "{screen}");
+    assert!(screen.contains("second question"), "{screen}");
+    let last = last_body(&server);
+    assert_eq!(last["messages"].as_array().unwrap().len(), 3);
+}
