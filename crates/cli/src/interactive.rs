@@ -28,7 +28,7 @@ use anyhow::{Context, Result, anyhow};
 use tine_api_client::ModelClient;
 use tine_config::{SessionId, tine_home_from_env};
 use tine_session::custom_commands;
-use tine_session::{Approvals, Resume, SandboxOutcome, SessionOptions};
+use tine_session::{Approvals, Resume, SessionOptions};
 use tine_tools::permissions::PermissionMode;
 use tine_tui::{App, AppConfig, TerminalOptions, UiCommand, UiEvent};
 use tokio::sync::mpsc;
@@ -133,10 +133,6 @@ impl Launch {
                 inputs.settings,
                 inputs.user_home,
             )
-            .map(|sandbox| SandboxOutcome {
-                sandbox,
-                warnings: Vec::new(),
-            })
             .map_err(|e| format!("{e:#}"))
         }));
         options
