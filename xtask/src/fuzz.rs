@@ -18,13 +18,13 @@ pub const TARGETS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "settings",
-        "tine-tools",
+        "tine-permissions",
         "suite::fuzz_settings::",
         "settings files: arbitrary and mutated JSON, deny rules kept",
     ),
     (
         "rules",
-        "tine-tools",
+        "tine-permissions",
         "suite::fuzz_rules::",
         "rule grammar round trip, engine decisions, Bash deny rules",
     ),

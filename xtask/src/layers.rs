@@ -172,6 +172,7 @@ mod tests {
 
     fn sample(extra: Package) -> Vec<Package> {
         vec![
+            pkg("tine-config", "crates/config", &[]),
             pkg("tine-api-client", "crates/api-client", &[]),
             pkg(
                 "tine-tools",
@@ -206,6 +207,22 @@ mod tests {
             &[("tine-memory", "normal"), ("tine-mock-api", "dev")],
         );
         assert!(violations(&sample(p)).is_empty());
+    }
+
+    #[test]
+    fn the_permission_engine_sits_under_the_tools() {
+        let up = pkg(
+            "tine-permissions",
+            "crates/permissions",
+            &[("tine-tools", "normal")],
+        );
+        assert_eq!(violations(&sample(up)).len(), 1);
+        let down = pkg(
+            "tine-permissions",
+            "crates/permissions",
+            &[("tine-config", "normal"), ("tine-api-client", "normal")],
+        );
+        assert!(violations(&sample(down)).is_empty());
     }
 
     #[test]

@@ -17,7 +17,7 @@ use tine_config::settings::{
 };
 use tine_config::tine_home_from_env;
 use tine_memory::{MemoryEnv, MemoryResolution, memory_path, resolve_memory_dir};
-use tine_tools::permissions::PermissionSettings;
+use tine_permissions::PermissionSettings;
 
 use crate::sandbox_exec;
 use crate::sandbox_settings::{SandboxSettings, write_roots};

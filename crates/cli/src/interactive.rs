@@ -29,7 +29,7 @@ use tine_api_client::ModelClient;
 use tine_config::{SessionId, tine_home_from_env};
 use tine_session::custom_commands;
 use tine_session::{Approvals, Resume, SessionOptions};
-use tine_tools::permissions::PermissionMode;
+use tine_permissions::PermissionMode;
 use tine_tui::{App, AppConfig, TerminalOptions, UiCommand, UiEvent};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

@@ -20,10 +20,10 @@ use tine_memory::{
     DreamCommand, DreamOptions, DreamStatus, MemoryDir, MemoryEnv, MemoryResolution,
     guard_memory_writes, list, memory_path, resolve_memory_dir, show,
 };
+use tine_permissions::{PermissionContext, PermissionSettings};
 use tine_query_loop::{
     BASE_SYSTEM_PROMPT, RequestTemplate, system_prompt_blocks, tool_definitions,
 };
-use tine_tools::permissions::{PermissionContext, PermissionSettings};
 use tine_tools::{Tool, ToolContext, ToolPool};
 use tokio_util::sync::CancellationToken;
 

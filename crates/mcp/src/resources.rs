@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rmcp::model::ReadResourceRequestParams;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tine_tools::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 use tine_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, parse_input};
 
 use crate::manager::Inner;

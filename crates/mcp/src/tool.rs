@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
-use tine_tools::verdict::{PermissionTarget, ToolVerdict};
+use tine_permissions::{PermissionTarget, ToolVerdict};
 use tine_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
 use crate::manager::ServerSlot;

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tine_fork_runtime::{CacheSafeParams, JobContext, ParentContext};
+use tine_permissions::PermissionContext;
 use tine_query_loop::RequestTemplate;
-use tine_tools::permissions::PermissionContext;
 use tokio_util::sync::CancellationToken;
 
 use crate::dream::{DreamError, DreamJob, DreamRun};

@@ -25,9 +25,9 @@ use tine_fork_runtime::{
     BackgroundJob, ForkError, ForkParams, JobContext, JobError, JobOutcome, OnMessage,
     run_forked_agent,
 };
+use tine_permissions::PermissionContext;
 use tine_query_loop::timestamp::utc_date;
 use tine_query_loop::{CanUseTool, Terminal};
-use tine_tools::permissions::PermissionContext;
 
 use crate::consolidation_lock::ConsolidationLock;
 use crate::dream_gate::{DreamIo, DreamOptions, GateOutcome, Gates, Ready, ScanThrottle, SystemIo};

@@ -30,9 +30,9 @@ use tine_fork_runtime::{
     BackgroundJob, ForkError, ForkParams, ForkResult, JobContext, JobError, JobOutcome,
     run_forked_agent,
 };
+use tine_permissions::PermissionContext;
 use tine_query_loop::timestamp::utc_date;
 use tine_query_loop::{CanUseTool, EndAfterTools, Terminal, TranscriptAnnotator, TranscriptRecord};
-use tine_tools::permissions::PermissionContext;
 
 use crate::batch::{Batch, assess};
 use crate::cursor::{Cursor, MEMORY_CURSOR_KIND};

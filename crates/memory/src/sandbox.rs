@@ -1,5 +1,5 @@
 //! The memory forks' `can_use_tool` (seed 000 §七, `createAutoMemCanUseTool`): Read, Grep,
-//! Glob and read-only Bash judged by the permission engine (`tine_tools::permissions`) as the
+//! Glob and read-only Bash judged by the permission engine (`tine_permissions`) as the
 //! main session judges them, with the memory directory counted as one of the project's
 //! directories; Write and Edit only for files whose resolved path lies inside the memory
 //! directory; everything else denied with a reason the model can read.
@@ -16,11 +16,11 @@ use std::path::{Component, Path, PathBuf};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tine_query_loop::{CanUseTool, PermissionOutcome};
-use tine_tools::permissions::{
+use tine_permissions::{
     PermissionContext, PermissionDecision, PermissionMode, PermissionRequest, RuleBehavior,
     SourcedRule, resolve_path,
 };
+use tine_query_loop::{CanUseTool, PermissionOutcome};
 use tine_tools::{Tool, ToolContext};
 
 use crate::error::MemoryError;
@@ -228,7 +228,7 @@ impl MemorySandbox {
         }
         // The path the Write and Edit tools open (`ToolContext::resolve_path`: `..` taken
         // lexically), then where the kernel takes it.
-        let lexical = tine_tools::context::normalize(&cwd.join(file_path));
+        let lexical = tine_permissions::normalize(&cwd.join(file_path));
         let resolved = resolve_path(&lexical);
         let relative = self.relative_inside(&resolved).ok_or_else(|| {
             format!(

@@ -1,9 +1,9 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use tine_permissions::PermissionTarget;
+use tine_permissions::{PermissionRule, RuleSource};
 use tine_tools::ToolFuture;
-use tine_tools::permissions::{PermissionRule, RuleSource};
-use tine_tools::verdict::PermissionTarget;
 
 use super::*;
 

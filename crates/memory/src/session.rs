@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use tine_api_client::ModelClient;
 use tine_fork_runtime::{BackgroundJob, UsageLedger};
+use tine_permissions::PermissionContext;
 use tine_query_loop::TranscriptAnnotator;
-use tine_tools::permissions::PermissionContext;
 
 use crate::dream::DreamJob;
 use crate::dream_gate::DreamOptions;

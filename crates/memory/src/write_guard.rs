@@ -27,9 +27,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tine_permissions::{PermissionTarget, ToolVerdict};
 use tine_tools::context::ToolProgress;
 use tine_tools::file_state::hash_content;
-use tine_tools::verdict::{PermissionTarget, ToolVerdict};
 use tine_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, parse_input};
 
 use crate::error::MemoryError;

@@ -27,7 +27,7 @@ use tine_query_loop::{
     BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
     HooksSettings, QueryEngine, SessionContext, StopHookCommand, StopHooks, latest_session,
 };
-use tine_tools::permissions::{
+use tine_permissions::{
     PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
 };
 use tine_tools::{Tool, ToolContext, ToolPool};

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tine_tools::permissions::PermissionMode;
+use tine_permissions::PermissionMode;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 

@@ -11,7 +11,7 @@ use tine_config::SessionId;
 use tine_config::settings::LoadedSettings;
 use tine_fork_runtime::DEFAULT_DRAIN_TIMEOUT;
 use tine_tools::Tool;
-use tine_tools::permissions::PermissionMode;
+use tine_permissions::PermissionMode;
 use tine_tools::sandbox::BashSandbox;
 
 /// Which conversation to run.

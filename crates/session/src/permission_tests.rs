@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tine_config::settings::SettingsPaths;
-use tine_tools::permissions::PermissionMode;
+use tine_permissions::PermissionMode;
 
 use super::*;
 

@@ -4,11 +4,12 @@
 //! WebFetch summarizer, since that model call belongs to them).
 
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use tine_permissions::normalize;
 use tokio_util::sync::CancellationToken;
 
 use crate::builtin::background::BackgroundTasks;
@@ -245,22 +246,4 @@ impl ToolContext {
     pub fn web_summarizer(&self) -> Option<&Arc<dyn WebSummarizer>> {
         self.web_summarizer.as_ref()
     }
-}
-
-/// Resolves `.` and `..` without touching the filesystem (a path that does not exist yet, as
-/// Write creates, must still be checked against permission rules).
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                if !out.pop() && !out.has_root() {
-                    out.push(component);
-                }
-            }
-            Component::CurDir => {}
-            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => out.push(component),
-        }
-    }
-    out
 }

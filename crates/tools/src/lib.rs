@@ -1,6 +1,5 @@
 //! tine-tools: what the model acts through. Modules in reading order:
 //!
-//! - [`verdict`]: the vocabulary shared by tools and the permission engine.
 //! - [`tool`]: the `Tool` trait, `ToolOutput`, `ToolError`, and [`run_tool`], how the loop runs
 //!   one call (validate against the schema, call, errors become `is_error` results).
 //! - [`schema`]: the small JSON Schema validator behind that check.
@@ -10,10 +9,9 @@
 //! - [`file_state`]: the LRU file-state cache behind Edit and Write's read-before-write rule.
 //! - [`builtin`]: Read, Write, Edit, Bash, Glob, Grep, TodoWrite, WebFetch.
 //! - [`pool`]: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
-//! - [`bash`], [`permissions`]: bash command analysis and the permission engine (its rules
-//!   come from the settings of `tine-config`).
-
-pub mod verdict;
+//!
+//! What a call touches and a tool's own verdict (`PermissionTarget`, `ToolVerdict`), the
+//! permission engine and bash analysis are `tine-permissions`'s, one layer down.
 
 pub mod builtin;
 pub mod context;
@@ -47,13 +45,3 @@ pub use pool::{ToolDefinition, ToolPool};
 pub use sandbox::{BashSandbox, SandboxPolicy};
 pub use schema::{SchemaViolation, validate};
 pub use tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};
-
-// Bash command analysis and the permission engine (rules, modes, decisions).
-pub mod bash;
-pub mod permissions;
-
-pub use bash::{CommandAnalysis, CommandKind, SimpleCommand, analyze, is_read_only_command};
-pub use permissions::{
-    DenialLog, PermissionAnswer, PermissionContext, PermissionDecision, PermissionMode,
-    PermissionRequest, PermissionRule, RuleBehavior,
-};

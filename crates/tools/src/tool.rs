@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::context::{ToolContext, ToolProgress};
 use crate::schema::{SchemaViolation, validate};
-use crate::verdict::{PermissionTarget, ToolVerdict};
+use tine_permissions::{PermissionTarget, ToolVerdict};
 
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]

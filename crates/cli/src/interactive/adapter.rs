@@ -12,7 +12,7 @@ use tine_session::{
     NoticeLevel as SessionNoticeLevel, SessionEvent, SubmissionId, TurnOutcome, UsageReport,
 };
 use tine_tools::TodoStatus as ToolTodoStatus;
-use tine_tools::permissions::PermissionMode as ToolMode;
+use tine_permissions::PermissionMode as ToolMode;
 use tine_tools::{ToolDisplay, ToolOutput};
 use tine_tui::{
     DiffSource, NoticeLevel, PermissionMode, PermissionRequest, TaskKind, TaskStatus, TaskView,

@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt as _;
 
 use serde_json::json;
-use tine_tools::permissions::{
+use tine_permissions::{
     PermissionContext, PermissionMode, PermissionRequest, PermissionRule, RuleBehavior, RuleSource,
 };
 use tine_tools::{Tool, ToolContext};

@@ -13,7 +13,7 @@ use tine_memory::{
     ExtractionOptions, ScanThrottle,
 };
 use tine_mock_api::{Reply, Rule, Scenario};
-use tine_tools::permissions::{PermissionContext, PermissionMode};
+use tine_permissions::{PermissionContext, PermissionMode};
 
 use super::dream_support::{Probe, consolidated_at, past_sessions, transcripts};
 use super::harness::{Extracted, World, last_user_has, server, session, session_with};

@@ -7,7 +7,7 @@ use tine_query_loop::QueryEvent;
 use tine_session::{
     Approvals, PermissionAnswer, PermissionRequest, SessionEvent, Submission, TurnOutcome,
 };
-use tine_tools::permissions::PermissionMode;
+use tine_permissions::PermissionMode;
 
 use super::support::{Running, World, http_client, server};
 

@@ -15,7 +15,7 @@ use super::shell::{
 };
 use crate::context::{ToolContext, ToolProgress};
 use crate::tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 
 /// Timeout when the call gives none (ms).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -154,7 +154,7 @@ impl Tool for BashTool {
             .get("run_in_background")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        !background && crate::bash::is_read_only_command(command_of(input))
+        !background && tine_permissions::is_read_only_command(command_of(input))
     }
 
     fn is_destructive(&self, input: &Value) -> bool {

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::background::TaskStatus;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 
 #[derive(Deserialize)]
 struct BashOutputInput {

@@ -8,7 +8,7 @@ use super::files::{
 };
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 
 #[derive(Deserialize)]
 struct EditInput {

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::walk::{display_path, search_root, search_target, walker};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 
 /// At most this many paths are returned.
 pub const MAX_GLOB_RESULTS: usize = 100;

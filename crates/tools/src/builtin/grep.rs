@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::walk::{display_path, search_root, search_target, walker};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 
 /// Entries (lines, files or counts) returned when the call sets no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::files::{input_path, is_binary, open_regular};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 
 /// Lines shown when no `limit` is given.
 pub const DEFAULT_LINE_LIMIT: usize = 2000;

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolDisplay, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 
 /// Where a todo is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -56,9 +56,9 @@ pub fn display_path(path: &Path, cwd: &Path) -> String {
 pub fn search_target(
     input: &serde_json::Value,
     ctx: &crate::context::ToolContext,
-) -> crate::verdict::PermissionTarget {
+) -> tine_permissions::PermissionTarget {
     let path = input.get("path").and_then(serde_json::Value::as_str);
-    crate::verdict::PermissionTarget::FileRead {
+    tine_permissions::PermissionTarget::FileRead {
         path: path.map_or_else(|| ctx.cwd(), |path| ctx.resolve_path(path)),
     }
 }

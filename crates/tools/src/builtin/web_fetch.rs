@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::html::html_to_text;
 use crate::context::{ToolContext, WebSummaryRequest};
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 
 /// Bytes of a response body read at most; the rest is dropped.
 pub const MAX_FETCH_BYTES: usize = 10 * 1024 * 1024;

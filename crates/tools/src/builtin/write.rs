@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::files::{input_path, load, mtime, updated_output, write_atomic};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolFuture, ToolOutput, parse_input};
-use crate::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 
 #[derive(Deserialize)]
 struct WriteInput {

@@ -72,7 +72,7 @@ fn paths_resolve_against_the_cwd() {
     );
     assert_eq!(
         ReadTool.permission_target(&json!({"file_path": "a/b"}), &ctx),
-        tine_tools::verdict::PermissionTarget::FileRead {
+        tine_permissions::PermissionTarget::FileRead {
             path: "/work/project/a/b".into()
         }
     );

@@ -5,9 +5,7 @@
 use std::process::Command;
 
 use serde_json::json;
-use tine_tools::permissions::{
-    PermissionContext, PermissionDecision, PermissionMode, PermissionRequest,
-};
+use tine_permissions::{PermissionContext, PermissionDecision, PermissionMode, PermissionRequest};
 use tine_tools::{BashTool, Tool, ToolContext, run_tool};
 
 const TOKEN: &str = "ghp_planted0123456789tokenABCDEF";

@@ -1,15 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod bash_corpus;
 mod context;
 mod edit_write;
 mod file_state;
 mod fuzz_bash;
-mod fuzz_rules;
-mod fuzz_settings;
 mod fuzz_tools;
 mod git_config_secrets;
-mod permissions_answers;
 mod pool;
 mod read;
 mod schema;

@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tine_tools::verdict::PermissionTarget;
+use tine_permissions::PermissionTarget;
 use tine_tools::{Tool, ToolContext, ToolFuture, ToolOutput, ToolPool, builtin_tools};
 
 /// A stand-in for an MCP tool.

@@ -6,7 +6,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use tine_tools::permissions::{
+use tine_permissions::{
     PermissionContext, PermissionDecision, PermissionMode, PermissionRequest, RuleBehavior,
     RuleSource,
 };

@@ -239,7 +239,7 @@ fn declarations() {
     assert!(!BashTool.is_destructive(&json!({"command": "ls"})));
     assert_eq!(
         BashTool.permission_target(&json!({"command": "ls"}), &ctx),
-        tine_tools::verdict::PermissionTarget::Bash {
+        tine_permissions::PermissionTarget::Bash {
             command: "ls".into(),
             cwd: ctx.cwd(),
         }

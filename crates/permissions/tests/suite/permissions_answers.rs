@@ -5,11 +5,11 @@ use std::fs;
 use serde_json::json;
 use tine_config::SettingsPaths;
 use tine_config::settings::load;
-use tine_tools::permissions::{
+use tine_permissions::{
     DenialLog, PermissionAnswer, PermissionContext, PermissionDecision, PermissionRequest,
     PersistDestination,
 };
-use tine_tools::verdict::{PermissionTarget, ToolVerdict};
+use tine_permissions::{PermissionTarget, ToolVerdict};
 
 fn decide(context: &PermissionContext, command: &str) -> PermissionDecision {
     let target = PermissionTarget::Bash {
@@ -20,7 +20,7 @@ fn decide(context: &PermissionContext, command: &str) -> PermissionDecision {
         tool: "Bash",
         target: &target,
         verdict: &ToolVerdict::Passthrough,
-        is_read_only: tine_tools::is_read_only_command(command),
+        is_read_only: tine_permissions::is_read_only_command(command),
     })
 }
 

@@ -28,7 +28,7 @@ impl ResolvedPath {
             base.join(path)
         };
         ResolvedPath {
-            given: crate::context::normalize(&joined),
+            given: normalize(&joined),
             real: resolve_path(&joined),
         }
     }
@@ -101,6 +101,24 @@ fn push_components(pending: &mut VecDeque<OsString>, path: &Path, front: bool) {
     } else {
         pending.extend(parts);
     }
+}
+
+/// Resolves `.` and `..` without touching the filesystem (a path that does not exist yet, as
+/// Write creates, must still be checked against permission rules).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                if !out.pop() && !out.has_root() {
+                    out.push(component);
+                }
+            }
+            Component::CurDir => {}
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => out.push(component),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

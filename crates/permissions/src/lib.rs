@@ -1,5 +1,9 @@
-//! The permission engine: modes, rules, the decision order, answers to asks, and the session's
-//! record of denials (seed 003 §五).
+//! tine-permissions: what may run. The permission engine (modes, rules, the decision order,
+//! answers to asks, the session's record of denials; seed 003 §五), the path resolver every
+//! decision about a path goes through, and bash command analysis. It sits under `tine-tools`:
+//! tools describe what a call touches ([`PermissionTarget`]) and give their own verdict
+//! ([`ToolVerdict`]); the engine decides. Rules and `defaultMode` come from the settings of
+//! `tine-config`, as written, and are parsed here ([`PermissionSettings`]).
 //!
 //! Order for one call (`PermissionContext::decide`): deny rules; the tool's own `Deny`; ask
 //! rules; writes under `.git/`, `.tine/` or `.claude/` (ask, even in bypass); the tool's own
@@ -13,10 +17,26 @@
 //! file rules (deny and ask rules match the given or the resolved path, allow rules the
 //! resolved one) for every tool and for the paths of Bash commands (`bash_paths`).
 //!
-//! Bash is judged part by part (`crate::bash`): a deny or ask rule matching any part catches
+//! Bash is judged part by part ([`bash`]): a deny or ask rule matching any part catches
 //! the whole line, and the line is allowed only when every part is allowed by a rule or is
 //! read-only and reads only inside the project (or where a Read allow rule reaches). An allow
 //! rule for `a` therefore never lets `a && rm -rf x` through, and `cat ~/.ssh/id_rsa` asks.
+
+//!
+//! Modules in reading order:
+//!
+//! - [`verdict`]: the vocabulary shared with tools (what a call touches, a tool's own verdict).
+//! - `mode`, `rule`: the permission modes and the rule grammar (`Bash(npm test:*)`).
+//! - `settings`: the rules and default mode of every settings source, parsed, fail-closed.
+//! - `resolve`: where a path really leads (symlinks followed for the part that exists).
+//! - `engine`, `engine_bash`, `bash_paths`, `matching`: the decision for one call, Bash part
+//!   by part and the paths its commands touch.
+//! - `answer`: a person's answer to an ask, persisted rules, the denial log.
+//! - [`bash`]: bash command analysis (tree-sitter-bash), read-only or not, part by part.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod bash;
+pub mod verdict;
 
 mod answer;
 mod bash_paths;
@@ -31,9 +51,12 @@ mod settings;
 pub use answer::{Denial, DenialLog, PermissionAnswer, PersistDestination};
 pub use engine::{DecisionReason, PermissionContext, PermissionDecision, PermissionRequest};
 pub use mode::PermissionMode;
-pub use resolve::{ResolvedPath, resolve_path};
+pub use resolve::{ResolvedPath, normalize, resolve_path};
 pub use rule::{PermissionRule, RuleBehavior, RuleParseError, RuleSource, SourcedRule};
 pub use settings::PermissionSettings;
+
+pub use bash::{CommandAnalysis, CommandKind, SimpleCommand, analyze, is_read_only_command};
+pub use verdict::{PermissionTarget, ToolVerdict};
 
 #[cfg(test)]
 #[path = "rule_tests.rs"]

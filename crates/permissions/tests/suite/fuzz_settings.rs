@@ -10,7 +10,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tine_config::settings::{self, LoadedSettings, SettingsPaths, SettingsSource};
-use tine_tools::permissions::{PermissionContext, PermissionSettings, RuleBehavior};
+use tine_permissions::{PermissionContext, PermissionSettings, RuleBehavior};
 
 fn config(default: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")

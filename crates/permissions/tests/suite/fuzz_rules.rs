@@ -8,10 +8,10 @@
 use std::path::PathBuf;
 
 use proptest::prelude::*;
-use tine_tools::permissions::{
+use tine_permissions::{
     PermissionContext, PermissionMode, PermissionRequest, PermissionRule, RuleBehavior, RuleSource,
 };
-use tine_tools::verdict::{PermissionTarget, ToolVerdict};
+use tine_permissions::{PermissionTarget, ToolVerdict};
 
 fn config(default: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
