@@ -82,8 +82,8 @@ pub use extract_prompt::{
 pub use memdir::{
     DirSource, INDEX_FILE, IndexForContext, IndexMerge, IndexTruncation, MAX_INDEX_BYTES,
     MAX_INDEX_LINE_CHARS, MAX_INDEX_LINES, MemoryDir, MemoryEnv, MemoryResolution, MemoryWriteLock,
-    WRITE_LOCK_FILE, WRITE_LOCK_TIMEOUT, default_memory_dir, merge_index, resolve_memory_dir,
-    write_atomic,
+    WRITE_LOCK_FILE, WRITE_LOCK_TIMEOUT, check_file_name, default_memory_dir, merge_index,
+    resolve_memory_dir, write_atomic,
 };
 pub use recall::{
     MemorySelector, RECALL_INLINE_BYTES, RECALL_MARKER, RECALL_MAX_FILE_BYTES, RECALL_MAX_FILES,
@@ -93,7 +93,7 @@ pub use recall::{
 pub use sandbox::MemorySandbox;
 pub use session::AutoMemory;
 pub use topic::{
-    Frontmatter, MemoryHeader, MemoryIssue, MemoryType, NewMemory, Scan, check_file_name,
-    index_line, parse_frontmatter, render_topic, save_memory, scan_memories,
+    Frontmatter, MemoryHeader, MemoryIssue, MemoryType, NewMemory, Scan, index_line,
+    parse_frontmatter, render_topic, save_memory, scan_memories,
 };
 pub use write_guard::guard_memory_writes;

@@ -239,11 +239,27 @@ impl MemoryDir {
     /// Writes `content` to `name` inside the directory atomically (temp file + rename). Hold
     /// the [`MemoryWriteLock`] around a read-modify-write.
     pub fn write_file(&self, name: &str, content: &str) -> Result<PathBuf, MemoryError> {
-        crate::topic::check_file_name(name)?;
+        check_file_name(name)?;
         self.ensure()?;
         let path = self.path.join(name);
         write_atomic(&path, content.as_bytes())?;
         Ok(path)
+    }
+}
+
+/// Checks a memory file name: `[A-Za-z0-9_.-]`, not hidden, ending in `.md`, no directories.
+pub fn check_file_name(name: &str) -> Result<(), MemoryError> {
+    let ok = !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('.')
+        && name.ends_with(".md")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(MemoryError::InvalidName(name.to_owned()))
     }
 }
 

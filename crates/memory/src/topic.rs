@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use crate::error::MemoryError;
 use crate::memdir::{
     INDEX_FILE, MAX_INDEX_LINE_CHARS, MemoryDir, MemoryWriteLock, WRITE_LOCK_TIMEOUT,
+    check_file_name,
 };
 
 /// The four kinds of memory.
@@ -293,22 +294,6 @@ fn read_head(path: &Path, lines: usize) -> Result<String, String> {
         }
     }
     Ok(out)
-}
-
-/// Checks a memory file name: `[A-Za-z0-9_.-]`, not hidden, ending in `.md`, no directories.
-pub fn check_file_name(name: &str) -> Result<(), MemoryError> {
-    let ok = !name.is_empty()
-        && name.len() <= 200
-        && !name.starts_with('.')
-        && name.ends_with(".md")
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(MemoryError::InvalidName(name.to_owned()))
-    }
 }
 
 /// The text of a topic file.

@@ -10,6 +10,7 @@
 //! rule for `a` never lets `a && rm -rf x` through.
 
 mod git;
+mod options;
 mod parse;
 mod programs;
 mod sed;

@@ -2,7 +2,7 @@
 //! no `w`/`W` (write a file), no `e` (run a command), no `s///w` or `s///e`.
 
 use super::CommandKind;
-use super::programs::{Opt, scan};
+use super::options::{Opt, scan};
 
 pub(super) fn check(args: &[&str]) -> Result<CommandKind, String> {
     let mut scripts = Vec::new();
