@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use tine_tools::file_state::hash_content;
-use tine_tools::{TaskStatus, TodoStatus, ToolContext};
+use tine_tools::{BackgroundTasks, TaskStatus, TodoList, TodoStatus, ToolContext};
 
 use crate::estimate::{BYTES_PER_TOKEN, tokens_for_bytes};
 
@@ -109,7 +109,7 @@ fn read_file_blocking(path: &Path, budget: u64) -> Option<ReadBack> {
 }
 
 fn todo_block(tool_context: &ToolContext) -> Option<String> {
-    let items = tool_context.todos().items();
+    let items = tool_context.ext::<TodoList>()?.items();
     if items.is_empty() {
         return None;
     }
@@ -128,7 +128,7 @@ fn todo_block(tool_context: &ToolContext) -> Option<String> {
 
 fn tasks_block(tool_context: &ToolContext) -> Option<String> {
     let running: Vec<(String, String)> = tool_context
-        .background()
+        .ext::<BackgroundTasks>()?
         .list()
         .into_iter()
         .filter(|(_, _, status)| *status == TaskStatus::Running)
@@ -190,7 +190,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ToolContext::new(dir.path());
         assert_eq!(reattach(&ctx).await, Reattached::default());
-        ctx.todos().replace(vec![TodoItem {
+        ctx.ext_or_default::<TodoList>().replace(vec![TodoItem {
             content: "Run the tests".into(),
             status: TodoStatus::InProgress,
             active_form: "Running the tests".into(),

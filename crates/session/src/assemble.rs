@@ -30,7 +30,7 @@ use tine_query_loop::{
 use tine_permissions::{
     PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
 };
-use tine_tools::{Tool, ToolContext, ToolPool};
+use tine_tools::{Tool, ToolContext, ToolPool, WebFetchSummarizer};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -299,9 +299,9 @@ pub(crate) async fn assemble(
         .unwrap_or_else(|| DEFAULT_SMALL_FAST_MODEL.to_owned());
     let mut tool_context = ToolContext::new(&cwd)
         .with_cancellation(session_token.clone())
-        .with_web_summarizer(Arc::new(
+        .with_ext(WebFetchSummarizer(Arc::new(
             SideQuerySummarizer::new(Arc::clone(&client), small_model).with_ledger(ledger.clone()),
-        ));
+        )));
     if let Some(sandbox) = bash_sandbox {
         tool_context = tool_context.with_sandbox(sandbox);
     }

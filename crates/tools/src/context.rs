@@ -1,19 +1,17 @@
 //! What a tool call runs in: the session's working directory (shared, because Bash's `cd`
 //! persists between calls), the file-state cache, a cancellation token, a progress sink, the
-//! registry of background shells, the todo list, and hooks the layers above inject (the
-//! WebFetch summarizer, since that model call belongs to them).
+//! Bash sandbox, and tool-specific state by type (`extensions`: the todo list, background
+//! shells, the WebFetch summarizer the layers above inject), which this module does not know.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use tine_permissions::normalize;
 use tokio_util::sync::CancellationToken;
 
-use crate::builtin::background::BackgroundTasks;
-use crate::builtin::todo::TodoList;
+use crate::extensions::{ContextExtension, Extensions};
 use crate::file_state::FileStateCache;
 use crate::sandbox::BashSandbox;
 
@@ -66,28 +64,6 @@ impl ProgressSink for ChannelProgress {
     }
 }
 
-/// The error a [`WebSummarizer`] returns (its own layer's error, boxed).
-pub type SummarizerError = Box<dyn std::error::Error + Send + Sync>;
-
-/// The fetched page WebFetch hands to the summarizer.
-#[derive(Debug, Clone, Copy)]
-pub struct WebSummaryRequest<'a> {
-    pub url: &'a str,
-    /// The model's question about the page.
-    pub prompt: &'a str,
-    /// The page as text (already converted from HTML and size-capped).
-    pub content: &'a str,
-}
-
-/// Answers WebFetch's `prompt` about a page with a small, fast model. Implemented by the layer
-/// that owns model calls; without one, WebFetch returns the page text itself.
-pub trait WebSummarizer: Send + Sync {
-    fn summarize<'a>(
-        &'a self,
-        request: WebSummaryRequest<'a>,
-    ) -> BoxFuture<'a, Result<String, SummarizerError>>;
-}
-
 /// Everything a tool call may use besides its input. Cloning shares the session state (cwd,
 /// caches, registry); [`ToolContext::fork`] makes the isolated copy a fork needs.
 #[derive(Clone)]
@@ -96,9 +72,8 @@ pub struct ToolContext {
     file_state: Arc<FileStateCache>,
     cancel: CancellationToken,
     progress: Arc<dyn ProgressSink>,
-    background: BackgroundTasks,
-    todos: TodoList,
-    web_summarizer: Option<Arc<dyn WebSummarizer>>,
+    /// Tool-specific state by type; see [`ToolContext::ext`].
+    extensions: Extensions,
     /// The OS sandbox Bash starts its shell through, when the session enabled one.
     sandbox: Option<Arc<BashSandbox>>,
 }
@@ -109,7 +84,7 @@ impl fmt::Debug for ToolContext {
             .field("cwd", &self.cwd())
             .field("files_remembered", &self.file_state.len())
             .field("cancelled", &self.cancel.is_cancelled())
-            .field("web_summarizer", &self.web_summarizer.is_some())
+            .field("extensions", &self.extensions)
             .field("sandbox", &self.sandbox.is_some())
             .finish_non_exhaustive()
     }
@@ -129,9 +104,7 @@ impl ToolContext {
             file_state: Arc::new(FileStateCache::new()),
             cancel: CancellationToken::new(),
             progress: Arc::new(NoProgress),
-            background: BackgroundTasks::default(),
-            todos: TodoList::default(),
-            web_summarizer: None,
+            extensions: Extensions::default(),
             sandbox: None,
         }
     }
@@ -154,9 +127,10 @@ impl ToolContext {
         self
     }
 
-    /// Installs the WebFetch summarizer.
-    pub fn with_web_summarizer(mut self, summarizer: Arc<dyn WebSummarizer>) -> Self {
-        self.web_summarizer = Some(summarizer);
+    /// Stores `value` as this context's `T` (shared by its clones), e.g. the WebFetch
+    /// summarizer: `ctx.with_ext(WebFetchSummarizer(..))`.
+    pub fn with_ext<T: ContextExtension>(self, value: T) -> Self {
+        self.extensions.insert(value);
         self
     }
 
@@ -166,24 +140,18 @@ impl ToolContext {
         self
     }
 
-    /// Uses `background` as the registry of background shells.
-    pub fn with_background_tasks(mut self, background: BackgroundTasks) -> Self {
-        self.background = background;
-        self
-    }
-
     /// The isolated context of a fork (design.md "One fork"): its own copy of the cwd and of
     /// the file-state cache, a child cancellation token (cancelling the parent cancels the fork,
-    /// not the reverse), its own todo list and background registry, no progress sink.
+    /// not the reverse), no progress sink, and of the extensions what each one's
+    /// [`ContextExtension::fork`] gives (its own todo list and background shells, the same
+    /// WebFetch summarizer).
     pub fn fork(&self) -> Self {
         Self {
             cwd: Arc::new(Mutex::new(self.cwd())),
             file_state: Arc::new(self.file_state.as_ref().clone()),
             cancel: self.cancel.child_token(),
             progress: Arc::new(NoProgress),
-            background: BackgroundTasks::default(),
-            todos: TodoList::default(),
-            web_summarizer: self.web_summarizer.clone(),
+            extensions: self.extensions.fork(),
             sandbox: self.sandbox.clone(),
         }
     }
@@ -227,23 +195,24 @@ impl ToolContext {
         self.progress.report(progress);
     }
 
-    /// The registry of background shells.
-    pub fn background(&self) -> &BackgroundTasks {
-        &self.background
-    }
-
-    /// The session's todo list (TodoWrite).
-    pub fn todos(&self) -> &TodoList {
-        &self.todos
-    }
-
     /// The Bash sandbox, when the session enabled one.
     pub fn sandbox(&self) -> Option<&BashSandbox> {
         self.sandbox.as_deref()
     }
 
-    /// The injected WebFetch summarizer, if any.
-    pub fn web_summarizer(&self) -> Option<&Arc<dyn WebSummarizer>> {
-        self.web_summarizer.as_ref()
+    /// This context's `T`, if one was stored ([`Self::with_ext`], [`Self::insert_ext`]).
+    pub fn ext<T: ContextExtension>(&self) -> Option<Arc<T>> {
+        self.extensions.get()
+    }
+
+    /// This context's `T`, made with `T::default()` the first time a tool asks (the todo list,
+    /// the background shells); clones of the context share it.
+    pub fn ext_or_default<T: ContextExtension + Default>(&self) -> Arc<T> {
+        self.extensions.get_or_insert_with(T::default)
+    }
+
+    /// Stores `value` as this context's `T`, for it and every clone.
+    pub fn insert_ext<T: ContextExtension>(&self, value: T) {
+        self.extensions.insert(value);
     }
 }

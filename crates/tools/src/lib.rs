@@ -4,6 +4,9 @@
 //!   one call (validate against the schema, call, errors become `is_error` results).
 //! - [`schema`]: the small JSON Schema validator behind that check.
 //! - [`context`]: `ToolContext`, what a call runs in (cwd, caches, cancellation, progress).
+//! - [`extensions`]: tool-specific state on the context by type (todos, background shells,
+//!   the WebFetch summarizer), so the context knows none of them.
+//! - [`display`]: what a result carries for UIs (diff, todos, shell run).
 //! - [`sandbox`]: the OS sandbox Bash runs under when the session enabled one (its policy and
 //!   the launcher's argument protocol; the cli applies it).
 //! - [`file_state`]: the LRU file-state cache behind Edit and Write's read-before-write rule.
@@ -15,6 +18,8 @@
 
 pub mod builtin;
 pub mod context;
+pub mod display;
+pub mod extensions;
 pub mod file_state;
 pub mod pool;
 pub mod sandbox;
@@ -33,15 +38,16 @@ pub use builtin::shell::CREDENTIAL_ENV_VARS;
 pub use builtin::shell::kill_tool_processes;
 // Other crates' child processes (MCP servers) join the groups `kill_tool_processes` ends.
 pub use builtin::shell::track_group as track_tool_process_group;
-pub use builtin::todo::{TodoItem, TodoList, TodoStatus, TodoWriteTool};
-pub use builtin::web_fetch::WebFetchTool;
-pub use builtin::write::WriteTool;
-pub use context::{
-    ChannelProgress, NoProgress, ProgressSink, SummarizerError, ToolContext, ToolProgress,
-    WebSummarizer, WebSummaryRequest,
+pub use builtin::todo::{TodoList, TodoWriteTool};
+pub use builtin::web_fetch::{
+    SummarizerError, WebFetchSummarizer, WebFetchTool, WebSummarizer, WebSummaryRequest,
 };
+pub use builtin::write::WriteTool;
+pub use context::{ChannelProgress, NoProgress, ProgressSink, ToolContext, ToolProgress};
+pub use display::{TodoItem, TodoStatus, ToolDisplay};
+pub use extensions::ContextExtension;
 pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness};
 pub use pool::{ToolDefinition, ToolPool};
 pub use sandbox::{BashSandbox, SandboxPolicy};
 pub use schema::{SchemaViolation, validate};
-pub use tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};
+pub use tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};

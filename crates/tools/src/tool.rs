@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::context::{ToolContext, ToolProgress};
+use crate::display::ToolDisplay;
 use crate::schema::{SchemaViolation, validate};
 use tine_permissions::{PermissionTarget, ToolVerdict};
 
@@ -24,30 +25,6 @@ pub struct ToolOutput {
     pub summary: String,
     /// Structured extras a UI may render instead of `content`.
     pub display: ToolDisplay,
-}
-
-/// Structured extras of a result, for UIs.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum ToolDisplay {
-    /// Nothing beyond the text.
-    #[default]
-    None,
-    /// A file change as a unified diff (Edit, Write over an existing file).
-    Diff {
-        file_path: PathBuf,
-        unified: String,
-        added: usize,
-        removed: usize,
-    },
-    /// The todo list after TodoWrite.
-    Todos(Vec<crate::builtin::todo::TodoItem>),
-    /// A shell run.
-    Shell {
-        exit_code: Option<i32>,
-        timed_out: bool,
-        truncated: bool,
-        background_task: Option<String>,
-    },
 }
 
 impl ToolOutput {

@@ -79,6 +79,13 @@ pub struct BackgroundTasks {
     inner: Arc<Mutex<Registry>>,
 }
 
+/// A fork starts with no background shells of its own (design.md "One fork").
+impl crate::extensions::ContextExtension for BackgroundTasks {
+    fn fork(&self) -> Option<Self> {
+        None
+    }
+}
+
 #[derive(Debug, Default)]
 struct Registry {
     next_id: u64,

@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::background::BackgroundTasks;
 use super::shell::{
     CappedOutput, MAX_OUTPUT_BYTES, SharedOutput, forget_group_if_empty, kill_group, pump,
     shell_quote, spawn_shell, track_group,
 };
 use crate::context::{ToolContext, ToolProgress};
-use crate::tool::{Tool, ToolDisplay, ToolError, ToolFuture, ToolOutput, parse_input};
+use crate::display::ToolDisplay;
+use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
 
 /// Timeout when the call gives none (ms).
@@ -115,7 +117,7 @@ impl Tool for BashTool {
             }
             if input.run_in_background {
                 let id = ctx
-                    .background()
+                    .ext_or_default::<BackgroundTasks>()
                     .spawn(&input.command, &cwd, ctx.sandbox())
                     .map_err(|error| ToolError::io("cannot start a shell in", &cwd, error))?;
                 return Ok(ToolOutput::text(format!(

@@ -4,6 +4,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::background::TaskStatus;
+use super::background::BackgroundTasks;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
@@ -27,7 +28,7 @@ Retrieves output from a running or completed background bash shell.
 
 fn unknown_task(id: &str, ctx: &ToolContext) -> ToolError {
     let known: Vec<String> = ctx
-        .background()
+        .ext_or_default::<BackgroundTasks>()
         .list()
         .into_iter()
         .map(|(id, _, _)| id)
@@ -76,7 +77,10 @@ impl Tool for BashOutputTool {
                 })?),
                 None => None,
             };
-            let Some(report) = ctx.background().read_new(&input.bash_id) else {
+            let Some(report) = ctx
+                .ext_or_default::<BackgroundTasks>()
+                .read_new(&input.bash_id)
+            else {
                 return Err(unknown_task(&input.bash_id, ctx));
             };
             let output = match &filter {
@@ -161,10 +165,10 @@ impl Tool for KillShellTool {
         Box::pin(async move {
             let input: KillShellInput = parse_input(input)?;
             let id = input.shell_id;
-            match ctx.background().status(&id) {
+            match ctx.ext_or_default::<BackgroundTasks>().status(&id) {
                 None => Err(unknown_task(&id, ctx)),
                 Some(TaskStatus::Running) => {
-                    ctx.background().kill(&id);
+                    ctx.ext_or_default::<BackgroundTasks>().kill(&id);
                     Ok(ToolOutput::text(format!("Killed background shell {id}")))
                 }
                 Some(status) => Ok(ToolOutput::text(format!(

@@ -11,7 +11,8 @@ use std::time::SystemTime;
 
 use similar::{ChangeTag, TextDiff};
 
-use crate::tool::{ToolDisplay, ToolError};
+use crate::display::ToolDisplay;
+use crate::tool::ToolError;
 
 /// A file as loaded from disk.
 #[derive(Debug)]

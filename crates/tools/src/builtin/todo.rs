@@ -2,32 +2,14 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::context::ToolContext;
-use crate::tool::{Tool, ToolDisplay, ToolFuture, ToolOutput, parse_input};
+use crate::display::{TodoItem, TodoStatus, ToolDisplay};
+use crate::extensions::ContextExtension;
+use crate::tool::{Tool, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
-
-/// Where a todo is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
-    Pending,
-    InProgress,
-    Completed,
-}
-
-/// One item of the list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TodoItem {
-    /// Imperative form ("Run the tests").
-    pub content: String,
-    pub status: TodoStatus,
-    /// Present continuous form shown while in progress ("Running the tests").
-    #[serde(rename = "activeForm")]
-    pub active_form: String,
-}
 
 /// The session's todo list, shared by clones.
 #[derive(Debug, Clone, Default)]
@@ -48,6 +30,13 @@ impl TodoList {
             &mut *self.0.lock().unwrap_or_else(PoisonError::into_inner),
             items,
         )
+    }
+}
+
+/// A fork keeps its own list (design.md "One fork").
+impl ContextExtension for TodoList {
+    fn fork(&self) -> Option<Self> {
+        None
     }
 }
 
@@ -123,7 +112,8 @@ impl Tool for TodoWriteTool {
                 .filter(|todo| todo.status == TodoStatus::Completed)
                 .count();
             let total = input.todos.len();
-            ctx.todos().replace(input.todos.clone());
+            ctx.ext_or_default::<TodoList>()
+                .replace(input.todos.clone());
             Ok(ToolOutput::text(
                 "Todos have been modified successfully. Ensure that you continue to use the todo \
                  list to track your progress. Please proceed with the current tasks if applicable",

@@ -1,7 +1,10 @@
 //! WebFetch: fetches a URL, turns HTML into text, caps the size, and lets the injected
 //! summarizer (a small model call owned by the layer above) answer the model's prompt about it.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use futures::future::BoxFuture;
 
 use reqwest::redirect::Policy;
 use reqwest::{StatusCode, Url};
@@ -9,9 +12,43 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::html::html_to_text;
-use crate::context::{ToolContext, WebSummaryRequest};
+use crate::context::ToolContext;
+use crate::extensions::ContextExtension;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
+
+/// The error a [`WebSummarizer`] returns (its own layer's error, boxed).
+pub type SummarizerError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The fetched page WebFetch hands to the summarizer.
+#[derive(Debug, Clone, Copy)]
+pub struct WebSummaryRequest<'a> {
+    pub url: &'a str,
+    /// The model's question about the page.
+    pub prompt: &'a str,
+    /// The page as text (already converted from HTML and size-capped).
+    pub content: &'a str,
+}
+
+/// Answers WebFetch's `prompt` about a page with a small, fast model. Implemented by the layer
+/// that owns model calls; without one, WebFetch returns the page text itself.
+pub trait WebSummarizer: Send + Sync {
+    fn summarize<'a>(
+        &'a self,
+        request: WebSummaryRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, SummarizerError>>;
+}
+
+/// The summarizer WebFetch finds on its context (`ctx.with_ext(WebFetchSummarizer(..))`).
+#[derive(Clone)]
+pub struct WebFetchSummarizer(pub Arc<dyn WebSummarizer>);
+
+/// A fork asks the same small model.
+impl ContextExtension for WebFetchSummarizer {
+    fn fork(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+}
 
 /// Bytes of a response body read at most; the rest is dropped.
 pub const MAX_FETCH_BYTES: usize = 10 * 1024 * 1024;
@@ -105,7 +142,7 @@ impl Tool for WebFetchTool {
                 }
             };
             let summary = format!("Received {} ({})", human_size(page.bytes), page.status);
-            let Some(summarizer) = ctx.web_summarizer() else {
+            let Some(summarizer) = ctx.ext::<WebFetchSummarizer>() else {
                 return Ok(ToolOutput::text(format!(
                     "Content of {url}{}:\n\n{}",
                     if page.truncated { " (truncated)" } else { "" },
@@ -119,7 +156,7 @@ impl Tool for WebFetchTool {
                 content: &page.text,
             };
             let answer = tokio::select! {
-                answer = summarizer.summarize(request) => answer.map_err(|error| {
+                answer = summarizer.0.summarize(request) => answer.map_err(|error| {
                     ToolError::Failed(format!("summarizing {url} failed: {error}"))
                 })?,
                 () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),

@@ -1,7 +1,7 @@
 use serde_json::json;
 use tine_tools::builtin::read::ReadTool;
-use tine_tools::builtin::todo::{TodoStatus, TodoWriteTool};
-use tine_tools::{Tool, ToolDisplay};
+use tine_tools::builtin::todo::TodoWriteTool;
+use tine_tools::{BackgroundTasks, ContextExtension, TodoList, TodoStatus, Tool, ToolDisplay};
 
 use super::support::{context, run};
 
@@ -16,7 +16,7 @@ async fn todo_write_replaces_the_list() {
     let out = run(&TodoWriteTool, todos, &ctx).await;
     assert!(!out.is_error, "{}", out.content);
     assert_eq!(out.summary, "1 of 2 todos completed");
-    let items = ctx.todos().items();
+    let items = ctx.ext::<TodoList>().unwrap().items();
     assert_eq!(items.len(), 2);
     assert_eq!(items[0].status, TodoStatus::InProgress);
     assert!(matches!(out.display, ToolDisplay::Todos(ref shown) if shown == &items));
@@ -29,7 +29,7 @@ async fn todo_write_replaces_the_list() {
         "{}",
         out.content
     );
-    assert_eq!(ctx.todos().items().len(), 2);
+    assert_eq!(ctx.ext::<TodoList>().unwrap().items().len(), 2);
 }
 
 #[tokio::test]
@@ -76,4 +76,44 @@ fn paths_resolve_against_the_cwd() {
             path: "/work/project/a/b".into()
         }
     );
+}
+
+/// State of a tool that only the tool knows about, the way MCP or an Agent tool would keep it.
+#[derive(Debug, Default, PartialEq)]
+struct Counter(u32);
+
+impl ContextExtension for Counter {
+    fn fork(&self) -> Option<Self> {
+        Some(Counter(self.0 + 1))
+    }
+}
+
+#[tokio::test]
+async fn extensions_are_shared_by_clones_and_forked_as_each_one_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = context(dir.path()).with_ext(Counter(1));
+    let todos = json!({"todos": [
+        {"content": "Run tests", "status": "pending", "activeForm": "Running tests"}
+    ]});
+    let clone = parent.clone();
+    let out = run(&TodoWriteTool, todos, &clone).await;
+    assert!(!out.is_error, "{}", out.content);
+    // A clone is the same session: the list written through it is the parent's.
+    assert_eq!(parent.ext::<TodoList>().unwrap().items().len(), 1);
+    parent.ext_or_default::<BackgroundTasks>();
+
+    let fork = parent.fork();
+    assert!(
+        fork.ext::<TodoList>().is_none(),
+        "a fork keeps its own todo list"
+    );
+    assert!(
+        fork.ext::<BackgroundTasks>().is_none(),
+        "and its own shells"
+    );
+    assert_eq!(fork.ext::<Counter>().as_deref(), Some(&Counter(2)));
+    assert_eq!(parent.ext::<Counter>().as_deref(), Some(&Counter(1)));
+    fork.insert_ext(Counter(7));
+    assert_eq!(parent.ext::<Counter>().as_deref(), Some(&Counter(1)));
+    assert!(format!("{parent:?}").contains("Counter"), "{parent:?}");
 }

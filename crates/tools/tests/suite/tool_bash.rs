@@ -2,7 +2,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use tine_tools::builtin::background::TaskStatus;
+use tine_tools::builtin::background::{BackgroundTasks, TaskStatus};
 use tine_tools::builtin::bash::BashTool;
 use tine_tools::builtin::bash_output::{BashOutputTool, KillShellTool};
 use tine_tools::{ProgressSink, Tool, ToolDisplay, ToolProgress};
@@ -178,7 +178,7 @@ async fn background_task_output_is_read_later_and_can_be_killed() {
         panic!("no task id");
     };
     assert_eq!(
-        ctx.background().wait(&id).await,
+        ctx.ext_or_default::<BackgroundTasks>().wait(&id).await,
         Some(TaskStatus::Exited(Some(0)))
     );
     let read = run(&BashOutputTool, json!({"bash_id": id}), &ctx).await;
@@ -207,7 +207,10 @@ async fn background_task_output_is_read_later_and_can_be_killed() {
     };
     let killed = run(&KillShellTool, json!({"shell_id": id}), &ctx).await;
     assert!(!killed.is_error, "{}", killed.content);
-    assert_eq!(ctx.background().status(&id), Some(TaskStatus::Killed));
+    assert_eq!(
+        ctx.ext_or_default::<BackgroundTasks>().status(&id),
+        Some(TaskStatus::Killed)
+    );
 
     let unknown = run(&BashOutputTool, json!({"bash_id": "bash_99"}), &ctx).await;
     assert!(unknown.is_error);

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use serde_json::json;
 use tine_tools::builtin::web_fetch::{MAX_CONTENT_CHARS, WebFetchTool};
-use tine_tools::{SummarizerError, WebSummarizer, WebSummaryRequest};
+use tine_tools::{SummarizerError, WebFetchSummarizer, WebSummarizer, WebSummaryRequest};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -117,7 +117,7 @@ async fn the_injected_summarizer_answers_the_prompt() {
     let base = serve().await;
     let dir = tempfile::tempdir().unwrap();
     let recorder = Arc::new(Recorder(Mutex::new(Vec::new())));
-    let ctx = context(dir.path()).with_web_summarizer(recorder.clone());
+    let ctx = context(dir.path()).with_ext(WebFetchSummarizer(recorder.clone()));
     let out = run(
         &WebFetchTool,
         json!({"url": format!("{base}/same"), "prompt": "install?"}),
