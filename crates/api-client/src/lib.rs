@@ -19,6 +19,7 @@
 //! Upper layers hold an `Arc<dyn ModelClient>`, call `stream(request)` and either forward the
 //! [`ClientEvent`]s to a UI while feeding a [`MessageAccumulator`] (resetting it on every
 //! [`ClientEvent::Retry`]), or call [`collect_message`] for just the final message.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod accumulate;
 pub mod client;

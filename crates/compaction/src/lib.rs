@@ -18,6 +18,7 @@
 //! - [`hooks`]: PreCompact / PostCompact commands from settings.
 //! - [`compactor`]: [`SessionCompactor`], the plug itself, with the circuit breaker.
 //! - [`log`]: `/compact log` and `tine compact log`.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod compactor;
 pub mod config;

@@ -13,6 +13,7 @@
 //!   replacement), used by every crate that writes under `TINE_HOME` or into memory.
 //! - [`settings`]: the settings sources and their precedence, each file checked key by key
 //!   and every problem named with file and line (fail closed), and adding rules to a file.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod paths;
 pub mod private_fs;

@@ -13,6 +13,7 @@
 //! - [`cache_break`]: the [`CacheBreakDetector`], a `RequestMonitor` that names the part of
 //!   the cache key ([`RequestFingerprint`], hashes only) that changed when a cache read fell short.
 //! - [`web_summary`]: [`SideQuerySummarizer`], WebFetch's summarizer on a small model.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cache_break;
 pub mod cache_safe;

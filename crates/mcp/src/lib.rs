@@ -14,6 +14,7 @@
 //!   restart, shutdown.
 //! - [`tool`], [`resources`], [`output`]: the tools the model calls and how results read.
 //! - [`commands`]: `tine mcp list|get|add|remove|trust`.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod client;
 pub mod commands;

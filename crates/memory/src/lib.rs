@@ -35,6 +35,7 @@
 //! A resumed session hands [`ExtractionJob::restore`] every annotation as the transcript is
 //! read (`QueryEngine::resume_with`); every session gives [`AutoMemory::record_in`] the
 //! engine's transcript annotator, so the extraction cursor survives the process.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod batch;
 pub mod commands;

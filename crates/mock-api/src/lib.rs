@@ -27,6 +27,7 @@
 //! server.stop().await;
 //! # Ok(()) }
 //! ```
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cache;
 pub mod clock;

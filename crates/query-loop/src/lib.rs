@@ -25,6 +25,7 @@
 //! - [`engine`]: [`QueryEngine`], the session: one [`query()`] per turn, messages, usage,
 //!   denials and the transcript across turns.
 //! - [`timestamp`]: RFC 3339 / day formatting used by the transcript and the context.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod context;
 pub mod engine;

@@ -15,6 +15,7 @@
 //!
 //! What a call touches and a tool's own verdict (`PermissionTarget`, `ToolVerdict`), the
 //! permission engine and bash analysis are `tine-permissions`'s, one layer down.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod builtin;
 pub mod context;

@@ -20,6 +20,7 @@
 //! - [`wrap`], [`theme`]: word wrapping with hanging prefixes; colours.
 //! - [`run`], [`terminal`]: the terminal loop (raw mode, alternate screen, frame pacing) and
 //!   restoring the terminal on exit and on panic.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
 pub mod diff;
