@@ -30,6 +30,7 @@ pub mod model_client;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
+pub mod tool_array;
 pub mod types;
 pub mod usage;
 
@@ -42,6 +43,7 @@ pub use model_client::{ClientEvent, EventStream, ModelClient, collect_message};
 pub use retry::{RetryNotice, RetryPolicy};
 pub use scripted::{Script, ScriptedClient, message_events, reply};
 pub use sse::{EventDecoder, SseFrame, SseParser};
+pub use tool_array::ToolArray;
 pub use types::{
     CacheControl, CacheControlType, CacheTtl, ContentBlock, DocumentBlock, DocumentSource,
     ImageBlock, ImageSource, Message, MessageContent, MessagesRequest, Metadata,

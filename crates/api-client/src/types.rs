@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::tool_array::ToolArray;
 use crate::usage::Usage;
 
 /// Who wrote a message.
@@ -444,8 +445,9 @@ pub struct MessagesRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<SystemPrompt>,
     pub messages: Vec<Message>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolDefinition>,
+    /// Serialized once (by the tool pool); sent as those bytes.
+    #[serde(default, skip_serializing_if = "ToolArray::is_empty")]
+    pub tools: ToolArray,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -472,7 +474,7 @@ impl MessagesRequest {
             max_tokens,
             system: None,
             messages,
-            tools: Vec::new(),
+            tools: ToolArray::default(),
             tool_choice: None,
             thinking: None,
             metadata: None,
@@ -520,8 +522,8 @@ struct CountTokensBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<&'a SystemPrompt>,
     messages: &'a [Message],
-    #[serde(skip_serializing_if = "<[ToolDefinition]>::is_empty")]
-    tools: &'a [ToolDefinition],
+    #[serde(skip_serializing_if = "ToolArray::is_empty")]
+    tools: &'a ToolArray,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'a ToolChoice>,
     #[serde(skip_serializing_if = "Option::is_none")]

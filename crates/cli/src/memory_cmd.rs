@@ -21,9 +21,7 @@ use tine_memory::{
     guard_memory_writes, list, memory_path, resolve_memory_dir, show,
 };
 use tine_permissions::{PermissionContext, PermissionSettings};
-use tine_query_loop::{
-    BASE_SYSTEM_PROMPT, RequestTemplate, system_prompt_blocks, tool_definitions,
-};
+use tine_query_loop::{BASE_SYSTEM_PROMPT, RequestTemplate, system_prompt_blocks};
 use tine_tools::{Tool, ToolContext, ToolPool};
 use tokio_util::sync::CancellationToken;
 
@@ -140,7 +138,7 @@ async fn dream_async(place: Place) -> Result<String> {
     let (permissions, _) = PermissionContext::from_settings(&loaded, cwd.clone(), user_home, None);
     let pool = ToolPool::builtin(|name| permissions.is_tool_denied(name));
     let tools: Vec<Arc<dyn Tool>> = pool.tools().to_vec();
-    let definitions = tool_definitions(&tools);
+    let definitions = pool.definitions().clone();
     let tools = guard_memory_writes(&tools, dir.path()).map_err(|e| anyhow!(e))?;
     let parent = ParentContext::new(
         client,

@@ -96,7 +96,7 @@ mod tests {
         let template = RequestTemplate {
             model: "m".into(),
             system: std::sync::Arc::new(tine_query_loop::system_prompt_blocks("s")),
-            tools: std::sync::Arc::from(Vec::new()),
+            tools: Default::default(),
             thinking: None,
             skip_cache_write: false,
             replacements: None,

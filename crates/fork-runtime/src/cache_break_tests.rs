@@ -23,8 +23,15 @@ fn request(system: &str, tools: Vec<ToolDefinition>, messages: Vec<Message>) -> 
     r.system = Some(SystemPrompt::Blocks(vec![
         TextBlock::new(system).with_cache_control(CacheControl::ephemeral()),
     ]));
-    r.tools = tools;
+    r.tools = tools.into();
     r
+}
+
+/// Changes the tool array of `r` (it is kept serialized, so it is rebuilt).
+fn edit_tools(r: &mut MessagesRequest, edit: impl FnOnce(&mut Vec<ToolDefinition>)) {
+    let mut tools = r.tools.to_vec();
+    edit(&mut tools);
+    r.tools = tools.into();
 }
 
 fn history(n: usize) -> Vec<Message> {
@@ -75,7 +82,9 @@ fn the_same_request_gives_the_same_fingerprint() {
 fn breakpoints_and_string_content_do_not_change_the_fingerprint() {
     let mut moved = base();
     moved.system = Some(SystemPrompt::Text("You are tine.".to_owned()));
-    moved.tools[2].cache_control = Some(CacheControl::ephemeral());
+    edit_tools(&mut moved, |t| {
+        t[2].cache_control = Some(CacheControl::ephemeral());
+    });
     moved.messages[0] = Message::user("question 0");
     if let tine_api_client::MessageContent::Blocks(blocks) = &mut moved.messages[4].content {
         blocks[0].set_cache_control(Some(CacheControl::ephemeral()));
@@ -109,7 +118,9 @@ fn one_changed_byte_in_the_system_prompt_is_a_system_break() {
 fn a_reordered_tool_is_a_tools_break_naming_nothing_changed() {
     let reference = RequestFingerprint::of(&base());
     let mut changed = base();
-    changed.tools.swap(0, 2);
+    edit_tools(&mut changed, |t| {
+        t.swap(0, 2);
+    });
     assert_eq!(
         RequestFingerprint::of(&changed).diff(&reference),
         BreakCause::Tools {
@@ -125,9 +136,15 @@ fn a_reordered_tool_is_a_tools_break_naming_nothing_changed() {
 fn changed_added_and_removed_tools_are_named() {
     let reference = RequestFingerprint::of(&base());
     let mut changed = base();
-    changed.tools[1] = tool("Edit", "edits files now");
-    changed.tools.remove(2);
-    changed.tools.push(tool("Grep", "searches"));
+    edit_tools(&mut changed, |t| {
+        t[1] = tool("Edit", "edits files now");
+    });
+    edit_tools(&mut changed, |t| {
+        t.remove(2);
+    });
+    edit_tools(&mut changed, |t| {
+        t.push(tool("Grep", "searches"));
+    });
     let cause = RequestFingerprint::of(&changed).diff(&reference);
     assert_eq!(
         cause,
@@ -264,7 +281,9 @@ fn no_alarm_when_nothing_changed_and_the_entry_expired() {
     detector.on_usage(&cached(3200, 100));
     assert!(detector.take_breaks().is_empty());
     // the callback fires for a real break
-    next.tools.swap(0, 1);
+    edit_tools(&mut next, |t| {
+        t.swap(0, 1);
+    });
     detector.on_request(&next);
     detector.on_usage(&cached(500, 100));
     assert_eq!(detector.take_breaks().len(), 1);
@@ -364,7 +383,9 @@ fn a_changed_tool_array_is_written_again_and_rebuilt() {
     for turn in 0..4 {
         r.messages = history(2 * turn + 1);
         if turn == 2 {
-            r.tools.push(tool("Grep", "searches"));
+            edit_tools(&mut r, |t| {
+                t.push(tool("Grep", "searches"));
+            });
         }
         live.on_request(&r);
         notes.push(live.on_usage(&cached(0, 2000)).remove(0));

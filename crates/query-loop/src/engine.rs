@@ -10,8 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use futures::StreamExt;
 use serde_json::Value;
 use tine_api_client::{
-    ContentBlock, Message, MessageContent, ModelClient, ThinkingConfig, ToolDefinition, Usage,
-    cost_usd,
+    ContentBlock, Message, MessageContent, ModelClient, ThinkingConfig, ToolArray, Usage, cost_usd,
 };
 use tine_tools::{Tool, ToolContext};
 use tokio_util::sync::CancellationToken;
@@ -45,7 +44,7 @@ pub struct EngineConfig {
     pub user_context: Option<Arc<str>>,
     pub tools: Arc<[Arc<dyn Tool>]>,
     /// The tool array as serialized once for the session.
-    pub tool_definitions: Arc<[ToolDefinition]>,
+    pub tool_definitions: ToolArray,
     pub thinking: Option<ThinkingConfig>,
     pub max_turns: Option<u32>,
     pub can_use_tool: Arc<dyn CanUseTool>,
@@ -294,7 +293,7 @@ impl QueryEngine {
         RequestTemplate {
             model: self.config.model.clone(),
             system: Arc::new(system_prompt_blocks(&self.config.system_prompt)),
-            tools: Arc::clone(&self.config.tool_definitions),
+            tools: self.config.tool_definitions.clone(),
             thinking: self.config.thinking,
             skip_cache_write: false,
             replacements: Some(Arc::clone(&self.replacements)),

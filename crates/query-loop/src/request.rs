@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tine_api_client::{
     CacheControl, ContentBlock, Message, MessageContent, MessagesRequest, SystemPrompt, TextBlock,
-    ThinkingConfig, ToolDefinition,
+    ThinkingConfig, ToolArray,
 };
 use tine_tools::Tool;
 
@@ -65,15 +65,10 @@ fn mark_last_cacheable_block(message: &mut Message) {
 
 /// The `tools` array of the requests for `tools`, in their order. Build it once per session:
 /// its bytes are part of the cache key.
-pub fn tool_definitions(tools: &[Arc<dyn Tool>]) -> Arc<[ToolDefinition]> {
+pub fn tool_definitions(tools: &[Arc<dyn Tool>]) -> ToolArray {
     tools
         .iter()
-        .map(|t| ToolDefinition {
-            name: t.name().to_owned(),
-            description: t.description(),
-            input_schema: t.input_schema(),
-            cache_control: None,
-        })
+        .map(|t| tine_tools::definition_of(t.as_ref()))
         .collect()
 }
 
@@ -82,7 +77,8 @@ pub fn tool_definitions(tools: &[Arc<dyn Tool>]) -> Arc<[ToolDefinition]> {
 pub struct RequestTemplate {
     pub model: String,
     pub system: Arc<SystemPrompt>,
-    pub tools: Arc<[ToolDefinition]>,
+    /// Serialized once; every request sends these bytes.
+    pub tools: ToolArray,
     pub thinking: Option<ThinkingConfig>,
     pub skip_cache_write: bool,
     /// Frozen replacement decisions for oversized tool results (None: results go out whole).
@@ -98,7 +94,7 @@ impl RequestTemplate {
         }
         let mut request = MessagesRequest::new(self.model.clone(), max_tokens, prepared);
         request.system = Some((*self.system).clone());
-        request.tools = self.tools.to_vec();
+        request.tools = self.tools.clone();
         request.thinking = self.thinking;
         request
     }
@@ -107,7 +103,7 @@ impl RequestTemplate {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use tine_api_client::Role;
+    use tine_api_client::{Role, ToolDefinition};
 
     use super::*;
 
@@ -166,7 +162,7 @@ mod tests {
         let t = RequestTemplate {
             model: "m".into(),
             system: Arc::new(system_prompt_blocks("sys")),
-            tools: Arc::from(vec![ToolDefinition {
+            tools: ToolArray::from(vec![ToolDefinition {
                 name: "Read".into(),
                 description: "d".into(),
                 input_schema: json!({"type": "object"}),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolDefinition};
+use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolArray};
 use tine_compaction::{CompactHookCommands, CompactHooks, CompactionConfig, SessionCompactor};
 use tine_config::settings::{self, FlagSettings, LoadedSettings, SettingsError, SettingsPaths};
 use tine_config::{
@@ -173,10 +173,11 @@ pub(crate) async fn assemble(
         |name| permissions.is_tool_denied(name),
     );
     let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
-    let mut tool_definitions: Arc<[ToolDefinition]> = tine_query_loop::tool_definitions(&tools);
+    let mut tool_definitions: ToolArray = pool.definitions().clone();
     if let Some(sandbox) = &bash_sandbox {
         // Decided once at start: every request of the session sends the same tool array.
         let note = sandbox.model_note();
+        // The one re-serialization of the array, before any request.
         tool_definitions = tool_definitions
             .iter()
             .cloned()

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use tine_api_client::{
-    ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolDefinition,
+    ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolArray,
 };
 use tine_mock_api::{MockConfig, MockServer, Scenario};
 use tine_tools::Tool;
@@ -40,7 +40,7 @@ pub fn big_system_prompt() -> String {
 
 /// The built-in tools sorted by name (as the CLI sorts them, so the array's bytes are stable)
 /// and their definitions, serialized once.
-pub fn tool_setup() -> (Tools, Arc<[ToolDefinition]>) {
+pub fn tool_setup() -> (Tools, ToolArray) {
     let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
     tools.sort_by(|a, b| a.name().cmp(b.name()));
     let defs = tine_query_loop::tool_definitions(&tools);

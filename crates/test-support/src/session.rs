@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tine_api_client::{ModelClient, ToolDefinition};
+use tine_api_client::{ModelClient, ToolArray};
 use tine_config::SessionId;
 use tine_fork_runtime::{
     BackgroundJob, CacheSafeSlot, JobContext, ParentContext, SessionInfo, StopHookPipeline,
@@ -26,7 +26,7 @@ pub fn engine_config(
     home: &Path,
     cwd: &Path,
     tools: Tools,
-    tool_definitions: Arc<[ToolDefinition]>,
+    tool_definitions: ToolArray,
 ) -> EngineConfig {
     EngineConfig {
         client,

@@ -48,7 +48,7 @@ pub use context::{ChannelProgress, NoProgress, ProgressSink, ToolContext, ToolPr
 pub use display::{TodoItem, TodoStatus, ToolDisplay};
 pub use extensions::ContextExtension;
 pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness};
-pub use pool::{ToolDefinition, ToolPool};
+pub use pool::{ToolPool, definition_of};
 pub use sandbox::{BashSandbox, SandboxPolicy};
 pub use schema::{SchemaViolation, validate};
 pub use tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};

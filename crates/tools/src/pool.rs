@@ -9,27 +9,17 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use serde::Serialize;
-use serde_json::Value;
+use tine_api_client::{ToolArray, ToolDefinition};
 
 use crate::tool::Tool;
 
-/// One tool as the Messages API's `tools` array lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolDefinition {
-    pub name: String,
-    pub description: String,
-    pub input_schema: Value,
-}
-
-impl ToolDefinition {
-    /// The definition of `tool`.
-    pub fn of(tool: &dyn Tool) -> Self {
-        Self {
-            name: tool.name().to_owned(),
-            description: tool.description(),
-            input_schema: tool.input_schema(),
-        }
+/// The definition of `tool` as the Messages API's `tools` array lists it.
+pub fn definition_of(tool: &dyn Tool) -> ToolDefinition {
+    ToolDefinition {
+        name: tool.name().to_owned(),
+        description: tool.description(),
+        input_schema: tool.input_schema(),
+        cache_control: None,
     }
 }
 
@@ -37,7 +27,7 @@ impl ToolDefinition {
 #[derive(Clone)]
 pub struct ToolPool {
     tools: Vec<Arc<dyn Tool>>,
-    definitions: Arc<str>,
+    definitions: ToolArray,
 }
 
 impl fmt::Debug for ToolPool {
@@ -72,20 +62,11 @@ impl ToolPool {
             .chain(mcp)
             .filter(|tool| seen.insert(tool.name().to_owned()))
             .collect();
-        let definitions: Vec<ToolDefinition> = tools
+        let definitions = tools
             .iter()
-            .map(|tool| ToolDefinition::of(tool.as_ref()))
+            .map(|tool| definition_of(tool.as_ref()))
             .collect();
-        // Serializing plain strings and JSON values cannot fail; an empty array is the only
-        // sane fallback if it ever did.
-        let serialized = serde_json::to_string(&definitions).unwrap_or_else(|error| {
-            tracing::error!(%error, "serializing tool definitions");
-            "[]".to_owned()
-        });
-        Self {
-            tools,
-            definitions: Arc::from(serialized),
-        }
+        Self { tools, definitions }
     }
 
     /// The built-in tools, minus denied ones, and no MCP tools.
@@ -115,18 +96,15 @@ impl ToolPool {
             })
     }
 
-    /// The definitions as values (for inspection; send [`ToolPool::serialized_definitions`]).
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
-            .iter()
-            .map(|tool| ToolDefinition::of(tool.as_ref()))
-            .collect()
+    /// The `tools` array of every request of the session, serialized at assembly: requests
+    /// send these bytes, byte-identical whenever the set of tools is.
+    pub fn definitions(&self) -> &ToolArray {
+        &self.definitions
     }
 
-    /// The JSON array of `{name, description, input_schema}`, serialized once at assembly:
-    /// byte-identical whenever the set of tools is.
-    pub fn serialized_definitions(&self) -> &str {
-        &self.definitions
+    /// The JSON the requests send (for inspection).
+    pub fn serialized_definitions(&self) -> String {
+        self.definitions.json()
     }
 
     pub fn len(&self) -> usize {

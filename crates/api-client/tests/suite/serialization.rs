@@ -87,7 +87,8 @@ fn full_request() -> MessagesRequest {
             input_schema: json!({"type": "object"}),
             cache_control: Some(CacheControl::ephemeral()),
         },
-    ];
+    ]
+    .into();
     request.tool_choice = Some(ToolChoice::Auto {
         disable_parallel_tool_use: None,
     });

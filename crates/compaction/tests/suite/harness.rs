@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tine_api_client::{
-    ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolDefinition,
+    ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolArray,
 };
 use tine_compaction::{
     BeforeCompaction, CONTINUATION_PREFIX, CompactHooks, CompactionConfig, ManualClock,
@@ -101,7 +101,7 @@ pub fn client_for(server: &MockServer) -> Arc<dyn ModelClient> {
     Arc::new(HttpClient::new(config).unwrap())
 }
 
-type ToolSetup = (Arc<[Arc<dyn Tool>]>, Arc<[ToolDefinition]>);
+type ToolSetup = (Arc<[Arc<dyn Tool>]>, ToolArray);
 
 fn tool_setup() -> ToolSetup {
     let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();

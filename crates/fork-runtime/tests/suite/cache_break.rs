@@ -54,7 +54,7 @@ fn config(
         env.home.path(),
         env.cwd.path(),
         tools,
-        Arc::from(defs),
+        defs.into(),
     );
     config.system_prompt = Arc::from(system);
     config.max_turns = Some(4);

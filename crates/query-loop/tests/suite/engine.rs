@@ -23,7 +23,7 @@ fn config(client: &ScriptedClient, home: &std::path::Path, cwd: &std::path::Path
         system_prompt: Arc::from("You are tine."),
         user_context: Some(Arc::from("<system-reminder>ctx</system-reminder>")),
         tools: Arc::from(tools),
-        tool_definitions: Arc::from(defs),
+        tool_definitions: defs.into(),
         thinking: None,
         max_turns: None,
         can_use_tool: Arc::new(AllowAll),

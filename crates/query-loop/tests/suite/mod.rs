@@ -7,4 +7,5 @@ mod paths;
 mod query_loop;
 mod stuck;
 mod support;
+mod tool_array;
 mod transcript;

@@ -14,7 +14,7 @@ pub fn params(client: &ScriptedClient, dir: &std::path::Path) -> QueryParams {
     let template = RequestTemplate {
         model: "claude-sonnet-4-5".into(),
         system: Arc::new(system_prompt_blocks("You are tine.")),
-        tools: Arc::from(defs),
+        tools: defs.into(),
         thinking: None,
         skip_cache_write: false,
         replacements: None,

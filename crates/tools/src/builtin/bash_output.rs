@@ -3,8 +3,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::background::TaskStatus;
 use super::background::BackgroundTasks;
+use super::background::TaskStatus;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;

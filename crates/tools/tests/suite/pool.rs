@@ -93,11 +93,12 @@ fn serialized_definitions_are_byte_identical_for_the_same_set() {
         |_| false,
     );
     let builtin_only = ToolPool::builtin(|_| false);
-    let prefix = builtin_only.serialized_definitions().trim_end_matches(']');
+    let builtin_json = builtin_only.serialized_definitions();
+    let prefix = builtin_json.trim_end_matches(']');
     assert!(three.serialized_definitions().starts_with(prefix));
     assert!(one.serialized_definitions().starts_with(prefix));
 
-    let parsed: Vec<Value> = serde_json::from_str(one.serialized_definitions()).unwrap();
+    let parsed: Vec<Value> = serde_json::from_str(&one.serialized_definitions()).unwrap();
     assert_eq!(parsed.len(), 12);
     let keys: Vec<&String> = parsed[0].as_object().unwrap().keys().collect();
     assert_eq!(keys.len(), 3);
