@@ -7,8 +7,8 @@
 use anyhow::{Context, Result, anyhow};
 use tine_api_client::ClientConfig;
 use tine_config::{SessionId, tine_home_from_env};
-use tine_session::{Approvals, Resume, SessionOptions};
 use tine_permissions::PermissionMode;
+use tine_session::{Approvals, Resume, SessionOptions};
 
 use crate::args::{Args, split_rules};
 

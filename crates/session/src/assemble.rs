@@ -23,12 +23,12 @@ use tine_memory::{
     AutoMemory, DreamOptions, ExtractionOptions, MemoryEnv, MemoryResolution, guard_memory_writes,
     resolve_memory_dir,
 };
+use tine_permissions::{
+    PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
+};
 use tine_query_loop::{
     BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
     HooksSettings, QueryEngine, SessionContext, StopHookCommand, StopHooks, latest_session,
-};
-use tine_permissions::{
-    PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
 };
 use tine_tools::{Tool, ToolContext, ToolPool, WebFetchSummarizer};
 use tokio::sync::mpsc;

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, UsageLedger};
-use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
 use tine_permissions::PermissionMode;
+use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
 
 use crate::submission::{PermissionId, SubmissionId};
 

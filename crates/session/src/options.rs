@@ -10,8 +10,8 @@ use tine_api_client::ModelClient;
 use tine_config::SessionId;
 use tine_config::settings::LoadedSettings;
 use tine_fork_runtime::DEFAULT_DRAIN_TIMEOUT;
-use tine_tools::Tool;
 use tine_permissions::PermissionMode;
+use tine_tools::Tool;
 use tine_tools::sandbox::BashSandbox;
 
 /// Which conversation to run.

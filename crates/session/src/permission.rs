@@ -11,12 +11,12 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tine_config::settings::SettingsPaths;
-use tine_query_loop::{CanUseTool, PermissionOutcome};
+use tine_permissions::PermissionTarget;
 use tine_permissions::{
     DenialLog, PermissionAnswer as EngineAnswer, PermissionContext, PermissionDecision,
     PermissionMode, PermissionRequest as EngineRequest, PermissionRule, PersistDestination,
 };
-use tine_permissions::PermissionTarget;
+use tine_query_loop::{CanUseTool, PermissionOutcome};
 use tine_tools::{Tool, ToolContext};
 use tokio::sync::{mpsc, oneshot};
 

@@ -2,9 +2,7 @@
 
 use std::sync::Arc;
 
-use tine_api_client::{
-    ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolArray,
-};
+use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolArray};
 use tine_mock_api::{MockConfig, MockServer, Scenario};
 use tine_tools::Tool;
 use tine_tools::builtin::builtin_tools;

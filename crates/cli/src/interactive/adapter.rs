@@ -7,12 +7,12 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 use tine_fork_runtime::BackgroundEvent;
+use tine_permissions::PermissionMode as ToolMode;
 use tine_query_loop::QueryEvent;
 use tine_session::{
     NoticeLevel as SessionNoticeLevel, SessionEvent, SubmissionId, TurnOutcome, UsageReport,
 };
 use tine_tools::TodoStatus as ToolTodoStatus;
-use tine_permissions::PermissionMode as ToolMode;
 use tine_tools::{ToolDisplay, ToolOutput};
 use tine_tui::{
     DiffSource, NoticeLevel, PermissionMode, PermissionRequest, TaskKind, TaskStatus, TaskView,

@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tine_api_client::{
-    ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolArray,
-};
+use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolArray};
 use tine_compaction::{
     BeforeCompaction, CONTINUATION_PREFIX, CompactHooks, CompactionConfig, ManualClock,
     SUMMARY_INSTRUCTION_MARKER, SessionCompactor,

@@ -3,11 +3,11 @@
 
 use serde_json::json;
 use tine_mock_api::{Reply, Rule, Scenario};
+use tine_permissions::PermissionMode;
 use tine_query_loop::QueryEvent;
 use tine_session::{
     Approvals, PermissionAnswer, PermissionRequest, SessionEvent, Submission, TurnOutcome,
 };
-use tine_permissions::PermissionMode;
 
 use super::support::{Running, World, http_client, server};
 
