@@ -38,7 +38,11 @@ struct Inner {
     local: bool,
 }
 
-fn header_value(name: &str, value: &str, sensitive: bool) -> Result<HeaderValue, ApiError> {
+pub(crate) fn header_value(
+    name: &str,
+    value: &str,
+    sensitive: bool,
+) -> Result<HeaderValue, ApiError> {
     let mut value = HeaderValue::from_str(value).map_err(|_| ApiError::Config {
         message: format!(
             "the value for the `{name}` header contains characters not allowed in HTTP headers"
@@ -112,7 +116,7 @@ impl HttpClient {
 
 /// Whether `base_url` names this machine (localhost, 127.0.0.0/8, ::1, or the unspecified
 /// address, which connects locally).
-fn is_loopback(base_url: &str) -> bool {
+pub(crate) fn is_loopback(base_url: &str) -> bool {
     let Some(host) = reqwest::Url::parse(base_url)
         .ok()
         .and_then(|url| url.host_str().map(str::to_owned))
@@ -127,7 +131,7 @@ fn is_loopback(base_url: &str) -> bool {
 }
 
 /// Whether the connection was refused (an `io::Error` somewhere in the source chain).
-fn is_refused(error: &reqwest::Error) -> bool {
+pub(crate) fn is_refused(error: &reqwest::Error) -> bool {
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
         if let Some(io) = cause.downcast_ref::<std::io::Error>()
@@ -141,9 +145,14 @@ fn is_refused(error: &reqwest::Error) -> bool {
 }
 
 fn map_transport(error: &reqwest::Error, after: Duration) -> ApiError {
+    map_transport_for(error, after, "the Anthropic API")
+}
+
+/// A transport error as [`ApiError::Timeout`] (waiting for `what`) or [`ApiError::Connection`].
+pub(crate) fn map_transport_for(error: &reqwest::Error, after: Duration, what: &str) -> ApiError {
     if error.is_timeout() {
         ApiError::Timeout {
-            what: "the Anthropic API".to_owned(),
+            what: what.to_owned(),
             after,
         }
     } else {
@@ -159,7 +168,7 @@ fn map_transport(error: &reqwest::Error, after: Duration) -> ApiError {
     }
 }
 
-fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -264,6 +273,13 @@ impl ModelClient for HttpClient {
             let item = state.next().await?;
             Some((item, state))
         }))
+    }
+
+    fn context_window(&self, model: &str) -> u64 {
+        self.inner
+            .config
+            .context_window
+            .unwrap_or_else(|| crate::usage::context_window(model))
     }
 
     fn count_tokens(&self, request: MessagesRequest) -> BoxFuture<'static, Result<u64, ApiError>> {

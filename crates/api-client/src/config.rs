@@ -3,7 +3,10 @@
 //! `ANTHROPIC_API_KEY` → `x-api-key`; `ANTHROPIC_AUTH_TOKEN` → `Authorization: Bearer` (both are
 //! sent when both are set); `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`);
 //! `ANTHROPIC_BETAS` (comma-separated, added to `anthropic-beta`); `API_TIMEOUT_MS` (whole
-//! non-streaming request, and the longest silence tolerated inside a stream).
+//! non-streaming request, and the longest silence tolerated inside a stream);
+//! `TINE_CONTEXT_WINDOW` (the model's context window in tokens, when the price table's is wrong).
+//!
+//! The openai provider's configuration is [`crate::openai::OpenAiConfig`].
 
 use std::fmt;
 use std::time::Duration;
@@ -15,6 +18,22 @@ use crate::retry::RetryPolicy;
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The `anthropic-version` header every request carries.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The variable that sets a model's context window (for a local model the table does not know).
+pub const CONTEXT_WINDOW_VAR: &str = "TINE_CONTEXT_WINDOW";
+
+/// `TINE_CONTEXT_WINDOW`'s value: a whole number of tokens, at least 1024.
+pub fn parse_context_window(text: &str) -> Result<u64, ApiError> {
+    match text.trim().replace('_', "").parse::<u64>() {
+        Ok(tokens) if tokens >= 1024 => Ok(tokens),
+        _ => Err(ApiError::Config {
+            message: format!(
+                "{CONTEXT_WINDOW_VAR} must be the model's context window as a whole number of \
+                 tokens (at least 1024, e.g. 32768), got `{text}`"
+            ),
+        }),
+    }
+}
 
 /// How the client authenticates. `Debug` never prints the secret.
 #[derive(Clone, PartialEq, Eq)]
@@ -70,6 +89,8 @@ pub struct ClientConfig {
     pub retry: RetryPolicy,
     /// `user-agent` header.
     pub user_agent: String,
+    /// `TINE_CONTEXT_WINDOW`: overrides the price table's context window for every model.
+    pub context_window: Option<u64>,
 }
 
 impl ClientConfig {
@@ -84,6 +105,7 @@ impl ClientConfig {
             stream_idle_timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
             user_agent: concat!("tine/", env!("CARGO_PKG_VERSION")).to_owned(),
+            context_window: None,
         }
     }
 
@@ -134,6 +156,9 @@ impl ClientConfig {
             config.request_timeout = Duration::from_millis(ms);
             config.stream_idle_timeout = Duration::from_millis(ms);
         }
+        config.context_window = non_empty(CONTEXT_WINDOW_VAR)
+            .map(|text| parse_context_window(&text))
+            .transpose()?;
         Ok(config)
     }
 
@@ -202,6 +227,7 @@ mod tests {
         );
         assert_eq!(config.betas, vec!["a-1", "b-2"]);
         assert_eq!(config.request_timeout, Duration::from_millis(1500));
+        assert_eq!(config.context_window, None);
         assert_eq!(config.url("/v1/messages"), "http://127.0.0.1:9/v1/messages");
     }
 
@@ -220,6 +246,24 @@ mod tests {
             ("API_TIMEOUT_MS", "soon"),
         ]));
         assert!(matches!(bad, Err(ApiError::Config { .. })));
+    }
+
+    #[test]
+    fn the_context_window_can_be_set() {
+        let config = ClientConfig::from_vars(vars(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("TINE_CONTEXT_WINDOW", "32_768"),
+        ]))
+        .unwrap();
+        assert_eq!(config.context_window, Some(32_768));
+        for bad in ["lots", "12", "-5"] {
+            let error = ClientConfig::from_vars(vars(&[
+                ("ANTHROPIC_API_KEY", "k"),
+                ("TINE_CONTEXT_WINDOW", bad),
+            ]))
+            .unwrap_err();
+            assert!(error.to_string().contains("TINE_CONTEXT_WINDOW"), "{error}");
+        }
     }
 
     #[test]

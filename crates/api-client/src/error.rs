@@ -105,6 +105,27 @@ impl ApiErrorKind {
     }
 }
 
+impl ApiErrorKind {
+    /// [`ApiErrorKind::hint`] for an OpenAI-compatible endpoint (its variables, not Anthropic's).
+    fn openai_hint(&self) -> &'static str {
+        match self {
+            Self::Authentication => {
+                " (check OPENAI_API_KEY; local servers accept any non-empty value)"
+            }
+            Self::NotFound => " (check the model name and OPENAI_BASE_URL, which includes /v1)",
+            Self::Billing
+            | Self::Permission
+            | Self::RequestTooLarge
+            | Self::RateLimit
+            | Self::Overloaded
+            | Self::InvalidRequest
+            | Self::Api
+            | Self::Timeout
+            | Self::Other(_) => self.hint(),
+        }
+    }
+}
+
 impl std::fmt::Display for ApiErrorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -120,6 +141,23 @@ pub enum ApiError {
          or ANTHROPIC_AUTH_TOKEN to a bearer token"
     )]
     MissingCredentials,
+
+    /// The openai provider has no API key.
+    #[error(
+        "no API key for the openai provider: set OPENAI_API_KEY (local servers such as Ollama, \
+         llama.cpp, vLLM and LM Studio accept any non-empty value, e.g. OPENAI_API_KEY=local)"
+    )]
+    MissingOpenAiKey,
+
+    /// The endpoint has no such operation (`count_tokens` on an OpenAI-compatible server).
+    #[error("{what} is not supported by this endpoint")]
+    Unsupported { what: String },
+
+    /// A failure of an OpenAI-compatible endpoint. `.0` classifies it exactly as the Anthropic
+    /// error it corresponds to (status, kind, retry hints, request id); only the advice in the
+    /// message differs (`OPENAI_BASE_URL`, `OPENAI_API_KEY`). Every accessor looks through it.
+    #[error("{}", openai_message(.0))]
+    OpenAi(Box<ApiError>),
 
     /// The client's configuration is unusable (bad base URL, header value, ...).
     #[error("invalid client configuration: {message}")]
@@ -192,6 +230,45 @@ pub enum ApiError {
     /// Stream events in an order the protocol does not allow (a delta for a block never started).
     #[error("stream protocol violation: {message}")]
     Protocol { message: String },
+}
+
+/// An [`ApiError::OpenAi`]'s message: the inner error worded for the openai provider.
+fn openai_message(inner: &ApiError) -> String {
+    match inner {
+        ApiError::Status {
+            status,
+            kind,
+            message,
+            request_id,
+            ..
+        } => format!(
+            "HTTP {status} {kind}: {message}{}{}",
+            kind.openai_hint(),
+            request_id_suffix(request_id)
+        ),
+        ApiError::StreamError {
+            kind,
+            message,
+            request_id,
+        } => format!(
+            "stream error {kind}: {message}{}{}",
+            kind.openai_hint(),
+            request_id_suffix(request_id)
+        ),
+        ApiError::Connection { message } => format!(
+            "connection to the OpenAI-compatible endpoint failed: {message} (check the network \
+             and OPENAI_BASE_URL)"
+        ),
+        ApiError::NothingListening { url } => format!(
+            "nothing is listening at {url} (connection refused): start the server there (for \
+             Ollama, `ollama serve`), or check OPENAI_BASE_URL"
+        ),
+        ApiError::IncompleteStream { request_id } => format!(
+            "the response stream ended before `data: [DONE]` or a finish_reason{}",
+            request_id_suffix(request_id)
+        ),
+        other => other.to_string(),
+    }
 }
 
 fn request_id_suffix(request_id: &Option<String>) -> String {
@@ -268,11 +345,22 @@ impl ApiError {
         }
     }
 
+    /// The error an [`ApiError::OpenAi`] wraps, or this one: what retry decisions look at.
+    pub fn classified(&self) -> &ApiError {
+        match self {
+            Self::OpenAi(inner) => inner.classified(),
+            other => other,
+        }
+    }
+
     /// The API's error kind, for HTTP and in-stream errors.
     pub fn kind(&self) -> Option<&ApiErrorKind> {
         match self {
             Self::Status { kind, .. } | Self::StreamError { kind, .. } => Some(kind),
+            Self::OpenAi(inner) => inner.kind(),
             Self::MissingCredentials
+            | Self::MissingOpenAiKey
+            | Self::Unsupported { .. }
             | Self::Config { .. }
             | Self::Connection { .. }
             | Self::NothingListening { .. }
@@ -289,7 +377,10 @@ impl ApiError {
     pub fn status(&self) -> Option<u16> {
         match self {
             Self::Status { status, .. } => Some(*status),
+            Self::OpenAi(inner) => inner.status(),
             Self::MissingCredentials
+            | Self::MissingOpenAiKey
+            | Self::Unsupported { .. }
             | Self::Config { .. }
             | Self::Connection { .. }
             | Self::NothingListening { .. }
@@ -310,7 +401,10 @@ impl ApiError {
             | Self::StreamError { request_id, .. }
             | Self::CorruptStream { request_id, .. }
             | Self::IncompleteStream { request_id } => request_id.as_deref(),
+            Self::OpenAi(inner) => inner.request_id(),
             Self::MissingCredentials
+            | Self::MissingOpenAiKey
+            | Self::Unsupported { .. }
             | Self::Config { .. }
             | Self::Connection { .. }
             | Self::NothingListening { .. }
@@ -325,7 +419,10 @@ impl ApiError {
     pub fn api_message(&self) -> Option<&str> {
         match self {
             Self::Status { message, .. } | Self::StreamError { message, .. } => Some(message),
+            Self::OpenAi(inner) => inner.api_message(),
             Self::MissingCredentials
+            | Self::MissingOpenAiKey
+            | Self::Unsupported { .. }
             | Self::Config { .. }
             | Self::Connection { .. }
             | Self::NothingListening { .. }
@@ -348,10 +445,22 @@ impl ApiError {
         parse_context_limit(self.api_message()?)
     }
 
+    /// The server said the prompt does not fit the model's context, in words no parser here
+    /// reads numbers from (an OpenAI-compatible server's `context_length_exceeded`). The
+    /// numbers, when the message has them, come from [`ApiError::prompt_too_long`] and
+    /// [`ApiError::context_limit_exceeded`] as on Anthropic's API.
+    pub fn is_context_length_exceeded(&self) -> bool {
+        self.kind()
+            .is_some_and(|kind| kind.as_str() == CONTEXT_LENGTH_EXCEEDED)
+            || self.prompt_too_long().is_some()
+            || self.context_limit_exceeded().is_some()
+    }
+
     /// Whether the retry policy may try again after this error (before `x-should-retry`, which
     /// [`crate::RetryPolicy`] consults separately).
     pub fn is_retryable(&self) -> bool {
         match self {
+            Self::OpenAi(inner) => inner.is_retryable(),
             Self::Status { status, .. } => matches!(*status, 408 | 409 | 429 | 500..=599),
             Self::StreamError { kind, .. } => matches!(
                 kind,
@@ -366,6 +475,8 @@ impl ApiError {
             | Self::IncompleteStream { .. }
             | Self::CorruptStream { .. } => true,
             Self::MissingCredentials
+            | Self::MissingOpenAiKey
+            | Self::Unsupported { .. }
             | Self::Config { .. }
             | Self::Decode { .. }
             | Self::InvalidToolInput { .. }
@@ -373,6 +484,10 @@ impl ApiError {
         }
     }
 }
+
+/// The error kind an OpenAI-compatible server's "prompt does not fit" maps to
+/// (`ApiErrorKind::Other`, named after OpenAI's `code`).
+pub const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
 
 /// Parse `prompt is too long: 219898 tokens > 200000 maximum` (anywhere in `message`).
 pub fn parse_prompt_too_long(message: &str) -> Option<(u64, u64)> {
@@ -400,7 +515,7 @@ pub fn parse_context_limit(message: &str) -> Option<(u64, u64, u64)> {
 }
 
 /// Skip spaces, read digits (commas allowed as thousands separators).
-fn leading_number(s: &str) -> Option<(u64, &str)> {
+pub(crate) fn leading_number(s: &str) -> Option<(u64, &str)> {
     let s = s.trim_start();
     let end = s
         .find(|c: char| !(c.is_ascii_digit() || c == ','))

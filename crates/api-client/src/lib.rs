@@ -1,6 +1,7 @@
 //! tine-api-client: the lowest layer. A complete, streaming, retrying client for the
-//! Anthropic Messages API, and the `ModelClient` trait every upper crate is tested against with
-//! scripted fakes. It knows nothing above the wire (no tools, sessions or files).
+//! Anthropic Messages API, the same for OpenAI-compatible chat completions ([`openai`]), and the
+//! `ModelClient` trait every upper crate is tested against with scripted fakes. It knows nothing
+//! above the wire (no tools, sessions or files).
 //!
 //! Modules in reading order:
 //! - [`types`]: wire types of `POST /v1/messages`; byte-stable [`MessagesRequest::to_json_bytes`].
@@ -14,6 +15,9 @@
 //! - [`config`]: [`ClientConfig`] from `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` /
 //!   `ANTHROPIC_BASE_URL`, headers and timeouts.
 //! - [`client`]: [`HttpClient`], the reqwest implementation with retries.
+//! - [`openai`]: [`OpenAiClient`], OpenAI-compatible chat completions mapped to our requests
+//!   and events (Ollama, vLLM, llama.cpp, LM Studio, OpenAI).
+//! - [`provider`]: [`Provider`] and [`ProviderConfig`], choosing one of the two.
 //! - [`scripted`]: [`ScriptedClient`], the fake upper crates test with, and [`message_events`].
 //!
 //! Upper layers hold an `Arc<dyn ModelClient>`, call `stream(request)` and either forward the
@@ -27,6 +31,8 @@ pub mod config;
 pub mod error;
 pub mod events;
 pub mod model_client;
+pub mod openai;
+pub mod provider;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
@@ -36,10 +42,17 @@ pub mod usage;
 
 pub use accumulate::MessageAccumulator;
 pub use client::HttpClient;
-pub use config::{ANTHROPIC_VERSION, ClientConfig, Credentials, DEFAULT_BASE_URL};
-pub use error::{ApiError, ApiErrorKind, ErrorBody, parse_context_limit, parse_prompt_too_long};
+pub use config::{
+    ANTHROPIC_VERSION, CONTEXT_WINDOW_VAR, ClientConfig, Credentials, DEFAULT_BASE_URL,
+};
+pub use error::{
+    ApiError, ApiErrorKind, CONTEXT_LENGTH_EXCEEDED, ErrorBody, parse_context_limit,
+    parse_prompt_too_long,
+};
 pub use events::{ContentDelta, MessageDeltaBody, StreamEvent, decode_event};
 pub use model_client::{ClientEvent, EventStream, ModelClient, collect_message};
+pub use openai::{DEFAULT_OPENAI_BASE_URL, OpenAiClient, OpenAiConfig};
+pub use provider::{Provider, ProviderConfig};
 pub use retry::{RetryNotice, RetryPolicy};
 pub use scripted::{Script, ScriptedClient, message_events, reply};
 pub use sse::{EventDecoder, SseFrame, SseParser};
@@ -52,6 +65,6 @@ pub use types::{
     ToolUseBlock,
 };
 pub use usage::{
-    CacheCreation, DEFAULT_CONTEXT_WINDOW, ModelInfo, Usage, UsageDelta, context_window, cost_usd,
-    model_info,
+    CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW, ModelInfo, Usage,
+    UsageDelta, context_window, cost_usd, model_info,
 };

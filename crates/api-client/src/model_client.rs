@@ -1,6 +1,7 @@
 //! The `ModelClient` trait: send a request, get a stream of events. Implemented by
-//! [`crate::HttpClient`] and by [`crate::ScriptedClient`], so every upper crate can be tested
-//! without HTTP.
+//! [`crate::HttpClient`] (Anthropic's Messages API), [`crate::OpenAiClient`] (OpenAI-compatible
+//! chat completions, mapped to the same events) and by [`crate::ScriptedClient`], so every upper
+//! crate can be tested without HTTP and works unchanged on either wire.
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -34,6 +35,12 @@ pub trait ModelClient: Send + Sync {
 
     /// `POST /v1/messages/count_tokens`: the prompt's size in tokens.
     fn count_tokens(&self, request: MessagesRequest) -> BoxFuture<'static, Result<u64, ApiError>>;
+
+    /// The context window of `model` on this endpoint, in tokens: the price table's figure
+    /// unless the client was configured with one (`TINE_CONTEXT_WINDOW`, for a local model).
+    fn context_window(&self, model: &str) -> u64 {
+        crate::usage::context_window(model)
+    }
 }
 
 impl<T: ModelClient + ?Sized> ModelClient for std::sync::Arc<T> {
@@ -43,6 +50,10 @@ impl<T: ModelClient + ?Sized> ModelClient for std::sync::Arc<T> {
 
     fn count_tokens(&self, request: MessagesRequest) -> BoxFuture<'static, Result<u64, ApiError>> {
         (**self).count_tokens(request)
+    }
+
+    fn context_window(&self, model: &str) -> u64 {
+        (**self).context_window(model)
     }
 }
 

@@ -60,11 +60,15 @@ impl RetryPolicy {
 
     /// How many attempts in all `error` allows.
     pub fn attempts_for(&self, error: &ApiError) -> u32 {
-        match error {
+        match error.classified() {
             ApiError::NothingListening { .. } => self
                 .local_connect_attempts
                 .clamp(1, self.max_attempts.max(1)),
+            // `classified` has unwrapped it already; recursing keeps the match exhaustive.
+            ApiError::OpenAi(inner) => self.attempts_for(inner),
             ApiError::MissingCredentials
+            | ApiError::MissingOpenAiKey
+            | ApiError::Unsupported { .. }
             | ApiError::Config { .. }
             | ApiError::Connection { .. }
             | ApiError::Timeout { .. }
@@ -86,7 +90,7 @@ impl RetryPolicy {
         if let ApiError::Status {
             should_retry: Some(forced),
             ..
-        } = error
+        } = error.classified()
         {
             return *forced;
         }
@@ -98,7 +102,7 @@ impl RetryPolicy {
         if let ApiError::Status {
             retry_after: Some(hint),
             ..
-        } = error
+        } = error.classified()
             && *hint <= self.max_retry_after
         {
             return *hint;

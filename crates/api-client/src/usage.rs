@@ -174,6 +174,11 @@ impl ModelInfo {
 /// The default context window when nothing more specific is known.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
 
+/// The context window assumed for a model that is not Claude and not in the table (a local
+/// model on an OpenAI-compatible server): what most current open models offer. Set
+/// `TINE_CONTEXT_WINDOW` for the model actually loaded.
+pub const DEFAULT_OTHER_CONTEXT_WINDOW: u64 = 128_000;
+
 const fn entry(family: &'static str, input: f64, output: f64, max_output: u64) -> ModelInfo {
     ModelInfo {
         family,
@@ -202,13 +207,24 @@ const MODELS: &[ModelInfo] = &[
     entry("claude-3-haiku", 0.25, 1.25, 4_096),
 ];
 
-/// Unknown models are priced like a Sonnet (the middle of the range) with the default window,
-/// so a cost display stays plausible rather than zero.
+/// Unknown Claude models are priced like a Sonnet (the middle of the range) with the default
+/// window, so a cost display stays plausible rather than zero.
 const FALLBACK: ModelInfo = ModelInfo {
     family: "unknown",
     input_per_mtok: 3.0,
     output_per_mtok: 15.0,
     context_window: DEFAULT_CONTEXT_WINDOW,
+    max_output_tokens: 32_000,
+    known: false,
+};
+
+/// Any other model (`qwen2.5-coder:7b` on Ollama, a model on vLLM): no price is known, so it
+/// costs nothing here (a local model does; a hosted one's bill is not ours to guess).
+const OTHER: ModelInfo = ModelInfo {
+    family: "other",
+    input_per_mtok: 0.0,
+    output_per_mtok: 0.0,
+    context_window: DEFAULT_OTHER_CONTEXT_WINDOW,
     max_output_tokens: 32_000,
     known: false,
 };
@@ -223,7 +239,11 @@ pub fn model_info(model: &str) -> ModelInfo {
         .iter()
         .find(|m| lower.contains(m.family))
         .copied()
-        .unwrap_or(FALLBACK);
+        .unwrap_or(if lower.contains("claude") {
+            FALLBACK
+        } else {
+            OTHER
+        });
     if one_million {
         ModelInfo {
             context_window: 1_000_000,
@@ -234,7 +254,8 @@ pub fn model_info(model: &str) -> ModelInfo {
     }
 }
 
-/// The context window of `model` in tokens (200k unless known otherwise).
+/// The context window of `model` in tokens (200k for Claude models unless known otherwise, 128k
+/// for any other model).
 pub fn context_window(model: &str) -> u64 {
     model_info(model).context_window
 }
@@ -294,19 +315,39 @@ mod tests {
     }
 
     #[test]
-    fn unknown_model_falls_back() {
-        let info = model_info("some-future-model");
+    fn unknown_claude_model_falls_back_to_sonnet_prices() {
+        let info = model_info("claude-some-future-model");
         assert!(!info.known);
         assert_eq!(info.context_window, DEFAULT_CONTEXT_WINDOW);
         assert!(
             cost_usd(
-                "some-future-model",
+                "claude-some-future-model",
                 &Usage {
                     input_tokens: 10,
                     ..Usage::default()
                 }
             ) > 0.0
         );
+    }
+
+    #[test]
+    fn other_models_cost_nothing_and_get_a_128k_window() {
+        for model in [
+            "qwen2.5-coder:7b",
+            "gpt-4o",
+            "meta-llama/Llama-3.1-8B-Instruct",
+        ] {
+            let info = model_info(model);
+            assert!(!info.known, "{model}");
+            assert_eq!(info.context_window, DEFAULT_OTHER_CONTEXT_WINDOW, "{model}");
+            let usage = Usage {
+                input_tokens: 1_000_000,
+                output_tokens: 1_000_000,
+                cache_read_input_tokens: 1_000_000,
+                ..Usage::default()
+            };
+            assert_eq!(cost_usd(model, &usage), 0.0, "{model}");
+        }
     }
 
     #[test]

@@ -528,7 +528,8 @@ fn too_long(error: &ApiError) -> Option<(Option<u64>, Option<u64>)> {
     if let Some((input, _output, limit)) = error.context_limit_exceeded() {
         return Some((Some(input), Some(limit)));
     }
-    if error.status() == Some(413) {
+    // 413, or an OpenAI-compatible server's "context length exceeded" without figures.
+    if error.status() == Some(413) || error.is_context_length_exceeded() {
         return Some((None, None));
     }
     None
