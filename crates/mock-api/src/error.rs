@@ -15,6 +15,8 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
     /// Sent as `x-should-retry` when set.
     pub should_retry: Option<bool>,
+    /// OpenAI's `code` on the chat-completions route (`context_length_exceeded`).
+    pub code: Option<String>,
 }
 
 impl ApiError {
@@ -25,6 +27,7 @@ impl ApiError {
             message: message.into(),
             retry_after: None,
             should_retry: None,
+            code: None,
         }
     }
 

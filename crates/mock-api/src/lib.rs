@@ -1,10 +1,13 @@
 //! tine-mock-api: a faithful local simulator of the Anthropic Messages API, with prompt-cache
-//! accounting, scripted replies and injected faults, for tests, benchmarks and the offline demo.
+//! accounting, scripted replies and injected faults, for tests, benchmarks and the offline demo;
+//! and of OpenAI-compatible chat completions, driven by the same scenarios.
 //! It parses raw JSON and depends on no tine crate, so a client bug shows up as a failure
 //! instead of being shared. The scenario format is documented in `docs/mock-api.md`.
 //!
 //! Modules, in reading order:
 //! - [`server`]: [`MockServer`] and [`MockConfig`], the HTTP endpoints, faults on the wire.
+//! - [`chat`]: `POST /v1/chat/completions`, the same scenarios over OpenAI's wire (conversion,
+//!   chunks in OpenAI's or Ollama's dialect, automatic prefix caching).
 //! - [`scenario`]: [`Scenario`], [`Rule`], [`When`], [`Reply`], [`Fault`]: the scripted model
 //!   (JSON or builder).
 //! - [`script`]: choosing the rule for a request and rendering its reply.
@@ -30,6 +33,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cache;
+pub mod chat;
 pub mod clock;
 pub mod error;
 pub mod log;
@@ -45,6 +49,7 @@ pub use cache::{
     BreakpointReport, CacheHit, CacheReport, DEFAULT_MIN_CACHEABLE_TOKENS, LOOKBACK_BLOCKS,
     PromptCache, Usage, WriteTicket,
 };
+pub use chat::ChatDialect;
 pub use clock::MockClock;
 pub use error::{ApiError, MockError};
 pub use log::RequestRecord;

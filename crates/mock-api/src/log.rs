@@ -16,7 +16,8 @@ use crate::error::MockError;
 /// One request as the simulator saw it.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestRecord {
-    /// 1-based number among requests to `/v1/messages` (0 for other paths).
+    /// 1-based number among model requests (`/v1/messages` and `/v1/chat/completions`; 0 for
+    /// other paths).
     pub number: u64,
     pub path: String,
     pub request_id: String,
@@ -37,12 +38,24 @@ pub struct RequestRecord {
     pub fault: Option<String>,
     /// The error message, when the answer was an error.
     pub error: Option<String>,
+    /// For `/v1/chat/completions`: the request converted to the Messages form the scenario ran
+    /// on (see `chat::convert`).
+    pub normalized: Option<Value>,
 }
 
 impl RequestRecord {
     /// The body parsed as JSON.
     pub fn json(&self) -> Option<Value> {
         serde_json::from_slice(&self.body).ok()
+    }
+
+    /// The request in Messages form whichever route it came by: the body of a `/v1/messages`
+    /// request, the conversion of a `/v1/chat/completions` one.
+    pub fn messages_form(&self) -> Option<Value> {
+        match &self.normalized {
+            Some(value) => Some(value.clone()),
+            None => self.json(),
+        }
     }
 
     /// A header's value (case-insensitive name).

@@ -1,16 +1,18 @@
 //! `tine-mock`: the simulator as a standalone server.
 //!
-//! `tine-mock --port N --scenario FILE [--log DIR]` prints `listening on http://127.0.0.1:PORT`
-//! as its first line of stdout, then serves until interrupted.
+//! `tine-mock --port N --scenario FILE [--log DIR] [--chat-dialect openai|ollama]` prints
+//! `listening on http://127.0.0.1:PORT` as its first line of stdout, then serves until
+//! interrupted. OpenAI-compatible clients take `http://127.0.0.1:PORT/v1` as their base URL.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use tine_mock_api::{MockConfig, MockServer, Scenario};
+use tine_mock_api::{ChatDialect, MockConfig, MockServer, Scenario};
 
-/// A local simulator of the Anthropic Messages API (prompt cache, scripted replies, faults).
+/// A local simulator of the Anthropic Messages API (prompt cache, scripted replies, faults),
+/// and of OpenAI-compatible chat completions at /v1/chat/completions.
 #[derive(Debug, Parser)]
 #[command(name = "tine-mock", version)]
 struct Args {
@@ -23,6 +25,9 @@ struct Args {
     /// Append every request to DIR/requests.jsonl (API keys redacted).
     #[arg(long)]
     log: Option<PathBuf>,
+    /// Whose habits /v1/chat/completions follows: openai (also vLLM) or ollama.
+    #[arg(long, default_value = "openai")]
+    chat_dialect: ChatDialect,
 }
 
 #[tokio::main]
@@ -39,7 +44,9 @@ async fn main() -> Result<()> {
         Some(path) => Scenario::from_file(path)?,
         None => Scenario::new(),
     };
-    let mut config = MockConfig::new(scenario).port(args.port);
+    let mut config = MockConfig::new(scenario)
+        .port(args.port)
+        .chat_dialect(args.chat_dialect);
     if let Some(dir) = &args.log {
         config = config.log_dir(dir);
     }

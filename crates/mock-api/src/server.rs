@@ -1,5 +1,6 @@
 //! The HTTP server: `POST /v1/messages` (streaming and not) and `POST /v1/messages/count_tokens`,
-//! with validation, cache accounting, the scripted reply and injected faults; and
+//! with validation, cache accounting, the scripted reply and injected faults; `POST
+//! /v1/chat/completions` (in `chat::handler`) runs the same scenario over OpenAI's wire; and
 //! [`MockServer`], the handle tests use to start it, read its log, move its clock and stop it.
 
 use std::net::SocketAddr;
@@ -20,6 +21,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::cache::{PromptCache, Usage, WriteTicket};
+use crate::chat::{ChatDialect, PrefixCache};
 use crate::clock::MockClock;
 use crate::error::{ApiError, MockError, default_message_for_type};
 use crate::log::{RequestLog, RequestRecord, spawn_jsonl_writer};
@@ -44,6 +46,8 @@ pub struct MockConfig {
     pub log_dir: Option<PathBuf>,
     /// How many records the in-memory log keeps (the oldest are dropped first).
     pub log_limit: usize,
+    /// Whose habits `/v1/chat/completions` follows.
+    pub chat_dialect: ChatDialect,
 }
 
 impl Default for MockConfig {
@@ -60,7 +64,13 @@ impl MockConfig {
             port: 0,
             log_dir: None,
             log_limit: 10_000,
+            chat_dialect: ChatDialect::default(),
         }
+    }
+
+    pub fn chat_dialect(mut self, dialect: ChatDialect) -> Self {
+        self.chat_dialect = dialect;
+        self
     }
 
     pub fn clock(mut self, clock: MockClock) -> Self {
@@ -84,17 +94,19 @@ impl MockConfig {
     }
 }
 
-struct Shared {
-    script: Script,
+pub(crate) struct Shared {
+    pub(crate) script: Script,
     cache: Mutex<PromptCache>,
+    chat_cache: Mutex<PrefixCache>,
+    pub(crate) chat_dialect: ChatDialect,
     log: Mutex<RequestLog>,
-    clock: MockClock,
-    messages_requests: AtomicU64,
+    pub(crate) clock: MockClock,
+    pub(crate) messages_requests: AtomicU64,
     all_requests: AtomicU64,
 }
 
 impl Shared {
-    fn record(&self, record: RequestRecord) {
+    pub(crate) fn record(&self, record: RequestRecord) {
         self.log
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -103,6 +115,10 @@ impl Shared {
 
     fn cache(&self) -> std::sync::MutexGuard<'_, PromptCache> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn chat_cache(&self) -> std::sync::MutexGuard<'_, PrefixCache> {
+        self.chat_cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -129,6 +145,8 @@ impl MockServer {
         let shared = Arc::new(Shared {
             script: Script::new(config.scenario),
             cache: Mutex::new(PromptCache::new()),
+            chat_cache: Mutex::new(PrefixCache::default()),
+            chat_dialect: config.chat_dialect,
             log: Mutex::new(RequestLog::new(config.log_limit, jsonl)),
             clock: config.clock,
             messages_requests: AtomicU64::new(0),
@@ -197,9 +215,15 @@ impl MockServer {
         self.shared.clock.clone()
     }
 
-    /// Empties the prompt cache.
+    /// Empties the prompt cache (and the chat route's prefix cache).
     pub fn clear_cache(&self) {
         self.shared.cache().clear();
+        self.shared.chat_cache().clear();
+    }
+
+    /// The base URL an OpenAI SDK takes: `http://127.0.0.1:PORT/v1`.
+    pub fn openai_base_url(&self) -> String {
+        format!("{}/v1", self.base_url())
     }
 
     /// The JSONL log file, when logging.
@@ -239,6 +263,10 @@ fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/messages", post(messages))
         .route("/v1/messages/count_tokens", post(count_tokens))
+        .route(
+            crate::chat::handler::PATH,
+            post(crate::chat::handler::chat_completions),
+        )
         .fallback(not_found)
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)
@@ -256,7 +284,7 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
         .collect()
 }
 
-fn base_headers(request_id: &str, content_type: &'static str) -> HeaderMap {
+pub(crate) fn base_headers(request_id: &str, content_type: &'static str) -> HeaderMap {
     let mut h = HeaderMap::new();
     h.insert(
         HeaderName::from_static("content-type"),
@@ -269,6 +297,11 @@ fn base_headers(request_id: &str, content_type: &'static str) -> HeaderMap {
 }
 
 fn error_response(err: &ApiError, request_id: &str) -> Response {
+    error_response_with(err, request_id, err.body(request_id).to_string())
+}
+
+/// An error status with `err`'s headers (`retry-after`, `x-should-retry`) and `body`.
+pub(crate) fn error_response_with(err: &ApiError, request_id: &str, body: String) -> Response {
     let mut h = base_headers(request_id, "application/json");
     if let Some(secs) = err.retry_after {
         h.insert(
@@ -283,10 +316,10 @@ fn error_response(err: &ApiError, request_id: &str) -> Response {
         );
     }
     let status = StatusCode::from_u16(err.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, h, err.body(request_id).to_string()).into_response()
+    (status, h, body).into_response()
 }
 
-fn new_record(
+pub(crate) fn new_record(
     shared: &Shared,
     number: u64,
     path: &str,
@@ -307,6 +340,7 @@ fn new_record(
         rule: None,
         fault: None,
         error: None,
+        normalized: None,
     }
 }
 
@@ -467,7 +501,7 @@ fn prepare(
 }
 
 /// The HTTP status the API uses for an error type sent as an SSE event.
-fn status_for_type(error_type: &str) -> u16 {
+pub(crate) fn status_for_type(error_type: &str) -> u16 {
     match error_type {
         "overloaded_error" => 529,
         "rate_limit_error" => 429,
@@ -578,7 +612,7 @@ async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
 }
 
 /// The events, `delay` apart, optionally ending with an error that aborts the connection.
-fn event_stream(
+pub(crate) fn event_stream(
     events: Vec<Bytes>,
     delay: Duration,
     drop_at_end: bool,

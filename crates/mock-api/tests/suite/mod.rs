@@ -2,6 +2,7 @@
 
 mod binary;
 mod cache_http;
+mod chat;
 mod conversation;
 mod faults;
 mod responses;
