@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
+use tine_api_client::Provider;
 
 /// tine: a terminal coding agent. Headless: `tine -p "fix the failing test"`.
 #[derive(Debug, Clone, Parser)]
@@ -24,9 +25,17 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = InputFormat::Text)]
     pub input_format: InputFormat,
 
-    /// The model (default: $ANTHROPIC_MODEL, else claude-sonnet-4-5).
+    /// The model (default: $ANTHROPIC_MODEL, else claude-sonnet-4-5; with the openai provider,
+    /// $OPENAI_MODEL), passed to the endpoint verbatim (`qwen2.5-coder:7b`).
     #[arg(long)]
     pub model: Option<String>,
+
+    /// The model provider: anthropic (Messages API, ANTHROPIC_* variables) or openai
+    /// (OpenAI-compatible chat completions: Ollama, vLLM, llama.cpp, LM Studio, OpenAI; set
+    /// OPENAI_BASE_URL with its /v1 and OPENAI_API_KEY). Default: `provider` in settings, else
+    /// anthropic.
+    #[arg(long, value_name = "anthropic|openai", value_parser = parse_provider)]
+    pub provider: Option<Provider>,
 
     /// Stop after this many model requests in a turn.
     #[arg(long)]
@@ -93,6 +102,11 @@ pub enum InputFormat {
     StreamJson,
 }
 
+fn parse_provider(text: &str) -> Result<Provider, String> {
+    text.parse()
+        .map_err(|e: tine_api_client::ApiError| e.to_string())
+}
+
 /// Splits `--allowedTools` values into rules: commas and spaces separate rules, except inside
 /// parentheses (`Bash(npm test:*)` stays one rule).
 pub fn split_rules(values: &[String]) -> Vec<String> {
@@ -154,6 +168,17 @@ mod tests {
         assert!(args.print);
         assert_eq!(args.prompt.as_deref(), Some("hello"));
         assert_eq!(args.output_format, OutputFormat::Json);
+    }
+
+    #[test]
+    fn provider_is_anthropic_or_openai() {
+        let args = Args::try_parse_from(["tine", "-p", "x", "--provider", "openai"]).unwrap();
+        assert_eq!(args.provider, Some(Provider::OpenAi));
+        assert!(Args::try_parse_from(["tine", "-p", "x", "--provider", "ollama"]).is_err());
+        assert_eq!(
+            Args::try_parse_from(["tine", "-p", "x"]).unwrap().provider,
+            None
+        );
     }
 
     #[test]

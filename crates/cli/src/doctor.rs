@@ -1,16 +1,22 @@
-//! `tine doctor [--settings FILE|JSON]`: what a session started here would run with (version,
-//! model, endpoint, where the credentials come from, each settings file a session reads,
-//! tine's and Claude Code's `.claude/` ones, and its state, the Bash sandbox, MCP servers,
-//! TINE_HOME and the memory directory), and what is broken. Exit 0 unless something is
-//! broken; each problem is named at the end, settings errors that would stop a session as
-//! "tine will not start: ...". Never prints a secret: credentials are named by their variable
-//! only.
+//! `tine doctor [--settings FILE|JSON] [--provider anthropic|openai] [--model NAME] [--check]`:
+//! what a session started here would run with (version, provider, model, endpoint, where the
+//! credentials come from, the context window, each settings file a session reads, tine's and
+//! Claude Code's `.claude/` ones, and its state, the Bash sandbox, MCP servers, TINE_HOME and
+//! the memory directory), and what is broken. Exit 0 unless something is broken; each problem
+//! is named at the end, settings errors that would stop a session as "tine will not start:
+//! ...". Never prints a secret: credentials are named by their variable only. No network
+//! unless `--check`, which sends one tiny request (no retries, everything bounded by
+//! [`CHECK_TIMEOUT`]) and says whether it was answered.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-use tine_api_client::{ClientConfig, DEFAULT_BASE_URL};
+use tine_api_client::{
+    DEFAULT_BASE_URL, DEFAULT_OPENAI_BASE_URL, Message, MessagesRequest, ModelClient, Provider,
+    ProviderConfig, RetryPolicy, collect_message, model_info,
+};
 use tine_config::settings::{
     self, FlagSettings, LoadedSettings, SettingsError, SettingsFormat, SettingsPaths,
     SettingsSource,
@@ -19,11 +25,47 @@ use tine_config::tine_home_from_env;
 use tine_memory::{MemoryEnv, MemoryResolution, memory_path, resolve_memory_dir};
 use tine_permissions::PermissionSettings;
 
+use crate::provider;
 use crate::sandbox_exec;
 use crate::sandbox_settings::{SandboxSettings, write_roots};
-use crate::setup::{DEFAULT_MODEL, settings_paths, user_home};
+use crate::setup::{settings_paths, user_home};
 
-const USAGE: &str = "usage: tine doctor [--settings FILE|JSON]";
+const USAGE: &str = "usage: tine doctor [--settings FILE|JSON] [--provider anthropic|openai] \
+                     [--model NAME] [--check]";
+
+/// The longest `--check` waits for its answer, connection included.
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// `tine doctor`'s options.
+#[derive(Debug, Default)]
+struct Options {
+    settings: Option<FlagSettings>,
+    provider: Option<Provider>,
+    model: Option<String>,
+    check: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut options = Options::default();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--settings" => options.settings = Some(FlagSettings::from_arg(value()?)),
+            "--provider" => {
+                options.provider = Some(
+                    value()?
+                        .parse()
+                        .map_err(|e: tine_api_client::ApiError| e.to_string())?,
+                )
+            }
+            "--model" => options.model = Some(value()?.clone()),
+            "--check" => options.check = true,
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(options)
+}
 
 /// The report being written, and the problems found on the way.
 struct Report {
@@ -86,15 +128,14 @@ impl Report {
 
 /// Runs `tine doctor` on its arguments (after `doctor`).
 pub fn run(args: &[String]) -> ExitCode {
-    let flag = match args {
-        [] => None,
-        [name, value] if name == "--settings" => Some(FlagSettings::from_arg(value)),
-        _ => {
-            eprintln!("tine doctor: {USAGE}");
+    let options = match parse(args) {
+        Ok(options) => options,
+        Err(error) => {
+            eprintln!("tine doctor: {error}\n{USAGE}");
             return ExitCode::from(2);
         }
     };
-    let report = diagnose(flag);
+    let report = diagnose(options);
     print!("{}", report.text());
     if report.problems.is_empty() {
         println!("ok: nothing broken");
@@ -107,7 +148,7 @@ pub fn run(args: &[String]) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn diagnose(flag: Option<FlagSettings>) -> Report {
+fn diagnose(mut options: Options) -> Report {
     let mut report = Report {
         entries: Vec::new(),
         problems: Vec::new(),
@@ -130,11 +171,17 @@ fn diagnose(flag: Option<FlagSettings>) -> Report {
     let user_home = user_home();
     // The very files a session reads, tine's and Claude Code's.
     let loaded = home.as_ref().map(|home| {
-        let paths = settings_paths(&cwd, home, user_home.as_deref(), flag);
+        let paths = settings_paths(&cwd, home, user_home.as_deref(), options.settings.take());
         (settings::load(&paths), paths)
     });
 
-    model_and_endpoint(&mut report, loaded.as_ref().map(|(l, _)| l));
+    let no_settings = LoadedSettings::default();
+    let settings = loaded.as_ref().map_or(&no_settings, |(l, _)| l);
+    if let Some((config, model)) = model_and_endpoint(&mut report, settings, &options)
+        && options.check
+    {
+        check(&mut report, config, &model);
+    }
     if let Some((loaded, paths)) = &loaded {
         settings_files(&mut report, loaded, paths);
         sandbox(&mut report, &cwd, loaded, user_home.as_deref());
@@ -159,43 +206,159 @@ fn diagnose(flag: Option<FlagSettings>) -> Report {
     report
 }
 
-fn model_and_endpoint(report: &mut Report, loaded: Option<&LoadedSettings>) {
+/// The provider, model, endpoint, credentials and context window; the client's configuration
+/// and the model when both are usable.
+fn model_and_endpoint(
+    report: &mut Report,
+    loaded: &LoadedSettings,
+    options: &Options,
+) -> Option<(ProviderConfig, String)> {
     let env = |name: &str| {
         std::env::var(name)
             .ok()
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
     };
-    let model = env("ANTHROPIC_MODEL")
-        .map(|m| format!("{m} (ANTHROPIC_MODEL)"))
-        .or_else(|| {
-            loaded
-                .and_then(|l| l.get("model"))
-                .and_then(|(v, source)| v.as_str().map(|m| format!("{m} (model in {source})")))
-        })
-        .unwrap_or_else(|| format!("{DEFAULT_MODEL} (default)"));
-    report.line("provider", "Anthropic Messages API");
-    report.line("model", model);
-    let endpoint = env("ANTHROPIC_BASE_URL").map_or_else(
-        || format!("{DEFAULT_BASE_URL} (default)"),
-        |url| format!("{url} (ANTHROPIC_BASE_URL)"),
+    let choice = match provider::choose(options.provider, loaded) {
+        Ok(choice) => choice,
+        Err(error) => {
+            report.line("provider", "unusable");
+            report.problem(error.to_string());
+            return None;
+        }
+    };
+    let kind = choice.provider;
+    report.line(
+        "provider",
+        format!("{kind} ({}): {}", choice.source, kind.describe()),
     );
+    for warning in &choice.warnings {
+        report.line("warning", warning);
+    }
+    let model = match provider::model(kind, options.model.as_deref(), loaded) {
+        Ok(model) => {
+            report.line("model", format!("{} ({})", model.value, model.source));
+            Some(model.value)
+        }
+        Err(error) => {
+            report.line("model", "none");
+            report.problem(error.to_string());
+            None
+        }
+    };
+    let (endpoint, credentials) = match kind {
+        Provider::Anthropic => {
+            let endpoint = env("ANTHROPIC_BASE_URL").map_or_else(
+                || format!("{DEFAULT_BASE_URL} (default)"),
+                |url| format!("{url} (ANTHROPIC_BASE_URL)"),
+            );
+            let sources: Vec<&str> = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]
+                .into_iter()
+                .filter(|name| env(name).is_some())
+                .collect();
+            (
+                endpoint,
+                (!sources.is_empty()).then(|| sources.join(" and ")),
+            )
+        }
+        Provider::OpenAi => {
+            let endpoint = provider::openai_var(loaded, "OPENAI_BASE_URL").map_or_else(
+                || format!("{DEFAULT_OPENAI_BASE_URL} (default)"),
+                |url| format!("{} ({})", url.value, url.source),
+            );
+            let key = provider::openai_var(loaded, "OPENAI_API_KEY").map(|k| k.source);
+            (endpoint, key)
+        }
+    };
     report.line("endpoint", endpoint);
-    let sources: Vec<&str> = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]
-        .into_iter()
-        .filter(|name| env(name).is_some())
-        .collect();
-    if sources.is_empty() {
-        report.line("credentials", "none");
-    } else {
+    match credentials {
+        None => report.line("credentials", "none"),
+        Some(sources) => report.line("credentials", format!("from {sources} (value not shown)")),
+    }
+    // The client's own check: a missing key, a base URL that is not http(s), a bad window.
+    let config = match provider::client_config(kind, loaded) {
+        Ok(config) => Some(config),
+        Err(error) => {
+            report.problem(error.to_string());
+            None
+        }
+    };
+    let model = model?;
+    let configured = match &config {
+        Some(ProviderConfig::Anthropic(c)) => c.context_window,
+        Some(ProviderConfig::OpenAi(c)) => c.context_window,
+        None => None,
+    };
+    let info = model_info(&model);
+    let window = match configured {
+        Some(tokens) => format!("{tokens} tokens (TINE_CONTEXT_WINDOW)"),
+        None if info.known => format!("{} tokens", info.context_window),
+        None => format!(
+            "{} tokens (assumed: tine does not know this model; set TINE_CONTEXT_WINDOW)",
+            info.context_window
+        ),
+    };
+    report.line("context window", window);
+    if !info.known && info.input_per_mtok == 0.0 {
         report.line(
-            "credentials",
-            format!("from {} (value not shown)", sources.join(" and ")),
+            "prices",
+            "n/a (tine has no prices for this model; costs show as 0)",
         );
     }
-    // The client's own check: missing credentials, a base URL that is not http(s).
-    if let Err(error) = ClientConfig::from_env() {
-        report.problem(error.to_string());
+    let small = provider::small_model(kind, &model, loaded);
+    report.line("small model", format!("{} ({})", small.value, small.source));
+    if !options.check {
+        report.line(
+            "check",
+            "not run (tine doctor --check sends one tiny request)",
+        );
+    }
+    Some((config?, model))
+}
+
+/// `--check`: one tiny request, no retries, bounded; its outcome is a line and maybe a problem.
+fn check(report: &mut Report, config: ProviderConfig, model: &str) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            report.problem(format!(
+                "cannot start the async runtime for --check: {error}"
+            ));
+            return;
+        }
+    };
+    let url = config.base_url().to_owned();
+    let started = Instant::now();
+    let outcome = runtime.block_on(async {
+        let client = config
+            .with_retry(RetryPolicy::none())
+            .with_timeout(CHECK_TIMEOUT)
+            .build()?;
+        let request = MessagesRequest::new(model, 16, vec![Message::user("Reply with: ok")]);
+        match tokio::time::timeout(CHECK_TIMEOUT, collect_message(client.stream(request))).await {
+            Ok(result) => result.map(|(message, _)| message),
+            Err(_) => Err(tine_api_client::ApiError::Timeout {
+                what: "the check's answer".to_owned(),
+                after: CHECK_TIMEOUT,
+            }),
+        }
+    });
+    let elapsed = started.elapsed().as_millis();
+    match outcome {
+        Ok(message) => {
+            let said: String = message.text().trim().chars().take(40).collect();
+            report.line(
+                "check",
+                format!("ok: {model} at {url} answered in {elapsed} ms ({said:?})"),
+            );
+        }
+        Err(error) => {
+            report.line("check", format!("failed after {elapsed} ms"));
+            report.problem(format!("the check request to {url} failed: {error}"));
+        }
     }
 }
 

@@ -53,6 +53,8 @@ pub struct Launch {
     pub home: PathBuf,
     pub user_home: Option<PathBuf>,
     pub model: Option<String>,
+    /// Side queries' model (the openai provider's); `None`: the session's default.
+    pub small_model: Option<String>,
     pub settings_flag: Option<String>,
     /// The managed-settings file; `None`: `TINE_MANAGED_SETTINGS` or none.
     pub managed_settings: Option<PathBuf>,
@@ -63,20 +65,37 @@ pub struct Launch {
     pub max_turns: Option<u32>,
     pub append_system_prompt: Option<String>,
     pub sandbox_flag: bool,
-    /// Tests: a scripted or mock client instead of the environment's.
+    /// The openai provider's client (tests: a scripted or mock one); `None`: the session
+    /// builds Anthropic's from the environment.
     pub client: Option<Arc<dyn ModelClient>>,
 }
 
 impl Launch {
     pub fn from_args(args: &Args) -> Result<Self> {
-        // Credentials first: without them nothing else matters, and the message is one line.
-        tine_api_client::ClientConfig::from_env().map_err(|e| anyhow!(e))?;
         let cwd = match &args.cwd {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().context("cannot read the current directory")?,
         };
         let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
         let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
+        let user_home = tine_session::user_home_from_env();
+        // The provider and its credentials first: without them nothing else matters, and the
+        // message is one line. Its client serves every session of the launch (`/clear`,
+        // `/resume`, `/model` restart with it).
+        let provider = crate::provider::for_session(
+            args.provider,
+            args.model.as_deref(),
+            &crate::provider::Place {
+                cwd: &cwd,
+                home: &home,
+                user_home: user_home.as_deref(),
+                settings_flag: args.settings.as_deref(),
+                managed_settings: None,
+            },
+        )?;
+        for warning in &provider.warnings {
+            eprintln!("tine: warning: {warning}");
+        }
         let permission_mode = match args.permission_mode.as_deref() {
             Some(text) => Some(
                 serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(
@@ -93,8 +112,9 @@ impl Launch {
         Ok(Self {
             cwd,
             home,
-            user_home: tine_session::user_home_from_env(),
-            model: args.model.clone(),
+            user_home,
+            model: provider.model,
+            small_model: provider.small_model,
             settings_flag: args.settings.clone(),
             managed_settings: None,
             permission_mode,
@@ -104,7 +124,7 @@ impl Launch {
             max_turns: args.max_turns,
             append_system_prompt: args.append_system_prompt.clone(),
             sandbox_flag: args.sandbox,
-            client: None,
+            client: provider.client,
         })
     }
 
@@ -115,6 +135,7 @@ impl Launch {
         options.user_home = self.user_home.clone();
         options.client = self.client.clone();
         options.model = model.or_else(|| self.model.clone());
+        options.small_model = self.small_model.clone();
         options.settings_flag = self.settings_flag.clone();
         options.managed_settings = self.managed_settings.clone();
         options.permission_mode = self.permission_mode;

@@ -5,6 +5,8 @@
 //! - [`args`]: the command line (clap), Claude-Code-compatible flags.
 //! - [`profile`]: `TINE_PROFILE_STARTUP=1`, the time of each start-up phase on stderr.
 //! - [`setup`]: the command line and environment → `tine-session`'s `SessionOptions`.
+//! - [`provider`]: anthropic or openai: the client (built here, handed to the session), the
+//!   model names and where each came from.
 //! - [`output`]: text, json and stream-json printing; [`text`]: each reply printed once.
 //! - [`run`]: headless `-p` as a front end of the session: submissions, events, exit codes.
 //! - [`interactive`]: bare `tine` on a terminal: the TUI (tine-tui) wired to the session
@@ -27,6 +29,7 @@ mod mcp_cmd;
 mod memory_cmd;
 mod output;
 mod profile;
+mod provider;
 mod run;
 mod sandbox_exec;
 mod sandbox_settings;

@@ -12,7 +12,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
-use tine_api_client::{ClientConfig, HttpClient, ModelClient};
 use tine_config::settings::{self, LoadedSettings, SettingsPaths};
 use tine_config::{SessionId, tine_home_from_env};
 use tine_fork_runtime::{ParentContext, SessionInfo, UsageLedger};
@@ -124,13 +123,14 @@ async fn dream_async(place: Place) -> Result<String> {
         cwd,
         user_home,
     } = place;
-    let client_config = ClientConfig::from_env().map_err(|e| anyhow!(e))?;
-    let client = tokio::task::spawn_blocking(move || HttpClient::new(client_config))
+    let provider = crate::provider::choose(None, &loaded)?.provider;
+    let model = crate::provider::model(provider, None, &loaded)?.value;
+    let client_config =
+        crate::provider::client_config(provider, &loaded).map_err(|e| anyhow!(e))?;
+    let client = tokio::task::spawn_blocking(move || client_config.build())
         .await
         .context("the HTTP client could not be built")?
         .map_err(|e| anyhow!(e))?;
-    let client: Arc<dyn ModelClient> = Arc::new(client);
-    let model = crate::setup::model_from(None, &loaded);
 
     // The system prompt and tool array a session here would send.
     let context = crate::setup::gather_context(&home, &cwd, &model, false).await;

@@ -1,24 +1,22 @@
 //! Start-up: from the command line and the environment to the [`SessionOptions`] of
 //! `tine-session`, which assembles the session. The order is chosen for speed and clear
-//! failures: credentials first (a missing key is one line and nothing else), then the working
-//! directory, `TINE_HOME` and the log; the rest (settings, permissions, tools, context,
-//! memory) is the session's.
+//! failures: the working directory and `TINE_HOME`, then the provider and its credentials (a
+//! missing key is one line and nothing else; with openai the client is built here and handed
+//! to the session), then the log; the rest (settings, permissions, tools, context, memory) is
+//! the session's.
 
 use anyhow::{Context, Result, anyhow};
-use tine_api_client::ClientConfig;
 use tine_config::{SessionId, tine_home_from_env};
 use tine_permissions::PermissionMode;
 use tine_session::{Approvals, Resume, SessionOptions};
 
 use crate::args::{Args, split_rules};
 
-pub use tine_session::{DEFAULT_MODEL, gather_context, model_from};
+pub use tine_session::{DEFAULT_MODEL, gather_context};
 pub use tine_session::{settings_paths, user_home_from_env as user_home};
 
 /// The session `args` ask for, headless: asks become denials.
 pub fn session_options(args: &Args) -> Result<SessionOptions> {
-    // Credentials first: without them nothing else matters, and the message is one line.
-    ClientConfig::from_env().map_err(|e| anyhow!(e))?;
     let cwd = match &args.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -26,12 +24,30 @@ pub fn session_options(args: &Args) -> Result<SessionOptions> {
     let cwd = std::fs::canonicalize(&cwd)
         .with_context(|| format!("cannot use {} as the working directory", cwd.display()))?;
     let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
+    // The provider and its credentials first: without them nothing else matters, and the
+    // message is one line.
+    let provider = crate::provider::for_session(
+        args.provider,
+        args.model.as_deref(),
+        &crate::provider::Place {
+            cwd: &cwd,
+            home: &home,
+            user_home: user_home().as_deref(),
+            settings_flag: args.settings.as_deref(),
+            managed_settings: None,
+        },
+    )?;
+    for warning in &provider.warnings {
+        eprintln!("tine: warning: {warning}");
+    }
     if let Some(path) = crate::logging::init(&home, args.verbose) {
-        tracing::info!(log = %path.display(), "tine starting");
+        tracing::info!(log = %path.display(), provider = %provider.provider, "tine starting");
     }
     let mut options = SessionOptions::new(cwd);
     options.home = Some(home);
-    options.model = args.model.clone();
+    options.client = provider.client;
+    options.model = provider.model;
+    options.small_model = provider.small_model;
     options.settings_flag = args.settings.clone();
     options.permission_mode = args
         .permission_mode

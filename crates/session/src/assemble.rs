@@ -294,10 +294,12 @@ pub(crate) async fn assemble(
     // parent holds the session's token, so a fork outlives the turn that started it; each
     // turn runs on a child of it (see `actor`). WebFetch's answers come from the small fast
     // model, recorded in the ledger.
-    let small_model = std::env::var("ANTHROPIC_SMALL_FAST_MODEL")
-        .ok()
-        .filter(|m| !m.trim().is_empty())
-        .unwrap_or_else(|| DEFAULT_SMALL_FAST_MODEL.to_owned());
+    let small_model = options.small_model.clone().unwrap_or_else(|| {
+        std::env::var("ANTHROPIC_SMALL_FAST_MODEL")
+            .ok()
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_SMALL_FAST_MODEL.to_owned())
+    });
     let mut tool_context = ToolContext::new(&cwd)
         .with_cancellation(session_token.clone())
         .with_ext(WebFetchSummarizer(Arc::new(

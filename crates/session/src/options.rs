@@ -68,11 +68,18 @@ pub struct SessionOptions {
     /// The user's home directory (Claude Code's `~/.claude/` files, `~` in rules); `None`:
     /// `$HOME`.
     pub user_home: Option<PathBuf>,
-    /// Who talks to the model; `None`: the HTTP client configured from the environment
-    /// (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, ...), checked first of all.
+    /// Who talks to the model (the session, and every fork of it); `None`: Anthropic's HTTP
+    /// client configured from the environment (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, ...),
+    /// checked first of all. Another provider's client (the cli's `--provider openai`) is
+    /// built by the front end and handed over here.
     pub client: Option<Arc<dyn ModelClient>>,
-    /// `--model`; else `ANTHROPIC_MODEL`, the settings' `model`, the default.
+    /// `--model`; else `ANTHROPIC_MODEL`, the settings' `model`, the default. Sent verbatim,
+    /// by forks too.
     pub model: Option<String>,
+    /// The small fast model of side queries (WebFetch's summaries); `None`:
+    /// `ANTHROPIC_SMALL_FAST_MODEL`, else the default. A front end handing over a non-Anthropic
+    /// `client` names one its endpoint serves.
+    pub small_model: Option<String>,
     /// `--settings`: a file or inline JSON, the flag source of settings.
     pub settings_flag: Option<String>,
     /// The managed-settings file; `None`: `TINE_MANAGED_SETTINGS` or none.
@@ -115,6 +122,7 @@ impl SessionOptions {
             user_home: None,
             client: None,
             model: None,
+            small_model: None,
             settings_flag: None,
             managed_settings: None,
             permission_mode: None,

@@ -57,6 +57,7 @@ impl World {
             user_home: Some(self.user_home.clone()),
             managed_settings: Some(self.home.join("no-managed-settings.json")),
             model: None,
+            small_model: None,
             settings_flag: None,
             permission_mode: None,
             allowed_tools: Vec::new(),
@@ -379,4 +380,80 @@ async fn markdown_streams_without_its_asterisks_and_a_resumed_session_is_replaye
     assert!(screen.contains("second question"), "{screen}");
     let last = last_body(&server);
     assert_eq!(last["messages"].as_array().unwrap().len(), 3);
+}
+
+/// The UI on `--provider openai`: the launch's provider choice (from settings here) builds the
+/// chat-completions client the session and its restarts use; the model goes out verbatim and
+/// nothing is sent to the Messages API.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ui_runs_on_the_openai_provider_with_its_model_verbatim() {
+    let world = World::new();
+    let server = MockServer::start(MockConfig::new(scenario()))
+        .await
+        .unwrap();
+    let settings = json!({
+        "provider": "openai",
+        "openai": {
+            "baseUrl": server.openai_base_url(),
+            "apiKey": "test-key",
+            "model": "qwen2.5-coder:7b",
+        },
+    })
+    .to_string();
+    let provider = crate::provider::for_session(
+        None,
+        None,
+        &crate::provider::Place {
+            cwd: &world.cwd,
+            home: &world.home,
+            user_home: Some(&world.user_home),
+            settings_flag: Some(&settings),
+            managed_settings: Some(&world.home.join("no-managed-settings.json")),
+        },
+    )
+    .unwrap();
+    assert_eq!(provider.provider, tine_api_client::Provider::OpenAi);
+    let mut launch = world.launch(&server);
+    launch.client = provider.client;
+    launch.model = provider.model;
+    launch.small_model = provider.small_model;
+    let started = start(&launch, Resume::New).await.unwrap();
+    let mut ui = Ui::start(started);
+
+    ui.type_line("hello");
+    let (reason, _) = ui.turn_end().await;
+    assert_eq!(reason, TurnEndReason::Completed);
+    // A tool call over the chat wire: asked, approved once, run, answered.
+    ui.type_line("make it");
+    let ask = ui.ask().await;
+    assert_eq!(ask.summary, "touch made.txt");
+    ui.key(KeyCode::Enter, KeyModifiers::NONE);
+    ui.turn_end().await;
+    assert!(world.cwd.join("made.txt").exists());
+    // /model restarts the session on the same client, the new name verbatim.
+    ui.type_line("/model llama3.1:8b");
+    settle().await;
+    ui.type_line("after the switch");
+    ui.turn_end().await;
+
+    let (_, screen, _) = ui.exit().await;
+    assert!(screen.contains("Here is bold text."), "{screen}");
+    let requests = server.requests();
+    assert!(
+        requests.iter().all(|r| r.path == "/v1/chat/completions"),
+        "{:?}",
+        requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    let models: Vec<String> = requests
+        .iter()
+        .map(|r| r.json().unwrap()["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(models.first().map(String::as_str), Some("qwen2.5-coder:7b"));
+    assert_eq!(models.last().map(String::as_str), Some("llama3.1:8b"));
+    let last = requests.last().unwrap().json().unwrap();
+    assert!(last.to_string().contains("after the switch"), "{last}");
+    assert!(
+        last["stream_options"]["include_usage"] == json!(true),
+        "{last}"
+    );
 }

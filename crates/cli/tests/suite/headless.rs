@@ -1,16 +1,29 @@
 //! `-p` end to end: output shapes, tools in parallel and in series, permissions, the cache.
+//! The cases run over both wires (`both_wires!`): the Messages API and chat completions.
 
 use serde_json::{Value, json};
+use tine_e2e::Project;
 use tine_e2e::tine_mock_api::{Reply, Rule, Scenario};
-use tine_e2e::{Project, request_bodies};
 
-use super::{TINE, mock, tine};
+use super::wire::{Wire, both_wires, is_error_result, model_bodies, tine_on};
+use super::{TINE, mock};
 
-#[tokio::test]
-async fn json_output_is_one_result_object() {
+both_wires!(
+    json_output_is_one_result_object,
+    stream_json_prints_init_assistant_user_and_result_lines,
+    text_output_streams_the_reply_with_a_final_newline,
+    the_prompt_can_come_on_stdin_and_as_stream_json_lines,
+    parallel_reads_then_a_serial_edit,
+    a_call_that_needs_approval_is_denied_with_how_to_allow_it,
+    allowed_and_disallowed_tools_flags_become_rules,
+    the_second_request_reads_the_whole_first_prompt_from_the_cache,
+    max_turns_ends_the_run_as_an_error,
+);
+
+async fn json_output_is_one_result_object(wire: Wire) {
     let server = mock(Scenario::new().default_reply(Reply::text("Hello there."))).await;
     let project = Project::new();
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args(["-p", "hello", "--output-format", "json"])
         .run()
         .await;
@@ -24,7 +37,12 @@ async fn json_output_is_one_result_object() {
     assert!(result["session_id"].as_str().is_some_and(|s| !s.is_empty()));
     assert!(result["duration_ms"].is_u64());
     assert!(result["duration_api_ms"].is_u64());
-    assert!(result["total_cost_usd"].as_f64().unwrap() > 0.0);
+    let cost = result["total_cost_usd"].as_f64().unwrap();
+    match wire {
+        Wire::Anthropic => assert!(cost > 0.0),
+        // A local model has no price: it costs nothing here.
+        Wire::OpenAi => assert_eq!(cost, 0.0),
+    }
     for key in [
         "input_tokens",
         "output_tokens",
@@ -47,8 +65,7 @@ async fn json_output_is_one_result_object() {
     server.stop().await;
 }
 
-#[tokio::test]
-async fn stream_json_prints_init_assistant_user_and_result_lines() {
+async fn stream_json_prints_init_assistant_user_and_result_lines(wire: Wire) {
     let project = Project::new();
     let file = project.write("notes.txt", "alpha\n");
     let scenario = Scenario::new()
@@ -63,7 +80,7 @@ async fn stream_json_prints_init_assistant_user_and_result_lines() {
                 .reply(Reply::text("It says alpha.")),
         );
     let server = mock(scenario).await;
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args([
             "-p",
             "what is in notes.txt?",
@@ -81,7 +98,7 @@ async fn stream_json_prints_init_assistant_user_and_result_lines() {
     );
     let init = &lines[0];
     assert_eq!(init["subtype"], "init");
-    assert_eq!(init["model"], "claude-sonnet-4-5");
+    assert_eq!(init["model"], wire.model());
     assert_eq!(init["permissionMode"], "default");
     assert_eq!(init["cwd"], project.cwd().display().to_string());
     assert!(init["tools"].as_array().unwrap().contains(&json!("Read")));
@@ -96,18 +113,19 @@ async fn stream_json_prints_init_assistant_user_and_result_lines() {
     server.stop().await;
 }
 
-#[tokio::test]
-async fn text_output_streams_the_reply_with_a_final_newline() {
+async fn text_output_streams_the_reply_with_a_final_newline(wire: Wire) {
     let server = mock(Scenario::new().default_reply(Reply::text("Plain answer."))).await;
     let project = Project::new();
-    let out = tine(&project, &server).args(["-p", "hi"]).run().await;
+    let out = tine_on(wire, &project, &server)
+        .args(["-p", "hi"])
+        .run()
+        .await;
     out.assert_success();
     assert_eq!(out.stdout, "Plain answer.\n");
     server.stop().await;
 }
 
-#[tokio::test]
-async fn the_prompt_can_come_on_stdin_and_as_stream_json_lines() {
+async fn the_prompt_can_come_on_stdin_and_as_stream_json_lines(wire: Wire) {
     let server = mock(
         Scenario::new()
             .rule(
@@ -123,7 +141,7 @@ async fn the_prompt_can_come_on_stdin_and_as_stream_json_lines() {
     )
     .await;
     let project = Project::new();
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args(["-p"])
         .stdin("the first question")
         .run()
@@ -137,7 +155,7 @@ async fn the_prompt_can_come_on_stdin_and_as_stream_json_lines() {
     ]
     .map(|v| v.to_string())
     .join("\n");
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args([
             "-p",
             "--input-format",
@@ -152,7 +170,7 @@ async fn the_prompt_can_come_on_stdin_and_as_stream_json_lines() {
     // `json` stays one object: the last turn's result.
     assert_eq!(out.json()["result"], "two");
 
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args([
             "-p",
             "--input-format",
@@ -173,7 +191,7 @@ async fn the_prompt_can_come_on_stdin_and_as_stream_json_lines() {
     assert_eq!(results[0]["result"], "one");
     assert_eq!(results[1]["result"], "two");
     // One session: the second turn's request carries the first exchange.
-    let bodies = request_bodies(&server);
+    let bodies = model_bodies(&server);
     let last = bodies.last().unwrap();
     assert_eq!(last["messages"].as_array().unwrap().len(), 3);
     server.stop().await;
@@ -193,8 +211,7 @@ async fn no_key_is_one_line_naming_the_variable() {
     assert!(out.stderr.contains("ANTHROPIC_API_KEY"), "{}", out.stderr);
 }
 
-#[tokio::test]
-async fn parallel_reads_then_a_serial_edit() {
+async fn parallel_reads_then_a_serial_edit(wire: Wire) {
     let project = Project::new();
     let a = project.write("a.txt", "apple\n");
     let b = project.write("b.txt", "banana\n");
@@ -221,7 +238,7 @@ async fn parallel_reads_then_a_serial_edit() {
         )
         .rule(Rule::new().assistant_turns(2).reply(Reply::text("Done.")));
     let server = mock(scenario).await;
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args([
             "-p",
             "fix a",
@@ -237,7 +254,7 @@ async fn parallel_reads_then_a_serial_edit() {
     // The second edit saw the first one's result: they ran one after the other.
     assert_eq!(project.read("a.txt"), "avocado\n");
 
-    let bodies = request_bodies(&server);
+    let bodies = model_bodies(&server);
     let reads = &bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"];
     let reads = reads.as_array().unwrap();
     assert_eq!(
@@ -254,14 +271,13 @@ async fn parallel_reads_then_a_serial_edit() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|r| r["type"] == "tool_result" && r.get("is_error") != Some(&json!(true))),
+            .all(|r| r["type"] == "tool_result" && !is_error_result(wire, r)),
         "{edits}"
     );
     server.stop().await;
 }
 
-#[tokio::test]
-async fn a_call_that_needs_approval_is_denied_with_how_to_allow_it() {
+async fn a_call_that_needs_approval_is_denied_with_how_to_allow_it(wire: Wire) {
     let project = Project::new();
     let victim = project.write("keep.txt", "precious\n");
     let scenario = Scenario::new()
@@ -275,7 +291,7 @@ async fn a_call_that_needs_approval_is_denied_with_how_to_allow_it() {
                 .reply(Reply::text("I could not delete it.")),
         );
     let server = mock(scenario).await;
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args(["-p", "delete keep.txt", "--output-format", "json"])
         .run()
         .await;
@@ -292,17 +308,16 @@ async fn a_call_that_needs_approval_is_denied_with_how_to_allow_it() {
             .starts_with("rm ")
     );
     // The model was told why, and what the user can do.
-    let bodies = request_bodies(&server);
+    let bodies = model_bodies(&server);
     let answer = &bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"][0];
-    assert_eq!(answer["is_error"], true);
+    assert!(is_error_result(wire, answer), "{answer}");
     let text = answer["content"].to_string();
     assert!(text.contains("non-interactive"), "{text}");
     assert!(text.contains("--allowedTools"), "{text}");
     server.stop().await;
 }
 
-#[tokio::test]
-async fn allowed_and_disallowed_tools_flags_become_rules() {
+async fn allowed_and_disallowed_tools_flags_become_rules(wire: Wire) {
     let project = Project::new();
     let scenario = Scenario::new()
         .rule(Rule::new().assistant_turns(0).reply(Reply::tool_use(
@@ -311,7 +326,7 @@ async fn allowed_and_disallowed_tools_flags_become_rules() {
         )))
         .rule(Rule::new().tool_results(true).reply(Reply::text("ok")));
     let server = mock(scenario).await;
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args([
             "-p",
             "go",
@@ -328,7 +343,7 @@ async fn allowed_and_disallowed_tools_flags_become_rules() {
     assert_eq!(out.json()["permission_denials"], json!([]));
     assert!(project.cwd().join("made-by-bash").exists());
     // A tool-wide deny rule removes the tool from the array the model sees.
-    let bodies = request_bodies(&server);
+    let bodies = model_bodies(&server);
     let names: Vec<&str> = bodies[0]["tools"]
         .as_array()
         .unwrap()
@@ -343,8 +358,7 @@ async fn allowed_and_disallowed_tools_flags_become_rules() {
     server.stop().await;
 }
 
-#[tokio::test]
-async fn the_second_request_reads_the_whole_first_prompt_from_the_cache() {
+async fn the_second_request_reads_the_whole_first_prompt_from_the_cache(wire: Wire) {
     let project = Project::new();
     let file = project.write("f.txt", "content\n");
     let scenario = Scenario::new()
@@ -359,7 +373,7 @@ async fn the_second_request_reads_the_whole_first_prompt_from_the_cache() {
                 .reply(Reply::text("Read it.")),
         );
     let server = mock(scenario).await;
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args(["-p", "read f.txt", "--output-format", "json"])
         .run()
         .await;
@@ -370,27 +384,42 @@ async fn the_second_request_reads_the_whole_first_prompt_from_the_cache() {
     let second = log[1].usage.unwrap();
     let first_prompt =
         first.input_tokens + first.cache_creation_input_tokens + first.cache_read_input_tokens;
-    assert!(first.cache_creation_input_tokens > 0, "{first:?}");
+    match wire {
+        Wire::Anthropic => assert!(first.cache_creation_input_tokens > 0, "{first:?}"),
+        // Automatic prefix caching: nothing is written explicitly, and nothing was there yet.
+        Wire::OpenAi => assert_eq!(
+            first.cache_read_input_tokens + first.cache_creation_input_tokens,
+            0,
+            "{first:?}"
+        ),
+    }
     assert_eq!(
         second.cache_read_input_tokens, first_prompt,
         "request 2 must read request 1's whole prompt: {first:?} then {second:?}"
     );
     // The session's figures include the reads.
+    // (over chat completions: `cached_tokens` became the reads, the rest of `prompt_tokens` the
+    // input).
+    let usage = &out.json()["usage"];
     assert_eq!(
-        out.json()["usage"]["cache_read_input_tokens"],
+        usage["cache_read_input_tokens"],
         second.cache_read_input_tokens
+    );
+    assert_eq!(
+        usage["input_tokens"],
+        first.input_tokens + second.input_tokens,
+        "{usage}"
     );
     server.stop().await;
 }
 
-#[tokio::test]
-async fn max_turns_ends_the_run_as_an_error() {
+async fn max_turns_ends_the_run_as_an_error(wire: Wire) {
     let project = Project::new();
     let file = project.write("f.txt", "x\n");
     let scenario =
         Scenario::new().default_reply(Reply::tool_use("Read", json!({"file_path": file})));
     let server = mock(scenario).await;
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args(["-p", "loop", "--output-format", "json", "--max-turns", "2"])
         .run()
         .await;

@@ -12,6 +12,7 @@ mod memory;
 mod memory_forks;
 mod older_modes;
 mod outside_reads;
+mod provider;
 mod recovery;
 mod resume;
 mod retries;
@@ -22,6 +23,7 @@ mod settings_fail_closed;
 mod signals;
 mod state;
 mod stuck;
+mod wire;
 
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Scenario};
 use tine_e2e::{Project, TineRun};

@@ -1,14 +1,21 @@
 //! Failures the run recovers from: an overloaded API, a stream cut mid-reply, a reply cut at
-//! `max_tokens`.
+//! `max_tokens`, a prompt that does not fit (reactive compaction). Over both wires (`both_wires!`).
 
 use tine_e2e::Project;
-use tine_e2e::request_bodies;
 use tine_e2e::tine_mock_api::{Fault, Reply, Rule, Scenario};
 
-use super::{mock, tine};
+use super::mock;
+use super::wire::{Wire, both_wires, model_bodies, tine_on};
 
-#[tokio::test]
-async fn a_529_with_retry_after_is_retried_and_the_run_succeeds() {
+both_wires!(
+    a_529_with_retry_after_is_retried_and_the_run_succeeds,
+    a_stream_dropped_mid_reply_is_retried_without_duplicated_text,
+    max_tokens_escalates_once_then_asks_the_model_to_resume,
+    redirected_text_output_holds_a_reply_cut_mid_stream_once,
+    a_prompt_that_does_not_fit_is_compacted_and_the_run_goes_on,
+);
+
+async fn a_529_with_retry_after_is_retried_and_the_run_succeeds(wire: Wire) {
     let scenario = Scenario::new()
         .rule(
             Rule::new()
@@ -18,7 +25,7 @@ async fn a_529_with_retry_after_is_retried_and_the_run_succeeds() {
         .default_reply(Reply::text("Back again."));
     let server = mock(scenario).await;
     let project = Project::new();
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args(["-p", "hello", "--output-format", "json", "--verbose"])
         .run()
         .await;
@@ -35,8 +42,7 @@ async fn a_529_with_retry_after_is_retried_and_the_run_succeeds() {
     assert!(!logged.contains("test-key"));
 }
 
-#[tokio::test]
-async fn a_stream_dropped_mid_reply_is_retried_without_duplicated_text() {
+async fn a_stream_dropped_mid_reply_is_retried_without_duplicated_text(wire: Wire) {
     let text = "The whole answer, streamed in several pieces, arrives exactly once.";
     let scenario = Scenario::new()
         .rule(
@@ -48,7 +54,7 @@ async fn a_stream_dropped_mid_reply_is_retried_without_duplicated_text() {
         .default_reply(Reply::text(text));
     let server = mock(scenario).await;
     let project = Project::new();
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args(["-p", "hello", "--output-format", "json"])
         .run()
         .await;
@@ -66,8 +72,7 @@ async fn a_stream_dropped_mid_reply_is_retried_without_duplicated_text() {
     assert!(assistants[0]["message"].to_string().contains(text));
 }
 
-#[tokio::test]
-async fn max_tokens_escalates_once_then_asks_the_model_to_resume() {
+async fn max_tokens_escalates_once_then_asks_the_model_to_resume(wire: Wire) {
     let scenario = Scenario::new()
         .rule(
             Rule::new()
@@ -82,18 +87,24 @@ async fn max_tokens_escalates_once_then_asks_the_model_to_resume() {
         .default_reply(Reply::text("part two"));
     let server = mock(scenario).await;
     let project = Project::new();
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .args(["-p", "write a lot", "--output-format", "json", "--verbose"])
         .run()
         .await;
     out.assert_success();
     assert_eq!(out.json()["result"], "part two");
-    let bodies = request_bodies(&server);
+    let bodies = model_bodies(&server);
     let limits: Vec<u64> = bodies
         .iter()
         .map(|b| b["max_tokens"].as_u64().unwrap())
         .collect();
-    assert_eq!(limits, [8000, 64000, 64000]);
+    // The escalation is capped at the model's output limit: 64k for Claude, the 32k assumed for
+    // a model tine does not know.
+    let escalated = match wire {
+        Wire::Anthropic => 64000,
+        Wire::OpenAi => 32000,
+    };
+    assert_eq!(limits, [8000, escalated, escalated]);
     // Request 1's cut reply was dropped; request 2's was kept and followed by the nudge.
     let messages = bodies[2]["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3);
@@ -101,7 +112,7 @@ async fn max_tokens_escalates_once_then_asks_the_model_to_resume() {
     assert!(messages[2].to_string().contains("Output token limit hit"));
     assert!(
         out.stderr
-            .contains("max_output_tokens escalation 8000 -> 64000"),
+            .contains(&format!("max_output_tokens escalation 8000 -> {escalated}")),
         "{}",
         out.stderr
     );
@@ -112,8 +123,7 @@ async fn max_tokens_escalates_once_then_asks_the_model_to_resume() {
     );
 }
 
-#[tokio::test]
-async fn redirected_text_output_holds_a_reply_cut_mid_stream_once() {
+async fn redirected_text_output_holds_a_reply_cut_mid_stream_once(wire: Wire) {
     let text = "A reply long enough to be cut somewhere in the middle of its stream.";
     let scenario = Scenario::new()
         .rule(
@@ -125,10 +135,34 @@ async fn redirected_text_output_holds_a_reply_cut_mid_stream_once() {
         .default_reply(Reply::text(text));
     let server = mock(scenario).await;
     let project = Project::new();
-    let out = tine(&project, &server).args(["-p", "hello"]).run().await;
+    let out = tine_on(wire, &project, &server)
+        .args(["-p", "hello"])
+        .run()
+        .await;
     out.assert_success();
     // stdout is a pipe here, as in `tine -p ... > file`: the bytes are the reply, once.
     assert_eq!(out.stdout, format!("{text}\n"));
     assert_eq!(server.requests().len(), 2);
     assert!(out.stderr.contains("retrying"), "{}", out.stderr);
+}
+
+async fn a_prompt_that_does_not_fit_is_compacted_and_the_run_goes_on(wire: Wire) {
+    // Anthropic's `prompt is too long`, or a chat server's `context_length_exceeded`: the same
+    // path either way, reactive compaction (the `SessionCompactor` -p installs), and the run
+    // goes on over the same wire.
+    let scenario = Scenario::new()
+        .rule(Rule::new().request(1).fault(Fault::prompt_too_long()))
+        .default_reply(Reply::text("Recovered."));
+    let server = mock(scenario).await;
+    let project = Project::new();
+    let out = tine_on(wire, &project, &server)
+        .args(["-p", "hello", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    assert_eq!(out.json()["result"], "Recovered.");
+    // The refused request, then compaction's and the retried turn's, all on one wire.
+    let bodies = model_bodies(&server);
+    assert!(bodies.len() >= 2, "{} requests", bodies.len());
+    assert_eq!(bodies.len(), server.requests().len());
 }

@@ -148,9 +148,10 @@ enum Expected {
 impl Expected {
     fn of(key: &str) -> Option<Expected> {
         match key {
-            "model" | "autoMemoryDirectory" | "$schema" => Some(Expected::String),
+            "model" | "provider" | "autoMemoryDirectory" | "$schema" => Some(Expected::String),
             "autoMemoryEnabled" => Some(Expected::Bool),
-            "hooks" | "env" => Some(Expected::Object),
+            // `openai`: the openai provider's endpoint, key and models (read by the cli).
+            "hooks" | "env" | "openai" => Some(Expected::Object),
             _ => None,
         }
     }
