@@ -44,7 +44,8 @@ fn conversation() -> MessagesRequest {
         description: "Reads a file".into(),
         input_schema: json!({"type": "object", "properties": {"file_path": {"type": "string"}}}),
         cache_control: Some(CacheControl::ephemeral()),
-    }];
+    }]
+    .into();
     request.thinking = Some(ThinkingConfig::Enabled {
         budget_tokens: 2000,
     });
