@@ -23,6 +23,7 @@ mod settings_fail_closed;
 mod signals;
 mod state;
 mod stuck;
+mod terminal;
 mod wire;
 
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Scenario};
