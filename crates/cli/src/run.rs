@@ -250,11 +250,13 @@ impl Front {
             SessionEvent::Request(request) => self.printer.request(&request),
             SessionEvent::CacheBreak(text) => eprintln!("[tine] cache break: {text}"),
             SessionEvent::CommandOutput(output) => self.printer.command_output(&output),
-            // Headless sessions answer asks by their rules; the rest is for status lines.
+            // Headless sessions answer asks by their rules (and stop a stuck model); the rest
+            // is for status lines.
             SessionEvent::TurnStarted { .. }
             | SessionEvent::TurnEnded(_)
             | SessionEvent::ToolInput { .. }
             | SessionEvent::PermissionRequest(_)
+            | SessionEvent::StuckModel(_)
             | SessionEvent::PermissionWithdrawn { .. }
             | SessionEvent::Usage(_)
             | SessionEvent::PermissionModeChanged(_) => {}

@@ -22,6 +22,7 @@ use crate::plug::{
 };
 use crate::query::{PostSampling, QueryParams, RequestObserver, query};
 use crate::request::{RequestTemplate, system_prompt_blocks};
+use crate::stuck::RepeatedFailureHandler;
 use crate::totals::LoopTotals;
 use crate::transcript::{
     CompactBoundary, RecordType, TranscriptAnnotator, TranscriptError, TranscriptRecord,
@@ -110,6 +111,8 @@ pub struct QueryEngine {
     /// Frozen decisions on oversized tool results; every request template carries it, so a fork
     /// built from the template clones the same decisions.
     replacements: crate::replacement::SharedReplacements,
+    /// Asked when the model is stuck (the TUI asks the person); `None`: the turn stops.
+    on_repeated_failure: Option<Arc<dyn RepeatedFailureHandler>>,
 }
 
 impl QueryEngine {
@@ -205,6 +208,7 @@ impl QueryEngine {
             transcript_path: path,
             resume_warnings,
             replacements: Arc::default(),
+            on_repeated_failure: None,
         })
     }
 
@@ -271,6 +275,13 @@ impl QueryEngine {
     /// it, so interrupting the turn leaves the session (and the forks of earlier turns) running.
     pub fn set_cancellation(&mut self, token: CancellationToken) {
         self.tool_context = self.tool_context.clone().with_cancellation(token);
+    }
+
+    /// Who decides when the model is stuck (the same call failing the same way again and
+    /// again; see [`crate::stuck`]): an interactive host asks the person. Without one the turn
+    /// stops with `Terminal::RepeatedToolFailure`.
+    pub fn set_repeated_failure_handler(&mut self, handler: Arc<dyn RepeatedFailureHandler>) {
+        self.on_repeated_failure = Some(handler);
     }
 
     /// Uses `state` as the session's content-replacement decisions: the host gives the forks'
@@ -344,6 +355,7 @@ impl QueryEngine {
         params.stop_hooks = self.config.stop_hooks.clone();
         params.compactor = self.config.compactor.clone();
         params.post_sampling = self.config.post_sampling.clone();
+        params.on_repeated_failure = self.on_repeated_failure.clone();
         params.on_request = match (&self.config.on_request, &self.config.monitor) {
             (None, None) => None,
             (observer, monitor) => {

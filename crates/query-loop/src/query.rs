@@ -440,6 +440,10 @@ async fn run_loop(
                 Some(handler) => handler.on_repeated_failure(failure).await,
                 None => StuckDecision::Stop,
             };
+            // Interrupted while the person was asked: the turn was stopped, not given up on.
+            if cancel.is_cancelled() {
+                return Terminal::Aborted;
+            }
             match decision {
                 StuckDecision::Stop => {
                     tracing::warn!(tool = %failure.tool, repeats = failure.repeats, "the model is stuck; stopping the turn");

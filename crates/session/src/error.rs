@@ -6,7 +6,7 @@ use tine_api_client::ApiError;
 use tine_config::PathsError;
 use tine_query_loop::{EngineError, TranscriptError};
 
-use crate::submission::PermissionId;
+use crate::submission::{PermissionId, StuckId};
 
 /// Why [`crate::Session::start`] refused. Each message says what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +66,12 @@ pub enum AnswerError {
     #[error("no pending permission request {0}")]
     Unknown(PermissionId),
 }
+
+/// Why [`crate::SessionHandle::answer_stuck`] was refused: answered already, its turn ended
+/// (interrupted), or never asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("no open question {0} about a stuck model")]
+pub struct StuckAnswerError(pub StuckId);
 
 /// Why [`crate::SessionHandle::set_permission_mode`] was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -13,7 +13,7 @@ use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, UsageLedger};
 use tine_permissions::PermissionMode;
 use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
 
-use crate::submission::{PermissionId, SubmissionId};
+use crate::submission::{PermissionId, StuckId, SubmissionId};
 
 /// One thing that happened in the session.
 #[derive(Debug, Clone)]
@@ -44,6 +44,11 @@ pub enum SessionEvent {
     /// A pending request was withdrawn without an answer (its turn was interrupted): take it
     /// off the screen.
     PermissionWithdrawn { id: PermissionId },
+    /// The model is stuck (the same call failed the same way several times in a row): answer
+    /// with [`crate::SessionHandle::answer_stuck`] whether it goes on. Only with
+    /// [`crate::Approvals::Interactive`] (headless sessions stop the turn); the question ends
+    /// with its turn (an interruption stops it).
+    StuckModel(StuckQuestion),
     /// What a slash command answered.
     CommandOutput(CommandOutput),
     /// The submission is over.
@@ -109,6 +114,18 @@ pub struct PermissionRequest {
     /// The rule "yes, and don't ask again" adds (the ask's first suggestion, e.g.
     /// `Bash(npm test:*)`); `None` when there is none to offer.
     pub always_rule: Option<String>,
+}
+
+/// The model made the same call `repeats` times in a row and got the same error each time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StuckQuestion {
+    /// Echo it in [`crate::SessionHandle::answer_stuck`].
+    pub id: StuckId,
+    pub tool: String,
+    pub input: Value,
+    /// The start of the error the model got each time.
+    pub error: String,
+    pub repeats: u32,
 }
 
 /// What a slash command answered.

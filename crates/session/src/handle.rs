@@ -13,11 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::actor::{Actor, Op};
 use crate::assemble::{SessionSummary, assemble};
-use crate::error::{AnswerError, ModeError, SessionClosed, StartError};
+use crate::error::{AnswerError, ModeError, SessionClosed, StartError, StuckAnswerError};
 use crate::event::{SessionEvent, ShutdownReport};
 use crate::options::SessionOptions;
 use crate::permission::Permissions;
-use crate::submission::{PermissionAnswer, PermissionId, Submission, SubmissionId};
+use crate::stuck::{StuckAsker, StuckQuestions};
+use crate::submission::{PermissionAnswer, PermissionId, StuckId, Submission, SubmissionId};
+use tine_query_loop::StuckDecision;
 
 /// The entry point: `Session::start(options)`.
 pub struct Session;
@@ -38,7 +40,7 @@ impl Session {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let token = CancellationToken::new();
         let drain_grace = options.drain_grace;
-        let assembled = assemble(options, &token, &events_tx).await?;
+        let mut assembled = assemble(options, &token, &events_tx).await?;
         for notice in &assembled.notices {
             let _ = events_tx.send(SessionEvent::Notice(notice.clone()));
         }
@@ -47,8 +49,18 @@ impl Session {
             turns: Mutex::new(Turns::default()),
             next_submission: AtomicU64::new(1),
             permissions: Arc::clone(&assembled.permissions),
+            stuck: Arc::default(),
             closing: AtomicBool::new(false),
         });
+        // A person decides whether a stuck model goes on; headless, the turn stops.
+        if assembled.permissions.is_interactive() {
+            assembled
+                .engine
+                .set_repeated_failure_handler(Arc::new(StuckAsker {
+                    shared: Arc::downgrade(&shared),
+                    events: events_tx.clone(),
+                }));
+        }
         let summary = assembled.summary.clone();
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
         let actor = Actor::new(assembled, Arc::clone(&shared), events_tx, drain_grace);
@@ -80,6 +92,8 @@ pub(crate) struct Shared {
     pub turns: Mutex<Turns>,
     next_submission: AtomicU64,
     pub permissions: Arc<Permissions>,
+    /// Open questions about a stuck model.
+    pub stuck: Arc<StuckQuestions>,
     /// Set by shutdown: nothing more is accepted.
     closing: AtomicBool,
 }
@@ -143,6 +157,16 @@ impl SessionHandle {
         answer: PermissionAnswer,
     ) -> Result<(), AnswerError> {
         self.shared.permissions.answer(id, answer)
+    }
+
+    /// Answers a [`crate::StuckQuestion`]: `KeepGoing` lets the model go on (the count starts
+    /// again; `--max-turns` stays the cap), `Stop` ends the turn.
+    pub fn answer_stuck(
+        &self,
+        id: StuckId,
+        decision: StuckDecision,
+    ) -> Result<(), StuckAnswerError> {
+        self.shared.stuck.answer(id, decision)
     }
 
     /// Changes the permission mode for the calls from now on (a

@@ -32,6 +32,7 @@
 //! - `handle`: [`Session::start`] and the [`SessionHandle`].
 //! - `actor`: the session's task and the turn protocol.
 //! - `permission`: the main thread's `can_use_tool` (asks to a person, or denials headless).
+//! - `stuck`: a stuck model asked about (interactive sessions).
 //! - [`commands`]: the slash commands the session answers; [`custom_commands`]: the
 //!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`.
 
@@ -47,19 +48,22 @@ mod handle;
 pub mod options;
 mod permission;
 mod private_state;
+mod stuck;
 pub mod submission;
 
 pub use assemble::{
     DEFAULT_MODEL, SessionSummary, gather_context, model_from, settings_paths, user_home_from_env,
 };
 pub use commands::{COMMANDS, CommandSpec};
-pub use error::{AnswerError, ModeError, SessionClosed, StartError};
+pub use error::{AnswerError, ModeError, SessionClosed, StartError, StuckAnswerError};
 pub use event::{
     CommandOutput, MAIN_SOURCE, Notice, NoticeLevel, PermissionRequest, RequestSummary,
-    SessionCost, SessionEvent, ShutdownReport, TurnEnd, TurnOutcome, UsageReport,
+    SessionCost, SessionEvent, ShutdownReport, StuckQuestion, TurnEnd, TurnOutcome, UsageReport,
 };
 pub use handle::{Session, SessionHandle};
 pub use options::{
     Approvals, Resume, SandboxDecision, SandboxInputs, SandboxOutcome, SessionOptions,
 };
-pub use submission::{PermissionAnswer, PermissionId, Submission, SubmissionId};
+pub use submission::{PermissionAnswer, PermissionId, StuckId, Submission, SubmissionId};
+/// How a stuck model's question is answered ([`SessionHandle::answer_stuck`]).
+pub use tine_query_loop::StuckDecision;

@@ -69,6 +69,11 @@ impl Permissions {
         }
     }
 
+    /// Whether a person answers (then a stuck model is asked about too).
+    pub(crate) fn is_interactive(&self) -> bool {
+        self.approvals == Approvals::Interactive
+    }
+
     pub(crate) fn mode(&self) -> PermissionMode {
         self.read().mode
     }

@@ -55,6 +55,16 @@ impl fmt::Display for PermissionId {
     }
 }
 
+/// Names one question about a stuck model ([`crate::StuckQuestion`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StuckId(pub u64);
+
+impl fmt::Display for StuckId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "stuck-{}", self.0)
+    }
+}
+
 /// A person's answer to a [`crate::PermissionRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionAnswer {

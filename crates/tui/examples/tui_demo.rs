@@ -91,6 +91,8 @@ async fn fake_session(
                     text: format!("`/{name} {args}`: **$0.0123** this session, cache read 87%"),
                 });
             }
+            // The demo's model is never stuck.
+            UiCommand::AnswerStuck { .. } => {}
             UiCommand::CyclePermissionMode { to } => {
                 let _ = ui.send(UiEvent::PermissionModeChanged(to));
             }

@@ -303,6 +303,7 @@ impl App {
                 }
             },
             UiEvent::PermissionRequest(request) => self.dialog.push(request),
+            UiEvent::StuckModel(question) => self.dialog.push_stuck(question),
             UiEvent::Retry {
                 message,
                 discard_partial,

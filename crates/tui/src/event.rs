@@ -40,6 +40,9 @@ pub enum UiEvent {
     ToolFinished { id: String, result: ToolResultView },
     /// A call needs a person's approval. Requests queue and are asked one at a time.
     PermissionRequest(PermissionRequest),
+    /// The model is stuck (the same call failing the same way again and again): asked in the
+    /// dialog's queue whether it goes on. The question ends with its turn.
+    StuckModel(StuckQuestion),
     /// The request failed and is retried (`RetryNotice`, shown beside the spinner). With
     /// `discard_partial`, what streamed of the current reply is void and is taken off screen.
     Retry {
@@ -154,6 +157,19 @@ pub struct PermissionRequest {
     pub preview: Option<DiffSource>,
 }
 
+/// The model made the same call `repeats` times in a row and got the same error each time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StuckQuestion {
+    /// Echoed in the answer.
+    pub id: String,
+    pub tool: String,
+    /// The call's argument as people read it.
+    pub args: String,
+    /// The start of the error it keeps getting.
+    pub error: String,
+    pub repeats: u32,
+}
+
 /// A background task in the tasks panel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskView {
@@ -250,6 +266,8 @@ pub enum UiCommand {
         id: String,
         answer: PermissionAnswer,
     },
+    /// The answer to a [`StuckQuestion`]: let the model go on, or stop the turn.
+    AnswerStuck { id: String, keep_going: bool },
     /// Shift+Tab: the mode the person cycled to (shown at once; the session applies it).
     CyclePermissionMode { to: PermissionMode },
     /// Leave (`/exit`, Ctrl-D on an empty prompt, Ctrl-C twice).

@@ -260,9 +260,7 @@ impl App {
                 _ => None,
             }
         };
-        answered
-            .map(|(id, answer)| vec![UiCommand::AnswerPermission { id, answer }])
-            .unwrap_or_default()
+        answered.into_iter().collect()
     }
 
     fn ctrl_c(&mut self) -> Vec<UiCommand> {

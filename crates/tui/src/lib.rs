@@ -43,9 +43,9 @@ pub mod wrap;
 
 pub use app::{App, AppConfig, Queued};
 pub use event::{
-    DiffSource, NoticeLevel, PermissionAnswer, PermissionMode, PermissionRequest, TaskKind,
-    TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView, ToolResultView, TurnEndReason,
-    UiCommand, UiEvent, UsageView,
+    DiffSource, NoticeLevel, PermissionAnswer, PermissionMode, PermissionRequest, StuckQuestion,
+    TaskKind, TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView, ToolResultView,
+    TurnEndReason, UiCommand, UiEvent, UsageView,
 };
 pub use run::{FRAME_INTERVAL, LoopEnd, LoopStats, TuiError, event_loop, run};
 pub use slash::SlashCommandSpec;

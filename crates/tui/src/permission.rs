@@ -1,7 +1,8 @@
 //! The permission dialog (seed 003 §五): shown above the input, which it replaces while open;
 //! it names the tool and the file or command, and offers "1. Yes", "2. Yes, and don't ask again
 //! for <rule>", "3. No, and tell tine what to do differently". Requests queue and are asked one
-//! by one, in order.
+//! by one, in order. A stuck model's question ("let it keep going?") is asked in the same place,
+//! in the same queue.
 
 use std::collections::VecDeque;
 
@@ -11,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use crate::diff;
-use crate::event::{PermissionAnswer, PermissionRequest};
+use crate::event::{PermissionAnswer, PermissionRequest, StuckQuestion, UiCommand};
 use crate::theme;
 use crate::wrap::{IndentedLine, sanitize};
 
@@ -25,9 +26,26 @@ pub enum Choice {
     No,
 }
 
+/// One question of the dialog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ask {
+    Permission(PermissionRequest),
+    /// Once: let the model go on; No: stop the turn.
+    Stuck(StuckQuestion),
+}
+
+impl Ask {
+    pub fn id(&self) -> &str {
+        match self {
+            Ask::Permission(r) => &r.id,
+            Ask::Stuck(q) => &q.id,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct PermissionDialog {
-    queue: VecDeque<PermissionRequest>,
+    queue: VecDeque<Ask>,
     selected: usize,
     /// Option 3 chosen: the feedback being typed.
     feedback: Option<String>,
@@ -38,7 +56,7 @@ impl PermissionDialog {
         !self.queue.is_empty()
     }
 
-    pub fn current(&self) -> Option<&PermissionRequest> {
+    pub fn current(&self) -> Option<&Ask> {
         self.queue.front()
     }
 
@@ -47,7 +65,11 @@ impl PermissionDialog {
     }
 
     pub fn push(&mut self, request: PermissionRequest) {
-        self.queue.push_back(request);
+        self.queue.push_back(Ask::Permission(request));
+    }
+
+    pub fn push_stuck(&mut self, question: StuckQuestion) {
+        self.queue.push_back(Ask::Stuck(question));
     }
 
     /// Drops every request (the turn they belonged to ended).
@@ -59,8 +81,10 @@ impl PermissionDialog {
 
     pub fn choices(&self) -> Vec<Choice> {
         match self.current() {
-            Some(r) if r.always_rule.is_some() => vec![Choice::Once, Choice::Always, Choice::No],
-            Some(_) => vec![Choice::Once, Choice::No],
+            Some(Ask::Permission(r)) if r.always_rule.is_some() => {
+                vec![Choice::Once, Choice::Always, Choice::No]
+            }
+            Some(Ask::Permission(_) | Ask::Stuck(_)) => vec![Choice::Once, Choice::No],
             None => Vec::new(),
         }
     }
@@ -97,9 +121,12 @@ impl PermissionDialog {
             .and_then(|i| self.choices().get(i).copied())
     }
 
-    /// Acts on a choice: `Some((id, answer))` when the request is answered; `None` when the
+    /// Acts on a choice: the answer's command when the question is answered; `None` when the
     /// choice opened the feedback line.
-    pub fn choose(&mut self, choice: Choice) -> Option<(String, PermissionAnswer)> {
+    pub fn choose(&mut self, choice: Choice) -> Option<UiCommand> {
+        if matches!(self.current(), Some(Ask::Stuck(_))) {
+            return self.answer_stuck(choice != Choice::No);
+        }
         let answer = match choice {
             Choice::Once => PermissionAnswer::Once,
             Choice::Always => PermissionAnswer::Always,
@@ -121,24 +148,43 @@ impl PermissionDialog {
         self.answer(answer)
     }
 
-    /// Esc: No, without feedback (or, while typing feedback, with what was typed so far).
-    pub fn reject(&mut self) -> Option<(String, PermissionAnswer)> {
+    /// Esc: No, without feedback (or, while typing feedback, with what was typed so far); for
+    /// a stuck model, stop.
+    pub fn reject(&mut self) -> Option<UiCommand> {
+        if matches!(self.current(), Some(Ask::Stuck(_))) {
+            return self.answer_stuck(false);
+        }
         let feedback = self.feedback.take().filter(|t| !t.trim().is_empty());
         self.answer(PermissionAnswer::No { feedback })
     }
 
-    fn answer(&mut self, answer: PermissionAnswer) -> Option<(String, PermissionAnswer)> {
-        let request = self.queue.pop_front()?;
+    fn answer(&mut self, answer: PermissionAnswer) -> Option<UiCommand> {
+        let ask = self.queue.pop_front()?;
         self.selected = 0;
         self.feedback = None;
-        Some((request.id, answer))
+        Some(UiCommand::AnswerPermission {
+            id: ask.id().to_owned(),
+            answer,
+        })
+    }
+
+    fn answer_stuck(&mut self, keep_going: bool) -> Option<UiCommand> {
+        let ask = self.queue.pop_front()?;
+        self.selected = 0;
+        self.feedback = None;
+        Some(UiCommand::AnswerStuck {
+            id: ask.id().to_owned(),
+            keep_going,
+        })
     }
 
     fn body(&self, width: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
-        let Some(request) = self.current() else {
-            return (Vec::new(), None);
-        };
         let inner = width.saturating_sub(4).max(1);
+        let request = match self.current() {
+            None => return (Vec::new(), None),
+            Some(Ask::Stuck(question)) => return (self.stuck_body(question, inner), None),
+            Some(Ask::Permission(request)) => request,
+        };
         let mut logical: Vec<IndentedLine> = Vec::new();
         logical.push(IndentedLine::plain(Line::from(Span::styled(
             title(&request.tool),
@@ -221,14 +267,75 @@ impl PermissionDialog {
                 ));
             }
         }
-        let waiting = self.queue.len() - 1;
-        let mut footer = String::from("enter to select · ↑↓ or number · esc to reject");
+        self.footer(&mut rows, "esc to reject");
+        (rows, cursor)
+    }
+
+    fn footer(&self, rows: &mut Vec<Line<'static>>, esc: &str) {
+        let waiting = self.queue.len().saturating_sub(1);
+        let mut footer = format!("enter to select · ↑↓ or number · {esc}");
         if waiting > 0 {
             footer = format!("{waiting} more waiting · {footer}");
         }
         rows.push(Line::default());
         rows.push(Line::from(Span::styled(footer, theme::dim())));
-        (rows, cursor)
+    }
+
+    /// "The model seems stuck": the call, the error it keeps getting, and whether to go on.
+    fn stuck_body(&self, question: &StuckQuestion, inner: u16) -> Vec<Line<'static>> {
+        let indented = |body: Line<'static>| IndentedLine {
+            first: vec![Span::raw("  ")],
+            rest: vec![Span::raw("  ")],
+            body,
+        };
+        let call = if question.args.is_empty() {
+            question.tool.clone()
+        } else {
+            format!("{}({})", question.tool, question.args)
+        };
+        let logical = [
+            IndentedLine::plain(Line::from(Span::styled(
+                "The model seems stuck",
+                theme::bold(),
+            ))),
+            IndentedLine::blank(),
+            indented(Line::from(format!(
+                "It made the same call {} times in a row and got the same error each time:",
+                question.repeats
+            ))),
+            indented(Line::from(sanitize(&call))),
+            indented(Line::from(Span::styled(
+                sanitize(&question.error),
+                theme::dim(),
+            ))),
+            IndentedLine::blank(),
+            IndentedLine::plain(Line::from("Let it keep going?")),
+        ];
+        let mut rows = Vec::new();
+        for line in &logical {
+            line.wrap(inner, &mut rows);
+        }
+        for (i, choice) in self.choices().iter().enumerate() {
+            let chosen = i == self.selected;
+            let style = if chosen {
+                theme::selected()
+            } else {
+                ratatui::style::Style::default()
+            };
+            let marker = if chosen { "❯ " } else { "  " };
+            let label = match choice {
+                Choice::No => "No, stop the turn (esc)",
+                Choice::Once | Choice::Always => "Yes, let it try again",
+            };
+            IndentedLine {
+                first: vec![Span::styled(format!("{marker}{}. ", i + 1), style)],
+                rest: vec![Span::raw("     ")],
+                body: Line::from(Span::styled(label, style)),
+            }
+            .wrap(inner, &mut rows);
+        }
+        self.footer(&mut rows, "esc to stop");
+        rows
     }
 
     /// Rows the dialog needs at `width` (borders included).
@@ -303,6 +410,47 @@ mod tests {
         }
     }
 
+    fn answer(id: &str, answer: PermissionAnswer) -> UiCommand {
+        UiCommand::AnswerPermission {
+            id: id.into(),
+            answer,
+        }
+    }
+
+    fn stuck(id: &str) -> StuckQuestion {
+        StuckQuestion {
+            id: id.into(),
+            tool: "Bash".into(),
+            args: "cargo tset".into(),
+            error: "no such command: tset".into(),
+            repeats: 3,
+        }
+    }
+
+    #[test]
+    fn a_stuck_model_is_asked_in_the_queue_yes_goes_on_and_esc_or_no_stops() {
+        let mut d = PermissionDialog::default();
+        d.push(request("a", None));
+        d.push_stuck(stuck("s1"));
+        d.push_stuck(stuck("s2"));
+        d.push_stuck(stuck("s3"));
+        assert!(d.choose(Choice::Once).is_some());
+        assert_eq!(d.choices(), [Choice::Once, Choice::No]);
+        let keep = |id: &str, keep_going| UiCommand::AnswerStuck {
+            id: id.into(),
+            keep_going,
+        };
+        assert_eq!(d.choose(Choice::Once), Some(keep("s1", true)));
+        assert_eq!(
+            d.choose(Choice::No),
+            Some(keep("s2", false)),
+            "No stops at once, without a feedback line"
+        );
+        assert!(!d.is_typing_feedback());
+        assert_eq!(d.reject(), Some(keep("s3", false)));
+        assert!(!d.is_open());
+    }
+
     #[test]
     fn requests_are_answered_one_by_one_in_order() {
         let mut d = PermissionDialog::default();
@@ -310,9 +458,9 @@ mod tests {
         d.push(request("b", None));
         assert_eq!(
             d.choose(Choice::Once),
-            Some(("a".into(), PermissionAnswer::Once))
+            Some(answer("a", PermissionAnswer::Once))
         );
-        assert_eq!(d.current().map(|r| r.id.as_str()), Some("b"));
+        assert_eq!(d.current().map(Ask::id), Some("b"));
         assert_eq!(
             d.choices(),
             [Choice::Once, Choice::No],
@@ -320,7 +468,7 @@ mod tests {
         );
         assert_eq!(
             d.reject(),
-            Some(("b".into(), PermissionAnswer::No { feedback: None }))
+            Some(answer("b", PermissionAnswer::No { feedback: None }))
         );
         assert!(!d.is_open());
     }
@@ -336,8 +484,8 @@ mod tests {
         }
         assert_eq!(
             d.choose(Choice::No),
-            Some((
-                "a".into(),
+            Some(answer(
+                "a",
                 PermissionAnswer::No {
                     feedback: Some("use cargo clean".into())
                 }

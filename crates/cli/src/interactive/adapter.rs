@@ -15,8 +15,9 @@ use tine_session::{
 use tine_tools::TodoStatus as ToolTodoStatus;
 use tine_tools::{ToolDisplay, ToolOutput};
 use tine_tui::{
-    DiffSource, NoticeLevel, PermissionMode, PermissionRequest, TaskKind, TaskStatus, TaskView,
-    TodoStatus, TodoView, ToolDisplayView, ToolResultView, TurnEndReason, UiEvent, UsageView,
+    DiffSource, NoticeLevel, PermissionMode, PermissionRequest, StuckQuestion, TaskKind,
+    TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView, ToolResultView, TurnEndReason,
+    UiEvent, UsageView,
 };
 
 /// What the adapter remembers between events.
@@ -64,6 +65,16 @@ impl Adapter {
                     reason: (!request.reason.is_empty()).then_some(request.reason),
                     always_rule: request.always_rule,
                     preview,
+                })]
+            }
+            SessionEvent::StuckModel(question) => {
+                let args = tool_args(&question.tool, &question.input);
+                vec![UiEvent::StuckModel(StuckQuestion {
+                    id: question.id.0.to_string(),
+                    tool: question.tool,
+                    args,
+                    error: question.error,
+                    repeats: question.repeats,
                 })]
             }
             // The UI drops a turn's requests itself when it interrupts; a withdrawal it did not

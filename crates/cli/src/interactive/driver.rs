@@ -10,7 +10,7 @@ use tine_query_loop::load_session;
 use tine_session::custom_commands::{self, CustomCommand};
 use tine_session::{
     PermissionAnswer as SessionAnswer, PermissionId, Resume, Session, SessionEvent, SessionHandle,
-    SessionOptions, SessionSummary, Submission,
+    SessionOptions, SessionSummary, StuckDecision, StuckId, Submission,
 };
 use tine_tui::{
     NoticeLevel, PermissionAnswer, SlashCommandSpec, TurnEndReason, UiCommand, UiEvent,
@@ -161,6 +161,21 @@ impl Driver {
                 if let Err(error) = handle.answer_permission(PermissionId(number), answer) {
                     // Withdrawn meanwhile (the turn ended): nothing waits for it.
                     tracing::debug!(%error, "permission answer not taken");
+                }
+            }
+            UiCommand::AnswerStuck { id, keep_going } => {
+                let Ok(number) = id.parse::<u64>() else {
+                    self.notice(NoticeLevel::Error, format!("no question {id}"));
+                    return;
+                };
+                let decision = if keep_going {
+                    StuckDecision::KeepGoing
+                } else {
+                    StuckDecision::Stop
+                };
+                if let Err(error) = handle.answer_stuck(StuckId(number), decision) {
+                    // Its turn ended meanwhile: nothing waits for it.
+                    tracing::debug!(%error, "stuck answer not taken");
                 }
             }
             UiCommand::CyclePermissionMode { to } => {

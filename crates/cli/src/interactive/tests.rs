@@ -457,3 +457,53 @@ async fn the_ui_runs_on_the_openai_provider_with_its_model_verbatim() {
         "{last}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_model_is_asked_about_enter_lets_it_go_on_and_esc_stops_it() {
+    let world = World::new();
+    let read = || {
+        Reply::text("Reading.")
+            .with_tool_use("Read", json!({"file_path": world.cwd.join("missing.txt")}))
+    };
+    let scenario = Scenario::new()
+        .rule(Rule::new().tool_results(true).reply(read()))
+        .rule(
+            Rule::new()
+                .last_user_contains("read the notes")
+                .reply(read()),
+        )
+        .default_reply(Reply::text("Ok."));
+    let server = MockServer::start(MockConfig::new(scenario)).await.unwrap();
+    let started = start(&world.launch(&server), Resume::New).await.unwrap();
+    let mut ui = Ui::start(started);
+    let stuck = |e: &UiEvent| match e {
+        UiEvent::StuckModel(q) => Some(q.clone()),
+        _ => None,
+    };
+
+    ui.type_line("read the notes");
+    let first = ui.until(stuck).await.0;
+    assert_eq!((first.tool.as_str(), first.repeats), ("Read", 3));
+    assert!(first.args.ends_with("missing.txt"), "{first:?}");
+    settle().await;
+    ui.key(KeyCode::Enter, KeyModifiers::NONE);
+    ui.until(stuck).await;
+    let messages = |server: &MockServer| {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/v1/messages"))
+            .count()
+    };
+    assert_eq!(messages(&server), 6, "Yes let the model go on");
+    settle().await;
+    ui.key(KeyCode::Esc, KeyModifiers::NONE);
+    let (reason, _) = ui.turn_end().await;
+    assert!(
+        matches!(&reason, TurnEndReason::Failed { message } if message.contains("stuck")),
+        "{reason:?}"
+    );
+    assert_eq!(messages(&server), 6, "Esc stopped it");
+    let (_, screen, _) = ui.exit().await;
+    assert!(screen.contains("stuck"), "{screen}");
+}

@@ -3,5 +3,6 @@
 mod fork_prefix;
 mod interrupt;
 mod permissions;
+mod stuck;
 mod support;
 mod turns;

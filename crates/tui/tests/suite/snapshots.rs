@@ -4,8 +4,8 @@
 use crossterm::event::{KeyCode, KeyModifiers};
 use insta::assert_snapshot;
 use tine_tui::{
-    DiffSource, NoticeLevel, PermissionRequest, TaskKind, TaskStatus, TaskView, TodoStatus,
-    TodoView, ToolDisplayView, ToolResultView, TurnEndReason, UiEvent, UsageView,
+    DiffSource, NoticeLevel, PermissionRequest, StuckQuestion, TaskKind, TaskStatus, TaskView,
+    TodoStatus, TodoView, ToolDisplayView, ToolResultView, TurnEndReason, UiEvent, UsageView,
 };
 
 use super::support::{app, ctrl, draw, feed, key, plain, screen, styled, submit, type_text};
@@ -391,4 +391,28 @@ async fn thinking_collapsed_and_expanded() {
     ));
     let expanded = screen(&mut app, 60, 10);
     assert_snapshot!("thinking", format!("{collapsed}{expanded}"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn stuck_model_dialog() {
+    let mut app = app();
+    submit(&mut app, "run the tests");
+    app.handle(UiEvent::StuckModel(StuckQuestion {
+        id: "1".into(),
+        tool: "Bash".into(),
+        args: "cargo tset".into(),
+        error: "error: no such command: `tset`".into(),
+        repeats: 3,
+    }));
+    let asked = screen(&mut app, 70, 26);
+    let commands = app.handle_key(key(KeyCode::Enter));
+    assert_eq!(
+        commands,
+        [tine_tui::UiCommand::AnswerStuck {
+            id: "1".into(),
+            keep_going: true
+        }]
+    );
+    assert!(!app.dialog().is_open());
+    assert_snapshot!("stuck_model_dialog", asked);
 }

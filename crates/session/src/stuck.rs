@@ -1,0 +1,100 @@
+//! A stuck model, asked about ([`Approvals::Interactive`](crate::Approvals) only): when the
+//! loop sees the same call fail the same way again and again (query-loop's `stuck`), a
+//! headless session stops the turn; an interactive one sends a [`StuckQuestion`] and lets the
+//! person decide, through [`crate::SessionHandle::answer_stuck`], whether the model goes on.
+//! An interruption while the question is open stops the turn (the question ends with it).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use futures::future::BoxFuture;
+use tine_query_loop::{RepeatedFailure, RepeatedFailureHandler, StuckDecision};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::StuckAnswerError;
+use crate::event::{SessionEvent, StuckQuestion};
+use crate::handle::Shared;
+use crate::submission::StuckId;
+
+/// The open questions, shared by the loop's handler and the handle.
+#[derive(Default)]
+pub(crate) struct StuckQuestions {
+    pending: Mutex<HashMap<StuckId, oneshot::Sender<StuckDecision>>>,
+    next_id: AtomicU64,
+}
+
+impl StuckQuestions {
+    pub(crate) fn answer(
+        &self,
+        id: StuckId,
+        decision: StuckDecision,
+    ) -> Result<(), StuckAnswerError> {
+        let sender = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id)
+            .ok_or(StuckAnswerError(id))?;
+        sender.send(decision).map_err(|_| StuckAnswerError(id))
+    }
+
+    fn open(&self) -> (StuckId, oneshot::Receiver<StuckDecision>) {
+        let id = StuckId(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tx);
+        (id, rx)
+    }
+
+    fn close(&self, id: StuckId) {
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+    }
+}
+
+/// The engine's handler: asks, and waits for the answer or the running turn's interruption.
+pub(crate) struct StuckAsker {
+    /// Weak: the engine that holds this handler must not keep the session's state alive.
+    pub shared: Weak<Shared>,
+    pub events: mpsc::UnboundedSender<SessionEvent>,
+}
+
+impl RepeatedFailureHandler for StuckAsker {
+    fn on_repeated_failure<'a>(
+        &'a self,
+        failure: &'a RepeatedFailure,
+    ) -> BoxFuture<'a, StuckDecision> {
+        Box::pin(async move {
+            let Some(shared) = self.shared.upgrade() else {
+                return StuckDecision::Stop;
+            };
+            let Some(turn) = shared.turns().running.as_ref().map(|(_, t)| t.clone()) else {
+                return StuckDecision::Stop;
+            };
+            let questions: &Arc<StuckQuestions> = &shared.stuck;
+            let (id, answer) = questions.open();
+            let sent = self.events.send(SessionEvent::StuckModel(StuckQuestion {
+                id,
+                tool: failure.tool.clone(),
+                input: failure.input.clone(),
+                error: failure.error_excerpt(),
+                repeats: failure.repeats,
+            }));
+            if sent.is_err() {
+                questions.close(id);
+                return StuckDecision::Stop;
+            }
+            let decision = tokio::select! {
+                decision = answer => decision.unwrap_or(StuckDecision::Stop),
+                () = turn.cancelled() => StuckDecision::Stop,
+            };
+            questions.close(id);
+            decision
+        })
+    }
+}
