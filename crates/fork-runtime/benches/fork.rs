@@ -2,7 +2,10 @@
 //! simulator, with one cache-sharing fork per turn. Prints (a) the share of the parent's cached
 //! prefix each fork read from the cache (target 100%, every fork) and (b) the forks'
 //! billed-equivalent input (reads 0.1x, writes 1.25x, the rest 1x) against the same forks sent
-//! without cache sharing (target <= 0.2x).
+//! without cache sharing (target <= 0.2x). Run over both wires: the Messages API (explicit
+//! cache breakpoints; the parent's cached prefix is what it read and wrote) and OpenAI chat
+//! completions with automatic prefix caching, as vLLM and llama.cpp do (the parent's cached
+//! prefix is its whole prompt, `cached_tokens` the fork's read).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -11,9 +14,15 @@ use tine_api_client::{ContentBlock, Message, SystemPrompt, TextBlock, Usage};
 use tine_fork_runtime::{CacheSafeParams, ForkParams, run_forked_agent};
 use tine_mock_api::{Reply, Rule, Scenario};
 use tine_query_loop::AllowAll;
-use tine_test_support::{ScratchProject, Session, SessionBuilder, server};
+use tine_test_support::{ScratchProject, Session, SessionBuilder, openai_client_for, server};
 
 const TURNS: usize = 30;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Wire {
+    Anthropic,
+    OpenAi,
+}
 
 fn billed(u: &Usage) -> f64 {
     u.cache_read_input_tokens as f64 * 0.1
@@ -23,6 +32,11 @@ fn billed(u: &Usage) -> f64 {
 
 #[tokio::main]
 async fn main() {
+    run(Wire::Anthropic).await;
+    run(Wire::OpenAi).await;
+}
+
+async fn run(wire: Wire) {
     let scenario = Scenario::new()
         .rule(
             Rule::new()
@@ -38,12 +52,18 @@ async fn main() {
             "Rule {i}: read before editing; keep diffs small.\n"
         ));
     }
+    let mut builder = SessionBuilder::new(project.home(), project.cwd());
+    if wire == Wire::OpenAi {
+        builder = builder
+            .client(openai_client_for(&server))
+            .configure(|c| c.model = "qwen2.5-coder:7b".to_owned());
+    }
     let Session {
         parent,
         pipeline,
         mut engine,
         ..
-    } = SessionBuilder::new(project.home(), project.cwd())
+    } = builder
         .configure(move |c| {
             c.system_prompt = Arc::from(system);
             c.max_turns = Some(4);
@@ -84,8 +104,12 @@ async fn main() {
         .await
         .unwrap();
         let first = shared.first_request_usage.unwrap_or_default();
-        let cached =
-            parent_usage.cache_read_input_tokens + parent_usage.cache_creation_input_tokens;
+        let cached = match wire {
+            Wire::Anthropic => {
+                parent_usage.cache_read_input_tokens + parent_usage.cache_creation_input_tokens
+            }
+            Wire::OpenAi => parent_usage.total_input_tokens(),
+        };
         shares.push(first.cache_read_input_tokens as f64 / cached.max(1) as f64);
         shared_billed += billed(&shared.usage);
 
@@ -123,7 +147,11 @@ async fn main() {
     let mean = shares.iter().sum::<f64>() / shares.len() as f64;
     let below = shares.iter().filter(|s| **s < 1.0).count();
     println!(
-        "fork bench: {TURNS} turns, one cache-sharing fork per turn, final prompt {last_prompt} tokens"
+        "fork bench ({}): {TURNS} turns, one cache-sharing fork per turn, final prompt {last_prompt} tokens",
+        match wire {
+            Wire::Anthropic => "Messages API",
+            Wire::OpenAi => "OpenAI chat completions, automatic prefix caching",
+        }
     );
     println!(
         "(a) share of the parent's cached prefix read from cache by each fork: min {:.1}%, mean {:.1}%, forks below 100%: {below} (target 100%, every fork)",

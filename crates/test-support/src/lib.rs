@@ -23,7 +23,9 @@ pub mod requests;
 pub mod session;
 pub mod tally;
 
-pub use mock::{MODEL, Tools, big_system_prompt, client_for, server, tool_setup};
+pub use mock::{
+    MODEL, Tools, big_system_prompt, client_for, openai_client_for, server, tool_setup,
+};
 pub use project::ScratchProject;
 pub use requests::{api_usage, body_has, last_user_has};
 pub use session::{Session, SessionBuilder, engine_config};

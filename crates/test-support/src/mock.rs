@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolArray};
+use tine_api_client::{
+    ClientConfig, Credentials, HttpClient, ModelClient, OpenAiClient, OpenAiConfig, RetryPolicy,
+    ToolArray,
+};
 use tine_mock_api::{MockConfig, MockServer, Scenario};
 use tine_tools::Tool;
 use tine_tools::builtin::builtin_tools;
@@ -23,6 +26,13 @@ pub fn client_for(server: &MockServer) -> Arc<dyn ModelClient> {
     let config = ClientConfig::new(server.base_url(), Credentials::api_key("test-key"))
         .with_retry(RetryPolicy::none());
     Arc::new(HttpClient::new(config).unwrap())
+}
+
+/// An OpenAI-compatible (chat completions) client for `server`'s `/v1`, dummy key, no retries.
+pub fn openai_client_for(server: &MockServer) -> Arc<dyn ModelClient> {
+    let config =
+        OpenAiConfig::new(server.openai_base_url(), "test-key").with_retry(RetryPolicy::none());
+    Arc::new(OpenAiClient::new(config).unwrap())
 }
 
 /// A system prompt long enough (~2.5k tokens) to pass the minimum cacheable prefix.

@@ -63,6 +63,7 @@ pub struct SessionBuilder {
     pipeline: Option<PipelineStep>,
     wrap_tools: Option<ToolsStep>,
     config: Vec<ConfigStep>,
+    client: Option<Arc<dyn ModelClient>>,
 }
 
 impl SessionBuilder {
@@ -75,6 +76,7 @@ impl SessionBuilder {
             pipeline: None,
             wrap_tools: None,
             config: Vec::new(),
+            client: None,
         }
     }
 
@@ -114,8 +116,15 @@ impl SessionBuilder {
         self
     }
 
+    /// Another client for the session and its forks (default: [`client_for`] the server),
+    /// e.g. [`crate::mock::openai_client_for`] it.
+    pub fn client(mut self, client: Arc<dyn ModelClient>) -> Self {
+        self.client = Some(client);
+        self
+    }
+
     pub async fn start(self, server: &MockServer) -> Session {
-        let client = client_for(server);
+        let client = self.client.unwrap_or_else(|| client_for(server));
         let (tools, defs) = tool_setup();
         let tools = match self.wrap_tools {
             Some(wrap) => wrap(tools),
