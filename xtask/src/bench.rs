@@ -29,7 +29,7 @@ pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "fork",
         "tine-fork-runtime",
         "fork",
-        "30-turn session with a fork per turn: share of prefix read from cache (100%), billed input vs unshared (<= 0.2x)",
+        "30-turn session with a fork per turn, on the Messages API and on chat completions: share of prefix read from cache (100%), billed input vs unshared (<= 0.2x)",
     ),
     (
         "startup",

@@ -2,13 +2,18 @@
 //! parent's request plus the instruction (and reads its whole cached prefix), the last file read
 //! comes back, tools are refused to the summary, no cache break is reported for the new prefix
 //! (in the turn and on `-c`), reactive compaction with a summary request too long itself, the
-//! circuit breaker, the window variables, and PreCompact / PostCompact hooks.
+//! circuit breaker, the window variables, and PreCompact / PostCompact hooks. The summary's
+//! contract holds over both wires (`both_wires!`): on chat completions its prefix is the
+//! parent's chat request, read from the server's prefix cache.
 
 use serde_json::{Value, json};
 use tine_e2e::tine_mock_api::{Fault, MockServer, Reply, RequestRecord, Rule, Scenario};
 use tine_e2e::{Project, request_bodies};
 
+use super::wire::{Wire, both_wires, tine_on};
 use super::{mock, tine};
+
+both_wires!(the_summary_is_the_parents_request_plus_the_instruction_and_the_last_file_comes_back);
 
 const MARKER: &str = "Your task is to write a detailed summary of the conversation so far";
 const CONTINUED: &str = "This session is being continued from an earlier conversation";
@@ -76,8 +81,9 @@ fn rule(r: &RequestRecord) -> &str {
     r.rule.as_deref().unwrap_or("")
 }
 
+/// The request in Messages form (a chat request as the mock converted it).
 fn body(r: &RequestRecord) -> Value {
-    r.json().unwrap()
+    r.messages_form().unwrap()
 }
 
 fn prompt_tokens(r: &RequestRecord) -> u64 {
@@ -103,7 +109,7 @@ fn unmarked(messages: &Value) -> Vec<Value> {
 
 /// A summary request (by its last message: a refused request has no rule).
 fn is_summary(r: &RequestRecord) -> bool {
-    r.json()
+    r.messages_form()
         .and_then(|b| b["messages"].as_array()?.last().map(Value::to_string))
         .is_some_and(|last| last.contains(MARKER))
 }
@@ -112,8 +118,9 @@ fn summaries(server: &MockServer) -> Vec<RequestRecord> {
     server.requests().into_iter().filter(is_summary).collect()
 }
 
-#[tokio::test]
-async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_file_comes_back() {
+async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_file_comes_back(
+    wire: Wire,
+) {
     // The summary's reply also asks for a tool: the fork must refuse it.
     let summary = Rule::new()
         .last_user_contains(MARKER)
@@ -123,7 +130,7 @@ async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_fi
         );
     let server = mock(scenario(8, summary)).await;
     let project = project_with_files(8);
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .env("TINE_AUTO_COMPACT_WINDOW", "75000")
         .args([
             "-p",
@@ -163,6 +170,24 @@ async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_fi
     }
     let (pm, qm) = (unmarked(&p["messages"]), unmarked(&q["messages"]));
     assert_eq!(pm[..], qm[..pm.len()]);
+    if wire == Wire::OpenAi {
+        // The chat requests themselves: the parent's messages (system first) and tools again.
+        let (p, q) = (parent.json().unwrap(), summary.json().unwrap());
+        let (pm, qm) = (
+            p["messages"].as_array().unwrap(),
+            q["messages"].as_array().unwrap(),
+        );
+        assert_eq!(pm[..], qm[..pm.len()]);
+        for key in [
+            "tools",
+            "model",
+            "max_tokens",
+            "max_completion_tokens",
+            "tool_choice",
+        ] {
+            assert_eq!(p.get(key), q.get(key), "{key}");
+        }
+    }
     let instruction = qm.last().unwrap().to_string();
     assert!(instruction.contains(MARKER));
     for section in [
@@ -230,7 +255,7 @@ async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_fi
     );
 
     // A resumed session reads the compacted prefix back from the cache, with no break either.
-    let resumed = tine(&project, &server)
+    let resumed = tine_on(wire, &project, &server)
         .env("TINE_AUTO_COMPACT_WINDOW", "75000")
         .args(["-c", "-p", "what next?", "--verbose"])
         .run()

@@ -1,7 +1,9 @@
 //! The prompt cache across sessions: the system prompt depends only on settings and version
 //! (git status and the date go in the first user message, frozen in the transcript), so two
 //! sessions of a project share the cached system prompt, and `tine -c` after an edit sends the
-//! previous session's last request again, byte for byte, and reads it from the cache.
+//! previous session's last request again, byte for byte, and reads it from the cache. Over
+//! both wires (`both_wires!`): on chat completions the server's automatic prefix cache gives
+//! the same reads.
 
 use std::path::Path;
 
@@ -9,7 +11,13 @@ use serde_json::{Value, json};
 use tine_e2e::Project;
 use tine_e2e::tine_mock_api::{Reply, Rule, Scenario};
 
-use super::{mock, tine};
+use super::mock;
+use super::wire::{Wire, both_wires, model_bodies, tine_on};
+
+both_wires!(
+    continue_after_an_edit_replays_the_session_and_reads_it_from_the_cache,
+    git_status_and_date_are_in_the_first_user_message_not_the_system_prompt,
+);
 
 fn git(dir: &Path, args: &[&str]) -> bool {
     std::process::Command::new("git")
@@ -100,12 +108,11 @@ fn system_text(body: &Value) -> String {
     body["system"].to_string()
 }
 
-#[tokio::test]
-async fn git_status_and_date_are_in_the_first_user_message_not_the_system_prompt() {
+async fn git_status_and_date_are_in_the_first_user_message_not_the_system_prompt(wire: Wire) {
     let Some(project) = repository() else { return };
     let server = mock(Scenario::new().default_reply(Reply::text("Hello."))).await;
     project.write("notes.txt", "changed before the first session\n");
-    tine(&project, &server)
+    tine_on(wire, &project, &server)
         .args(["-p", "hi"])
         .run()
         .await
@@ -113,13 +120,13 @@ async fn git_status_and_date_are_in_the_first_user_message_not_the_system_prompt
     // An edit between two new sessions of the project.
     project.write("notes.txt", "changed again\n");
     project.write("new.txt", "x\n");
-    tine(&project, &server)
+    tine_on(wire, &project, &server)
         .args(["-p", "hi again"])
         .run()
         .await
         .assert_success();
 
-    let bodies: Vec<Value> = server.requests().iter().filter_map(|r| r.json()).collect();
+    let bodies = model_bodies(&server);
     let (first, second) = (&bodies[0], &bodies[1]);
     let today = today_utc();
     for body in [first, second] {
@@ -155,11 +162,10 @@ fn today_utc() -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
-#[tokio::test]
-async fn continue_after_an_edit_replays_the_session_and_reads_it_from_the_cache() {
+async fn continue_after_an_edit_replays_the_session_and_reads_it_from_the_cache(wire: Wire) {
     let Some(project) = repository() else { return };
     let server = mock(editing_scenario(&project)).await;
-    let first = tine(&project, &server)
+    let first = tine_on(wire, &project, &server)
         .args([
             "-p",
             "fix the notes",
@@ -176,7 +182,7 @@ async fn continue_after_an_edit_replays_the_session_and_reads_it_from_the_cache(
     let before = server.requests().len();
     assert_eq!(before, 3);
 
-    let next = tine(&project, &server)
+    let next = tine_on(wire, &project, &server)
         .args(["-c", "-p", "thanks", "--output-format", "json"])
         .run()
         .await;
@@ -184,8 +190,19 @@ async fn continue_after_an_edit_replays_the_session_and_reads_it_from_the_cache(
     assert_eq!(next.json()["result"], "Anything else?");
 
     let log = server.requests();
-    let previous = without_breakpoints(log[before - 1].json().unwrap());
-    let resumed = without_breakpoints(log[before].json().unwrap());
+    if wire == Wire::OpenAi {
+        // The chat request itself: the previous one's messages (system first) and tools again.
+        let (previous, resumed) = (log[before - 1].json().unwrap(), log[before].json().unwrap());
+        let (old, new) = (
+            previous["messages"].as_array().unwrap(),
+            resumed["messages"].as_array().unwrap(),
+        );
+        assert_eq!(&new[..old.len()], &old[..]);
+        assert_eq!(previous["tools"], resumed["tools"]);
+    }
+    let bodies = model_bodies(&server);
+    let previous = without_breakpoints(bodies[before - 1].clone());
+    let resumed = without_breakpoints(bodies[before].clone());
     // Byte for byte up to the end of the previous session's last request.
     assert_eq!(previous["system"], resumed["system"]);
     assert_eq!(previous["tools"], resumed["tools"]);
