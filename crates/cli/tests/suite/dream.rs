@@ -1,7 +1,9 @@
 //! Auto dream through the real binary: after five sessions of a project (transcripts present,
 //! the last consolidation two days old), the sixth `-p` run consolidates on its own prompt
 //! cache and says so in stream-json; `tine memory dream` consolidates on demand, shows its
-//! progress, and refuses while another session holds the lock.
+//! progress, and refuses while another session holds the lock. The auto dream runs over both
+//! wires (`both_wires!`): on chat completions with the session's model, read from the server's
+//! prefix cache.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -11,7 +13,10 @@ use tine_e2e::Project;
 use tine_e2e::tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_memory::{Acquire, ConsolidationLock, DREAM_MARKER, INDEX_FILE, default_memory_dir};
 
+use super::wire::{Wire, both_wires, tine_on};
 use super::{mock, tine};
+
+both_wires!(the_sixth_session_dreams_on_its_cache_and_says_so_in_stream_json);
 
 /// The model: a dream writes one merged memory and the index, then says it is done.
 fn dreaming_model() -> Scenario {
@@ -69,15 +74,14 @@ fn consolidated_two_days_ago(mem: &std::path::Path) -> SystemTime {
     when
 }
 
-#[tokio::test]
-async fn the_sixth_session_dreams_on_its_cache_and_says_so_in_stream_json() {
+async fn the_sixth_session_dreams_on_its_cache_and_says_so_in_stream_json(wire: Wire) {
     let server = mock(dreaming_model()).await;
     let project = Project::new();
     let mem = memory_dir(&project);
     let before = consolidated_two_days_ago(&mem);
 
     for i in 0..5 {
-        tine(&project, &server)
+        tine_on(wire, &project, &server)
             .env_remove("TINE_DISABLE_AUTO_MEMORY")
             .args(["-p", &format!("session {i}: this project uses React 18")])
             .run()
@@ -95,7 +99,7 @@ async fn the_sixth_session_dreams_on_its_cache_and_says_so_in_stream_json() {
         .count();
     assert_eq!(sessions, 5);
 
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .env_remove("TINE_DISABLE_AUTO_MEMORY")
         .args([
             "-p",
@@ -153,7 +157,17 @@ async fn the_sixth_session_dreams_on_its_cache_and_says_so_in_stream_json() {
         .expect("the parent's request")
         .usage
         .unwrap();
-    let parent_cached = parent.cache_read_input_tokens + parent.cache_creation_input_tokens;
+    // What the server holds of the parent's prompt once it answered: on the Messages API the
+    // prefix up to its breakpoints, on chat completions (automatic prefix caching) all of it.
+    let parent_cached = match wire {
+        Wire::Anthropic => parent.cache_read_input_tokens + parent.cache_creation_input_tokens,
+        Wire::OpenAi => parent.prompt_tokens(),
+    };
+    assert_eq!(
+        first.json().unwrap()["model"],
+        wire.model(),
+        "the dream uses the session's model"
+    );
     let usage = first.usage.unwrap();
     assert!(parent_cached > 0, "{parent:?}");
     assert!(
@@ -164,13 +178,13 @@ async fn the_sixth_session_dreams_on_its_cache_and_says_so_in_stream_json() {
     let total =
         usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.input_tokens;
     println!(
-        "tine -p dream, first request: {} of {total} prompt tokens read from the cache ({:.1}%)",
+        "tine -p dream ({wire:?}), first request: {} of {total} prompt tokens read from the cache ({:.1}%)",
         usage.cache_read_input_tokens,
         100.0 * usage.cache_read_input_tokens as f64 / total as f64
     );
 
     // The next session: just consolidated, no dream.
-    tine(&project, &server)
+    tine_on(wire, &project, &server)
         .env_remove("TINE_DISABLE_AUTO_MEMORY")
         .args(["-p", "thanks"])
         .run()
@@ -180,7 +194,7 @@ async fn the_sixth_session_dreams_on_its_cache_and_says_so_in_stream_json() {
 
     // Two days later, in text mode: the dream's line is on stderr.
     consolidated_two_days_ago(&mem);
-    let out = tine(&project, &server)
+    let out = tine_on(wire, &project, &server)
         .env_remove("TINE_DISABLE_AUTO_MEMORY")
         .args(["-p", "anything new?"])
         .run()

@@ -223,6 +223,14 @@ async fn the_memory_fork_reads_the_parent_prefix_from_the_server_cache() {
         "the fork uses the session's model"
     );
     // Byte-identical up to the divergence: the fork's prompt starts with the parent's whole one.
+    let usage = fork.usage.unwrap();
+    println!(
+        "openai extraction fork: read {} of its {} prompt tokens from the cache; the parent's \
+         prompt was {}",
+        usage.cache_read_input_tokens,
+        usage.prompt_tokens(),
+        parent.input_tokens
+    );
     assert!(
         fork.usage.unwrap().cache_read_input_tokens >= parent.input_tokens,
         "fork read {:?} of the parent's {} prompt tokens",
