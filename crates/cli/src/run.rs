@@ -250,9 +250,11 @@ impl Front {
             SessionEvent::Request(request) => self.printer.request(&request),
             SessionEvent::CacheBreak(text) => eprintln!("[tine] cache break: {text}"),
             SessionEvent::CommandOutput(output) => self.printer.command_output(&output),
-            // Headless sessions answer asks by their rules (and stop a stuck model); the rest
-            // is for status lines.
+            // Headless sessions answer asks by their rules (and stop a stuck model); a blocked
+            // prompt's reason is printed with its failed end (`command_result`); the rest is
+            // for status lines.
             SessionEvent::TurnStarted { .. }
+            | SessionEvent::PromptBlocked { .. }
             | SessionEvent::TurnEnded(_)
             | SessionEvent::ToolInput { .. }
             | SessionEvent::PermissionRequest(_)

@@ -272,6 +272,7 @@ mod tests {
             raw: value.as_object().cloned().unwrap_or_default(),
             permissions: Default::default(),
             base_dir: PathBuf::from("/base"),
+            hooks: Vec::new(),
         }
     }
 

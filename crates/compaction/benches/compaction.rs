@@ -117,6 +117,7 @@ async fn main() {
         prompter: None,
         tool_context: Some(tool_context),
         stop_hooks: None,
+        hooks: None,
         compactor: Some(compactor.clone()),
         post_sampling: None,
         on_request: None,

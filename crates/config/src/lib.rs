@@ -25,6 +25,6 @@ pub use paths::{
     tine_home, tine_home_from_env, transcript_path,
 };
 pub use settings::{
-    FlagSettings, LoadedSettings, Location, RuleList, SettingText, SettingsError, SettingsFormat,
-    SettingsLayer, SettingsPaths, SettingsSource,
+    FlagSettings, HookSetting, LoadedSettings, Location, RuleList, SettingText, SettingsError,
+    SettingsFormat, SettingsLayer, SettingsPaths, SettingsSource,
 };

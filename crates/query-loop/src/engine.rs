@@ -16,6 +16,7 @@ use tine_tools::{Tool, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::QueryEvent;
+use crate::hooks::Hooks;
 use crate::plug::{
     CanUseTool, CompactContext, CompactError, Compactor, PermissionPrompter, RequestMonitor,
     StopHooks,
@@ -55,6 +56,9 @@ pub struct EngineConfig {
     /// fresh one rooted at `cwd`.
     pub tool_context: Option<ToolContext>,
     pub stop_hooks: Option<Arc<dyn StopHooks>>,
+    /// The user's command hooks; the loop runs PreToolUse and PostToolUse (the host runs
+    /// UserPromptSubmit, SessionStart and SessionEnd through the same value).
+    pub hooks: Option<Hooks>,
     pub compactor: Option<Arc<dyn Compactor>>,
     pub post_sampling: Option<PostSampling>,
     pub on_request: Option<RequestObserver>,
@@ -353,6 +357,7 @@ impl QueryEngine {
         params.prompter = self.config.prompter.clone();
         params.max_turns = self.config.max_turns;
         params.stop_hooks = self.config.stop_hooks.clone();
+        params.hooks = self.config.hooks.clone();
         params.compactor = self.config.compactor.clone();
         params.post_sampling = self.config.post_sampling.clone();
         params.on_repeated_failure = self.on_repeated_failure.clone();

@@ -20,8 +20,9 @@
 //!   `--continue`.
 //! - [`context`]: AGENTS.md / CLAUDE.md discovery, environment facts, git snapshot, and the
 //!   rendering of the system prompt and user context, once per session.
-//! - [`hooks`]: user stop hooks (shell commands from settings, [`CommandStopHooks`]) and the
-//!   post-sampling registry.
+//! - [`hooks`]: the user's command hooks for every Claude Code event ([`hooks::Hooks`], the
+//!   value a session holds; [`CommandStopHooks`] for Stop alone) and the post-sampling registry.
+//!   `tool_calls` (private) runs a reply's tool calls with their PreToolUse/PostToolUse hooks.
 //! - [`engine`]: [`QueryEngine`], the session: one [`query()`] per turn, messages, usage,
 //!   denials and the transcript across turns.
 //! - [`timestamp`]: RFC 3339 / day formatting used by the transcript and the context.
@@ -38,6 +39,7 @@ pub mod replacement;
 pub mod request;
 pub mod stuck;
 pub mod timestamp;
+mod tool_calls;
 pub mod totals;
 pub mod transcript;
 pub mod transition;

@@ -49,6 +49,41 @@ pub trait CanUseTool: Send + Sync {
         input: &'a Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, PermissionOutcome>;
+
+    /// The check of a call a PreToolUse hook allowed: the hook skips the question a person
+    /// would be asked, never a deny rule (nor an ask rule, nor a protected path). The default
+    /// is the plain check: a checker that cannot tell why it would ask keeps asking.
+    fn check_hook_allowed<'a>(
+        &'a self,
+        tool: &'a dyn Tool,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, PermissionOutcome> {
+        self.check(tool, input, ctx)
+    }
+
+    /// The check of a call a PreToolUse hook wants a person to approve (`reason` is the
+    /// hook's): a deny rule still denies; anything else is a question for a person. The
+    /// default answers `Ask`, which the loop's prompter takes (denied without one); a checker
+    /// that asks people itself asks here.
+    fn check_hook_ask<'a>(
+        &'a self,
+        tool: &'a dyn Tool,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+        reason: &'a str,
+    ) -> BoxFuture<'a, PermissionOutcome> {
+        Box::pin(async move {
+            match self.check(tool, input, ctx).await {
+                deny @ PermissionOutcome::Deny { .. } => deny,
+                PermissionOutcome::Allow { .. } | PermissionOutcome::Ask { .. } => {
+                    PermissionOutcome::Ask {
+                        reason: reason.to_owned(),
+                    }
+                }
+            }
+        })
+    }
 }
 
 /// Allows everything: for tests and for hosts that checked elsewhere.

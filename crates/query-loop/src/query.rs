@@ -8,29 +8,27 @@
 //! no tool calls, the stop hooks decide whether the turn really ends.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::stream::{self, BoxStream, StreamExt};
-use serde_json::Value;
 use tine_api_client::{
     ApiError, ClientEvent, ContentBlock, ContentDelta, Message, MessageAccumulator, MessageContent,
     ModelClient, ResponseMessage, StopReason, StreamEvent, ToolUseBlock, model_info,
 };
-use tine_tools::{ProgressSink, Tool, ToolContext, ToolOutput, ToolProgress, run_tool};
+use tine_tools::{Tool, ToolContext};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::QueryEvent;
-use crate::hooks::{PostSamplingContext, PostSamplingHooks};
+use crate::hooks::{Hooks, PostSamplingContext, PostSamplingHooks};
 use crate::plug::{
-    CanUseTool, CompactContext, Compactor, PermissionOutcome, PermissionPrompter, StopContext,
-    StopHookOutcome, StopHooks,
+    CanUseTool, CompactContext, Compactor, PermissionPrompter, StopContext, StopHookOutcome,
+    StopHooks,
 };
-use crate::repair::INTERRUPTED_TOOL_RESULT;
 use crate::request::RequestTemplate;
 use crate::stuck::{
     DEFAULT_MAX_REPEATED_FAILURES, FailureStreak, RepeatedFailureHandler, StuckDecision,
 };
+use crate::tool_calls::run_tool_calls;
 use crate::transition::{Terminal, Transition};
 use tine_config::SessionId;
 
@@ -86,6 +84,9 @@ pub struct QueryParams {
     pub max_output_tokens: Option<u32>,
     pub stop_hooks: Option<Arc<dyn StopHooks>>,
     pub max_stop_hook_continuations: u32,
+    /// The user's command hooks: PreToolUse and PostToolUse run around every tool call
+    /// (the main thread's; forks run none).
+    pub hooks: Option<Hooks>,
     pub compactor: Option<Arc<dyn Compactor>>,
     pub post_sampling: Option<PostSampling>,
     pub query_source: QuerySource,
@@ -121,6 +122,7 @@ impl QueryParams {
             max_output_tokens: None,
             stop_hooks: None,
             max_stop_hook_continuations: DEFAULT_MAX_STOP_HOOK_CONTINUATIONS,
+            hooks: None,
             compactor: None,
             post_sampling: None,
             query_source: Arc::from("repl_main_thread"),
@@ -131,7 +133,7 @@ impl QueryParams {
         }
     }
 
-    fn find_tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+    pub(crate) fn find_tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools
             .iter()
             .find(|t| t.name() == name)
@@ -173,32 +175,16 @@ pub fn query(params: QueryParams, messages: Vec<Message>) -> BoxStream<'static, 
 
 /// Sends events; a dropped receiver cancels the loop (nobody is listening any more).
 #[derive(Clone)]
-struct Emitter {
-    tx: mpsc::Sender<QueryEvent>,
+pub(crate) struct Emitter {
+    pub(crate) tx: mpsc::Sender<QueryEvent>,
     cancel: CancellationToken,
 }
 
 impl Emitter {
-    async fn send(&self, event: QueryEvent) {
+    pub(crate) async fn send(&self, event: QueryEvent) {
         if self.tx.send(event).await.is_err() {
             self.cancel.cancel();
         }
-    }
-}
-
-/// Progress of one tool call, forwarded as events (dropped when the channel is full: progress
-/// is advisory).
-struct ToolProgressForwarder {
-    tx: mpsc::Sender<QueryEvent>,
-    tool_use_id: String,
-}
-
-impl ProgressSink for ToolProgressForwarder {
-    fn report(&self, progress: ToolProgress) {
-        let _ = self.tx.try_send(QueryEvent::ToolProgress {
-            tool_use_id: self.tool_use_id.clone(),
-            progress,
-        });
     }
 }
 
@@ -428,12 +414,16 @@ async fn run_loop(
             }
         }
 
-        let results = run_tool_calls(params, &uses, &mut state.failures, emit, cancel).await;
-        let message = Message::user(results);
+        let round = run_tool_calls(params, &uses, &mut state.failures, emit, cancel).await;
+        let message = Message::user(round.results);
         messages.push(message.clone());
         emit.send(QueryEvent::UserMessage { message }).await;
         if cancel.is_cancelled() {
             return Terminal::Aborted;
+        }
+        if let Some(reason) = round.stop {
+            // A tool hook's `"continue": false`: the turn ends here, as a stop hook's would.
+            return Terminal::StopHookPrevented { reason };
         }
         if let Some(failure) = state.failures.reached(params.max_repeated_failures) {
             let decision = match &params.on_repeated_failure {
@@ -610,170 +600,6 @@ async fn stream_reply(
         Ok(message) => Streamed::Done(message),
         Err(error) => Streamed::Failed(error),
     }
-}
-
-/// One tool call after its permission check.
-enum Prepared<'a> {
-    Run {
-        tool: &'a Arc<dyn Tool>,
-        input: Value,
-    },
-    Done(ToolOutput),
-}
-
-/// Runs the calls of one reply and returns their `tool_result` blocks in call order.
-async fn run_tool_calls(
-    params: &QueryParams,
-    uses: &[ToolUseBlock],
-    failures: &mut FailureStreak,
-    emit: &Emitter,
-    cancel: &CancellationToken,
-) -> Vec<ContentBlock> {
-    let mut results: Vec<ContentBlock> = Vec::with_capacity(uses.len());
-    let mut index = 0;
-    while index < uses.len() {
-        // A batch: a run of consecutive concurrency-safe calls, or a single other call.
-        let end = if is_concurrency_safe(params, &uses[index]) {
-            let mut end = index;
-            while end < uses.len() && is_concurrency_safe(params, &uses[end]) {
-                end += 1;
-            }
-            end
-        } else {
-            index + 1
-        };
-        let batch = &uses[index..end];
-        index = end;
-
-        // Permission checks one at a time (a person may be asked), then the runs.
-        let mut prepared = Vec::with_capacity(batch.len());
-        for call in batch {
-            prepared.push(prepare_call(params, call, emit, cancel).await);
-        }
-        let mut runs = Vec::with_capacity(batch.len());
-        for (call, prepared) in batch.iter().zip(prepared) {
-            runs.push(execute_call(params, call, prepared, emit, cancel));
-        }
-        let outputs: Vec<ToolOutput> = stream::iter(runs)
-            .buffered(MAX_PARALLEL_TOOLS)
-            .collect()
-            .await;
-        for (call, output) in batch.iter().zip(outputs) {
-            failures.record(&call.name, &call.input, &output);
-            emit.send(QueryEvent::ToolResult {
-                tool_use_id: call.id.clone(),
-                tool: call.name.clone(),
-                output: output.clone(),
-            })
-            .await;
-            results.push(result_block(&call.id, &call.name, output));
-        }
-    }
-    results
-}
-
-fn is_concurrency_safe(params: &QueryParams, call: &ToolUseBlock) -> bool {
-    params
-        .find_tool(&call.name)
-        .is_some_and(|t| t.is_concurrency_safe(&call.input))
-}
-
-async fn prepare_call<'a>(
-    params: &'a QueryParams,
-    call: &ToolUseBlock,
-    emit: &Emitter,
-    cancel: &CancellationToken,
-) -> Prepared<'a> {
-    if cancel.is_cancelled() {
-        return Prepared::Done(ToolOutput::error(INTERRUPTED_TOOL_RESULT));
-    }
-    let Some(tool) = params.find_tool(&call.name) else {
-        return Prepared::Done(ToolOutput::error(format!(
-            "Error: No such tool available: {}",
-            call.name
-        )));
-    };
-    let mut outcome = params
-        .can_use_tool
-        .check(tool.as_ref(), &call.input, &params.tool_context)
-        .await;
-    if let PermissionOutcome::Ask { reason } = &outcome {
-        outcome = match &params.prompter {
-            Some(prompter) => match prompter.ask(tool.as_ref(), &call.input, reason).await {
-                PermissionOutcome::Ask { reason } => PermissionOutcome::Deny { reason },
-                answer => answer,
-            },
-            None => PermissionOutcome::Deny {
-                reason: format!(
-                    "{reason}; approval cannot be asked for here, so the call was not run"
-                ),
-            },
-        };
-    }
-    match outcome {
-        PermissionOutcome::Allow { updated_input } => Prepared::Run {
-            tool,
-            input: updated_input.unwrap_or_else(|| call.input.clone()),
-        },
-        PermissionOutcome::Deny { reason } | PermissionOutcome::Ask { reason } => {
-            emit.send(QueryEvent::ToolDenied {
-                tool_use_id: call.id.clone(),
-                tool: call.name.clone(),
-                input: call.input.clone(),
-                reason: reason.clone(),
-            })
-            .await;
-            Prepared::Done(
-                ToolOutput::error(format!(
-                    "Permission to use {} was denied: {reason}",
-                    call.name
-                ))
-                .with_summary("denied"),
-            )
-        }
-    }
-}
-
-async fn execute_call(
-    params: &QueryParams,
-    call: &ToolUseBlock,
-    prepared: Prepared<'_>,
-    emit: &Emitter,
-    cancel: &CancellationToken,
-) -> ToolOutput {
-    let (tool, input) = match prepared {
-        Prepared::Done(output) => return output,
-        Prepared::Run { tool, input } => (tool, input),
-    };
-    let ctx = params
-        .tool_context
-        .clone()
-        .with_progress(Arc::new(ToolProgressForwarder {
-            tx: emit.tx.clone(),
-            tool_use_id: call.id.clone(),
-        }));
-    let run = run_tool(tool.as_ref(), input, &ctx);
-    tokio::pin!(run);
-    tokio::select! {
-        biased;
-        output = &mut run => output,
-        _ = cancel.cancelled() => {
-            // The tool sees the same token and kills what it started; give it a moment.
-            match tokio::time::timeout(Duration::from_secs(2), &mut run).await {
-                Ok(output) => output,
-                Err(_) => ToolOutput::error(INTERRUPTED_TOOL_RESULT),
-            }
-        }
-    }
-}
-
-fn result_block(id: &str, name: &str, output: ToolOutput) -> ContentBlock {
-    let content = if output.content.is_empty() {
-        format!("{name} completed with no output")
-    } else {
-        output.content
-    };
-    ContentBlock::tool_result(id, content, output.is_error)
 }
 
 /// The text of a message's text blocks (or its string content).

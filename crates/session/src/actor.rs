@@ -3,7 +3,9 @@
 //!
 //! 1. the turn's token (a child of the session's, made by `submit`) becomes the engine's, so
 //!    an interruption stops this turn and nothing else;
-//! 2. recall attaches the memories relevant to the prompt (a side query, interruptible);
+//! 2. UserPromptSubmit hooks see the prompt (a refusal ends the submission with
+//!    [`SessionEvent::PromptBlocked`] and no request); recall attaches the memories relevant
+//!    to it (a side query, interruptible); the first prompt also gets SessionStart's context;
 //! 3. the cache-safe slot is cleared (a turn has started: what it held no longer describes
 //!    the conversation);
 //! 4. the engine runs the turn; its events are forwarded as they happen, with the figures of
@@ -12,8 +14,9 @@
 //! 5. `TurnEnded` with the cost of every request so far: the main thread's and the ledger's
 //!    (side queries, forks).
 //!
-//! Background events are forwarded by their own task as they come. Shutdown flushes what
-//! the jobs deferred and drains them within the grace.
+//! SessionStart hooks run when the task starts, before the first submission. Background
+//! events are forwarded by their own task as they come. Shutdown runs SessionEnd hooks, then
+//! flushes what the jobs deferred and drains them within the grace.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +24,7 @@ use std::time::Duration;
 use tine_api_client::{ContentBlock, MessageContent, Usage, context_window, cost_usd};
 use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, StopHookPipeline, UsageLedger};
 use tine_memory::AutoMemory;
+use tine_query_loop::hooks::PromptVerdict;
 use tine_query_loop::{QueryEngine, QueryEvent};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -32,6 +36,7 @@ use crate::event::{
     Notice, SessionCost, SessionEvent, ShutdownReport, TurnEnd, TurnOutcome, UsageReport,
 };
 use crate::handle::Shared;
+use crate::hooks::{SessionEndReason, SessionHooks};
 use crate::submission::{Submission, SubmissionId};
 
 /// What the handle sends the task.
@@ -41,6 +46,7 @@ pub(crate) enum Op {
         submission: Submission,
     },
     Shutdown {
+        reason: SessionEndReason,
         reply: oneshot::Sender<ShutdownReport>,
     },
 }
@@ -61,6 +67,12 @@ pub(crate) struct Actor {
     drain_grace: Duration,
     forwarder: JoinHandle<()>,
     forwarder_stop: CancellationToken,
+    hooks: SessionHooks,
+    /// Whether the session resumed one, and replaces a cleared one (SessionStart's source).
+    resumed: bool,
+    cleared: bool,
+    /// SessionStart's context, until a prompt is sent with it.
+    start_context: Vec<String>,
 }
 
 impl Actor {
@@ -89,6 +101,10 @@ impl Actor {
             drain_grace,
             forwarder,
             forwarder_stop,
+            hooks: assembled.hooks,
+            resumed: assembled.summary.resumed,
+            cleared: assembled.cleared,
+            start_context: Vec::new(),
         }
     }
 
@@ -99,6 +115,13 @@ impl Actor {
 
     pub(crate) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
         let session = self.shared.token.clone();
+        // Before any submission (they queue meanwhile); a signal stops the hooks.
+        tokio::select! {
+            context = self.hooks.session_start(self.resumed, self.cleared) => {
+                self.start_context = context;
+            }
+            _ = session.cancelled() => {}
+        }
         loop {
             let op = tokio::select! {
                 op = ops.recv() => op,
@@ -112,14 +135,14 @@ impl Actor {
             };
             match op {
                 Some(Op::Submit { id, submission }) => self.run_submission(id, submission).await,
-                Some(Op::Shutdown { reply }) => {
-                    let report = self.shutdown().await;
+                Some(Op::Shutdown { reason, reply }) => {
+                    let report = self.shutdown(reason).await;
                     let _ = reply.send(report);
                     return;
                 }
                 // Every handle is gone: shut down the same way, for nobody.
                 None => {
-                    self.shutdown().await;
+                    self.shutdown(SessionEndReason::Other).await;
                     return;
                 }
             }
@@ -161,10 +184,30 @@ impl Actor {
         token: CancellationToken,
     ) -> TurnEnd {
         self.engine.set_cancellation(token.clone());
-        let attachments = tokio::select! {
+        let verdict = tokio::select! {
+            verdict = self.hooks.user_prompt_submit(prompt) => verdict,
+            _ = token.cancelled() => return self.end(id, TurnOutcome::Interrupted, None),
+        };
+        let hook_context = match verdict {
+            PromptVerdict::Proceed { context } => context,
+            PromptVerdict::Refused { reason } => {
+                self.emit(SessionEvent::PromptBlocked {
+                    id,
+                    reason: reason.clone(),
+                });
+                let message =
+                    format!("the prompt was blocked by a UserPromptSubmit hook: {reason}");
+                return self.end(id, TurnOutcome::Failed { message }, None);
+            }
+        };
+        let recalled = tokio::select! {
             attachments = recall(self.memory.as_ref(), prompt) => attachments,
             _ = token.cancelled() => return self.end(id, TurnOutcome::Interrupted, None),
         };
+        // SessionStart's context goes with the first prompt sent (a refused one keeps it).
+        let mut attachments = std::mem::take(&mut self.start_context);
+        attachments.extend(hook_context);
+        attachments.extend(recalled);
         self.pipeline.slot().clear();
         let mut observer = TurnObserver {
             events: self.events.clone(),
@@ -219,7 +262,7 @@ impl Actor {
         )
     }
 
-    async fn shutdown(mut self) -> ShutdownReport {
+    async fn shutdown(mut self, reason: SessionEndReason) -> ShutdownReport {
         // Submissions still queued were cancelled by the handle; each still gets its end.
         let queued: Vec<SubmissionId> = self
             .shared
@@ -232,6 +275,14 @@ impl Actor {
             self.emit(SessionEvent::TurnStarted { id });
             let end = self.end(id, TurnOutcome::Interrupted, None);
             self.emit(SessionEvent::TurnEnded(end));
+        }
+        // SessionEnd, unless a signal asked to stop now.
+        if !self.shared.token.is_cancelled() {
+            let token = self.shared.token.clone();
+            tokio::select! {
+                () = self.hooks.session_end(reason) => {}
+                _ = token.cancelled() => {}
+            }
         }
         let drain = if self.shared.token.is_cancelled() {
             // Cancelled (a signal): nothing is waited for.

@@ -26,9 +26,10 @@ use tine_memory::{
 use tine_permissions::{
     PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
 };
+use tine_query_loop::hooks::HookConfig;
 use tine_query_loop::{
-    BASE_SYSTEM_PROMPT, CommandStopHooks, EngineConfig, EnvironmentFacts, GatherOptions,
-    HooksSettings, QueryEngine, SessionContext, StopHookCommand, StopHooks, latest_session,
+    BASE_SYSTEM_PROMPT, EngineConfig, EnvironmentFacts, GatherOptions, QueryEngine, SessionContext,
+    latest_session,
 };
 use tine_tools::{Tool, ToolContext, ToolPool, WebFetchSummarizer};
 use tokio::sync::mpsc;
@@ -36,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::StartError;
 use crate::event::{Notice, RequestSummary, SessionEvent};
+use crate::hooks::SessionHooks;
 use crate::options::{Resume, SandboxInputs, SessionOptions};
 use crate::permission::{Permissions, SessionPermissions};
 use crate::private_state::{tighten_memory_dir, tighten_own_state};
@@ -73,6 +75,9 @@ pub(crate) struct Assembled {
     pub summary: SessionSummary,
     /// Said in start-up's order, before anything else.
     pub notices: Vec<Notice>,
+    pub hooks: SessionHooks,
+    /// SessionStart's `source` is `clear` (else `startup`, or `resume` for a resumed one).
+    pub cleared: bool,
 }
 
 pub(crate) async fn assemble(
@@ -121,8 +126,11 @@ pub(crate) async fn assemble(
     let loaded = settings::load(&paths);
     // The permission engine parses the rules and modes settings hand over as text; what it
     // cannot understand is judged with the rest (a deny rule it cannot read stops the run).
-    let (mut permissions, rule_errors) =
+    let (mut permissions, mut rule_errors) =
         PermissionContext::from_settings(&loaded, cwd.clone(), user_home.clone(), None);
+    // Hooks likewise: one that cannot be run as written stops the session (it may be a guard).
+    let (hook_config, hook_errors) = HookConfig::from_settings(&loaded);
+    rule_errors.extend(hook_errors);
     check_settings(&loaded, &rule_errors, &mut notices)?;
     let mode = options.permission_mode;
     if let Some(mode) = mode {
@@ -219,7 +227,6 @@ pub(crate) async fn assemble(
             None => return Err(StartError::NoSessionToContinue { cwd }),
         },
     };
-    let stop_commands = stop_commands(&loaded, &mut notices);
     let client: Arc<dyn ModelClient> = match (options.client, client_task) {
         (Some(client), _) => client,
         (None, Some(task)) => match task.await {
@@ -229,16 +236,14 @@ pub(crate) async fn assemble(
         },
         (None, None) => return Err(StartError::Client("no client was configured".to_owned())),
     };
-    let user_hooks: Option<Arc<dyn StopHooks>> = if stop_commands.is_empty() {
-        None
-    } else {
-        Some(Arc::new(CommandStopHooks {
-            commands: stop_commands,
-            session_id: session_id.clone(),
-            transcript_path: transcript_path(&home, &cwd, &session_id),
-            cwd: cwd.clone(),
-        }))
-    };
+    // One value for every hook event (see `hooks`).
+    let hooks = SessionHooks::new(
+        hook_config,
+        session_id.clone(),
+        transcript_path(&home, &cwd, &session_id),
+        cwd.clone(),
+        events.clone(),
+    );
 
     // This session's transcript, when resumed, was opened by an older tine too.
     tighten_own_state(&home, &[], &[transcript_path(&home, &cwd, &session_id)]);
@@ -331,8 +336,8 @@ pub(crate) async fn assemble(
     for job in memory.iter().flat_map(AutoMemory::jobs) {
         pipeline = pipeline.with_job(job);
     }
-    if let Some(hooks) = user_hooks {
-        pipeline = pipeline.with_user_hooks(hooks);
+    if let Some(stop_hooks) = hooks.stop_hooks() {
+        pipeline = pipeline.with_user_hooks(stop_hooks);
     }
     let pipeline = Arc::new(pipeline);
 
@@ -352,13 +357,16 @@ pub(crate) async fn assemble(
         &cwd,
         &mut notices,
     );
-    let permissions = Arc::new(Permissions::new(
-        permissions,
-        paths,
-        options.approvals,
-        bypass_disabled_by,
-        events.clone(),
-    ));
+    let permissions = Arc::new(
+        Permissions::new(
+            permissions,
+            paths,
+            options.approvals,
+            bypass_disabled_by,
+            events.clone(),
+        )
+        .with_hooks(hooks.hooks()),
+    );
 
     let config = EngineConfig {
         client,
@@ -377,6 +385,7 @@ pub(crate) async fn assemble(
         prompter: None,
         tool_context: Some(tool_context.with_cancellation(session_token.child_token())),
         stop_hooks: Some(pipeline.clone()),
+        hooks: hooks.hooks(),
         compactor: Some(compactor),
         post_sampling: None,
         on_request: options.verbose.then(|| request_observer(events.clone())),
@@ -425,6 +434,8 @@ pub(crate) async fn assemble(
         permissions,
         summary,
         notices,
+        hooks,
+        cleared: options.cleared,
     })
 }
 
@@ -449,7 +460,7 @@ fn compactor(
         .with_user_context(Some(Arc::clone(user_context)));
     let mut commands = CompactHookCommands::default();
     for layer in &loaded.layers {
-        // A malformed `hooks` object was reported with the Stop hooks.
+        // A malformed `hooks` object already stopped start-up (HookConfig::from_settings).
         if let Some(Ok(layer_commands)) = layer
             .raw
             .get("hooks")
@@ -635,29 +646,4 @@ pub async fn gather_context(home: &Path, cwd: &Path, model: &str, bare: bool) ->
     let mut options = GatherOptions::new(home.to_path_buf(), cwd.to_path_buf(), model);
     options.git = tine_query_loop::context::find_repo_root(cwd).is_some();
     SessionContext::gather(&options).await
-}
-
-/// The Stop hooks of every settings source, lowest precedence first; a malformed `hooks` object
-/// is a warning.
-fn stop_commands(loaded: &LoadedSettings, notices: &mut Vec<Notice>) -> Vec<StopHookCommand> {
-    let mut hooks = HooksSettings::default();
-    for layer in &loaded.layers {
-        let Some(value) = layer.raw.get("hooks") else {
-            continue;
-        };
-        match HooksSettings::from_value(value) {
-            Ok(layer_hooks) => hooks.merge(layer_hooks),
-            Err(error) => {
-                let origin = layer
-                    .path
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "--settings".to_owned());
-                notices.push(Notice::warning(format!(
-                    "{origin}: `hooks` is malformed: {error} (ignored)"
-                )));
-            }
-        }
-    }
-    hooks.stop_commands()
 }

@@ -51,6 +51,9 @@ pub enum SessionEvent {
     StuckModel(StuckQuestion),
     /// What a slash command answered.
     CommandOutput(CommandOutput),
+    /// A UserPromptSubmit hook refused the submission's prompt: it was not sent (no request
+    /// was made), and its `TurnEnded` follows as failed. `reason` is the hook's, for the user.
+    PromptBlocked { id: SubmissionId, reason: String },
     /// The submission is over.
     TurnEnded(TurnEnd),
     /// A background job started, finished (memory saved, a dream), failed or was cancelled.

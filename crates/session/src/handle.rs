@@ -15,6 +15,7 @@ use crate::actor::{Actor, Op};
 use crate::assemble::{SessionSummary, assemble};
 use crate::error::{AnswerError, ModeError, SessionClosed, StartError, StuckAnswerError};
 use crate::event::{SessionEvent, ShutdownReport};
+use crate::hooks::SessionEndReason;
 use crate::options::SessionOptions;
 use crate::permission::Permissions;
 use crate::stuck::{StuckAsker, StuckQuestions};
@@ -188,11 +189,18 @@ impl SessionHandle {
     }
 
     /// Ends the session: the running turn is interrupted and queued submissions end as
-    /// interrupted; then the work background jobs deferred is started (a batched memory
-    /// extraction) and every job is waited for within the options' `drain_grace`, those
+    /// interrupted; SessionEnd hooks run (not after a cancellation); then the work background
+    /// jobs deferred is started (a batched memory extraction) and every job is waited for
+    /// within the options' `drain_grace`, those
     /// still running after it cancelled (and aborted if they do not stop). The transcript is
     /// complete when this returns, and every event is in the channel.
     pub async fn shutdown(self) -> ShutdownReport {
+        self.shutdown_because(SessionEndReason::Other).await
+    }
+
+    /// [`SessionHandle::shutdown`], telling SessionEnd hooks why (`/clear`, the user leaving
+    /// the prompt, ...).
+    pub async fn shutdown_because(self, reason: SessionEndReason) -> ShutdownReport {
         self.shared.closing.store(true, Ordering::SeqCst);
         {
             let turns = self.shared.turns();
@@ -201,7 +209,7 @@ impl SessionHandle {
             }
         }
         let (reply, report) = oneshot::channel();
-        if self.ops.send(Op::Shutdown { reply }).is_err() {
+        if self.ops.send(Op::Shutdown { reason, reply }).is_err() {
             return ShutdownReport::default();
         }
         report.await.unwrap_or_default()

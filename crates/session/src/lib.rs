@@ -31,7 +31,10 @@
 //! - `assemble`: start-up, from options and settings to the engine and its forks' parent.
 //! - `handle`: [`Session::start`] and the [`SessionHandle`].
 //! - `actor`: the session's task and the turn protocol.
-//! - `permission`: the main thread's `can_use_tool` (asks to a person, or denials headless).
+//! - `permission`: the main thread's `can_use_tool` (asks to a person, or denials headless;
+//!   what a PreToolUse hook's allow or ask leaves of the rules).
+//! - `hooks`: the user's command hooks, one value for the loop, the pipeline, the permission
+//!   checker and the task (SessionStart, UserPromptSubmit, SessionEnd).
 //! - `stuck`: a stuck model asked about (interactive sessions).
 //! - [`commands`]: the slash commands the session answers; [`custom_commands`]: the
 //!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`.
@@ -45,6 +48,7 @@ pub mod custom_commands;
 pub mod error;
 pub mod event;
 mod handle;
+mod hooks;
 pub mod options;
 mod permission;
 mod private_state;
@@ -61,6 +65,7 @@ pub use event::{
     SessionCost, SessionEvent, ShutdownReport, StuckQuestion, TurnEnd, TurnOutcome, UsageReport,
 };
 pub use handle::{Session, SessionHandle};
+pub use hooks::SessionEndReason;
 pub use options::{
     Approvals, Resume, SandboxDecision, SandboxInputs, SandboxOutcome, SessionOptions,
 };

@@ -91,6 +91,9 @@ pub struct SessionOptions {
     /// `--disallowedTools` rules, one per entry.
     pub disallowed_tools: Vec<String>,
     pub resume: Resume,
+    /// This session replaces one the user cleared (`/clear`): SessionStart hooks are told
+    /// `source: "clear"`.
+    pub cleared: bool,
     /// `--bare`: no instruction files, no git, no memory, no background work.
     pub bare: bool,
     /// `--max-turns`: requests per turn.
@@ -129,6 +132,7 @@ impl SessionOptions {
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
             resume: Resume::New,
+            cleared: false,
             bare: false,
             max_turns: None,
             append_system_prompt: None,

@@ -13,9 +13,11 @@ use serde_json::Value;
 use tine_config::settings::SettingsPaths;
 use tine_permissions::PermissionTarget;
 use tine_permissions::{
-    DenialLog, PermissionAnswer as EngineAnswer, PermissionContext, PermissionDecision,
-    PermissionMode, PermissionRequest as EngineRequest, PermissionRule, PersistDestination,
+    DecisionReason, DenialLog, PermissionAnswer as EngineAnswer, PermissionContext,
+    PermissionDecision, PermissionMode, PermissionRequest as EngineRequest, PermissionRule,
+    PersistDestination,
 };
+use tine_query_loop::hooks::{HookEvent, Hooks};
 use tine_query_loop::{CanUseTool, PermissionOutcome};
 use tine_tools::{Tool, ToolContext};
 use tokio::sync::{mpsc, oneshot};
@@ -47,6 +49,8 @@ pub(crate) struct Permissions {
     pending: Mutex<HashMap<PermissionId, Pending>>,
     next_id: AtomicU64,
     events: mpsc::UnboundedSender<SessionEvent>,
+    /// The user's hooks: Notification runs when a person is asked.
+    hooks: Option<Hooks>,
 }
 
 impl Permissions {
@@ -66,12 +70,19 @@ impl Permissions {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             events,
+            hooks: None,
         }
     }
 
     /// Whether a person answers (then a stuck model is asked about too).
     pub(crate) fn is_interactive(&self) -> bool {
         self.approvals == Approvals::Interactive
+    }
+
+    /// Runs the Notification hooks of `hooks` whenever a person is asked.
+    pub(crate) fn with_hooks(mut self, hooks: Option<Hooks>) -> Self {
+        self.hooks = hooks.filter(|h| h.has(HookEvent::Notification));
+        self
     }
 
     pub(crate) fn mode(&self) -> PermissionMode {
@@ -160,6 +171,70 @@ impl Permissions {
         }
     }
 
+    /// The outcome of a call a PreToolUse hook allowed: what would only have asked a person
+    /// runs; a deny rule still denies, and an ask rule or a protected path (`.git/`, `.tine/`,
+    /// `.claude/`) still needs a person (Claude Code: "allow skips the prompt, not deny or ask
+    /// rules").
+    async fn hook_allowed_outcome(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> PermissionOutcome {
+        let (_, decision) = self.decide(tool, input, ctx);
+        let keeps_asking = match &decision {
+            PermissionDecision::Ask { reason, .. } => match reason {
+                DecisionReason::Rule { .. } | DecisionReason::ProtectedPath { .. } => true,
+                DecisionReason::Tool
+                | DecisionReason::Mode(_)
+                | DecisionReason::ReadOnly
+                | DecisionReason::WorkingDirectory
+                | DecisionReason::NoRule => false,
+            },
+            PermissionDecision::Allow { .. } | PermissionDecision::Deny { .. } => true,
+        };
+        if keeps_asking {
+            self.outcome(tool, input, ctx).await
+        } else {
+            PermissionOutcome::Allow {
+                updated_input: None,
+            }
+        }
+    }
+
+    /// The outcome of a call a PreToolUse hook wants a person to see: denied by a deny rule,
+    /// else asked (headless: denied, saying how to allow it), whatever the rules allow.
+    async fn hook_ask_outcome(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolContext,
+        reason: &str,
+    ) -> PermissionOutcome {
+        let (target, decision) = self.decide(tool, input, ctx);
+        let suggestions = match decision {
+            PermissionDecision::Deny { message, .. } => {
+                return PermissionOutcome::Deny { reason: message };
+            }
+            PermissionDecision::Ask { suggestions, .. } => suggestions,
+            PermissionDecision::Allow { .. } => Vec::new(),
+        };
+        match self.approvals {
+            // No rule can stand in for the person the hook wants.
+            Approvals::Headless => PermissionOutcome::Deny {
+                reason: format!(
+                    "{reason}. A PreToolUse hook asks for a person's approval of this call, \
+                     which cannot be given in non-interactive mode (-p)."
+                ),
+            },
+            Approvals::Interactive => {
+                let rule = suggestions.into_iter().next();
+                self.ask(tool, input, target, reason.to_owned(), rule, ctx)
+                    .await
+            }
+        }
+    }
+
     /// Sends the request and waits for its answer, or for the turn to be interrupted.
     async fn ask(
         &self,
@@ -186,6 +261,12 @@ impl Permissions {
                 reason: reason.clone(),
                 always_rule: rule.as_ref().map(ToString::to_string),
             }));
+        if let Some(hooks) = &self.hooks {
+            // The question is on the screen already; a slow hook must not hold it up.
+            let hooks = hooks.clone();
+            let message = format!("tine needs your permission to use {}", tool.name());
+            tokio::spawn(async move { hooks.notification(&message, "permission_prompt").await });
+        }
         let answer = tokio::select! {
             answer = rx => answer.ok(),
             // The turn's token: an interruption withdraws the question.
@@ -307,6 +388,25 @@ impl CanUseTool for SessionPermissions {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, PermissionOutcome> {
         Box::pin(self.0.outcome(tool, input, ctx))
+    }
+
+    fn check_hook_allowed<'a>(
+        &'a self,
+        tool: &'a dyn Tool,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, PermissionOutcome> {
+        Box::pin(self.0.hook_allowed_outcome(tool, input, ctx))
+    }
+
+    fn check_hook_ask<'a>(
+        &'a self,
+        tool: &'a dyn Tool,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+        reason: &'a str,
+    ) -> BoxFuture<'a, PermissionOutcome> {
+        Box::pin(self.0.hook_ask_outcome(tool, input, ctx, reason))
     }
 }
 

@@ -43,6 +43,7 @@ pub fn engine_config(
         prompter: None,
         tool_context: None,
         stop_hooks: None,
+        hooks: None,
         compactor: None,
         post_sampling: None,
         on_request: None,

@@ -93,6 +93,8 @@ impl Adapter {
                     }]
                 }
             }
+            // Its failed `TurnEnded` follows and shows the reason as the turn's error.
+            SessionEvent::PromptBlocked { .. } => Vec::new(),
             SessionEvent::TurnEnded(end) => {
                 if self.quiet.remove(&end.id) {
                     return Vec::new();

@@ -9,8 +9,9 @@ use tine_config::SessionId;
 use tine_query_loop::load_session;
 use tine_session::custom_commands::{self, CustomCommand};
 use tine_session::{
-    PermissionAnswer as SessionAnswer, PermissionId, Resume, Session, SessionEvent, SessionHandle,
-    SessionOptions, SessionSummary, StuckDecision, StuckId, Submission,
+    PermissionAnswer as SessionAnswer, PermissionId, Resume, Session, SessionEndReason,
+    SessionEvent, SessionHandle, SessionOptions, SessionSummary, StuckDecision, StuckId,
+    Submission,
 };
 use tine_tui::{
     NoticeLevel, PermissionAnswer, SlashCommandSpec, TurnEndReason, UiCommand, UiEvent,
@@ -66,6 +67,8 @@ impl Driver {
         mut commands: UnboundedReceiver<UiCommand>,
         stop: CancellationToken,
     ) -> Ended {
+        // SessionEnd's reason.
+        let mut reason = SessionEndReason::Other;
         while let Some(session) = self.session.as_mut() {
             tokio::select! {
                 event = session.events.recv() => match event {
@@ -73,7 +76,10 @@ impl Driver {
                     None => break,
                 },
                 command = commands.recv() => match command {
-                    Some(UiCommand::Exit) | None => break,
+                    Some(UiCommand::Exit) | None => {
+                        reason = SessionEndReason::PromptInputExit;
+                        break;
+                    }
                     Some(command) => self.apply(command).await,
                 },
                 () = stop.cancelled() => {
@@ -86,7 +92,7 @@ impl Driver {
             return Ended { summary: None };
         };
         let summary = session.handle.summary().clone();
-        let _report = session.handle.shutdown().await;
+        let _report = session.handle.shutdown_because(reason).await;
         Ended {
             summary: Some(summary),
         }
@@ -198,12 +204,12 @@ impl Driver {
         let mode = session.handle.permission_mode();
         match name {
             "clear" => {
-                self.restart(Resume::New).await;
+                self.restart(Resume::New, SessionEndReason::Clear).await;
             }
             "resume" if args.is_empty() => self.output(name, local::list_sessions(&summary)),
             "resume" => match SessionId::parse(args) {
                 Ok(id) => {
-                    if self.restart(Resume::Id(id)).await {
+                    if self.restart(Resume::Id(id), SessionEndReason::Other).await {
                         let _ = self.ui.send(UiEvent::Cleared);
                         self.replay().await;
                     }
@@ -219,7 +225,12 @@ impl Driver {
             ),
             "model" => {
                 self.model = Some(args.to_owned());
-                if self.restart(Resume::Id(summary.session_id.clone())).await
+                if self
+                    .restart(
+                        Resume::Id(summary.session_id.clone()),
+                        SessionEndReason::Other,
+                    )
+                    .await
                     && let Some(session) = &self.session
                 {
                     let model = session.handle.summary().model.clone();
@@ -268,18 +279,20 @@ impl Driver {
 
     /// Shuts the running session down (its extraction flushed; what it still says reaches the
     /// UI) and starts `resume` in its place; when that fails, the earlier conversation again.
-    /// Returns whether the new one runs.
-    async fn restart(&mut self, resume: Resume) -> bool {
+    /// Returns whether the new one runs. `reason` is the old one's SessionEnd reason (`/clear`
+    /// also tells the new one's SessionStart hooks).
+    async fn restart(&mut self, resume: Resume, reason: SessionEndReason) -> bool {
         let Some(old) = self.session.take() else {
             return false;
         };
         let previous = old.handle.summary().session_id.clone();
         let mut old_events = old.events;
-        let _report = old.handle.shutdown().await;
+        let _report = old.handle.shutdown_because(reason).await;
         while let Ok(event) = old_events.try_recv() {
             self.forward(event);
         }
-        let options = (self.factory)(resume, self.model.clone());
+        let mut options = (self.factory)(resume, self.model.clone());
+        options.cleared = reason == SessionEndReason::Clear;
         match Running::start(options).await {
             Ok(running) => {
                 self.session = Some(running);

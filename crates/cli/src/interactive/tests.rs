@@ -507,3 +507,126 @@ async fn a_stuck_model_is_asked_about_enter_lets_it_go_on_and_esc_stops_it() {
     let (_, screen, _) = ui.exit().await;
     assert!(screen.contains("stuck"), "{screen}");
 }
+
+/// Every JSON input a hook appending its stdin to `file` received, in order.
+fn hook_inputs(dir: &std::path::Path, file: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join(file))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `file`'s inputs once there are `n` of them (a hook that runs beside the UI, not before it).
+async fn hook_inputs_eventually(
+    dir: &std::path::Path,
+    file: &str,
+    n: usize,
+) -> Vec<serde_json::Value> {
+    for _ in 0..300 {
+        let inputs = hook_inputs(dir, file);
+        if inputs.len() >= n {
+            return inputs;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{file} never had {n} inputs: {:?}", hook_inputs(dir, file));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_run_in_the_interactive_front_end_too() {
+    let world = World::new();
+    std::fs::write(world.cwd.join("notes.txt"), "the notes").unwrap();
+    let append = |file: &str| format!("{{ cat; echo; }} >> {file}");
+    let hook = |matcher: &str, command: String| json!([{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]);
+    let ask = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "ask", "permissionDecisionReason": "reads need a look"}});
+    let settings = json!({"hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command":
+                "cat > pre.json; if grep -q touch pre.json; then echo 'no touching here' >&2; exit 2; fi"}]},
+            {"matcher": "Read", "hooks": [{"type": "command", "command": format!("echo '{ask}'")}]}
+        ],
+        "Notification": hook("", append("notify.jsonl")),
+        "SessionStart": hook("", append("start.jsonl")),
+        "SessionEnd": hook("", append("end.jsonl")),
+    }});
+    std::fs::create_dir_all(world.cwd.join(".tine")).unwrap();
+    std::fs::write(world.cwd.join(".tine/settings.json"), settings.to_string()).unwrap();
+    let notes = world.cwd.join("notes.txt");
+    let server = MockServer::start(MockConfig::new(
+        Scenario::new()
+            .rule(
+                Rule::new()
+                    .tool_results(false)
+                    .last_user_contains("make it")
+                    .reply(
+                        Reply::text("Making it.")
+                            .with_tool_use("Bash", json!({"command": "touch made.txt"})),
+                    ),
+            )
+            .rule(
+                Rule::new()
+                    .tool_results(false)
+                    .last_user_contains("read it")
+                    .reply(
+                        Reply::text("Reading.").with_tool_use("Read", json!({"file_path": notes})),
+                    ),
+            )
+            .rule(Rule::new().tool_results(true).reply(Reply::text("Done.")))
+            .default_reply(Reply::text("ok")),
+    ))
+    .await
+    .unwrap();
+    // Bash is allowed outright: only the guard stands between the model and the command.
+    let mut launch = world.launch(&server);
+    launch.allowed_tools = vec!["Bash".to_owned()];
+    let started = start(&launch, Resume::New).await.unwrap();
+    let mut ui = Ui::start(started);
+
+    // The PreToolUse guard blocks the call: no dialog, no file, the model reads why.
+    ui.type_line("make it");
+    let (_, seen) = ui.turn_end().await;
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, UiEvent::PermissionRequest(_))),
+        "{seen:?}"
+    );
+    assert!(
+        !world.cwd.join("made.txt").exists(),
+        "the guard did not hold"
+    );
+    let last = last_body(&server).to_string();
+    assert!(last.contains("no touching here"), "{last}");
+
+    // A hook's "ask" asks the person even where the rules allow (a read in the project),
+    // and Notification hooks hear about the question.
+    ui.type_line("read it");
+    let request = ui.ask().await;
+    assert_eq!(request.tool, "Read");
+    assert_eq!(request.reason.as_deref(), Some("reads need a look"));
+    let notified = hook_inputs_eventually(&world.cwd, "notify.jsonl", 1).await;
+    assert_eq!(notified[0]["hook_event_name"], "Notification");
+    assert_eq!(notified[0]["notification_type"], "permission_prompt");
+    ui.key(KeyCode::Enter, KeyModifiers::NONE);
+    ui.turn_end().await;
+    assert!(last_body(&server).to_string().contains("the notes"));
+
+    // /clear ends one session and starts the next; leaving the prompt ends the last.
+    ui.type_line("/clear");
+    ui.type_line("after clear");
+    ui.turn_end().await;
+    ui.exit().await;
+    let starts: Vec<_> = hook_inputs(&world.cwd, "start.jsonl")
+        .iter()
+        .map(|i| i["source"].clone())
+        .collect();
+    assert_eq!(starts, [json!("startup"), json!("clear")]);
+    let ends: Vec<_> = hook_inputs(&world.cwd, "end.jsonl")
+        .iter()
+        .map(|i| i["reason"].clone())
+        .collect();
+    assert_eq!(ends, [json!("clear"), json!("prompt_input_exit")]);
+}

@@ -24,6 +24,7 @@ mod signals;
 mod state;
 mod stuck;
 mod terminal;
+mod tool_hooks;
 mod wire;
 
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Scenario};

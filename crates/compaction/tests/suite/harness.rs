@@ -182,6 +182,7 @@ pub async fn session(world: &World, server: &MockServer, options: Options) -> Se
         prompter: None,
         tool_context: Some(tool_context),
         stop_hooks: None,
+        hooks: None,
         compactor: Some(compactor.clone()),
         post_sampling: None,
         on_request: None,

@@ -104,6 +104,24 @@ pub enum SettingsError {
         value: String,
         known: &'static str,
     },
+    /// A hook that cannot be read or run as written (shape here; event names, matchers and
+    /// types in the hook runner). Fatal: a hook may be a guard.
+    #[error(
+        "{at}: `{key}` {problem}; fix it: tine does not start with a hook it cannot run (a guard \
+         that silently did not run would let through what it should stop)"
+    )]
+    Hook {
+        at: Location,
+        key: String,
+        problem: String,
+    },
+    /// A well-formed hook of Claude Code's that tine does not run (an event or type it lacks).
+    #[error("{at}: `{key}` {what}; this hook does not run in tine")]
+    HookNotRun {
+        at: Location,
+        key: String,
+        what: String,
+    },
     #[error("{at}: unknown setting `{key}` (ignored)")]
     UnknownKey { at: Location, key: String },
     #[error("{at}: `{key}` is set twice in this file; {outcome}")]
@@ -157,10 +175,12 @@ impl SettingsError {
         match self {
             SettingsError::Read { .. }
             | SettingsError::Syntax { .. }
-            | SettingsError::NotAnObject { .. } => true,
+            | SettingsError::NotAnObject { .. }
+            | SettingsError::Hook { .. } => true,
             SettingsError::WrongType { restrictive, .. } => *restrictive,
             SettingsError::Rule { list, .. } => list.restricts(),
             SettingsError::UnknownMode { .. }
+            | SettingsError::HookNotRun { .. }
             | SettingsError::UnknownKey { .. }
             | SettingsError::DuplicateKey { .. } => false,
             // Writing: the caller reports these; they never stop a session.
@@ -179,6 +199,8 @@ impl SettingsError {
             | SettingsError::NotAnObject { at, .. }
             | SettingsError::WrongType { at, .. }
             | SettingsError::UnknownMode { at, .. }
+            | SettingsError::Hook { at, .. }
+            | SettingsError::HookNotRun { at, .. }
             | SettingsError::UnknownKey { at, .. }
             | SettingsError::DuplicateKey { at, .. } => &at.file,
             SettingsError::Rule { rule, .. } => &rule.at.file,

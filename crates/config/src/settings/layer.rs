@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::error::{Location, SettingsError};
+use super::hooks::HookSetting;
 use super::jsonc::{self, Document, Member, Node, Spanned};
 use super::known_keys::is_claude_code_key;
 use super::{RuleList, SettingsFormat, SettingsSource};
@@ -74,6 +75,8 @@ pub struct SettingsLayer {
     pub permissions: PermissionsSettings,
     /// Root of this layer's `/path` rules.
     pub base_dir: PathBuf,
+    /// `hooks`, every hook of the right shape, in the order written.
+    pub hooks: Vec<HookSetting>,
 }
 
 pub(crate) fn label(path: Option<&Path>) -> String {
@@ -105,6 +108,7 @@ pub fn parse_layer(
     };
     let mut raw = Map::new();
     let mut permissions = PermissionsSettings::default();
+    let mut hooks = Vec::new();
     match &doc.root {
         // Only whitespace or comments: an empty file sets nothing.
         None => {}
@@ -117,7 +121,7 @@ pub fn parse_layer(
                 doc: &doc,
                 errors,
             };
-            checker.root(members, &mut raw, &mut permissions);
+            checker.root(members, &mut raw, &mut permissions, &mut hooks);
         }
         Some(other) => {
             errors.push(SettingsError::NotAnObject {
@@ -134,6 +138,7 @@ pub fn parse_layer(
         raw,
         permissions,
         base_dir,
+        hooks,
     })
 }
 
@@ -151,7 +156,7 @@ impl Expected {
             "model" | "provider" | "autoMemoryDirectory" | "$schema" => Some(Expected::String),
             "autoMemoryEnabled" => Some(Expected::Bool),
             // `openai`: the openai provider's endpoint, key and models (read by the cli).
-            "hooks" | "env" | "openai" => Some(Expected::Object),
+            "env" | "openai" => Some(Expected::Object),
             _ => None,
         }
     }
@@ -174,14 +179,14 @@ impl Expected {
     }
 }
 
-struct Checker<'a> {
+pub(super) struct Checker<'a> {
     file: &'a str,
     doc: &'a Document,
-    errors: &'a mut Vec<SettingsError>,
+    pub(super) errors: &'a mut Vec<SettingsError>,
 }
 
 impl Checker<'_> {
-    fn at(&self, offset: usize) -> Location {
+    pub(super) fn at(&self, offset: usize) -> Location {
         Location::at(self.file, self.doc.position(offset))
     }
 
@@ -214,11 +219,20 @@ impl Checker<'_> {
         members: &[Member],
         raw: &mut Map<String, Value>,
         permissions: &mut PermissionsSettings,
+        hooks: &mut Vec<HookSetting>,
     ) {
         let mut seen = HashSet::new();
         for member in members {
             let key = member.key.as_str();
             let first = seen.insert(key);
+            if key == "hooks" {
+                if !first {
+                    self.duplicate(member, member.key.clone(), "the hooks of both are used");
+                }
+                self.hooks(&member.value, hooks);
+                raw.insert(member.key.clone(), member.value.to_value());
+                continue;
+            }
             if key == "permissions" {
                 if !first {
                     self.duplicate(member, member.key.clone(), "the rules of both are used");

@@ -22,10 +22,15 @@
 //! engine parses them and reports what it cannot understand as a [`SettingsError`] at that
 //! place, fatal for a deny or ask rule, so the fail-closed rule holds across the two crates.
 //!
-//! Modules: `jsonc` (the tolerant parser), `layer` (checking one file), `known_keys` (Claude
-//! Code's keys), `error`, `persist` (adding rules to a file).
+//! Hooks are handed out the same way ([`HookSetting`]: event, matcher, type and command as
+//! written, with file and line; the hook runner gives them meaning), and a `hooks` section
+//! that cannot be read fully is fatal too: a hook may be a guard.
+//!
+//! Modules: `jsonc` (the tolerant parser), `layer` (checking one file), `hooks` (the `hooks`
+//! object), `known_keys` (Claude Code's keys), `error`, `persist` (adding rules to a file).
 
 mod error;
+mod hooks;
 mod jsonc;
 mod known_keys;
 mod layer;
@@ -37,6 +42,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use error::{Location, REFUSAL, SettingsError};
+pub use hooks::HookSetting;
 pub use layer::{PermissionsSettings, SettingText, SettingsLayer, parse_layer};
 pub use persist::add_rules_to_file;
 

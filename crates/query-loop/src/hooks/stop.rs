@@ -9,6 +9,10 @@
 //! the reason and keeps working) by exiting with code 2 (stderr is the reason) or by printing
 //! `{"decision": "block", "reason": "..."}`; it halts the session with `{"continue": false,
 //! "stopReason": "..."}`. Any other failure is reported and does not block.
+//!
+//! This is the older, Stop-only surface (serde shapes for callers that read a `hooks` value
+//! themselves, `run_stop_hooks` for a list of commands); it runs on the one hook runner
+//! (`run.rs`) that [`super::Hooks`] uses for every event.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,12 +22,12 @@ use serde::{Deserialize, Serialize};
 
 use futures::future::BoxFuture;
 
-use super::process::{CommandOutput, RunError, run_shell};
+use super::config::{HookCommand, HookEvent, Matcher};
+use super::run::{HookOutcome, HookRunFailure, run_commands, stop_outcome};
 use crate::plug::{StopContext, StopHookOutcome, StopHooks};
 use tine_config::SessionId;
 
-/// A hook command's timeout when settings give none (Claude Code's default).
-pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+pub use super::config::DEFAULT_HOOK_TIMEOUT;
 
 /// The `hooks` object of a settings file. Only `Stop` is run by this crate; other events are
 /// kept verbatim so settings round-trip.
@@ -141,162 +145,41 @@ pub struct StopHookReport {
     pub system_messages: Vec<String>,
 }
 
-/// A hook that failed without blocking the stop.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HookFailure {
-    #[error("stop hook `{command}` could not start: {error}")]
-    Spawn { command: String, error: String },
-    #[error("stop hook `{command}` timed out after {}s and was killed; raise its \"timeout\" in settings if it needs longer", timeout.as_secs())]
-    Timeout { command: String, timeout: Duration },
-    #[error("stop hook `{command}` failed ({status}): {stderr}")]
-    Failed {
-        command: String,
-        status: String,
-        stderr: String,
-    },
-    #[error("stop hook `{command}` printed invalid JSON on stdout: {error}")]
-    InvalidOutput { command: String, error: String },
-}
+/// A hook that failed without blocking (the same type for every event).
+pub type HookFailure = HookRunFailure;
 
-/// The JSON a hook may print on stdout.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct HookJsonOutput {
-    #[serde(rename = "continue")]
-    keep_going: Option<bool>,
-    stop_reason: Option<String>,
-    decision: Option<String>,
-    reason: Option<String>,
-    system_message: Option<String>,
-}
-
-/// One hook's verdict.
-enum Verdict {
-    Pass,
-    Block(String),
-    Halt(Option<String>),
-}
-
-/// Runs every stop hook concurrently and combines their verdicts: any halt wins, then any block
-/// (reasons joined in settings order), else [`StopHookOutcome::Continue`]. Dropping the returned
-/// future kills the running hooks.
+/// Runs every stop hook concurrently (through the one hook runner) and combines their
+/// verdicts: any halt wins, then any block (reasons joined in settings order), else
+/// [`StopHookOutcome::Continue`]. Dropping the returned future kills the running hooks.
 pub async fn run_stop_hooks(commands: &[StopHookCommand], input: &StopHookInput) -> StopHookReport {
-    let mut report = StopHookReport {
-        outcome: StopHookOutcome::Continue,
-        failures: Vec::new(),
-        system_messages: Vec::new(),
-    };
-    if commands.is_empty() {
-        return report;
-    }
-    let stdin = match serde_json::to_vec(input) {
-        Ok(bytes) => bytes,
+    let commands: Vec<HookCommand> = commands
+        .iter()
+        .map(|c| HookCommand {
+            event: HookEvent::Stop,
+            matcher: Matcher::All,
+            matcher_text: String::new(),
+            command: c.command.clone(),
+            timeout: c.timeout,
+            origin: String::new(),
+        })
+        .collect();
+    let chosen: Vec<&HookCommand> = commands.iter().collect();
+    let value = match serde_json::to_value(input) {
+        Ok(value) => value,
         Err(error) => {
             tracing::error!(%error, "cannot encode stop hook input; hooks skipped");
-            return report;
+            serde_json::Value::Null
         }
     };
-    let cwd = input.cwd.to_string_lossy().into_owned();
-    let env = [
-        ("TINE_PROJECT_DIR", cwd.as_str()),
-        ("CLAUDE_PROJECT_DIR", cwd.as_str()),
-    ];
-    let runs = commands
-        .iter()
-        .map(|c| run_shell(&c.command, &input.cwd, &env, &stdin, c.timeout));
-    let results = futures::future::join_all(runs).await;
-
-    let mut blocks = Vec::new();
-    let mut halt = None;
-    for (command, result) in commands.iter().zip(results) {
-        match judge(&command.command, command.timeout, result, &mut report) {
-            Ok(Verdict::Pass) => {}
-            Ok(Verdict::Block(reason)) => blocks.push(reason),
-            Ok(Verdict::Halt(reason)) => {
-                halt.get_or_insert(reason);
-            }
-            Err(failure) => {
-                tracing::warn!(%failure, "stop hook failed (not blocking)");
-                report.failures.push(failure);
-            }
-        }
-    }
-    report.outcome = match (halt, blocks.is_empty()) {
-        (Some(reason), _) => StopHookOutcome::Halt { reason },
-        (None, false) => StopHookOutcome::Block {
-            reason: blocks.join("\n\n"),
-        },
-        (None, true) => StopHookOutcome::Continue,
+    let outcome = if value.is_null() {
+        HookOutcome::default()
+    } else {
+        run_commands(HookEvent::Stop, &chosen, &input.cwd, &value).await
     };
-    report
-}
-
-fn judge(
-    command: &str,
-    timeout: Duration,
-    result: Result<CommandOutput, RunError>,
-    report: &mut StopHookReport,
-) -> Result<Verdict, HookFailure> {
-    let output = match result {
-        Ok(output) => output,
-        Err(RunError::Spawn(error) | RunError::Wait(error)) => {
-            return Err(HookFailure::Spawn {
-                command: command.to_owned(),
-                error: error.to_string(),
-            });
-        }
-        Err(RunError::Timeout) => {
-            return Err(HookFailure::Timeout {
-                command: command.to_owned(),
-                timeout,
-            });
-        }
-    };
-    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-    match output.status.code() {
-        Some(0) => parse_stdout(command, &output.stdout, report),
-        Some(2) if stderr.is_empty() => Ok(Verdict::Block(format!(
-            "Stop hook `{command}` blocked stopping (exit code 2, no reason given)"
-        ))),
-        Some(2) => Ok(Verdict::Block(stderr)),
-        _ => Err(HookFailure::Failed {
-            command: command.to_owned(),
-            status: output.status.to_string(),
-            stderr,
-        }),
-    }
-}
-
-fn parse_stdout(
-    command: &str,
-    stdout: &[u8],
-    report: &mut StopHookReport,
-) -> Result<Verdict, HookFailure> {
-    let text = String::from_utf8_lossy(stdout);
-    let text = text.trim();
-    // Plain text output is informational only (Claude Code shows it in verbose mode).
-    if !text.starts_with('{') {
-        if !text.is_empty() {
-            tracing::debug!(command, output = text, "stop hook output");
-        }
-        return Ok(Verdict::Pass);
-    }
-    let parsed: HookJsonOutput =
-        serde_json::from_str(text).map_err(|e| HookFailure::InvalidOutput {
-            command: command.to_owned(),
-            error: e.to_string(),
-        })?;
-    if let Some(message) = parsed.system_message {
-        report.system_messages.push(message);
-    }
-    if parsed.keep_going == Some(false) {
-        return Ok(Verdict::Halt(parsed.stop_reason));
-    }
-    match parsed.decision.as_deref() {
-        Some("block") => Ok(Verdict::Block(parsed.reason.unwrap_or_else(|| {
-            format!("Stop hook `{command}` blocked stopping (no reason given)")
-        }))),
-        _ => Ok(Verdict::Pass),
+    StopHookReport {
+        failures: outcome.failures.clone(),
+        system_messages: outcome.system_messages.clone(),
+        outcome: stop_outcome(outcome),
     }
 }
 

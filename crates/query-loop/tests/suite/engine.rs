@@ -30,6 +30,7 @@ fn config(client: &ScriptedClient, home: &std::path::Path, cwd: &std::path::Path
         prompter: None,
         tool_context: None,
         stop_hooks: None,
+        hooks: None,
         compactor: None,
         post_sampling: None,
         on_request: None,

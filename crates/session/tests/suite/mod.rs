@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod fork_prefix;
+mod hooks;
 mod interrupt;
 mod permissions;
 mod stuck;

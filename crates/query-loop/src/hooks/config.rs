@@ -1,0 +1,372 @@
+//! What the settings' hooks mean: the events tine runs, matchers as Claude Code reads them, and
+//! one command per hook. `tine-config` hands every hook over as written with its file and line
+//! ([`HookSetting`]); what cannot be understood here (an unknown event, a bad regex, a type
+//! tine cannot run) is reported at that place as a fatal [`SettingsError::Hook`], because a
+//! hook may be a guard. Events and types of Claude Code's that tine does not run are warnings
+//! ([`SettingsError::HookNotRun`]).
+
+use std::time::Duration;
+
+use regex::Regex;
+use tine_config::settings::{HookSetting, LoadedSettings, SettingsError};
+
+/// A hook command's timeout when settings give none (Claude Code's default).
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The events tine runs hooks for (Claude Code's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookEvent {
+    PreToolUse,
+    PostToolUse,
+    UserPromptSubmit,
+    SessionStart,
+    SessionEnd,
+    Notification,
+    PreCompact,
+    SubagentStop,
+    Stop,
+}
+
+impl HookEvent {
+    pub const ALL: [HookEvent; 9] = [
+        HookEvent::PreToolUse,
+        HookEvent::PostToolUse,
+        HookEvent::UserPromptSubmit,
+        HookEvent::SessionStart,
+        HookEvent::SessionEnd,
+        HookEvent::Notification,
+        HookEvent::PreCompact,
+        HookEvent::SubagentStop,
+        HookEvent::Stop,
+    ];
+
+    /// The name in settings and in `hook_event_name`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::Notification => "Notification",
+            HookEvent::PreCompact => "PreCompact",
+            HookEvent::SubagentStop => "SubagentStop",
+            HookEvent::Stop => "Stop",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// What the matcher is matched against: the tool name (Pre/PostToolUse), the notification
+    /// type, the compaction trigger, the session start source or end reason. The other events
+    /// have no matcher: their hooks always run.
+    fn has_matcher(self) -> bool {
+        match self {
+            HookEvent::PreToolUse
+            | HookEvent::PostToolUse
+            | HookEvent::Notification
+            | HookEvent::PreCompact
+            | HookEvent::SessionStart
+            | HookEvent::SessionEnd => true,
+            HookEvent::UserPromptSubmit | HookEvent::SubagentStop | HookEvent::Stop => false,
+        }
+    }
+}
+
+/// Claude Code's events tine does not run: accepted, with a warning.
+const NOT_RUN_EVENTS: &[&str] = &[
+    "PermissionDenied",
+    "PermissionRequest",
+    "PostToolUseFailure",
+    "Setup",
+    "SubagentStart",
+    "TaskCompleted",
+    "TeammateIdle",
+];
+
+/// Events another part of tine runs from the same settings (PostCompact: `tine-compaction`,
+/// beside its PreCompact): accepted here without a warning, never run by [`Hooks`].
+///
+/// [`Hooks`]: super::Hooks
+const RUN_ELSEWHERE_EVENTS: &[&str] = &["PostCompact"];
+
+/// Which values a matcher group applies to, as Claude Code reads it: empty or `*` is every
+/// value; a plain word or `A|B` list is compared exactly; anything else is a regex searched
+/// in the value (`Notebook.*`, `mcp__github__.*`).
+#[derive(Debug, Clone)]
+pub enum Matcher {
+    All,
+    Exact(Vec<String>),
+    Regex(Regex),
+}
+
+impl Matcher {
+    pub fn parse(text: &str) -> Result<Matcher, regex::Error> {
+        let text = text.trim();
+        if text.is_empty() || text == "*" {
+            return Ok(Matcher::All);
+        }
+        if text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '|' || c == '-')
+        {
+            return Ok(Matcher::Exact(
+                text.split('|').map(|s| s.trim().to_owned()).collect(),
+            ));
+        }
+        Regex::new(text).map(Matcher::Regex)
+    }
+
+    pub fn matches(&self, value: &str) -> bool {
+        match self {
+            Matcher::All => true,
+            Matcher::Exact(names) => names.iter().any(|n| n == value),
+            Matcher::Regex(re) => re.is_match(value),
+        }
+    }
+}
+
+/// One runnable hook.
+#[derive(Debug, Clone)]
+pub struct HookCommand {
+    pub event: HookEvent,
+    pub matcher: Matcher,
+    /// The matcher as written (empty when absent).
+    pub matcher_text: String,
+    pub command: String,
+    pub timeout: Duration,
+    /// Where it was written (for messages): `file:line`.
+    pub origin: String,
+}
+
+/// Every hook of a session, in settings order (lowest precedence source first).
+#[derive(Debug, Clone, Default)]
+pub struct HookConfig {
+    commands: Vec<HookCommand>,
+}
+
+impl HookConfig {
+    /// The hooks of every settings source, and what could not be understood (fatal: a hook
+    /// the session cannot run; or a warning: a Claude Code event or type tine does not run).
+    /// The same command for the same event and matcher runs once.
+    pub fn from_settings(loaded: &LoadedSettings) -> (HookConfig, Vec<SettingsError>) {
+        let mut config = HookConfig::default();
+        let mut errors = Vec::new();
+        for hook in loaded.layers.iter().flat_map(|l| &l.hooks) {
+            if let Some(command) = read_hook(hook, &mut errors)
+                && !config.commands.iter().any(|c| {
+                    c.event == command.event
+                        && c.command == command.command
+                        && c.matcher_text == command.matcher_text
+                })
+            {
+                config.commands.push(command);
+            }
+        }
+        (config, errors)
+    }
+
+    /// Built directly (tests, hosts without settings).
+    pub fn from_commands(commands: Vec<HookCommand>) -> HookConfig {
+        HookConfig { commands }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+
+    /// Whether any hook is set for `event`.
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.commands.iter().any(|c| c.event == event)
+    }
+
+    /// The hooks of `event` whose matcher takes `target` (every hook of an event without a
+    /// matcher).
+    pub fn matching(&self, event: HookEvent, target: Option<&str>) -> Vec<&HookCommand> {
+        self.commands
+            .iter()
+            .filter(|c| c.event == event)
+            .filter(|c| !event.has_matcher() || c.matcher.matches(target.unwrap_or("")))
+            .collect()
+    }
+}
+
+fn read_hook(hook: &HookSetting, errors: &mut Vec<SettingsError>) -> Option<HookCommand> {
+    let Some(event) = HookEvent::from_name(&hook.event.text) else {
+        if RUN_ELSEWHERE_EVENTS.contains(&hook.event.text.as_str()) {
+            return None;
+        }
+        if NOT_RUN_EVENTS.contains(&hook.event.text.as_str()) {
+            errors.push(SettingsError::HookNotRun {
+                at: hook.at.clone(),
+                key: hook.key.clone(),
+                what: format!(
+                    "is a `{}` hook, an event tine does not have",
+                    hook.event.text
+                ),
+            });
+        } else {
+            errors.push(SettingsError::Hook {
+                at: hook.event.at.clone(),
+                key: hook.event.key.clone(),
+                problem: format!(
+                    "is not a hook event; use one of {}",
+                    HookEvent::ALL.map(HookEvent::name).join(", ")
+                ),
+            });
+        }
+        return None;
+    };
+    let matcher = match &hook.matcher {
+        None => Matcher::All,
+        Some(text) => match Matcher::parse(&text.text) {
+            Ok(matcher) => matcher,
+            Err(error) => {
+                errors.push(SettingsError::Hook {
+                    at: text.at.clone(),
+                    key: text.key.clone(),
+                    problem: format!("is not a valid matcher ({error})"),
+                });
+                return None;
+            }
+        },
+    };
+    let Some(command) = hook.command.clone().filter(|_| hook.hook_type == "command") else {
+        errors.push(SettingsError::Hook {
+            at: hook.at.clone(),
+            key: hook.key.clone(),
+            problem: format!(
+                "is a `{}` hook; tine runs only `command` hooks (`\"type\": \"command\"`)",
+                hook.hook_type
+            ),
+        });
+        return None;
+    };
+    Some(HookCommand {
+        event,
+        matcher,
+        matcher_text: hook
+            .matcher
+            .as_ref()
+            .map(|m| m.text.clone())
+            .unwrap_or_default(),
+        command,
+        // Positive (tine-config checked); a silly size is a very long wait, not a panic.
+        timeout: hook.timeout_secs.map_or(DEFAULT_HOOK_TIMEOUT, |secs| {
+            Duration::try_from_secs_f64(secs.min(1e9)).unwrap_or(DEFAULT_HOOK_TIMEOUT)
+        }),
+        origin: hook.at.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use tine_config::settings::{SettingsSource, parse_layer};
+
+    use super::*;
+
+    fn load(text: &str) -> (HookConfig, Vec<SettingsError>) {
+        let mut errors = Vec::new();
+        let layer = parse_layer(
+            SettingsSource::Project,
+            Some(Path::new("/p/.claude/settings.json")),
+            PathBuf::from("/p"),
+            text,
+            &mut errors,
+        );
+        let loaded = LoadedSettings {
+            layers: layer.into_iter().collect(),
+            errors,
+        };
+        let (config, mut errors) = HookConfig::from_settings(&loaded);
+        errors.extend(loaded.errors);
+        (config, errors)
+    }
+
+    #[test]
+    fn matchers_read_as_claude_code_reads_them() {
+        let m = |t: &str| Matcher::parse(t).unwrap();
+        assert!(m("").matches("Bash") && m("*").matches("mcp__x__y"));
+        assert!(m("Bash|Edit").matches("Edit") && !m("Bash|Edit").matches("Bash2"));
+        assert!(!m("Bash").matches("BashOutput"));
+        assert!(m("Notebook.*").matches("NotebookEdit"));
+        assert!(m("mcp__github__.*").matches("mcp__github__issue"));
+        assert!(Matcher::parse("Bash(").is_err());
+    }
+
+    #[test]
+    fn hooks_are_read_with_their_timeout_and_deduplicated() {
+        let (config, errors) = load(
+            r#"{"hooks": {
+                "PreToolUse": [{"matcher": "Bash", "hooks": [
+                    {"type": "command", "command": "./guard.sh", "timeout": 5},
+                    {"type": "command", "command": "./guard.sh", "timeout": 5}]}],
+                "Stop": [{"hooks": [{"type": "command", "command": "./check.sh"}]}]
+            }}"#,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let pre = config.matching(HookEvent::PreToolUse, Some("Bash"));
+        assert_eq!(pre.len(), 1);
+        assert_eq!(pre[0].timeout, Duration::from_secs(5));
+        assert!(
+            config
+                .matching(HookEvent::PreToolUse, Some("Read"))
+                .is_empty()
+        );
+        // Stop has no matcher: it always runs.
+        let stop = config.matching(HookEvent::Stop, Some("anything"));
+        assert_eq!(stop[0].timeout, DEFAULT_HOOK_TIMEOUT);
+    }
+
+    #[test]
+    fn what_cannot_run_is_fatal_and_claude_code_only_events_warn() {
+        for (text, needle) in [
+            (r#"{"hooks": {"PreTooluse": []}}"#, "not a hook event"),
+            (
+                r#"{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}}"#,
+                "not a valid matcher",
+            ),
+            (
+                r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "judge"}]}]}}"#,
+                "only `command` hooks",
+            ),
+            (r#"{"hooks": {"Stop": {"hooks": []}}}"#, "must be an array"),
+            (
+                r#"{"hooks": {"Stop": [{"hook": []}]}}"#,
+                "not a key of a matcher group",
+            ),
+            (
+                r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}}"#,
+                "positive number",
+            ),
+        ] {
+            // An unknown event with no hooks still names itself: checked per hook, so give one.
+            let text = text.replace(
+                r#""PreTooluse": []"#,
+                r#""PreTooluse": [{"hooks": [{"type": "command", "command": "x"}]}]"#,
+            );
+            let (_, errors) = load(&text);
+            assert!(
+                errors
+                    .iter()
+                    .any(|e| e.is_fatal() && e.to_string().contains(needle)),
+                "{text}: {errors:?}"
+            );
+            assert!(
+                errors
+                    .iter()
+                    .all(|e| e.file() == "/p/.claude/settings.json")
+            );
+        }
+        let (config, errors) = load(
+            r#"{"hooks": {"PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}]}}"#,
+        );
+        assert!(config.is_empty());
+        assert_eq!(errors.len(), 1);
+        assert!(!errors[0].is_fatal(), "{}", errors[0]);
+    }
+}

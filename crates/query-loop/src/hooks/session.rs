@@ -1,0 +1,261 @@
+//! [`Hooks`]: a session's hooks, ready to run, one method per event. The loop calls
+//! PreToolUse and PostToolUse around each tool call and Stop when a turn ends; the host (the
+//! session) calls UserPromptSubmit before a turn, SessionStart once at start, SessionEnd at
+//! the end, Notification when it needs the user. Each builds Claude Code's JSON input
+//! (`session_id`, `transcript_path`, `cwd`, `hook_event_name`, plus the event's fields).
+//!
+//! Context a hook adds (UserPromptSubmit and SessionStart stdout, `additionalContext`) is
+//! returned as `<system-reminder>` text for the host to put in the user message: never in the
+//! system prompt, whose bytes must not change (the prompt cache).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use tine_config::SessionId;
+
+use super::config::{HookConfig, HookEvent};
+use super::run::{HookOutcome, run_commands, stop_outcome};
+use crate::plug::StopHookOutcome;
+use crate::plug::{StopContext, StopHooks};
+
+/// Tells the user about a hook: a non-blocking failure, a `systemMessage` (each message names
+/// its event).
+pub type HookNotifier = Arc<dyn Fn(HookEvent, &str) + Send + Sync>;
+
+/// What UserPromptSubmit hooks decided about a prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptVerdict {
+    /// Send it, with this context (`<system-reminder>` blocks) before it in the same message.
+    Proceed { context: Vec<String> },
+    /// Do not send it (exit 2, `decision: "block"`, `continue: false`); `reason` is for the
+    /// user, the model never sees the prompt.
+    Refused { reason: String },
+}
+
+/// Why a session started, as SessionStart's `source` and matcher say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionStartSource {
+    Startup,
+    Resume,
+    Clear,
+    Compact,
+}
+
+impl SessionStartSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStartSource::Startup => "startup",
+            SessionStartSource::Resume => "resume",
+            SessionStartSource::Clear => "clear",
+            SessionStartSource::Compact => "compact",
+        }
+    }
+}
+
+/// A session's hooks. Cheap to clone; the loop and the host hold the same one.
+#[derive(Clone)]
+pub struct Hooks {
+    config: Arc<HookConfig>,
+    session_id: SessionId,
+    transcript_path: PathBuf,
+    cwd: PathBuf,
+    notify: Option<HookNotifier>,
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("config", &self.config)
+            .field("session_id", &self.session_id)
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Hooks {
+    pub fn new(
+        config: HookConfig,
+        session_id: SessionId,
+        transcript_path: PathBuf,
+        cwd: PathBuf,
+    ) -> Self {
+        Self {
+            config: Arc::new(config),
+            session_id,
+            transcript_path,
+            cwd,
+            notify: None,
+        }
+    }
+
+    /// Where failures and `systemMessage`s go (else they are only logged).
+    pub fn with_notifier(mut self, notify: HookNotifier) -> Self {
+        self.notify = Some(notify);
+        self
+    }
+
+    pub fn config(&self) -> &HookConfig {
+        &self.config
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// Whether any hook is set for `event` (a host may skip building its input).
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.config.has(event)
+    }
+
+    /// Runs `event`'s hooks whose matcher takes `target`, with `fields` added to the common
+    /// input; tells the user about failures and system messages.
+    pub async fn run(
+        &self,
+        event: HookEvent,
+        target: Option<&str>,
+        fields: Map<String, Value>,
+    ) -> HookOutcome {
+        let commands = self.config.matching(event, target);
+        if commands.is_empty() {
+            return HookOutcome::default();
+        }
+        let mut input = Map::new();
+        input.insert("session_id".into(), json!(self.session_id.to_string()));
+        input.insert("transcript_path".into(), json!(self.transcript_path));
+        input.insert("cwd".into(), json!(self.cwd));
+        input.insert("hook_event_name".into(), json!(event.name()));
+        input.extend(fields);
+        let outcome = run_commands(event, &commands, &self.cwd, &Value::Object(input)).await;
+        if let Some(notify) = &self.notify {
+            for failure in &outcome.failures {
+                notify(event, &failure.to_string());
+            }
+            for message in &outcome.system_messages {
+                notify(event, &format!("{} hook: {message}", event.name()));
+            }
+        }
+        outcome
+    }
+
+    /// Before a tool call, before its permission check. The loop reads `blocks`, `permission`,
+    /// `updated_input` and `stop`.
+    pub async fn pre_tool_use(&self, tool: &str, input: &Value, tool_use_id: &str) -> HookOutcome {
+        let fields = fields([
+            ("tool_name", json!(tool)),
+            ("tool_input", input.clone()),
+            ("tool_use_id", json!(tool_use_id)),
+        ]);
+        self.run(HookEvent::PreToolUse, Some(tool), fields).await
+    }
+
+    /// After a tool call ran; `response` is what it returned.
+    pub async fn post_tool_use(
+        &self,
+        tool: &str,
+        input: &Value,
+        response: Value,
+        tool_use_id: &str,
+    ) -> HookOutcome {
+        let fields = fields([
+            ("tool_name", json!(tool)),
+            ("tool_input", input.clone()),
+            ("tool_response", response),
+            ("tool_use_id", json!(tool_use_id)),
+        ]);
+        self.run(HookEvent::PostToolUse, Some(tool), fields).await
+    }
+
+    /// Before a prompt is sent: refused, or sent with the context the hooks added.
+    pub async fn user_prompt_submit(&self, prompt: &str) -> PromptVerdict {
+        let fields = fields([("prompt", json!(prompt))]);
+        let outcome = self.run(HookEvent::UserPromptSubmit, None, fields).await;
+        if let Some(reason) = outcome.block_reason() {
+            return PromptVerdict::Refused { reason };
+        }
+        if let Some(reason) = outcome.stop {
+            return PromptVerdict::Refused {
+                reason: reason.unwrap_or_else(|| {
+                    "a UserPromptSubmit hook stopped the session (\"continue\": false)".to_owned()
+                }),
+            };
+        }
+        PromptVerdict::Proceed {
+            context: reminders(HookEvent::UserPromptSubmit, &outcome.context),
+        }
+    }
+
+    /// Once when the session starts (or resumes): the context its hooks add, for the first
+    /// user message of this run.
+    pub async fn session_start(&self, source: SessionStartSource) -> Vec<String> {
+        let fields = fields([("source", json!(source.as_str()))]);
+        let outcome = self
+            .run(HookEvent::SessionStart, Some(source.as_str()), fields)
+            .await;
+        reminders(HookEvent::SessionStart, &outcome.context)
+    }
+
+    /// When the session ends (`reason`: `clear`, `logout`, `prompt_input_exit`, `other`).
+    /// Nothing it says can change anything.
+    pub async fn session_end(&self, reason: &str) {
+        let fields = fields([("reason", json!(reason))]);
+        self.run(HookEvent::SessionEnd, Some(reason), fields).await;
+    }
+
+    /// When tine needs the user (`notification_type`: `permission_prompt`, `idle_prompt`).
+    pub async fn notification(&self, message: &str, notification_type: &str) {
+        let fields = fields([
+            ("message", json!(message)),
+            ("notification_type", json!(notification_type)),
+        ]);
+        self.run(HookEvent::Notification, Some(notification_type), fields)
+            .await;
+    }
+
+    /// Before a compaction (`trigger`: `manual` or `auto`); `context` is what the hooks ask
+    /// the summary to keep.
+    pub async fn pre_compact(&self, trigger: &str, custom_instructions: &str) -> HookOutcome {
+        let fields = fields([
+            ("trigger", json!(trigger)),
+            ("custom_instructions", json!(custom_instructions)),
+        ]);
+        self.run(HookEvent::PreCompact, Some(trigger), fields).await
+    }
+
+    /// When a sub-agent ends its work (as Stop, for the sub-agent's loop).
+    pub async fn subagent_stop(&self, stop_hook_active: bool) -> StopHookOutcome {
+        let fields = fields([("stop_hook_active", json!(stop_hook_active))]);
+        stop_outcome(self.run(HookEvent::SubagentStop, None, fields).await)
+    }
+
+    /// When the main thread's model ends a turn with no tool calls.
+    pub async fn stop(&self, stop_hook_active: bool) -> StopHookOutcome {
+        let fields = fields([("stop_hook_active", json!(stop_hook_active))]);
+        stop_outcome(self.run(HookEvent::Stop, None, fields).await)
+    }
+}
+
+impl StopHooks for Hooks {
+    fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
+        Box::pin(self.stop(ctx.stop_hook_active))
+    }
+}
+
+fn fields<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+/// Hook context as the model reads it: one `<system-reminder>` per piece.
+pub fn reminders(event: HookEvent, context: &[String]) -> Vec<String> {
+    context
+        .iter()
+        .map(|text| {
+            format!(
+                "<system-reminder>\n{} hook additional context: {}\n</system-reminder>",
+                event.name(),
+                text.trim()
+            )
+        })
+        .collect()
+}
