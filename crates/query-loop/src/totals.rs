@@ -1,5 +1,6 @@
 //! What one run of the loop adds up to, folded from its events as they come: the engine's
-//! turn, a fork, and later a sub-agent or a compaction call all count the same way.
+//! turn (and the session's running figures over it), a fork, and so a compaction summary or a
+//! sub-agent run as forks, all count the same way.
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,8 @@ pub struct LoopTotals {
     pub usage: Usage,
     /// The first request's usage: what a fork read of its parent's cache.
     pub first_request_usage: Option<Usage>,
+    /// The last request's usage so far: the size of the context it sent.
+    pub last_request_usage: Option<Usage>,
     pub cost_usd: f64,
     /// From each request's start to its usage (the end of its stream).
     pub api_duration: Duration,
@@ -40,6 +43,7 @@ impl LoopTotals {
             }
             QueryEvent::Usage { usage, model } => {
                 self.first_request_usage.get_or_insert(*usage);
+                self.last_request_usage = Some(*usage);
                 self.usage += *usage;
                 self.cost_usd += price(model, usage);
                 if let Some(at) = self.request_started.take() {
@@ -126,6 +130,7 @@ mod tests {
         assert_eq!(totals.usage.input_tokens, 30);
         assert_eq!(totals.usage.cache_read_input_tokens, 2500);
         assert_eq!(totals.first_request_usage, Some(usage(10, 1000)));
+        assert_eq!(totals.last_request_usage, Some(usage(20, 1500)));
         assert!((totals.cost_usd - 0.3).abs() < 1e-9, "{}", totals.cost_usd);
         assert_eq!(terminal, Terminal::Completed);
     }
@@ -143,6 +148,7 @@ mod tests {
         let terminal = totals.finish();
         assert_eq!(totals.requests, 1);
         assert_eq!(totals.first_request_usage, None);
+        assert_eq!(totals.last_request_usage, None);
         assert!(
             matches!(terminal, Terminal::ModelError { .. }),
             "{terminal:?}"

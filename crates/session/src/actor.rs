@@ -25,7 +25,7 @@ use tine_api_client::{ContentBlock, MessageContent, Usage, context_window, cost_
 use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, StopHookPipeline, UsageLedger};
 use tine_memory::AutoMemory;
 use tine_query_loop::hooks::PromptVerdict;
-use tine_query_loop::{QueryEngine, QueryEvent};
+use tine_query_loop::{LoopTotals, QueryEngine, QueryEvent};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -212,15 +212,17 @@ impl Actor {
         let mut observer = TurnObserver {
             events: self.events.clone(),
             ledger: self.ledger.clone(),
-            main: self.main_usage(),
-            last: self.last_usage,
+            before: self.main_usage(),
+            turn: LoopTotals::new(),
         };
         let turn = self
             .engine
             .submit_with_attachments(prompt, &attachments, |event| observer.on_event(event))
             .await;
         self.main_requests += u64::from(turn.num_turns);
-        self.last_usage = observer.last;
+        if let Some(last) = observer.turn.last_request_usage {
+            self.last_usage = Some(last);
+        }
         let outcome = TurnOutcome::of(&turn.terminal);
         self.end(id, outcome, Some(turn))
     }
@@ -342,21 +344,30 @@ async fn forward_background(
 struct TurnObserver {
     events: mpsc::UnboundedSender<SessionEvent>,
     ledger: UsageLedger,
-    /// The main thread's totals, kept current as the turn's requests end.
-    main: SourceUsage,
-    last: Option<Usage>,
+    /// The main thread's totals before the turn.
+    before: SourceUsage,
+    /// The turn's, folded as the engine folds them (each request billed as it ends).
+    turn: LoopTotals,
 }
 
 impl TurnObserver {
+    /// The main thread's totals so far, this turn's requests included.
+    fn main(&self) -> SourceUsage {
+        let mut main = self.before;
+        main += SourceUsage {
+            usage: self.turn.usage,
+            cost_usd: self.turn.cost_usd,
+            requests: u64::from(self.turn.requests),
+        };
+        main
+    }
+
     fn on_event(&mut self, event: &QueryEvent) {
         let _ = self.events.send(SessionEvent::Query(event.clone()));
+        self.turn.fold(event, cost_usd);
         match event {
-            QueryEvent::RequestStart { .. } => self.main.requests += 1,
             QueryEvent::Usage { usage, model } => {
-                self.main.usage += *usage;
-                self.main.cost_usd += cost_usd(model, usage);
-                self.last = Some(*usage);
-                let cost = SessionCost::collect(self.main, &self.ledger);
+                let cost = SessionCost::collect(self.main(), &self.ledger);
                 let _ =
                     self.events
                         .send(SessionEvent::Usage(usage_report(model, Some(usage), cost)));
@@ -374,7 +385,8 @@ impl TurnObserver {
                     }
                 }
             }
-            QueryEvent::TextDelta { .. }
+            QueryEvent::RequestStart { .. }
+            | QueryEvent::TextDelta { .. }
             | QueryEvent::ThinkingDelta { .. }
             | QueryEvent::ToolUseStart { .. }
             | QueryEvent::Retry(_)

@@ -76,6 +76,11 @@ async fn a_prompt_streams_its_reply_and_ends_with_the_cost_of_every_request() {
         })
         .collect();
     assert_eq!(reports.len(), 2);
+    // Each request counted and billed as it ends (folded by the loop's LoopTotals).
+    let main = |i: usize| reports[i].cost.by_source[MAIN_SOURCE];
+    assert_eq!((main(0).requests, main(1).requests), (1, 2));
+    assert!(main(0).cost_usd > 0.0 && main(1).cost_usd > main(0).cost_usd);
+    assert!(main(1).usage.total_input_tokens() > main(0).usage.total_input_tokens());
     assert!(reports[1].context_tokens > 0);
     assert_eq!(reports[1].context_window, 200_000);
 
