@@ -1,29 +1,11 @@
-use std::fs;
 use std::path::Path;
 
+use tine_config::LoadedSettings;
 use tine_config::settings::load;
-use tine_config::{LoadedSettings, SettingsPaths};
+use tine_test_support::SettingsFixture;
+use tine_test_support::settings::write;
 
 use super::*;
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    paths: SettingsPaths,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().join("project");
-    let home = dir.path().join("home/.tine");
-    fs::create_dir_all(cwd.join(".tine")).unwrap();
-    fs::create_dir_all(&home).unwrap();
-    let paths = SettingsPaths::new(&cwd, &home).with_managed(dir.path().join("managed.json"));
-    Fixture { _dir: dir, paths }
-}
-
-fn write(path: &Path, value: &str) {
-    fs::write(path, value).unwrap();
-}
 
 fn read(loaded: &LoadedSettings) -> PermissionSettings {
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
@@ -32,7 +14,7 @@ fn read(loaded: &LoadedSettings) -> PermissionSettings {
 
 #[test]
 fn a_bad_deny_or_ask_rule_is_fatal_at_its_line_and_a_bad_allow_rule_a_warning() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.local,
         r#"{"permissions": {
@@ -90,7 +72,7 @@ fn a_bad_deny_or_ask_rule_is_fatal_at_its_line_and_a_bad_allow_rule_a_warning() 
 
 #[test]
 fn an_unknown_default_mode_is_a_warning_and_the_highest_known_one_applies() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(&f.paths.user, r#"{"permissions": {"defaultMode": "plan"}}"#);
     write(
         &f.paths.project,
@@ -120,17 +102,8 @@ fn an_unknown_default_mode_is_a_warning_and_the_highest_known_one_applies() {
 
 #[test]
 fn rules_carry_their_source_and_the_root_of_their_slash_paths() {
-    let f = fixture();
-    let home = f
-        .paths
-        .user
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let paths = f.paths.clone().with_user_home(&home);
-    fs::create_dir_all(home.join(".claude")).unwrap();
+    let f = SettingsFixture::new();
+    let (paths, home) = f.with_user_home();
     write(
         paths.claude_user.as_ref().unwrap(),
         r#"{"permissions": {"deny": ["Read(/secret)"]}}"#,

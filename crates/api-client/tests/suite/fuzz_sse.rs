@@ -17,19 +17,7 @@ use tine_api_client::{
     ContentDelta, EventDecoder, MessageAccumulator, MessageDeltaBody, SseFrame, SseParser,
     StreamEvent,
 };
-
-/// A few cases under `cargo test`; `PROPTEST_CASES` (set by `cargo xtask fuzz`) for more.
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use tine_test_support::fuzz_config as config;
 
 /// Bytes biased towards what SSE cares about (line ends, colons, field names, a BOM).
 fn sse_ish_bytes() -> impl Strategy<Value = Vec<u8>> {

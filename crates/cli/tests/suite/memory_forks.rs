@@ -12,7 +12,7 @@ use tine_e2e::Project;
 use tine_e2e::tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_memory::{Acquire, ConsolidationLock, default_memory_dir};
 
-use super::{mock, tine};
+use super::{mock, plant_ssh_key, text_under, tine};
 
 const KEY: &str = "FORK-SSH-KEY-MATERIAL-61c2";
 const OUTSIDE: &str = "FORK-OUTSIDE-SECRET-0b7e";
@@ -22,9 +22,7 @@ const REFUSED: &str = "may read only inside";
 /// `~/.ssh/id_rsa` (HOME is the project's home), a file beside the project, and a project file
 /// a deny rule of the project's settings covers.
 fn plant(project: &Project) {
-    let ssh = project.home().join(".ssh");
-    std::fs::create_dir_all(&ssh).unwrap();
-    std::fs::write(ssh.join("id_rsa"), KEY).unwrap();
+    plant_ssh_key(project, KEY);
     std::fs::write(project.root().join("beside.txt"), OUTSIDE).unwrap();
     project.write("private/token.txt", DENIED);
     project.write(
@@ -84,21 +82,6 @@ fn model(project: &Project) -> Scenario {
         .default_reply(Reply::text("OK."))
 }
 
-/// Every file under `dir` as text, the key itself excepted.
-fn all_text_under(dir: &Path, out: &mut String) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.ends_with(".ssh") {
-            continue;
-        }
-        if path.is_dir() {
-            all_text_under(&path, out);
-        } else {
-            out.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
-        }
-    }
-}
-
 /// The tool results of the request that answered the fork whose reply began with `text`.
 fn results_after(server: &MockServer, text: &str) -> String {
     let quoted = format!("\"text\":\"{text}\"");
@@ -126,8 +109,7 @@ fn assert_nothing_leaked(project: &Project, server: &MockServer) {
             assert!(!body.contains(secret), "{secret} reached the model");
         }
     }
-    let mut written = String::new();
-    all_text_under(project.home(), &mut written);
+    let written = text_under(project.home());
     for secret in [KEY, OUTSIDE, DENIED] {
         assert!(
             !written.contains(secret),

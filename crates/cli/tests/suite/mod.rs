@@ -27,8 +27,11 @@ mod terminal;
 mod tool_hooks;
 mod wire;
 
-use tine_e2e::tine_mock_api::{MockConfig, MockServer, Scenario};
-use tine_e2e::{Project, TineRun};
+use std::path::Path;
+
+use serde_json::Value;
+use tine_e2e::tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
+use tine_e2e::{Project, TineRun, request_bodies};
 
 /// The binary under test, built fresh by cargo for these tests.
 pub const TINE: &str = env!("CARGO_BIN_EXE_tine");
@@ -40,4 +43,56 @@ pub async fn mock(scenario: Scenario) -> MockServer {
 /// `tine` in `project` against `server`.
 pub fn tine(project: &Project, server: &MockServer) -> TineRun {
     TineRun::new(TINE, project, &server.base_url())
+}
+
+/// A model that makes `calls` in its first reply, then says it is done.
+pub async fn model_calling(calls: &[(&str, Value)]) -> MockServer {
+    let mut reply = Reply::text("Trying.");
+    for (tool, input) in calls {
+        reply = reply.with_tool_use(tool, input.clone());
+    }
+    mock(
+        Scenario::new()
+            .rule(Rule::new().assistant_turns(0).reply(reply))
+            .rule(Rule::new().tool_results(true).reply(Reply::text("Done."))),
+    )
+    .await
+}
+
+/// The tool results the model received in its second request, in call order.
+pub fn tool_results(server: &MockServer) -> Vec<Value> {
+    let bodies = request_bodies(server);
+    let last = bodies[1]["messages"].as_array().unwrap().last().unwrap();
+    last["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|block| block["type"] == "tool_result")
+        .cloned()
+        .collect()
+}
+
+/// `~/.ssh/id_rsa` holding `key` (`HOME` is the project's home).
+pub fn plant_ssh_key(project: &Project, key: &str) {
+    let ssh = project.home().join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    std::fs::write(ssh.join("id_rsa"), key).unwrap();
+}
+
+/// Every file under `dir` as text (transcripts, logs, memory), except `.ssh/`, where the
+/// suites plant a key (the tine home is also `HOME`).
+pub fn text_under(dir: &Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.file_name().is_some_and(|name| name == ".ssh") {
+            continue;
+        }
+        if path.is_dir() {
+            out.push_str(&text_under(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    out
 }

@@ -5,62 +5,17 @@
 //! through a link into `.git/` or `.tine/` are refused too (acceptEdits allows no shell write
 //! today; these hold should it ever allow `cp`, `mv` or `touch` as Claude Code does).
 
-use std::path::Path;
-
 use serde_json::{Value, json};
-use tine_e2e::tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_e2e::{Project, RunOutput, request_bodies};
 
-use super::{mock, tine};
+use super::{model_calling, plant_ssh_key, text_under, tine, tool_results};
 
 const KEY: &str = "OUTSIDE-READS-KEY-5d1f";
 const BESIDE: &str = "OUTSIDE-READS-BESIDE-77c0";
 
 fn plant(project: &Project) {
-    let ssh = project.home().join(".ssh");
-    std::fs::create_dir_all(&ssh).unwrap();
-    std::fs::write(ssh.join("id_rsa"), KEY).unwrap();
+    plant_ssh_key(project, KEY);
     std::fs::write(project.root().join("beside.txt"), BESIDE).unwrap();
-}
-
-async fn model_calling(calls: &[(&str, Value)]) -> MockServer {
-    let mut reply = Reply::text("Trying.");
-    for (tool, input) in calls {
-        reply = reply.with_tool_use(tool, input.clone());
-    }
-    mock(
-        Scenario::new()
-            .rule(Rule::new().assistant_turns(0).reply(reply))
-            .rule(Rule::new().tool_results(true).reply(Reply::text("Done."))),
-    )
-    .await
-}
-
-/// The tool results of the second request, in call order.
-fn tool_results(server: &MockServer) -> Vec<Value> {
-    let bodies = request_bodies(server);
-    let last = bodies[1]["messages"].as_array().unwrap().last().unwrap();
-    last["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|block| block["type"] == "tool_result")
-        .cloned()
-        .collect()
-}
-
-fn text_under(dir: &Path, out: &mut String) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.file_name().is_some_and(|n| n == ".ssh") {
-            continue;
-        }
-        if path.is_dir() {
-            text_under(&path, out);
-        } else if let Ok(bytes) = std::fs::read(&path) {
-            out.push_str(&String::from_utf8_lossy(&bytes));
-        }
-    }
 }
 
 /// Runs `calls` in one reply with `mode`; every call must be refused and nothing leak.
@@ -92,8 +47,7 @@ async fn assert_every_call_refused(project: &Project, mode: &str, calls: &[(&str
         passed.is_empty(),
         "ran without asking ({mode}): {passed:#?}"
     );
-    let mut stored = String::new();
-    text_under(project.home(), &mut stored);
+    let stored = text_under(project.home());
     let sent: String = request_bodies(&server)
         .iter()
         .map(Value::to_string)

@@ -3,76 +3,25 @@
 //! secrets outside the project, through links, from the environment, and to plant git hooks.
 
 use std::os::unix::fs::symlink;
-use std::path::Path;
 
 use serde_json::{Value, json};
 use tine_e2e::tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_e2e::{Project, RunOutput, request_bodies};
 
-use super::{mock, tine};
+use super::{mock, model_calling, plant_ssh_key, text_under, tine, tool_results};
 
 const KEY: &str = "SSH-PRIVATE-KEY-MATERIAL";
 const OUTSIDE: &str = "OUTSIDE-SECRET-CONTENT";
 const API_KEY: &str = "sk-ant-e2e-credential-4242";
 const AUTH_TOKEN: &str = "auth-token-e2e-credential-9999";
 
-/// A model that makes `calls` in its first reply, then says it is done.
-async fn model_calling(calls: &[(&str, Value)]) -> MockServer {
-    let mut reply = Reply::text("Trying.");
-    for (tool, input) in calls {
-        reply = reply.with_tool_use(tool, input.clone());
-    }
-    mock(
-        Scenario::new()
-            .rule(Rule::new().assistant_turns(0).reply(reply))
-            .rule(Rule::new().tool_results(true).reply(Reply::text("Done."))),
-    )
-    .await
-}
-
 /// A home holding an SSH key (`HOME` is the project's home), a file beside the project and a
 /// directory outside it.
 fn secrets(project: &Project) {
-    let ssh = project.home().join(".ssh");
-    std::fs::create_dir_all(&ssh).unwrap();
-    std::fs::write(ssh.join("id_rsa"), KEY).unwrap();
+    plant_ssh_key(project, KEY);
     std::fs::write(project.root().join("x"), OUTSIDE).unwrap();
     std::fs::create_dir_all(project.root().join("outside")).unwrap();
     std::fs::write(project.root().join("outside/secret.txt"), OUTSIDE).unwrap();
-}
-
-/// The tool results the model received in its second request, in call order.
-fn tool_results(server: &MockServer) -> Vec<Value> {
-    let bodies = request_bodies(server);
-    let last = bodies[1]["messages"].as_array().unwrap().last().unwrap();
-    last["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|block| block["type"] == "tool_result")
-        .cloned()
-        .collect()
-}
-
-/// Every file under `dir`, as text (transcripts, logs, memory), except the SSH key itself
-/// (the tine home is also `HOME`).
-fn all_text_under(dir: &Path) -> String {
-    let mut out = String::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.file_name().is_some_and(|name| name == ".ssh") {
-            continue;
-        }
-        if path.is_dir() {
-            out.push_str(&all_text_under(&path));
-        } else if let Ok(bytes) = std::fs::read(&path) {
-            out.push_str(&String::from_utf8_lossy(&bytes));
-        }
-    }
-    out
 }
 
 /// Neither what the model was sent, nor what tine printed or stored, holds any of `secrets`.
@@ -81,7 +30,7 @@ fn assert_kept_out(server: &MockServer, out: &RunOutput, project: &Project, secr
         .iter()
         .map(Value::to_string)
         .collect();
-    let stored = all_text_under(project.home());
+    let stored = text_under(project.home());
     for secret in secrets {
         assert!(!sent.contains(secret), "{secret} reached the model");
         assert!(!out.stdout.contains(secret), "{secret} on stdout");

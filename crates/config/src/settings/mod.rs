@@ -430,7 +430,3 @@ impl LoadedSettings {
         out
     }
 }
-
-#[cfg(test)]
-#[path = "mod_tests.rs"]
-mod tests;

@@ -3,6 +3,7 @@
 //! path, by a shell command, or through a link in the project. The dream fork likewise, and it
 //! may read the transcripts it reviews but not write them.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -12,7 +13,7 @@ use tine_memory::{
     DREAM_MARKER, DreamIo, DreamJob, DreamOptions, DreamStatus, EXTRACTION_MARKER, ExtractionJob,
     ExtractionOptions, ScanThrottle,
 };
-use tine_mock_api::{Reply, Rule, Scenario};
+use tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_permissions::{PermissionContext, PermissionMode};
 
 use super::dream_support::{Probe, consolidated_at, past_sessions, transcripts};
@@ -21,25 +22,32 @@ use super::harness::{Extracted, World, last_user_has, server, session, session_w
 const SECRET: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-planted-7f3a";
 const NOTE: &str = "project note 4417: deploys go through the staging cluster";
 
-#[tokio::test]
-async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
-    let world = World::new();
-    let base = world.root().to_path_buf();
-    // The user's home, with a planted key; a link to it inside the project.
-    let home = base.join("user-home");
+/// The user's home with a planted key, a link to it inside the project, and a note in the
+/// project a fork may read.
+struct Planted {
+    home: PathBuf,
+    key: PathBuf,
+}
+
+fn plant(world: &World) -> Planted {
+    let home = world.root().join("user-home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     let key = home.join(".ssh/id_rsa");
     std::fs::write(&key, SECRET).unwrap();
     std::os::unix::fs::symlink(home.join(".ssh"), world.cwd.join("keys")).unwrap();
     std::fs::write(world.cwd.join("notes.txt"), NOTE).unwrap();
+    Planted { home, key }
+}
 
-    let key_s = key.display().to_string();
+/// `reply` with the seven ways of reading the key from outside the project: by path, by
+/// shell, through the link, by search.
+fn outside_reads(reply: Reply, planted: &Planted, world: &World) -> Reply {
+    let key = planted.key.display().to_string();
     let cwd = world.cwd.display().to_string();
-    let mem = world.mem().display().to_string();
-    let attempts = Reply::text("Looking around first.")
-        .with_tool_use("Read", json!({"file_path": key_s}))
+    reply
+        .with_tool_use("Read", json!({"file_path": key}))
         .with_tool_use("Bash", json!({"command": "cat ~/.ssh/id_rsa"}))
-        .with_tool_use("Bash", json!({"command": format!("cat {key_s}")}))
+        .with_tool_use("Bash", json!({"command": format!("cat {key}")}))
         .with_tool_use("Read", json!({"file_path": format!("{cwd}/keys/id_rsa")}))
         .with_tool_use("Bash", json!({"command": "cat keys/id_rsa"}))
         .with_tool_use(
@@ -47,6 +55,41 @@ async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
             json!({"pattern": "PRIVATE", "path": "keys", "output_mode": "content"}),
         )
         .with_tool_use("Bash", json!({"command": "grep -r PRIVATE ~"}))
+}
+
+/// The bodies of every request the mock saw; none holds any line of the key.
+fn bodies_without_the_key(server: &MockServer) -> Vec<String> {
+    let bodies: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .collect();
+    for body in &bodies {
+        assert!(!body.contains("planted-7f3a"), "the key reached the model");
+        assert!(!body.contains("BEGIN OPENSSH"), "the key reached the model");
+    }
+    bodies
+}
+
+/// No memory file holds the key, and the key itself is untouched.
+fn key_kept_out_of_memory(world: &World, planted: &Planted) {
+    for file in World::files_under(world.mem()) {
+        let text = std::fs::read(world.mem().join(&file)).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&text).contains("planted-7f3a"),
+            "{file} holds the key"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&planted.key).unwrap(), SECRET);
+}
+
+#[tokio::test]
+async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
+    let world = World::new();
+    let planted = plant(&world);
+    let cwd = world.cwd.display().to_string();
+    let mem = world.mem().display().to_string();
+    let attempts = outside_reads(Reply::text("Looking around first."), &planted, &world)
         // An allowed read, so that the mock seeing no secret means something.
         .with_tool_use("Read", json!({"file_path": format!("{cwd}/notes.txt")}));
     let scenario = Scenario::new()
@@ -66,7 +109,8 @@ async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
         .default_reply(Reply::text("OK."));
     let server = server(scenario).await;
 
-    let permissions = PermissionContext::new(PermissionMode::Default, &world.cwd).with_home(&home);
+    let permissions =
+        PermissionContext::new(PermissionMode::Default, &world.cwd).with_home(&planted.home);
     let job = ExtractionJob::for_project(
         world.memory.clone(),
         ExtractionOptions::default(),
@@ -84,18 +128,15 @@ async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
         outcomes[0].data
     );
 
-    let requests = server.requests();
-    assert!(requests.iter().any(|r| last_user_has(r, EXTRACTION_MARKER)));
-    let bodies: Vec<String> = requests
-        .iter()
-        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
-        .collect();
-    // The allowed read reached the mock; the key, in any of its lines, never did.
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| last_user_has(r, EXTRACTION_MARKER))
+    );
+    // The key, in any of its lines, never reached the mock; the allowed read did.
+    let bodies = bodies_without_the_key(&server);
     assert!(bodies.iter().any(|b| b.contains("project note 4417")));
-    for body in &bodies {
-        assert!(!body.contains("planted-7f3a"), "the key reached the model");
-        assert!(!body.contains("BEGIN OPENSSH"), "the key reached the model");
-    }
     let results = bodies
         .iter()
         .find(|b| b.contains("Looking around first.") && b.contains("tool_result"))
@@ -105,46 +146,21 @@ async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
         7,
         "every outside read refused with its reason: {results}"
     );
-    for file in World::files_under(world.mem()) {
-        let text = std::fs::read(world.mem().join(&file)).unwrap();
-        assert!(
-            !String::from_utf8_lossy(&text).contains("planted-7f3a"),
-            "{file} holds the key"
-        );
-    }
-    // The key itself is untouched.
-    assert_eq!(std::fs::read_to_string(&key).unwrap(), SECRET);
+    key_kept_out_of_memory(&world, &planted);
 }
 
 #[tokio::test]
 async fn the_dream_fork_never_reads_a_key_outside_the_project() {
     let world = World::new();
-    let base = world.root().to_path_buf();
-    let home = base.join("user-home");
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    let key = home.join(".ssh/id_rsa");
-    std::fs::write(&key, SECRET).unwrap();
-    std::os::unix::fs::symlink(home.join(".ssh"), world.cwd.join("keys")).unwrap();
-    std::fs::write(world.cwd.join("notes.txt"), NOTE).unwrap();
+    let planted = plant(&world);
     let start = SystemTime::now();
     consolidated_at(world.mem(), start - Duration::from_secs(72 * 3_600));
     past_sessions(&world, 5, start);
 
-    let key_s = key.display().to_string();
     let cwd = world.cwd.display().to_string();
     let mem = world.mem().display().to_string();
     let sessions = transcripts(&world).display().to_string();
-    let attempts = Reply::text("Orienting.")
-        .with_tool_use("Read", json!({"file_path": key_s}))
-        .with_tool_use("Bash", json!({"command": "cat ~/.ssh/id_rsa"}))
-        .with_tool_use("Bash", json!({"command": format!("cat {key_s}")}))
-        .with_tool_use("Read", json!({"file_path": format!("{cwd}/keys/id_rsa")}))
-        .with_tool_use("Bash", json!({"command": "cat keys/id_rsa"}))
-        .with_tool_use(
-            "Grep",
-            json!({"pattern": "PRIVATE", "path": "keys", "output_mode": "content"}),
-        )
-        .with_tool_use("Bash", json!({"command": "grep -r PRIVATE ~"}))
+    let attempts = outside_reads(Reply::text("Orienting."), &planted, &world)
         .with_tool_use("Bash", json!({"command": "printenv"}))
         // The transcripts may be read, never written.
         .with_tool_use(
@@ -182,7 +198,8 @@ async fn the_dream_fork_never_reads_a_key_outside_the_project() {
         .default_reply(Reply::text("OK."));
     let server = server(scenario).await;
 
-    let permissions = PermissionContext::new(PermissionMode::Default, &world.cwd).with_home(&home);
+    let permissions =
+        PermissionContext::new(PermissionMode::Default, &world.cwd).with_home(&planted.home);
     let job = Arc::new(
         DreamJob::for_project_with_io(
             world.memory.clone(),
@@ -204,12 +221,13 @@ async fn the_dream_fork_never_reads_a_key_outside_the_project() {
     );
     assert_eq!(state.files_touched, ["project_tests.md"]);
 
-    let requests = server.requests();
-    assert!(requests.iter().any(|r| last_user_has(r, DREAM_MARKER)));
-    let bodies: Vec<String> = requests
-        .iter()
-        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
-        .collect();
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| last_user_has(r, DREAM_MARKER))
+    );
+    let bodies = bodies_without_the_key(&server);
     assert!(bodies.iter().any(|b| b.contains("project note 4417")));
     assert!(
         bodies
@@ -217,10 +235,6 @@ async fn the_dream_fork_never_reads_a_key_outside_the_project() {
             .any(|b| b.contains("we switched from Jest to Vitest")),
         "the transcripts stay readable to the dream"
     );
-    for body in &bodies {
-        assert!(!body.contains("planted-7f3a"), "the key reached the model");
-        assert!(!body.contains("BEGIN OPENSSH"), "the key reached the model");
-    }
     let results = bodies
         .iter()
         .find(|b| b.contains("Orienting.") && b.contains("tool_result"))
@@ -240,12 +254,5 @@ async fn the_dream_fork_never_reads_a_key_outside_the_project() {
         "the transcripts are not writable: {results}"
     );
     assert!(!transcripts(&world).join("planted.md").exists());
-    for file in World::files_under(world.mem()) {
-        let text = std::fs::read(world.mem().join(&file)).unwrap();
-        assert!(
-            !String::from_utf8_lossy(&text).contains("planted-7f3a"),
-            "{file} holds the key"
-        );
-    }
-    assert_eq!(std::fs::read_to_string(&key).unwrap(), SECRET);
+    key_kept_out_of_memory(&world, &planted);
 }

@@ -12,18 +12,7 @@ use tine_permissions::{
     PermissionContext, PermissionMode, PermissionRequest, PermissionRule, RuleBehavior, RuleSource,
 };
 use tine_permissions::{PermissionTarget, ToolVerdict};
-
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use tine_test_support::fuzz_config as config;
 
 fn tool_name() -> impl Strategy<Value = String> {
     prop_oneof![

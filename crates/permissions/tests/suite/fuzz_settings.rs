@@ -11,18 +11,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use tine_config::settings::{self, LoadedSettings, SettingsPaths, SettingsSource};
 use tine_permissions::{PermissionContext, PermissionSettings, RuleBehavior};
-
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use tine_test_support::fuzz_config as config;
 
 const KEYS: &[&str] = &[
     "permissions",

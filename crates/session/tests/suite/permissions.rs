@@ -2,7 +2,7 @@
 //! real Bash and Write tools and the permission engine.
 
 use serde_json::json;
-use tine_mock_api::{Reply, Rule, Scenario};
+use tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_permissions::PermissionMode;
 use tine_query_loop::QueryEvent;
 use tine_session::{
@@ -36,11 +36,23 @@ fn touch_scenario() -> Scenario {
         .default_reply(Reply::text("Ok."))
 }
 
-async fn interactive(world: &World, server: &tine_mock_api::MockServer) -> Running {
+async fn interactive(world: &World, server: &MockServer) -> Running {
     let mut options = world.options(http_client(server));
     options.bare = true;
     options.approvals = Approvals::Interactive;
     Running::start(options).await
+}
+
+/// An interactive session on the touch scenario, told "make it", and the ask it raised.
+async fn asked() -> (World, MockServer, Running, PermissionRequest) {
+    let world = World::new();
+    let server = server(touch_scenario()).await;
+    let mut s = interactive(&world, &server).await;
+    s.handle
+        .submit(Submission::Prompt("make it".into()))
+        .unwrap();
+    let ask = s.until(request).await;
+    (world, server, s, ask)
 }
 
 fn request(e: &SessionEvent) -> Option<PermissionRequest> {
@@ -61,13 +73,7 @@ fn tool_error(events: &[SessionEvent]) -> Option<(bool, String)> {
 
 #[tokio::test]
 async fn an_ask_waits_for_the_answer_once_then_runs() {
-    let world = World::new();
-    let server = server(touch_scenario()).await;
-    let mut s = interactive(&world, &server).await;
-    s.handle
-        .submit(Submission::Prompt("make it".into()))
-        .unwrap();
-    let ask = s.until(request).await;
+    let (world, _server, mut s, ask) = asked().await;
     assert_eq!(ask.tool, "Bash");
     assert_eq!(ask.target, "touch made.txt");
     assert!(ask.always_rule.is_some(), "{ask:?}");
@@ -93,13 +99,7 @@ async fn an_ask_waits_for_the_answer_once_then_runs() {
 
 #[tokio::test]
 async fn a_refusal_with_feedback_reaches_the_model_and_nothing_runs() {
-    let world = World::new();
-    let server = server(touch_scenario()).await;
-    let mut s = interactive(&world, &server).await;
-    s.handle
-        .submit(Submission::Prompt("make it".into()))
-        .unwrap();
-    let ask = s.until(request).await;
+    let (world, server, mut s, ask) = asked().await;
     s.handle
         .answer_permission(
             ask.id,
@@ -122,13 +122,7 @@ async fn a_refusal_with_feedback_reaches_the_model_and_nothing_runs() {
 
 #[tokio::test]
 async fn always_saves_the_rule_to_local_settings_and_the_next_call_does_not_ask() {
-    let world = World::new();
-    let server = server(touch_scenario()).await;
-    let mut s = interactive(&world, &server).await;
-    s.handle
-        .submit(Submission::Prompt("make it".into()))
-        .unwrap();
-    let ask = s.until(request).await;
+    let (world, _server, mut s, ask) = asked().await;
     let rule = ask.always_rule.clone().unwrap();
     s.handle
         .answer_permission(ask.id, PermissionAnswer::Always)
@@ -151,13 +145,7 @@ async fn always_saves_the_rule_to_local_settings_and_the_next_call_does_not_ask(
 
 #[tokio::test]
 async fn interrupting_withdraws_the_pending_request() {
-    let world = World::new();
-    let server = server(touch_scenario()).await;
-    let mut s = interactive(&world, &server).await;
-    s.handle
-        .submit(Submission::Prompt("make it".into()))
-        .unwrap();
-    let ask = s.until(request).await;
+    let (world, _server, mut s, ask) = asked().await;
     s.handle.interrupt();
     let withdrawn = s
         .until(|e| match e {

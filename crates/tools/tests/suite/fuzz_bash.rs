@@ -6,19 +6,8 @@
 
 use proptest::prelude::*;
 use tine_permissions::bash::analyze;
+use tine_test_support::fuzz_config as config;
 use tine_tools::{BashTool, Tool};
-
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
 
 /// Tokens the shell grammar cares about, for soup that reaches deep into the parser.
 fn shell_soup() -> impl Strategy<Value = String> {

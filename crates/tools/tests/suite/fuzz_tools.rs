@@ -13,21 +13,10 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+use tine_test_support::fuzz_config as config;
 use tine_tools::{Tool, builtin_tools, run_tool};
 
 use super::support::context;
-
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
 
 /// Every property name of every built-in tool: random object keys never take one of these, so
 /// a random value never lands where a path, a command or a URL goes.

@@ -1,27 +1,13 @@
+//! Settings through the public loader: sources and their precedence, fail-closed loading,
+//! directories, and rules added to a file.
+
 use std::fs;
+use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
-use super::*;
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    paths: SettingsPaths,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().join("project");
-    let home = dir.path().join("home/.tine");
-    fs::create_dir_all(cwd.join(".tine")).unwrap();
-    fs::create_dir_all(&home).unwrap();
-    let paths = SettingsPaths::new(&cwd, &home).with_managed(dir.path().join("managed.json"));
-    Fixture { _dir: dir, paths }
-}
-
-fn write(path: &Path, value: &str) {
-    fs::write(path, value).unwrap();
-}
+use serde_json::{Value, json};
+use tine_config::settings::*;
+use tine_test_support::SettingsFixture;
+use tine_test_support::settings::write;
 
 /// The texts of one list of one layer.
 fn texts(layer: &SettingsLayer, list: RuleList) -> Vec<&str> {
@@ -52,7 +38,7 @@ fn all_rules(loaded: &LoadedSettings) -> Vec<(RuleList, String)> {
 
 #[test]
 fn precedence_is_managed_flag_local_project_user() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(&f.paths.user, r#"{"model": "user", "env": {"A": "1"}}"#);
     write(&f.paths.project, r#"{"model": "project"}"#);
     write(&f.paths.local, r#"{"model": "local"}"#);
@@ -80,7 +66,7 @@ fn precedence_is_managed_flag_local_project_user() {
 
 #[test]
 fn unparseable_file_is_fatal_with_file_line_and_column_and_others_still_load() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(&f.paths.project, "{\n  \"model\": \"x\",\n  oops\n}");
     write(
         &f.paths.user,
@@ -98,7 +84,7 @@ fn unparseable_file_is_fatal_with_file_line_and_column_and_others_still_load() {
 
 #[test]
 fn trailing_commas_and_comments_keep_every_rule() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.project,
         "{\n  // no deleting\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\",],},\n}\n",
@@ -113,7 +99,7 @@ fn trailing_commas_and_comments_keep_every_rule() {
 
 #[test]
 fn a_wrong_typed_key_is_a_warning_with_its_line_and_only_it_is_dropped() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(&f.paths.user, r#"{"model": "from-user"}"#);
     write(
         &f.paths.project,
@@ -139,7 +125,7 @@ fn a_wrong_typed_key_is_a_warning_with_its_line_and_only_it_is_dropped() {
 
 #[test]
 fn rule_lists_are_checked_element_by_element_and_kept_as_written_with_their_place() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.local,
         r#"{"permissions": {
@@ -177,7 +163,7 @@ fn rule_lists_are_checked_element_by_element_and_kept_as_written_with_their_plac
 
 #[test]
 fn permissions_that_are_not_an_object_are_fatal() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.local,
         r#"{"model": "m", "permissions": ["Bash(rm:*)"]}"#,
@@ -189,7 +175,7 @@ fn permissions_that_are_not_an_object_are_fatal() {
 
 #[test]
 fn a_root_that_is_not_an_object_is_fatal_and_an_empty_file_is_nothing() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(&f.paths.project, r#"["Bash(rm:*)"]"#);
     write(&f.paths.local, "  \n");
     let loaded = load(&f.paths);
@@ -206,7 +192,7 @@ fn a_root_that_is_not_an_object_is_fatal_and_an_empty_file_is_nothing() {
 
 #[test]
 fn a_file_that_exists_but_cannot_be_read_is_fatal() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     fs::create_dir_all(&f.paths.project).unwrap();
     let loaded = load(&f.paths);
     assert_eq!(loaded.fatal_errors().count(), 1, "{:?}", loaded.errors);
@@ -219,7 +205,7 @@ fn a_file_that_exists_but_cannot_be_read_is_fatal() {
 
 #[test]
 fn unknown_keys_warn_and_claude_code_keys_pass_silently() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.project,
         r#"{"$schema": "https://json.schemastore.org/claude-code-settings.json",
@@ -246,7 +232,7 @@ fn unknown_keys_warn_and_claude_code_keys_pass_silently() {
 
 #[test]
 fn duplicate_keys_warn_and_duplicate_rule_lists_are_both_kept() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.project,
         r#"{"model": "a", "model": "b",
@@ -268,7 +254,7 @@ fn duplicate_keys_warn_and_duplicate_rule_lists_are_both_kept() {
 
 #[test]
 fn default_mode_is_kept_as_written_and_a_wrong_type_is_a_warning() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(&f.paths.user, r#"{"permissions": {"defaultMode": "plan"}}"#);
     write(
         &f.paths.project,
@@ -295,7 +281,7 @@ fn default_mode_is_kept_as_written_and_a_wrong_type_is_a_warning() {
 
 #[test]
 fn disable_bypass_permissions_mode_is_read_and_a_bad_value_is_fatal() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.managed,
         r#"{"permissions": {"disableBypassPermissionsMode": "disable"}}"#,
@@ -315,18 +301,9 @@ fn disable_bypass_permissions_mode_is_read_and_a_bad_value_is_fatal() {
 
 #[test]
 fn claude_code_files_are_read_below_tines_own_of_the_same_scope() {
-    let f = fixture();
-    let home = f
-        .paths
-        .user
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let paths = f.paths.clone().with_user_home(&home);
+    let f = SettingsFixture::new();
+    let (paths, home) = f.with_user_home();
     fs::create_dir_all(paths.claude_project.parent().unwrap()).unwrap();
-    fs::create_dir_all(home.join(".claude")).unwrap();
     write(
         paths.claude_user.as_ref().unwrap(),
         r#"{"model": "claude-user", "permissions": {"deny": ["Read(/secret)"]}}"#,
@@ -386,7 +363,7 @@ fn claude_code_files_are_read_below_tines_own_of_the_same_scope() {
 
 #[test]
 fn additional_directories_resolve_against_the_source_and_bad_ones_warn() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.project,
         r#"{"permissions": {"allow": ["Read(/src/**)"], "deny": ["WebFetch"],
@@ -417,7 +394,7 @@ fn additional_directories_resolve_against_the_source_and_bad_ones_warn() {
 
 #[test]
 fn auto_memory_directory_is_never_taken_from_project_settings() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.project,
         r#"{"autoMemoryDirectory": "/tmp/evil", "autoMemoryEnabled": false}"#,
@@ -435,7 +412,7 @@ fn auto_memory_directory_is_never_taken_from_project_settings() {
 
 #[test]
 fn missing_flag_file_is_fatal_missing_others_are_nothing() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     let paths = f
         .paths
         .clone()
@@ -461,7 +438,7 @@ fn missing_flag_file_is_fatal_missing_others_are_nothing() {
 
 #[test]
 fn adding_rules_keeps_other_keys_and_is_idempotent() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(
         &f.paths.local,
         r#"{"model": "m", "permissions": {"allow": ["Read"], "deny": ["X"]}, "hooks": {"Stop": []}}"#,
@@ -487,7 +464,7 @@ fn adding_rules_keeps_other_keys_and_is_idempotent() {
 
 #[test]
 fn adding_rules_to_a_malformed_file_leaves_it_alone() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     write(&f.paths.local, "{ not json");
     let err = add_rules_to_file(&f.paths.local, RuleList::Deny, &["Bash".to_owned()]);
     assert!(matches!(
@@ -502,7 +479,7 @@ fn adding_rules_to_a_malformed_file_leaves_it_alone() {
 
 #[test]
 fn adding_rules_to_a_file_with_comments_leaves_it_alone_and_says_what_to_add() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     let text = "{\n  // keep me\n  \"model\": \"m\",\n}\n";
     write(&f.paths.local, text);
     let err = add_rules_to_file(
@@ -525,7 +502,7 @@ fn adding_rules_to_a_file_with_comments_leaves_it_alone_and_says_what_to_add() {
 
 #[test]
 fn adding_rules_creates_missing_file_and_directories() {
-    let f = fixture();
+    let f = SettingsFixture::new();
     let path = f.paths.user.parent().unwrap().join("nested/settings.json");
     add_rules_to_file(&path, RuleList::Ask, &["WebFetch".to_owned()]).unwrap();
     let value: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();

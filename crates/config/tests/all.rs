@@ -1,0 +1,3 @@
+//! The integration tests of tine-config, one binary (see `suite/`).
+
+mod suite;
