@@ -82,6 +82,15 @@ pub struct Args {
     #[arg(long)]
     pub bare: bool,
 
+    /// MCP servers to start: a JSON file or inline JSON, `{"mcpServers": {...}}` as in
+    /// .mcp.json. Repeatable; they start without the trust .mcp.json servers need.
+    #[arg(long = "mcp-config", value_name = "FILE|JSON", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+
+    /// Only the --mcp-config servers: none from .mcp.json or settings.
+    #[arg(long)]
+    pub strict_mcp_config: bool,
+
     /// Working directory (default: the current one).
     #[arg(long, hide = true)]
     pub cwd: Option<PathBuf>,
@@ -179,6 +188,24 @@ mod tests {
             Args::try_parse_from(["tine", "-p", "x"]).unwrap().provider,
             None
         );
+    }
+
+    #[test]
+    fn mcp_config_repeats_and_takes_files_or_json() {
+        let args = Args::try_parse_from([
+            "tine",
+            "-p",
+            "x",
+            "--mcp-config",
+            "a.json",
+            "--mcp-config",
+            r#"{"mcpServers":{}}"#,
+            "--strict-mcp-config",
+        ])
+        .unwrap();
+        assert_eq!(args.mcp_config, vec!["a.json", r#"{"mcpServers":{}}"#]);
+        assert!(args.strict_mcp_config);
+        assert_eq!(args.prompt.as_deref(), Some("x"));
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub struct Launch {
     pub max_turns: Option<u32>,
     pub append_system_prompt: Option<String>,
     pub sandbox_flag: bool,
+    /// `--mcp-config` values and `--strict-mcp-config`.
+    pub mcp_configs: Vec<String>,
+    pub strict_mcp_config: bool,
     /// The openai provider's client (tests: a scripted or mock one); `None`: the session
     /// builds Anthropic's from the environment.
     pub client: Option<Arc<dyn ModelClient>>,
@@ -124,6 +127,8 @@ impl Launch {
             max_turns: args.max_turns,
             append_system_prompt: args.append_system_prompt.clone(),
             sandbox_flag: args.sandbox,
+            mcp_configs: args.mcp_config.clone(),
+            strict_mcp_config: args.strict_mcp_config,
             client: provider.client,
         })
     }
@@ -146,6 +151,8 @@ impl Launch {
         options.max_turns = self.max_turns;
         options.append_system_prompt = self.append_system_prompt.clone();
         options.approvals = Approvals::Interactive;
+        options.mcp_configs = self.mcp_configs.clone();
+        options.strict_mcp_config = self.strict_mcp_config;
         let flag = self.sandbox_flag;
         options.sandbox = Some(Box::new(move |inputs| {
             crate::sandbox_settings::session_sandbox(

@@ -68,6 +68,8 @@ pub fn session_options(args: &Args) -> Result<SessionOptions> {
     options.append_system_prompt = args.append_system_prompt.clone();
     options.verbose = args.verbose;
     options.approvals = Approvals::Headless;
+    options.mcp_configs = args.mcp_config.clone();
+    options.strict_mcp_config = args.strict_mcp_config;
     let flag = args.sandbox;
     options.sandbox = Some(Box::new(move |inputs| {
         crate::sandbox_settings::session_sandbox(

@@ -37,6 +37,7 @@ use crate::event::{
 };
 use crate::handle::Shared;
 use crate::hooks::{SessionEndReason, SessionHooks};
+use crate::mcp::SessionMcp;
 use crate::submission::{Submission, SubmissionId};
 
 /// What the handle sends the task.
@@ -56,6 +57,8 @@ pub(crate) struct Actor {
     pub pipeline: Arc<StopHookPipeline>,
     pub memory: Option<AutoMemory>,
     pub ledger: UsageLedger,
+    /// The MCP servers, stopped at shutdown.
+    pub mcp: Option<SessionMcp>,
     pub shared: Arc<Shared>,
     pub events: mpsc::UnboundedSender<SessionEvent>,
     /// The main thread's requests so far (the engine counts tokens and cost, not requests).
@@ -93,6 +96,7 @@ impl Actor {
             pipeline: assembled.pipeline,
             memory: assembled.memory,
             ledger: assembled.ledger,
+            mcp: assembled.mcp,
             shared,
             events,
             main_requests: 0,
@@ -302,6 +306,11 @@ impl Actor {
                 drain.cancelled,
                 self.drain_grace.as_secs()
             ))));
+        }
+        // After the jobs: a fork may still have called a server's tool. No server outlives
+        // the session.
+        if let Some(mcp) = self.mcp.take() {
+            mcp.shutdown().await;
         }
         self.forwarder_stop.cancel();
         let _ = (&mut self.forwarder).await;

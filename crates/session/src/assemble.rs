@@ -38,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::StartError;
 use crate::event::{Notice, RequestSummary, SessionEvent};
 use crate::hooks::SessionHooks;
+use crate::mcp::SessionMcp;
 use crate::options::{Resume, SandboxInputs, SessionOptions};
 use crate::permission::{Permissions, SessionPermissions};
 use crate::private_state::{tighten_memory_dir, tighten_own_state};
@@ -72,6 +73,8 @@ pub(crate) struct Assembled {
     pub memory: Option<AutoMemory>,
     pub ledger: UsageLedger,
     pub permissions: Arc<Permissions>,
+    /// The MCP servers, when any is configured.
+    pub mcp: Option<SessionMcp>,
     pub summary: SessionSummary,
     /// Said in start-up's order, before anything else.
     pub notices: Vec<Notice>,
@@ -175,11 +178,21 @@ pub(crate) async fn assemble(
     }
     let permission_mode = permissions.mode;
 
-    let pool = ToolPool::assemble(
-        tine_tools::builtin_tools(),
-        options.mcp_tools.iter().cloned(),
-        |name| permissions.is_tool_denied(name),
-    );
+    let (mcp, mcp_tools) = crate::mcp::start(
+        &options.mcp_configs,
+        options.strict_mcp_config || options.bare,
+        &cwd,
+        &home,
+        user_home.as_deref(),
+        &loaded,
+        events,
+        &mut permissions,
+        &mut notices,
+    )
+    .await;
+    let pool = ToolPool::assemble(tine_tools::builtin_tools(), mcp_tools, |name| {
+        permissions.is_tool_denied(name)
+    });
     let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
     let mut tool_definitions: ToolArray = pool.definitions().clone();
     if let Some(sandbox) = &bash_sandbox {
@@ -432,6 +445,7 @@ pub(crate) async fn assemble(
         memory,
         ledger,
         permissions,
+        mcp,
         summary,
         notices,
         hooks,

@@ -35,6 +35,11 @@ pub const COMMANDS: &[CommandSpec] = &[
                   `/compact log` shows what each compaction dropped)",
         runs_turn: true,
     },
+    CommandSpec {
+        name: "mcp",
+        summary: "the MCP servers and their state (`/mcp restart NAME` reconnects one)",
+        runs_turn: false,
+    },
 ];
 
 /// The spec of `name`, if the session knows it.
@@ -60,6 +65,7 @@ pub(crate) async fn run(
             )
         }
         "compact" => compact(actor, args.trim(), &token).await,
+        "mcp" => crate::mcp::command(actor.mcp.as_ref(), args).await,
         _ => (format!("unknown command /{name}"), true, Value::Null),
     };
     actor.emit(SessionEvent::CommandOutput(CommandOutput {

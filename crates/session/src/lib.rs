@@ -49,6 +49,7 @@ pub mod error;
 pub mod event;
 mod handle;
 mod hooks;
+mod mcp;
 pub mod options;
 mod permission;
 mod private_state;

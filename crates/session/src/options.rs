@@ -11,7 +11,6 @@ use tine_config::SessionId;
 use tine_config::settings::LoadedSettings;
 use tine_fork_runtime::DEFAULT_DRAIN_TIMEOUT;
 use tine_permissions::PermissionMode;
-use tine_tools::Tool;
 use tine_tools::sandbox::BashSandbox;
 
 /// Which conversation to run.
@@ -107,9 +106,12 @@ pub struct SessionOptions {
     pub persist: bool,
     /// Send [`crate::SessionEvent::Request`] and [`crate::SessionEvent::CacheBreak`] events.
     pub verbose: bool,
-    /// MCP tools (from `tine_mcp::McpManager::start`, which the front end owns today): the
-    /// tool pool puts them after the built-ins, sorted, a built-in winning a name.
-    pub mcp_tools: Vec<Arc<dyn Tool>>,
+    /// `--mcp-config` values, each a file or inline JSON, in command-line order: their
+    /// servers start (no trust needed) besides those of `.mcp.json` (when trusted) and
+    /// settings. The session starts and stops every server (see `mcp`).
+    pub mcp_configs: Vec<String>,
+    /// `--strict-mcp-config`: only the `--mcp-config` servers.
+    pub strict_mcp_config: bool,
     /// How long [`crate::SessionHandle::shutdown`] waits for background jobs before giving up
     /// on them (they are then cancelled, and aborted if they do not stop).
     pub drain_grace: Duration,
@@ -140,7 +142,8 @@ impl SessionOptions {
             approvals: Approvals::Headless,
             persist: true,
             verbose: false,
-            mcp_tools: Vec::new(),
+            mcp_configs: Vec::new(),
+            strict_mcp_config: false,
             drain_grace: DEFAULT_DRAIN_TIMEOUT,
         }
     }

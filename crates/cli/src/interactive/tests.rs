@@ -66,6 +66,8 @@ impl World {
             max_turns: None,
             append_system_prompt: None,
             sandbox_flag: false,
+            mcp_configs: Vec::new(),
+            strict_mcp_config: false,
             client: Some(Arc::new(HttpClient::new(config).unwrap())),
         }
     }
@@ -629,4 +631,41 @@ async fn hooks_run_in_the_interactive_front_end_too() {
         .map(|i| i["reason"].clone())
         .collect();
     assert_eq!(ends, [json!("clear"), json!("prompt_input_exit")]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_mcp_shows_the_servers_of_the_session_and_their_tools_are_offered() {
+    let world = World::new();
+    let server = MockServer::start(MockConfig::new(scenario()))
+        .await
+        .unwrap();
+    let stop = CancellationToken::new();
+    let addr = tine_mcp::test_server::serve_http(
+        tine_mcp::test_server::TestServer::default(),
+        stop.clone(),
+    )
+    .await
+    .unwrap();
+    let mut launch = world.launch(&server);
+    launch.mcp_configs = vec![
+        json!({"mcpServers": {"web": {"type": "http", "url": format!("http://{addr}/mcp")}}})
+            .to_string(),
+    ];
+    let started = start(&launch, Resume::New).await.unwrap();
+    let mut ui = Ui::start(started);
+    ui.type_line("/mcp");
+    let (text, _) = ui
+        .until(|e| match e {
+            UiEvent::CommandOutput { command, text } if command == "mcp" => Some(text.clone()),
+            _ => None,
+        })
+        .await;
+    assert!(text.contains("web (dynamic"), "{text}");
+    assert!(text.contains("connected"), "{text}");
+    ui.type_line("hello");
+    ui.turn_end().await;
+    let tools = last_body(&server)["tools"].to_string();
+    assert!(tools.contains("mcp__web__echo"), "{tools}");
+    ui.exit().await;
+    stop.cancel();
 }

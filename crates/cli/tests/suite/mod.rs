@@ -8,6 +8,7 @@ mod dream;
 mod headless;
 mod hooks;
 mod mcp;
+mod mcp_session;
 mod memory;
 mod memory_forks;
 mod older_modes;

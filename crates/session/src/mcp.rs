@@ -1,0 +1,178 @@
+//! The session's MCP servers (tine-mcp): started once during assembly, in parallel, each within
+//! `TINE_MCP_TIMEOUT`, so a server that never answers delays the start by at most that long;
+//! their tools join the tool pool after the built-ins, fixed for the session (a server that
+//! connects later, or reconnects with other tools, would change the prompt-cache key). What
+//! went wrong is said as notices: a bad configuration, a server that failed or timed out, a
+//! project `.mcp.json` server nobody trusted (it is not started). A server that goes away
+//! mid-session is a warning notice when it happens, and its tools answer with an error the
+//! model reads. `/mcp` lists the servers and restarts one; shutdown ends every server's
+//! process group.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tine_config::settings::LoadedSettings;
+use tine_mcp::{McpEvent, McpManager, McpOptions, McpServerStatus, McpSources};
+use tine_tools::Tool;
+use tine_permissions::{PermissionContext, PermissionRule, RuleBehavior, RuleSource};
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinHandle;
+
+use crate::event::{Notice, SessionEvent};
+
+/// The running servers and the task that reports their exits.
+pub(crate) struct SessionMcp {
+    pub manager: McpManager,
+    reporter: JoinHandle<()>,
+}
+
+impl SessionMcp {
+    /// Ends every server (bounded: one that does not exit when asked is killed) and the
+    /// reporting task; an exit tine caused is not reported.
+    pub(crate) async fn shutdown(self) {
+        self.manager.shutdown().await;
+        self.reporter.abort();
+    }
+}
+
+/// Starts the servers the options and settings configure and returns them with their tools
+/// (sorted by name; the pool puts them after the built-ins), the start-up warnings joining
+/// `notices`; reading what oversized results were saved to is allowed from then on. `strict`
+/// (`--strict-mcp-config`, and `--bare`) starts only the `configs` (`--mcp-config`) servers. No server configured:
+/// nothing runs and `None` comes back.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn start(
+    configs: &[String],
+    strict: bool,
+    cwd: &Path,
+    home: &Path,
+    user_home: Option<&Path>,
+    loaded: &LoadedSettings,
+    events: &mpsc::UnboundedSender<SessionEvent>,
+    permissions: &mut PermissionContext,
+    notices: &mut Vec<Notice>,
+) -> (Option<SessionMcp>, Vec<Arc<dyn Tool>>) {
+    let mut sources = McpSources::new(cwd).with_flag_configs(configs.iter().cloned());
+    if let Some(user_home) = user_home {
+        sources = sources.with_user_home(user_home);
+    }
+    sources.strict = strict;
+    let config = tine_mcp::load_config(&sources, loaded);
+    if config.servers.is_empty() && config.errors.is_empty() {
+        return (None, Vec::new());
+    }
+    let mcp_options = McpOptions::from_env(home);
+    let (manager, tools, warnings) =
+        McpManager::start_with_config(config, &sources, loaded, mcp_options).await;
+    notices.extend(warnings.iter().map(|w| Notice::warning(w.to_string())));
+    allow_reading_saved_output(permissions, home);
+    let reporter = tokio::spawn(report_exits(manager.subscribe(), events.clone()));
+    (Some(SessionMcp { manager, reporter }), tools)
+}
+
+/// Reads of what oversized MCP results were saved to (`TINE_HOME/mcp-output`, outside the
+/// project) are allowed: the truncation note tells the model to Read the file. A deny rule
+/// still wins.
+fn allow_reading_saved_output(permissions: &mut PermissionContext, home: &Path) {
+    let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    let dir = home.join("mcp-output");
+    let rule = PermissionRule::with_content("Read", format!("/{}/**", dir.display()));
+    permissions.add_session_rule(rule, RuleBehavior::Allow, RuleSource::Session);
+}
+
+/// A server that went away mid-session becomes a warning, when it happens; a restart, a note.
+async fn report_exits(
+    mut exits: broadcast::Receiver<McpEvent>,
+    events: mpsc::UnboundedSender<SessionEvent>,
+) {
+    loop {
+        let notice = match exits.recv().await {
+            Ok(McpEvent::ServerExited { name, reason }) => Notice::warning(format!(
+                "MCP server {name} stopped: {reason}; its tools answer with an error until \
+                 `/mcp restart {name}`"
+            )),
+            Ok(McpEvent::ServerRestarted { name, tools }) => {
+                Notice::info(format!("MCP server {name} restarted ({tools} tools)"))
+            }
+            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if events.send(SessionEvent::Notice(notice)).is_err() {
+            return;
+        }
+    }
+}
+
+/// `/mcp` (every server with its scope, where it is configured and its state) and
+/// `/mcp restart NAME`. The data is `{"mcp_servers": [{name, scope, origin, status}]}`.
+pub(crate) async fn command(mcp: Option<&SessionMcp>, args: &str) -> (String, bool, Value) {
+    let mut words = args.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (None, ..) => (list(mcp), false, data(mcp)),
+        (Some("restart"), Some(name), None) => {
+            let Some(mcp) = mcp else {
+                return (
+                    format!("no MCP server named `{name}` (none is configured)"),
+                    true,
+                    data(None),
+                );
+            };
+            match mcp.manager.restart(name).await {
+                Ok(status @ McpServerStatus::Connected { .. }) => (
+                    format!(
+                        "MCP server {name}: {status}. Tools it did not offer when the session \
+                         started join the next session."
+                    ),
+                    false,
+                    data(Some(mcp)),
+                ),
+                Ok(status) => (
+                    format!("MCP server {name}: {status}"),
+                    true,
+                    data(Some(mcp)),
+                ),
+                Err(error) => (error.to_string(), true, data(Some(mcp))),
+            }
+        }
+        _ => (
+            "usage: /mcp (list the servers) or /mcp restart NAME".to_owned(),
+            true,
+            data(mcp),
+        ),
+    }
+}
+
+fn list(mcp: Option<&SessionMcp>) -> String {
+    let servers = mcp.map(|m| m.manager.statuses()).unwrap_or_default();
+    if servers.is_empty() {
+        return "No MCP servers configured (`tine mcp add`, `.mcp.json` or --mcp-config).\n"
+            .to_owned();
+    }
+    let mut text = String::from("MCP servers:\n");
+    for server in &servers {
+        text.push_str(&format!(
+            "- {} ({}, {}): {}\n",
+            server.name, server.scope, server.origin, server.status
+        ));
+    }
+    text.push_str("\n`/mcp restart NAME` reconnects one.\n");
+    text
+}
+
+fn data(mcp: Option<&SessionMcp>) -> Value {
+    let servers: Vec<Value> = mcp
+        .map(|m| m.manager.statuses())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "scope": s.scope.as_str(),
+                "origin": s.origin,
+                "status": s.status.to_string(),
+            })
+        })
+        .collect();
+    json!({ "mcp_servers": servers })
+}
