@@ -1,6 +1,6 @@
 //! tine-session: one session for every front end (the TUI, headless `-p`). It assembles the
-//! engine, the forks' parent, the stop-hook pipeline, memory, compaction and (as it
-//! lands) MCP from options and settings, runs each turn's protocol (a per-turn cancellation token,
+//! engine, the forks' parent, the stop-hook pipeline, memory, compaction and the MCP servers
+//! from options and settings, runs each turn's protocol (a per-turn cancellation token,
 //! recall, the cache-safe slot cleared, background jobs, the cost of every request), and
 //! talks to its front end through a submission queue in and an event stream out, in the
 //! spirit of codex's `Op` / `Event` pair:
@@ -36,6 +36,8 @@
 //! - `hooks`: the user's command hooks, one value for the loop, the pipeline, the permission
 //!   checker and the task (SessionStart, UserPromptSubmit, SessionEnd).
 //! - `stuck`: a stuck model asked about (interactive sessions).
+//! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
+//!   stopped at shutdown.
 //! - [`commands`]: the slash commands the session answers; [`custom_commands`]: the
 //!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`.
 
