@@ -7,7 +7,8 @@ use tine_config::{LoadedSettings, SettingsError};
 use crate::verdict::{PermissionTarget, ToolVerdict};
 
 use super::matching::{
-    PathRoots, domain_matches, host_of, path_matches, protected_dir, wildcard_matches,
+    PathRoots, domain_matches, host_of, path_matches, protected_dir, protected_file,
+    wildcard_matches,
 };
 use super::resolve::{ResolvedPath, resolve_path};
 use super::{
@@ -341,7 +342,7 @@ impl PermissionContext {
             && let Some(dir) = protected(path)
         {
             return PermissionDecision::Ask {
-                message: format!("{tool} writes {}, inside {dir}/", describe(path)),
+                message: format!("{tool} writes {}, {dir}", describe(path)),
                 suggestions: Vec::new(),
                 reason: DecisionReason::ProtectedPath {
                     path: path.real.clone(),
@@ -477,10 +478,19 @@ pub(super) fn describe(path: &ResolvedPath) -> String {
     }
 }
 
-/// The protected directory (`.git`, `.tine`, `.claude`) a write of `path` lands in, as given
-/// or as resolved: such writes always ask.
-pub(super) fn protected(path: &ResolvedPath) -> Option<&'static str> {
-    path.both().find_map(protected_dir)
+/// Where a write of `path` lands when it always asks, as given or as resolved: inside a
+/// protected directory (`.git`, `.tine`, `.claude`: "inside .git/") or a protected file
+/// (`.mcp.json`).
+pub(super) fn protected(path: &ResolvedPath) -> Option<String> {
+    path.both().find_map(|p| {
+        protected_dir(p)
+            .map(|dir| format!("inside {dir}/"))
+            .or_else(|| {
+                protected_file(p).map(|file| {
+                    format!("the project's MCP server list {file}, whose servers tine starts")
+                })
+            })
+    })
 }
 
 pub(super) fn deny(message: String, reason: DecisionReason) -> PermissionDecision {

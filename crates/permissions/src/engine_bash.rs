@@ -139,7 +139,7 @@ impl PermissionContext {
             .find_map(|path| protected(path).map(|dir| (path, dir)));
         if let Some((path, dir)) = protected_write {
             return PermissionDecision::Ask {
-                message: format!("`{command}` may write {}, inside {dir}/", describe(path)),
+                message: format!("`{command}` may write {}, {dir}", describe(path)),
                 suggestions: Vec::new(),
                 reason: DecisionReason::ProtectedPath {
                     path: path.real.clone(),

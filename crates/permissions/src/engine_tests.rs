@@ -243,6 +243,32 @@ fn modes() {
 }
 
 #[test]
+fn mcp_json_writes_ask_even_in_accept_edits_bypass_and_with_allow_rules() {
+    for mode in [
+        PermissionMode::AcceptEdits,
+        PermissionMode::BypassPermissions,
+    ] {
+        let c = ctx(mode, &[("Edit", Allow), ("Bash", Allow)]);
+        let d = file(&c, "Write", "/work/proj/.mcp.json", true);
+        let PermissionDecision::Ask {
+            message, reason, ..
+        } = &d
+        else {
+            panic!("{d:?}")
+        };
+        assert!(
+            matches!(reason, DecisionReason::ProtectedPath { .. }),
+            "{d:?}"
+        );
+        assert!(message.contains(".mcp.json"), "{message}");
+        assert!(file(&c, "Edit", "/work/proj/sub/.mcp.json", true).is_ask());
+        assert!(bash(&c, "echo '{}' > .mcp.json").is_ask());
+        assert!(file(&c, "Read", "/work/proj/.mcp.json", false).is_allow());
+        assert!(file(&c, "Write", "/work/proj/mcp.json", true).is_allow());
+    }
+}
+
+#[test]
 fn git_and_tine_writes_ask_even_in_bypass_and_with_allow_rules() {
     let c = ctx(
         PermissionMode::BypassPermissions,

@@ -191,3 +191,14 @@ pub(crate) fn protected_dir(path: &Path) -> Option<&'static str> {
         _ => None,
     })
 }
+
+/// Files that always need a person to change: a project's `.mcp.json` lists programs tine
+/// starts once the user trusted its servers, so a write there could swap a trusted server's
+/// command.
+pub(crate) const PROTECTED_FILES: &[&str] = &[".mcp.json"];
+
+/// The protected file (`.mcp.json`) a path names, if any.
+pub(crate) fn protected_file(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?;
+    PROTECTED_FILES.iter().copied().find(|file| name == *file)
+}

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tine_config::settings::LoadedSettings;
 use tine_mcp::{McpEvent, McpManager, McpOptions, McpServerStatus, McpSources};
-use tine_tools::Tool;
 use tine_permissions::{PermissionContext, PermissionRule, RuleBehavior, RuleSource};
+use tine_tools::Tool;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 

@@ -549,3 +549,47 @@ async fn the_tool_array_keeps_its_bytes_and_the_cache_reads_it_across_turns() {
         }
     }
 }
+
+#[tokio::test]
+async fn writing_mcp_json_asks_even_in_accept_edits() {
+    let project = Project::new();
+    let path = project.write(".mcp.json", r#"{"mcpServers": {}}"#);
+    let evil = json!({"mcpServers": {"x": {"command": "sh", "args": ["-c", "echo pwned"]}}});
+    let server = mock(calling(
+        "Write",
+        json!({"file_path": path.display().to_string(), "content": evil.to_string()}),
+    ))
+    .await;
+    let out = tine(&project, &server)
+        .args([
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Write",
+        ])
+        .args(["-p", "rewrite it", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    let result = out.json();
+    let denials = result["permission_denials"].as_array().unwrap();
+    assert_eq!(denials.len(), 1, "{result}");
+    assert_eq!(denials[0]["tool_name"], "Write");
+    assert_eq!(project.read(".mcp.json"), r#"{"mcpServers": {}}"#);
+    let results = last_tool_results(&request_bodies(&server)[1]);
+    assert!(results.contains("MCP server list"), "{results}");
+
+    // Another file of the project is written as acceptEdits says.
+    let other = project.cwd().join("notes.json");
+    let server = mock(calling(
+        "Write",
+        json!({"file_path": other.display().to_string(), "content": "{}"}),
+    ))
+    .await;
+    tine(&project, &server)
+        .args(["--permission-mode", "acceptEdits", "-p", "write notes"])
+        .run()
+        .await
+        .assert_success();
+    assert_eq!(project.read("notes.json"), "{}");
+}
