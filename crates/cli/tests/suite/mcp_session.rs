@@ -388,7 +388,8 @@ async fn a_server_that_dies_mid_session_is_reported_and_its_tools_answer_an_erro
     assert_eq!(bodies.len(), 3, "{bodies:#?}");
     for body in &bodies[1..] {
         let results = last_tool_results(body);
-        assert!(body.to_string().contains("\"is_error\":true"), "{results}");
+        let answer = &body["messages"].as_array().unwrap().last().unwrap()["content"][0];
+        assert_eq!(answer["is_error"], json!(true), "{answer}");
         assert!(results.contains("srv"), "{results}");
     }
     assert!(
@@ -592,4 +593,62 @@ async fn writing_mcp_json_asks_even_in_accept_edits() {
         .await
         .assert_success();
     assert_eq!(project.read("notes.json"), "{}");
+}
+
+#[tokio::test]
+async fn slash_mcp_restart_brings_a_crashed_server_back_for_the_same_tools() {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .tool_results(false)
+                .last_user_contains("crash it")
+                .reply(Reply::tool_use("mcp__srv__crash", json!({}))),
+        )
+        .rule(
+            Rule::new()
+                .tool_results(false)
+                .last_user_contains("echo it")
+                .reply(Reply::tool_use(
+                    "mcp__srv__echo",
+                    json!({"text": "back again"}),
+                )),
+        )
+        .default_reply(Reply::text("ok"));
+    let server = mock(scenario).await;
+    let project = Project::new();
+    let line = |text: &str| {
+        json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
+    };
+    let input = [line("crash it"), line("/mcp restart srv"), line("echo it")].concat();
+    let out = with_mcp(
+        &project,
+        &server,
+        &config(&[("srv", args(&["--no-resources"]))]),
+    )
+    .args([
+        "--allowedTools",
+        "mcp__srv",
+        "-p",
+        "--input-format",
+        "stream-json",
+    ])
+    .args(["--output-format", "stream-json", "--verbose"])
+    .stdin(input)
+    .run()
+    .await;
+    out.assert_success();
+    assert!(
+        out.stderr.contains("MCP server srv stopped"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("connected (8 tools)"), "{}", out.stdout);
+    let bodies = request_bodies(&server);
+    let last = bodies.last().unwrap();
+    let results = last_tool_results(last);
+    assert!(results.contains("back again"), "{results}");
+    let answer = &last["messages"].as_array().unwrap().last().unwrap()["content"][0];
+    assert_ne!(answer["is_error"], json!(true), "{answer}");
+    let tools = bodies[0]["tools"].to_string();
+    assert!(bodies.iter().all(|b| b["tools"].to_string() == tools));
 }
