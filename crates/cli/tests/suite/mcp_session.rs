@@ -649,6 +649,7 @@ async fn slash_mcp_restart_brings_a_crashed_server_back_for_the_same_tools() {
     assert!(results.contains("back again"), "{results}");
     let answer = &last["messages"].as_array().unwrap().last().unwrap()["content"][0];
     assert_ne!(answer["is_error"], json!(true), "{answer}");
-    let tools = bodies[0]["tools"].to_string();
-    assert!(bodies.iter().all(|b| b["tools"].to_string() == tools));
+    for body in &bodies {
+        assert_eq!(body["tools"].to_string(), bodies[0]["tools"].to_string());
+    }
 }
