@@ -72,7 +72,21 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             let prompt = text_prompt(&args)?;
             front.printer.init();
             profile.mark("ready");
-            let end = front.turn(&session, submission(&prompt)).await;
+            let mut end = front.turn(&session, submission(&prompt)).await;
+            // Background agents report as further turns, so the result includes them.
+            let until = tokio::time::Instant::now() + session.drain_grace();
+            while !interrupted.is_set() {
+                let Some(reports) = session.agent_reports(until).await else {
+                    break;
+                };
+                if interrupted.is_set() {
+                    break;
+                }
+                let next = front.turn(&session, Submission::Prompt(reports)).await;
+                if next.result.is_some() {
+                    end = next;
+                }
+            }
             // Background work (memory extraction) finishes before -p exits, bounded; after a
             // signal it is cancelled instead.
             let report = session.shutdown().await;

@@ -45,6 +45,11 @@ pub struct ForkParams {
     /// read by no one); see `QueryParams::end_after_tools`.
     pub end_after_tools: Option<EndAfterTools>,
     pub overrides: SubagentOverrides,
+    /// The fork's id (its sidechain transcript's name); `None`: a fresh one.
+    pub agent_id: Option<String>,
+    /// The ledger source its requests are billed under, when not its query source (one
+    /// sub-agent's cost apart from another's).
+    pub ledger_source: Option<QuerySource>,
 }
 
 impl ForkParams {
@@ -68,6 +73,8 @@ impl ForkParams {
             on_message: None,
             end_after_tools: None,
             overrides: SubagentOverrides::default(),
+            agent_id: None,
+            ledger_source: None,
         }
     }
 }
@@ -110,7 +117,14 @@ pub async fn run_forked_agent(
     parent: &ParentContext,
     params: ForkParams,
 ) -> Result<ForkResult, ForkError> {
-    let agent_id = format!("{:016x}", uuid::Uuid::new_v4().as_u128() as u64);
+    let agent_id = params
+        .agent_id
+        .clone()
+        .unwrap_or_else(|| format!("{:016x}", uuid::Uuid::new_v4().as_u128() as u64));
+    let ledger_source = params
+        .ledger_source
+        .clone()
+        .unwrap_or_else(|| Arc::clone(&params.query_source));
     let context = create_subagent_context(parent, &params.overrides);
     let mut transcript = if params.skip_transcript {
         None
@@ -192,7 +206,7 @@ pub async fn run_forked_agent(
     let mut totals = LoopTotals::new();
     while let Some(event) = events.next().await {
         totals.fold(&event, |model, u| match &parent.ledger {
-            Some(ledger) => ledger.record(&params.query_source, model, u),
+            Some(ledger) => ledger.record(&ledger_source, model, u),
             None => cost_usd(model, u),
         });
         match event {

@@ -13,22 +13,45 @@
 //! - [`cache_break`]: the [`CacheBreakDetector`], a `RequestMonitor` that names the part of
 //!   the cache key ([`RequestFingerprint`], hashes only) that changed when a cache read fell short.
 //! - [`web_summary`]: [`SideQuerySummarizer`], WebFetch's summarizer on a small model.
+//! - [`fork_child`]: fork children of the turn in progress (seed 002):
+//!   [`build_forked_messages`], the placeholder results, the boilerplate, the recursion guard.
+//! - [`agents`]: typed agents: the built-ins and `.tine/agents/*.md` and the like.
+//! - [`tasks`]: the [`TaskRegistry`]: task ids, output files under `TINE_HOME/tasks/`,
+//!   notifications of finished background tasks.
+//! - [`agent_runtime`]: [`AgentRuntime`], the session's `SubagentSpawner` (fork path, typed
+//!   agents, foreground and background).
+//! - [`agent_tool`]: the Agent, TaskOutput and TaskStop tools.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent_runtime;
+pub mod agent_tool;
+pub mod agents;
 pub mod cache_break;
 pub mod cache_safe;
 pub mod fork;
+pub mod fork_child;
 pub mod pipeline;
 pub mod side_query;
 pub mod subagent;
+pub mod tasks;
 pub mod web_summary;
 
+pub use agent_runtime::{AGENT_ONLY_TOOLS, AgentRuntime, SubagentStop, SubagentStopHook};
+pub use agent_tool::{AgentTool, TaskOutputTool, TaskStopTool, agent_tools};
+pub use agents::{
+    AgentDefinition, AgentFileError, AgentSource, agent_dirs, builtin_agents, load_agents,
+    parse_agent_file, resolve_model,
+};
 pub use cache_break::{
     BreakCause, CACHE_HASHES_KIND, CACHE_RESET_KIND, CacheBreak, CacheBreakDetector, CacheHashes,
     KEPT_BREAKS, OnCacheBreak, RequestFingerprint, ToolHash,
 };
 pub use cache_safe::{CacheSafeParams, CacheSafeSlot};
 pub use fork::{ForkError, ForkParams, ForkResult, OnMessage, run_forked_agent};
+pub use fork_child::{
+    FORK_BOILERPLATE_TAG, FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE, build_forked_messages,
+    fork_directive_text, is_fork_child,
+};
 pub use pipeline::{
     BackgroundEvent, BackgroundJob, CANCEL_GRACE, DEFAULT_DRAIN_TIMEOUT, DrainReport, JobContext,
     JobError, JobOutcome, StopHookPipeline,
@@ -40,6 +63,10 @@ pub use side_query::{
 pub use subagent::{
     AppStateSink, AppStateStore, NoAppState, NotificationSink, ParentContext, SessionInfo,
     SubagentContext, SubagentOverrides, create_subagent_context,
+};
+pub use tasks::{
+    TaskError, TaskKind, TaskNotification, TaskOutput, TaskRegistry, TaskSnapshot, TaskState,
+    new_task_id,
 };
 pub use tine_query_loop::{ContentReplacementState, SharedReplacements};
 pub use web_summary::{DEFAULT_SMALL_FAST_MODEL, SideQuerySummarizer, WEB_FETCH_QUERY_SOURCE};

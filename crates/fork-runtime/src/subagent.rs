@@ -131,6 +131,13 @@ pub struct SubagentOverrides {
     pub file_state: Option<Arc<FileStateCache>>,
     /// A content-replacement state to use instead of a clone of the parent's.
     pub content_replacements: Option<ContentReplacementState>,
+    /// The fork's own token, instead of a child of the parent context's: a sub-agent runs
+    /// under a child of the calling turn's token (cancelling the turn cancels it) that its
+    /// task can also cancel alone.
+    pub cancellation: Option<tokio_util::sync::CancellationToken>,
+    /// The tools the fork may call, instead of the parent's (a typed agent's own list; a
+    /// cache-sharing fork never sets it).
+    pub tools: Option<Arc<[Arc<dyn Tool>]>>,
 }
 
 /// A fork's isolated context. Deliberately has no notification or tool-UI handle.
@@ -164,6 +171,8 @@ pub fn create_subagent_context(
     }
     if overrides.share_cancellation {
         tool_context = tool_context.with_cancellation(parent.tool_context.cancellation().clone());
+    } else if let Some(token) = &overrides.cancellation {
+        tool_context = tool_context.with_cancellation(token.clone());
     }
     let app_state: Arc<dyn AppStateSink> = if overrides.share_app_state {
         Arc::clone(&parent.app_state)
@@ -175,7 +184,10 @@ pub fn create_subagent_context(
     });
     SubagentContext {
         client: Arc::clone(&parent.client),
-        tools: Arc::clone(&parent.tools),
+        tools: overrides
+            .tools
+            .clone()
+            .unwrap_or_else(|| Arc::clone(&parent.tools)),
         tool_context,
         session: parent.session.clone(),
         app_state,

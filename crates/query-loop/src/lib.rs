@@ -14,6 +14,8 @@
 //! - [`replacement`]: oversized tool results replaced by a preview, each decision frozen.
 //! - [`stuck`]: the same call failing the same way again and again ends the turn.
 //! - [`query`](mod@query): [`query()`], the loop itself as a stream of events.
+//! - [`spawn`]: how a tool call sees the turn in progress ([`TurnInProgress`], filled by the
+//!   loop per call) and the [`SubagentSpawner`] the Agent tool starts sub-agents through.
 //! - [`totals`]: [`LoopTotals`], one run's requests, usage, cost and terminal folded from its
 //!   events (the engine's turns and forks count the same way).
 //! - [`transcript`]: the session's JSONL transcript: writer, tolerant reader, resume,
@@ -37,6 +39,7 @@ pub mod query;
 pub mod repair;
 pub mod replacement;
 pub mod request;
+pub mod spawn;
 pub mod stuck;
 pub mod timestamp;
 mod tool_calls;
@@ -69,6 +72,7 @@ pub use query::{
 pub use repair::{INTERRUPTED_TOOL_RESULT, is_well_paired, repair_tool_pairing};
 pub use replacement::{ContentReplacementState, MAX_TOOL_RESULT_CHARS, SharedReplacements};
 pub use request::{RequestTemplate, prepare_messages, system_prompt_blocks, tool_definitions};
+pub use spawn::{AgentRequest, Spawner, SubagentSpawner, TurnInProgress};
 pub use stuck::{
     DEFAULT_MAX_REPEATED_FAILURES, FailureStreak, RepeatedFailure, RepeatedFailureHandler,
     StuckDecision,

@@ -28,7 +28,7 @@ use crate::request::RequestTemplate;
 use crate::stuck::{
     DEFAULT_MAX_REPEATED_FAILURES, FailureStreak, RepeatedFailureHandler, StuckDecision,
 };
-use crate::tool_calls::run_tool_calls;
+use crate::tool_calls::{run_tool_calls, turn_in_progress};
 use crate::transition::{Terminal, Transition};
 use tine_config::SessionId;
 
@@ -414,7 +414,16 @@ async fn run_loop(
             }
         }
 
-        let round = run_tool_calls(params, &uses, &mut state.failures, emit, cancel).await;
+        let turn = turn_in_progress(params, &template, &messages);
+        let round = run_tool_calls(
+            params,
+            turn.as_ref(),
+            &uses,
+            &mut state.failures,
+            emit,
+            cancel,
+        )
+        .await;
         let message = Message::user(round.results);
         messages.push(message.clone());
         emit.send(QueryEvent::UserMessage { message }).await;

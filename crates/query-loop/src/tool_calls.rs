@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
 use serde_json::{Value, json};
-use tine_api_client::{ContentBlock, ToolUseBlock};
+use tine_api_client::{ContentBlock, Message, ToolUseBlock};
 use tine_tools::{ProgressSink, Tool, ToolOutput, ToolProgress, run_tool};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -23,6 +23,8 @@ use crate::hooks::{HookEvent, HookPermission, hook_reminders};
 use crate::plug::PermissionOutcome;
 use crate::query::{Emitter, MAX_PARALLEL_TOOLS, QueryParams};
 use crate::repair::INTERRUPTED_TOOL_RESULT;
+use crate::request::RequestTemplate;
+use crate::spawn::{Spawner, TurnInProgress};
 use crate::stuck::FailureStreak;
 
 /// What one reply's tool calls produced.
@@ -61,6 +63,7 @@ enum Prepared<'a> {
 /// Runs the calls of one reply.
 pub(crate) async fn run_tool_calls(
     params: &QueryParams,
+    turn: Option<&TurnInProgress>,
     uses: &[ToolUseBlock],
     failures: &mut FailureStreak,
     emit: &Emitter,
@@ -92,7 +95,7 @@ pub(crate) async fn run_tool_calls(
         }
         let mut runs = Vec::with_capacity(batch.len());
         for (call, prepared) in batch.iter().zip(prepared) {
-            runs.push(execute_call(params, call, prepared, emit, cancel));
+            runs.push(execute_call(params, turn, call, prepared, emit, cancel));
         }
         let outputs: Vec<(ToolOutput, Option<Option<String>>)> = stream::iter(runs)
             .buffered(MAX_PARALLEL_TOOLS)
@@ -253,6 +256,7 @@ async fn refuse_with<'a>(
 /// Runs a prepared call, then its PostToolUse hooks; returns the output and a hook's stop.
 async fn execute_call(
     params: &QueryParams,
+    turn: Option<&TurnInProgress>,
     call: &ToolUseBlock,
     prepared: Prepared<'_>,
     emit: &Emitter,
@@ -262,13 +266,20 @@ async fn execute_call(
         Prepared::Done(output) => return (output, None),
         Prepared::Run { tool, input } => (tool, input),
     };
-    let ctx = params
+    let mut ctx = params
         .tool_context
         .clone()
         .with_progress(Arc::new(ToolProgressForwarder {
             tx: emit.tx.clone(),
             tool_use_id: call.id.clone(),
         }));
+    if let Some(turn) = turn {
+        // The cache-safe slot is empty mid-turn: this is how the Agent tool sees the turn.
+        ctx = ctx.with_call_ext(TurnInProgress {
+            tool_use_id: call.id.clone(),
+            ..turn.clone()
+        });
+    }
     let run = run_tool(tool.as_ref(), input.clone(), &ctx);
     tokio::pin!(run);
     let mut output = tokio::select! {
@@ -333,4 +344,20 @@ fn result_block(id: &str, name: &str, output: ToolOutput) -> ContentBlock {
         output.content
     };
     ContentBlock::tool_result(id, content, output.is_error)
+}
+
+/// The turn as its tool calls see it, when the context has a spawner to hand it to (the
+/// history is copied once per round of calls, and only then).
+pub(crate) fn turn_in_progress(
+    params: &QueryParams,
+    template: &RequestTemplate,
+    messages: &[Message],
+) -> Option<TurnInProgress> {
+    params.tool_context.ext::<Spawner>()?;
+    Some(TurnInProgress {
+        template: template.clone(),
+        messages: Arc::from(messages),
+        query_source: Arc::clone(&params.query_source),
+        tool_use_id: String::new(),
+    })
 }

@@ -290,6 +290,8 @@ impl Actor {
                 _ = token.cancelled() => {}
             }
         }
+        // Background agents a front end did not wait for stop with the session.
+        self.shared.tasks.cancel_background();
         let drain = if self.shared.token.is_cancelled() {
             // Cancelled (a signal): nothing is waited for.
             self.pipeline.cancel_all();

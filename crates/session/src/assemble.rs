@@ -72,6 +72,8 @@ pub(crate) struct Assembled {
     pub background: mpsc::UnboundedReceiver<BackgroundEvent>,
     pub memory: Option<AutoMemory>,
     pub ledger: UsageLedger,
+    /// The session's tasks (background agents), shared with the handle.
+    pub tasks: tine_fork_runtime::TaskRegistry,
     pub permissions: Arc<Permissions>,
     /// The MCP servers, when any is configured.
     pub mcp: Option<SessionMcp>,
@@ -190,9 +192,14 @@ pub(crate) async fn assemble(
         &mut notices,
     )
     .await;
-    let pool = ToolPool::assemble(tine_tools::builtin_tools(), mcp_tools, |name| {
-        permissions.is_tool_denied(name)
-    });
+    let agents = crate::agents::definitions(&cwd, &home, user_home.as_deref(), &mut notices);
+    let pool = ToolPool::assemble(
+        tine_tools::builtin_tools()
+            .into_iter()
+            .chain(crate::agents::tools(&agents)),
+        mcp_tools,
+        |name| permissions.is_tool_denied(name),
+    );
     let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
     let mut tool_definitions: ToolArray = pool.definitions().clone();
     if let Some(sandbox) = &bash_sandbox {
@@ -421,6 +428,7 @@ pub(crate) async fn assemble(
         memory.record_in(annotator);
     }
     engine.share_replacements(replacements);
+    let tasks = crate::agents::install(&engine, &parent, agents, &home);
     for warning in engine.resume_warnings() {
         notices.push(Notice::warning(format!(
             "{}: {warning}",
@@ -444,6 +452,7 @@ pub(crate) async fn assemble(
         background,
         memory,
         ledger,
+        tasks,
         permissions,
         mcp,
         summary,

@@ -47,6 +47,8 @@ impl Session {
         }
         let shared = Arc::new(Shared {
             token,
+            tasks: assembled.tasks.clone(),
+            drain_grace,
             turns: Mutex::new(Turns::default()),
             next_submission: AtomicU64::new(1),
             permissions: Arc::clone(&assembled.permissions),
@@ -97,6 +99,10 @@ pub(crate) struct Shared {
     pub stuck: Arc<StuckQuestions>,
     /// Set by shutdown: nothing more is accepted.
     closing: AtomicBool,
+    /// Background agents and their notifications.
+    pub tasks: tine_fork_runtime::TaskRegistry,
+    /// How long a front end waits for background work at its end.
+    pub drain_grace: std::time::Duration,
 }
 
 impl Shared {
@@ -180,6 +186,25 @@ impl SessionHandle {
     /// The mode the next call is judged in.
     pub fn permission_mode(&self) -> PermissionMode {
         self.shared.permissions.mode()
+    }
+
+    /// The session's tasks (background agents): their states, outputs and notifications.
+    pub fn tasks(&self) -> &tine_fork_runtime::TaskRegistry {
+        &self.shared.tasks
+    }
+
+    /// The reports of background agents, as the prompt of a further turn: waits until one or
+    /// more have ended (all that have are in it) and returns `None` once none is running
+    /// (nothing to wait for). Past `until`, the agents still running are stopped and their
+    /// stops reported. Headless `-p` submits each as a turn, so its result includes them.
+    pub async fn agent_reports(&self, until: tokio::time::Instant) -> Option<String> {
+        let notifications = self.shared.tasks.next_notifications(until).await?;
+        Some(crate::agents::notifications_prompt(&notifications))
+    }
+
+    /// How long the session waits for background work at its end (the drain bound).
+    pub fn drain_grace(&self) -> std::time::Duration {
+        self.shared.drain_grace
     }
 
     /// The session's token. Cancelling it (a signal) ends everything at once: the running

@@ -35,6 +35,8 @@
 //!   what a PreToolUse hook's allow or ask leaves of the rules).
 //! - `hooks`: the user's command hooks, one value for the loop, the pipeline, the permission
 //!   checker and the task (SessionStart, UserPromptSubmit, SessionEnd).
+//! - `agents`: sub-agents: typed agents' definitions, the Agent and task tools, the spawner
+//!   and task registry on the tool context.
 //! - `stuck`: a stuck model asked about (interactive sessions).
 //! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
 //!   stopped at shutdown.
@@ -44,6 +46,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod actor;
+mod agents;
 mod assemble;
 pub mod commands;
 pub mod custom_commands;

@@ -134,6 +134,14 @@ impl ToolContext {
         self
     }
 
+    /// This context with `value` as its `T` for one call only: the loop gives each tool call
+    /// the turn in progress this way. Other clones and forks do not see it; the shared state
+    /// stays shared.
+    pub fn with_call_ext<T: ContextExtension>(mut self, value: T) -> Self {
+        self.extensions = self.extensions.with_call_value(value);
+        self
+    }
+
     /// Runs Bash commands under `sandbox` (forks inherit it).
     pub fn with_sandbox(mut self, sandbox: BashSandbox) -> Self {
         self.sandbox = Some(Arc::new(sandbox));

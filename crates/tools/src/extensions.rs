@@ -45,18 +45,37 @@ impl Entry {
     }
 }
 
-/// The typed map behind [`ToolContext`](crate::ToolContext)'s extensions.
+/// The typed map behind [`ToolContext`](crate::ToolContext)'s extensions: the shared map,
+/// plus values scoped to one call (what the loop hands a single tool call, such as the turn in
+/// progress), seen only by that call's context and never by a fork.
 #[derive(Clone, Default)]
-pub(crate) struct Extensions(Arc<Mutex<HashMap<TypeId, Entry>>>);
+pub(crate) struct Extensions {
+    shared: Arc<Mutex<HashMap<TypeId, Entry>>>,
+    call: Option<Arc<HashMap<TypeId, AnyValue>>>,
+}
 
 impl Extensions {
     fn map(&self) -> MutexGuard<'_, HashMap<TypeId, Entry>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn get<T: ContextExtension>(&self) -> Option<Arc<T>> {
+        if let Some(value) = self.call.as_ref().and_then(|c| c.get(&TypeId::of::<T>())) {
+            return value.clone().downcast::<T>().ok();
+        }
         let value = self.map().get(&TypeId::of::<T>())?.value.clone();
         value.downcast::<T>().ok()
+    }
+
+    /// This map with `value` as its `T` for one call: the shared map stays shared (what the
+    /// call inserts reaches every clone), `value` is seen only through the returned map.
+    pub(crate) fn with_call_value<T: ContextExtension>(&self, value: T) -> Self {
+        let mut call: HashMap<TypeId, AnyValue> = self.call.as_deref().cloned().unwrap_or_default();
+        call.insert(TypeId::of::<T>(), Arc::new(value));
+        Self {
+            shared: Arc::clone(&self.shared),
+            call: Some(Arc::new(call)),
+        }
     }
 
     pub(crate) fn get_or_insert_with<T: ContextExtension>(
@@ -97,7 +116,11 @@ impl Extensions {
                 ))
             })
             .collect();
-        Extensions(Arc::new(Mutex::new(forked)))
+        // A call's own values describe the parent's call, never the fork's.
+        Extensions {
+            shared: Arc::new(Mutex::new(forked)),
+            call: None,
+        }
     }
 
     /// The stored types' names, sorted (for `Debug`).

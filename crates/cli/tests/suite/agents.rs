@@ -1,0 +1,265 @@
+//! Issue 15 through the real binary: fork children of the turn in progress (their requests are
+//! the parent's up to the directive and read its whole cached prefix; a child calling Agent
+//! gets an error result, never a grandchild), `-p` waiting for background agents and giving
+//! their notifications to the model as further turns, per-agent costs, sidechain transcripts
+//! and task output files (a planted symlink refused), typed agents' prompts and tools.
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::{Value, json};
+use tine_e2e::Project;
+use tine_e2e::tine_mock_api::{MockServer, Reply, RequestRecord, Rule, Scenario};
+
+use super::{mock, tine};
+
+const REFUSED: &str = "not available inside a forked worker";
+
+fn fork_call(directive: &str) -> Value {
+    json!({"description": format!("{directive} part"), "prompt": directive})
+}
+
+/// The parent forks ALPHA and BETA; ALPHA tries to fork again first.
+fn fork_scenario() -> Scenario {
+    Scenario::new()
+        .rule(
+            Rule::new()
+                .marker(REFUSED)
+                .named("alpha-after-refusal")
+                .reply(Reply::text(
+                    "Scope: alpha\nResult: refused to fork, did it myself",
+                )),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("Your directive: DIRECTIVE-ALPHA")
+                .named("alpha")
+                .reply(Reply::tool_use("Agent", fork_call("GRANDCHILD"))),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("Your directive: DIRECTIVE-BETA")
+                .named("beta")
+                .reply(Reply::text("Scope: beta\nResult: done beta")),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("Your directive: GRANDCHILD")
+                .named("grandchild")
+                .reply(Reply::text("a grandchild ran")),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("<task-notification>")
+                .named("notified")
+                .reply(Reply::text("Both forks reported.")),
+        )
+        .rule(
+            Rule::new().assistant_turns(0).named("parent").reply(
+                Reply::text("Splitting the work.")
+                    .with_tool_use("Agent", fork_call("DIRECTIVE-ALPHA"))
+                    .with_tool_use("Agent", fork_call("DIRECTIVE-BETA")),
+            ),
+        )
+        .default_reply(Reply::text("Waiting for the forks."))
+}
+
+fn named<'a>(log: &'a [RequestRecord], name: &str) -> Vec<&'a RequestRecord> {
+    log.iter()
+        .filter(|r| r.rule.as_deref() == Some(name))
+        .collect()
+}
+
+/// A body with every `cache_control` removed (breakpoints are not part of the cache key).
+fn unmarked(record: &RequestRecord) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.remove("cache_control");
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut body = record.json().unwrap();
+    strip(&mut body);
+    body
+}
+
+fn last_text(body: &Value) -> String {
+    let last = body["messages"].as_array().unwrap().last().unwrap();
+    last["content"].as_array().unwrap().last().unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn run_forks(project: &Project, server: &MockServer) -> Value {
+    let out = tine(project, server)
+        .args(["-p", "split the work", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    out.json()
+}
+
+#[tokio::test]
+async fn fork_children_share_the_parents_prefix_up_to_their_directives() {
+    let server = mock(fork_scenario()).await;
+    let project = Project::new();
+    let result = run_forks(&project, &server).await;
+    // -p waited for both children and gave their reports to the model as a further turn.
+    assert_eq!(result["result"], "Both forks reported.", "{result}");
+
+    let log = server.requests();
+    let parent = named(&log, "parent");
+    let (alpha, beta) = (named(&log, "alpha"), named(&log, "beta"));
+    assert_eq!((parent.len(), alpha.len(), beta.len()), (1, 1, 1));
+    let (parent, alpha, beta) = (parent[0], alpha[0], beta[0]);
+    let (p, a, b) = (unmarked(parent), unmarked(alpha), unmarked(beta));
+
+    // The parent's rendered system prompt, its exact tool array (Agent still listed), model.
+    for child in [&a, &b] {
+        assert_eq!(child["system"], p["system"]);
+        assert_eq!(child["tools"], p["tools"]);
+        assert_eq!(child["model"], p["model"]);
+        assert_eq!(child.get("thinking"), p.get("thinking"));
+    }
+    assert!(
+        a["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "Agent")
+    );
+
+    // The parent's messages, its reply with both calls, then placeholders + the directive.
+    let parent_messages = p["messages"].as_array().unwrap();
+    let a_messages = a["messages"].as_array().unwrap();
+    let b_messages = b["messages"].as_array().unwrap();
+    assert_eq!(a_messages.len(), parent_messages.len() + 2);
+    assert_eq!(a_messages[..parent_messages.len()], parent_messages[..]);
+    let reply = &a_messages[parent_messages.len()];
+    assert_eq!(reply["role"], "assistant");
+    let calls: Vec<&Value> = reply["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "tool_use")
+        .collect();
+    assert_eq!(calls.len(), 2);
+    let placeholders = a_messages.last().unwrap()["content"].as_array().unwrap();
+    for (block, call) in placeholders.iter().zip(&calls) {
+        assert_eq!(block["type"], "tool_result");
+        assert_eq!(block["tool_use_id"], call["id"]);
+        assert_eq!(block["content"], "Fork started — processing in background");
+    }
+
+    // Two children's requests are identical up to the directive.
+    let mut a_head = a.clone();
+    let mut b_head = b.clone();
+    for head in [&mut a_head, &mut b_head] {
+        let last = head["messages"].as_array_mut().unwrap().last_mut().unwrap();
+        last["content"].as_array_mut().unwrap().pop();
+    }
+    assert_eq!(a_head, b_head);
+    assert_eq!(a_messages.len(), b_messages.len());
+    let (a_text, b_text) = (last_text(&a), last_text(&b));
+    assert_ne!(a_text, b_text);
+    for text in [&a_text, &b_text] {
+        assert!(text.starts_with("<fork-boilerplate>"), "{text}");
+        for rule in [
+            "Do not fork",
+            "Scope:",
+            "Result:",
+            "Key files:",
+            "Files changed:",
+        ] {
+            assert!(text.contains(rule), "missing {rule}: {text}");
+        }
+    }
+
+    // Each child's first request reads the parent's whole cached prefix.
+    let parent_prompt = parent.usage.unwrap().prompt_tokens();
+    for child in [alpha, beta] {
+        let usage = child.usage.unwrap();
+        assert!(
+            usage.cache_read_input_tokens >= parent_prompt,
+            "child read {} of the parent's {parent_prompt}",
+            usage.cache_read_input_tokens
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_child_calling_agent_gets_an_error_never_a_grandchild() {
+    let server = mock(fork_scenario()).await;
+    let project = Project::new();
+    let result = run_forks(&project, &server).await;
+    let log = server.requests();
+    assert!(named(&log, "grandchild").is_empty(), "a grandchild ran");
+    let after = named(&log, "alpha-after-refusal");
+    assert_eq!(after.len(), 1);
+    let body = after[0].json().unwrap();
+    let results = body["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert_eq!(results[0]["is_error"], true, "{results}");
+
+    // The notification turn carries both reports; costs are per agent.
+    let notified = named(&log, "notified");
+    let texts: String = notified
+        .iter()
+        .map(|r| last_text(&r.json().unwrap()))
+        .collect();
+    assert!(texts.contains("Result: done beta"), "{texts}");
+    assert!(texts.contains("refused to fork"), "{texts}");
+    let sources = result["usage_by_source"].as_object().unwrap();
+    let agents: Vec<&String> = sources
+        .keys()
+        .filter(|k| k.starts_with("agent:fork:a_"))
+        .collect();
+    assert_eq!(agents.len(), 2, "{sources:?}");
+
+    // Sidechain transcripts and 0600 output files, one per child.
+    let tasks: Vec<_> = std::fs::read_dir(project.home().join("tasks"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(tasks.len(), 2);
+    for path in &tasks {
+        let mode = std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", path.display());
+        let id = path.file_stem().unwrap().to_str().unwrap();
+        let sidechain = project
+            .transcripts_dir()
+            .join(result["session_id"].as_str().unwrap())
+            .join("subagents")
+            .join(format!("agent-{id}.jsonl"));
+        assert!(sidechain.exists(), "{}", sidechain.display());
+    }
+}
+
+#[tokio::test]
+async fn a_planted_symlink_for_task_output_is_refused() {
+    let server = mock(fork_scenario()).await;
+    let project = Project::new();
+    let elsewhere = project.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, project.home().join("tasks")).unwrap();
+    let out = tine(&project, &server)
+        .args(["-p", "split the work", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    // No child ran; the model was told why.
+    let log = server.requests();
+    assert!(named(&log, "alpha").is_empty() && named(&log, "beta").is_empty());
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    let body = log.last().unwrap().json().unwrap();
+    let results = body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(results.contains("symbolic link"), "{results}");
+}

@@ -1,0 +1,438 @@
+//! [`AgentRuntime`], the session's [`SubagentSpawner`]: what the Agent tool's call becomes.
+//!
+//! - No `subagent_type` (or `"fork"`): a fork child of the turn in progress (seed 002). Its
+//!   `CacheSafeParams` are the turn's template (system bytes, the exact tool array, model,
+//!   thinking) and the conversation before the calling reply; its prompt is
+//!   [`build_forked_messages`]. It always runs in the background.
+//! - A typed agent: its own system prompt, only its tools, its model, a conversation of one
+//!   message (the prompt), in the foreground unless `run_in_background`.
+//!
+//! Every agent is a task of the [`TaskRegistry`] (its id names its sidechain transcript and
+//! its output file), runs in a context from `create_subagent_context` under a child of the
+//! calling turn's token (interrupting the turn cancels it; TaskStop cancels it alone), and is
+//! billed to the ledger as `agent:<type>:<id>`. A fork child calling Agent again gets an error
+//! result, never a grandchild ([`is_fork_child`]).
+
+use std::sync::{Arc, Weak};
+
+use futures::future::BoxFuture;
+use tine_api_client::{ContentBlock, Message, MessageContent, Role, Usage};
+use tine_query_loop::{
+    AgentRequest, CanUseTool, PermissionOutcome, SubagentSpawner, Terminal, TurnInProgress,
+    message_text, system_prompt_blocks, tool_definitions,
+};
+use tine_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::{AgentDefinition, resolve_model};
+use crate::cache_safe::CacheSafeParams;
+use crate::fork::{ForkParams, ForkResult, OnMessage, run_forked_agent};
+use crate::fork_child::{FORK_QUERY_SOURCE, build_forked_messages, is_fork_child};
+use crate::subagent::ParentContext;
+use crate::tasks::{TaskKind, TaskOutput, TaskRegistry, TaskState};
+
+/// Tools a sub-agent never gets (it does not start sub-agents or manage the session's tasks).
+pub const AGENT_ONLY_TOOLS: [&str; 3] = ["Agent", "TaskOutput", "TaskStop"];
+
+/// What a sub-agent's end tells the SubagentStop hooks.
+#[derive(Debug, Clone)]
+pub struct SubagentStop {
+    pub task_id: String,
+    pub agent_type: String,
+    pub state: TaskState,
+    /// The sidechain transcript's agent id (the task id).
+    pub agent_id: String,
+}
+
+/// Where a sub-agent's end is reported (the `SubagentStop` hook event; the hooks runner
+/// implements it). Called once per agent, after its task is marked finished.
+pub trait SubagentStopHook: Send + Sync {
+    fn on_subagent_stop(&self, stop: SubagentStop) -> BoxFuture<'static, ()>;
+}
+
+/// The session's spawner.
+#[derive(Clone)]
+pub struct AgentRuntime {
+    /// Weak: the runtime lives on the parent's own tool context (the Agent tool finds it
+    /// there), so a strong reference would keep the session alive forever.
+    parent: Weak<ParentContext>,
+    /// The session's permission checker; asks become denials (a sub-agent cannot ask).
+    can_use_tool: Arc<dyn CanUseTool>,
+    agents: Arc<[AgentDefinition]>,
+    tasks: TaskRegistry,
+    stop_hook: Option<Arc<dyn SubagentStopHook>>,
+}
+
+impl AgentRuntime {
+    pub fn new(
+        parent: Arc<ParentContext>,
+        can_use_tool: Arc<dyn CanUseTool>,
+        agents: Arc<[AgentDefinition]>,
+        tasks: TaskRegistry,
+    ) -> Self {
+        Self {
+            parent: Arc::downgrade(&parent),
+            can_use_tool,
+            agents,
+            tasks,
+            stop_hook: None,
+        }
+    }
+
+    /// Reports every sub-agent's end to `hook` (SubagentStop).
+    pub fn with_stop_hook(mut self, hook: Arc<dyn SubagentStopHook>) -> Self {
+        self.stop_hook = Some(hook);
+        self
+    }
+
+    pub fn tasks(&self) -> &TaskRegistry {
+        &self.tasks
+    }
+
+    pub fn agents(&self) -> &[AgentDefinition] {
+        &self.agents
+    }
+
+    fn parent(&self) -> Result<Arc<ParentContext>, ToolError> {
+        self.parent
+            .upgrade()
+            .ok_or_else(|| ToolError::Failed("the session is ending; no agent started".to_owned()))
+    }
+
+    fn find(&self, name: &str) -> Result<&AgentDefinition, ToolError> {
+        self.agents
+            .iter()
+            .find(|a| a.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
+                ToolError::Failed(format!(
+                    "no agent type `{name}`; available: {} (or leave subagent_type out to fork \
+                     this conversation)",
+                    known.join(", ")
+                ))
+            })
+    }
+
+    /// A fork child of `turn`: always in the background.
+    fn fork(
+        &self,
+        turn: &TurnInProgress,
+        request: &AgentRequest,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let Some((reply, history)) = turn.messages.split_last() else {
+            return Err(ToolError::Failed(
+                "there is no conversation to fork yet".to_owned(),
+            ));
+        };
+        if reply.role != Role::Assistant {
+            return Err(ToolError::Failed(
+                "the Agent call is not part of a reply; nothing to fork".to_owned(),
+            ));
+        }
+        let cache_safe = Arc::new(CacheSafeParams {
+            template: turn.template.clone(),
+            messages: Arc::from(history),
+        });
+        let prompt = build_forked_messages(&request.prompt, reply).to_vec();
+        let cancel = ctx.cancellation().child_token();
+        let (id, output) = self
+            .tasks
+            .register(TaskKind::Agent, &request.description, true, cancel.clone())
+            .map_err(|e| ToolError::Failed(e.to_string()))?;
+        let mut params = ForkParams::new(
+            cache_safe,
+            prompt,
+            Arc::clone(&self.can_use_tool),
+            FORK_QUERY_SOURCE,
+        );
+        self.prepare(&mut params, &id, "fork", &output, cancel);
+        self.start_background(id.clone(), "fork".to_owned(), params, output.clone());
+        Ok(launched(&id, &request.description, &output))
+    }
+
+    /// A typed agent: its prompt, its tools, its model.
+    async fn typed(
+        &self,
+        turn: &TurnInProgress,
+        request: &AgentRequest,
+        ctx: &ToolContext,
+        name: &str,
+    ) -> Result<ToolOutput, ToolError> {
+        let agent = self.find(name)?.clone();
+        let tools: Arc<[Arc<dyn Tool>]> = self
+            .parent()?
+            .tools
+            .iter()
+            .filter(|t| !AGENT_ONLY_TOOLS.contains(&t.name()))
+            .filter(|t| {
+                agent
+                    .tools
+                    .as_ref()
+                    .is_none_or(|listed| listed.iter().any(|n| n == t.name()))
+            })
+            .cloned()
+            .collect();
+        let model = resolve_model(
+            request.model.as_deref(),
+            agent.model.as_deref(),
+            &turn.template.model,
+        );
+        let system = format!(
+            "{}\n\nWorking directory: {}",
+            agent.system_prompt,
+            ctx.cwd().display()
+        );
+        let template = tine_query_loop::RequestTemplate {
+            model,
+            system: Arc::new(system_prompt_blocks(&system)),
+            tools: tool_definitions(&tools),
+            thinking: None,
+            skip_cache_write: false,
+            replacements: None,
+        };
+        let cache_safe = Arc::new(CacheSafeParams {
+            template,
+            messages: Arc::from(Vec::<Message>::new()),
+        });
+        let can_use_tool: Arc<dyn CanUseTool> = if agent.read_only {
+            Arc::new(ReadOnlyCalls(Arc::clone(&self.can_use_tool)))
+        } else {
+            Arc::clone(&self.can_use_tool)
+        };
+        let background = request.run_in_background.unwrap_or(false);
+        let cancel = ctx.cancellation().child_token();
+        let (id, output) = self
+            .tasks
+            .register(
+                TaskKind::Agent,
+                &request.description,
+                background,
+                cancel.clone(),
+            )
+            .map_err(|e| ToolError::Failed(e.to_string()))?;
+        let source = format!("agent:{}", agent.name);
+        let mut params = ForkParams::new(
+            cache_safe,
+            vec![Message::user(request.prompt.clone())],
+            can_use_tool,
+            &source,
+        );
+        params.overrides.tools = Some(tools);
+        self.prepare(&mut params, &id, &agent.name, &output, cancel);
+        if background {
+            self.start_background(id.clone(), agent.name.clone(), params, output.clone());
+            return Ok(launched(&id, &request.description, &output));
+        }
+        let (state, report) = self.run(&id, &agent.name, params, &output).await;
+        match state {
+            TaskState::Completed => Ok(ToolOutput::text(format!(
+                "{report}\n\nagentId: {id} (output: {})",
+                output.path().display()
+            ))
+            .with_summary(format!("{} finished", agent.name))),
+            TaskState::Cancelled => Err(ToolError::Cancelled),
+            TaskState::Failed(why) => Err(ToolError::Failed(format!(
+                "agent {id} ({}) stopped: {why}",
+                agent.name
+            ))),
+            TaskState::Running => Err(ToolError::Failed(format!(
+                "agent {id} ({}) did not finish",
+                agent.name
+            ))),
+        }
+    }
+
+    /// What every sub-agent shares: its id, ledger source, transcript, token and output file.
+    fn prepare(
+        &self,
+        params: &mut ForkParams,
+        id: &str,
+        agent_type: &str,
+        output: &TaskOutput,
+        cancel: CancellationToken,
+    ) {
+        params.agent_id = Some(id.to_owned());
+        params.ledger_source = Some(Arc::from(format!("agent:{agent_type}:{id}")));
+        params.skip_transcript = false;
+        params.overrides.cancellation = Some(cancel);
+        let output = output.clone();
+        let on_message: OnMessage = Arc::new(move |message: &Message| {
+            output.append(&render_for_output(message));
+        });
+        params.on_message = Some(on_message);
+    }
+
+    fn start_background(
+        &self,
+        id: String,
+        agent_type: String,
+        params: ForkParams,
+        output: TaskOutput,
+    ) {
+        let runtime = self.clone();
+        tokio::spawn(async move {
+            runtime.run(&id, &agent_type, params, &output).await;
+        });
+    }
+
+    /// Runs the agent to its end and records it: the task's state and report (a background
+    /// task's notification), the output file's last line, the SubagentStop hook.
+    async fn run(
+        &self,
+        id: &str,
+        agent_type: &str,
+        params: ForkParams,
+        output: &TaskOutput,
+    ) -> (TaskState, String) {
+        let ran = match self.parent() {
+            Ok(parent) => run_forked_agent(&parent, params)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        let (state, report, usage, cost) = match ran {
+            Ok(result) => {
+                let (state, report) = outcome(&result);
+                (state, report, result.usage, result.cost_usd)
+            }
+            Err(error) => (
+                TaskState::Failed(error.clone()),
+                error,
+                Usage::default(),
+                0.0,
+            ),
+        };
+        output.append(&format!("\n[{state}]\n"));
+        self.tasks
+            .finish(id, state.clone(), report.clone(), usage, cost);
+        if let Some(hook) = &self.stop_hook {
+            hook.on_subagent_stop(SubagentStop {
+                task_id: id.to_owned(),
+                agent_type: agent_type.to_owned(),
+                state: state.clone(),
+                agent_id: id.to_owned(),
+            })
+            .await;
+        }
+        (state, report)
+    }
+}
+
+impl SubagentSpawner for AgentRuntime {
+    fn spawn<'a>(
+        &'a self,
+        turn: &'a TurnInProgress,
+        request: AgentRequest,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            // The recursion guard: a fork child keeps the Agent tool (the cache key), so its
+            // call is refused here; typed agents do not have it at all.
+            if is_fork_child(&turn.query_source, &turn.messages) {
+                return Err(ToolError::Failed(
+                    "Agent is not available inside a forked worker: you are the fork. Do the \
+                     work of your directive yourself with your other tools, then report."
+                        .to_owned(),
+                ));
+            }
+            if turn.query_source.starts_with("agent:") {
+                return Err(ToolError::Failed(
+                    "sub-agents cannot start sub-agents; do the work yourself".to_owned(),
+                ));
+            }
+            match request.subagent_type.as_deref() {
+                None | Some("fork") | Some("") => self.fork(turn, &request, ctx),
+                Some(name) => self.typed(turn, &request, ctx, name).await,
+            }
+        })
+    }
+}
+
+/// What the parent reads when an agent was started in the background.
+fn launched(id: &str, description: &str, output: &TaskOutput) -> ToolOutput {
+    ToolOutput::text(format!(
+        "Async agent launched successfully.\nagentId: {id} ({description})\nThe agent is working \
+         in the background; you will be notified with a <task-notification> when it completes. \
+         Do not duplicate its work. Its output so far: {} (or TaskOutput with task_id {id}).",
+        output.path().display()
+    ))
+    .with_summary(format!("started {id} in the background"))
+}
+
+/// The task's state and report from the agent's run.
+fn outcome(result: &ForkResult) -> (TaskState, String) {
+    let report = result
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .map(message_text)
+        .unwrap_or_default();
+    let state = match &result.terminal {
+        Terminal::Aborted => TaskState::Cancelled,
+        terminal if terminal.is_success() => TaskState::Completed,
+        terminal => TaskState::Failed(terminal.describe()),
+    };
+    let report = match (&state, report.trim().is_empty()) {
+        (TaskState::Completed, true) => "(the agent finished without a report)".to_owned(),
+        (TaskState::Failed(why), true) => why.clone(),
+        (TaskState::Cancelled, true) => "(stopped before it reported)".to_owned(),
+        _ => report,
+    };
+    (state, report)
+}
+
+/// A message as a few lines of the output file (text, tool calls by name, results' sizes).
+fn render_for_output(message: &Message) -> String {
+    let role = match message.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    let mut out = String::new();
+    match &message.content {
+        MessageContent::Text(text) => out.push_str(&format!("[{role}] {text}\n")),
+        MessageContent::Blocks(blocks) => {
+            for block in blocks {
+                match block {
+                    ContentBlock::Text(t) => out.push_str(&format!("[{role}] {}\n", t.text)),
+                    ContentBlock::ToolUse(call) => {
+                        out.push_str(&format!("[tool call] {}({})\n", call.name, call.input));
+                    }
+                    ContentBlock::ToolResult(result) => {
+                        out.push_str(&format!("[tool result] {}\n", result.tool_use_id));
+                    }
+                    // Not worth a line of a log people read along.
+                    ContentBlock::Image(_)
+                    | ContentBlock::Document(_)
+                    | ContentBlock::Thinking(_)
+                    | ContentBlock::RedactedThinking(_)
+                    | ContentBlock::Unknown(_) => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Explore and Plan: only calls the tool itself calls read-only (a Bash line that writes is
+/// refused), then the session's rules.
+struct ReadOnlyCalls(Arc<dyn CanUseTool>);
+
+impl CanUseTool for ReadOnlyCalls {
+    fn check<'a>(
+        &'a self,
+        tool: &'a dyn Tool,
+        input: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, PermissionOutcome> {
+        if !tool.is_read_only(input) {
+            let reason = format!(
+                "this agent is read-only: {} would change something",
+                tool.render_call(input)
+            );
+            return Box::pin(async move { PermissionOutcome::Deny { reason } });
+        }
+        self.0.check(tool, input, ctx)
+    }
+}
