@@ -32,6 +32,12 @@ pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "30-turn session with a fork per turn, on the Messages API and on chat completions: share of prefix read from cache (100%), billed input vs unshared (<= 0.2x)",
     ),
     (
+        "agents",
+        "tine-fork-runtime",
+        "agents",
+        "N = 2, 4, 8 fork children over a 50k-token parent: billed input of the fan-out vs N unshared sub-agents (target <= 0.2x)",
+    ),
+    (
         "startup",
         "tine-cli",
         "startup",

@@ -156,6 +156,31 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                     break;
                 }
             }
+            // Background agents started by these turns report as further turns.
+            let until = tokio::time::Instant::now() + session.drain_grace();
+            while !interrupted.is_set() {
+                let Some(reports) = session.agent_reports(until).await else {
+                    break;
+                };
+                if interrupted.is_set() {
+                    break;
+                }
+                let end = front.turn(&session, Submission::Prompt(reports)).await;
+                front.flush_background();
+                let Some(turn) = end.result.clone() else {
+                    continue;
+                };
+                last_success = turn.terminal.is_success();
+                if args.output_format == OutputFormat::Json {
+                    deferred = Some(turn);
+                } else {
+                    front.printer.result(&ResultSummary {
+                        turn: &turn,
+                        cost: end.cost.clone(),
+                        denials: &end.denials,
+                    });
+                }
+            }
             let report = session.shutdown().await;
             front.rest().await;
             front.flush_background();

@@ -74,7 +74,7 @@ pub fn build_forked_messages(directive: &str, parent_assistant: &Message) -> [Me
 /// Whether the loop calling the Agent tool is a fork child: by its query source, or (fallback)
 /// because its messages carry the boilerplate tag.
 pub fn is_fork_child(query_source: &str, messages: &[Message]) -> bool {
-    query_source.starts_with(FORK_QUERY_SOURCE) || messages.iter().any(|m| carries_boilerplate(m))
+    query_source.starts_with(FORK_QUERY_SOURCE) || messages.iter().any(carries_boilerplate)
 }
 
 fn carries_boilerplate(message: &Message) -> bool {

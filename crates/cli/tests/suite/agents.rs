@@ -263,3 +263,122 @@ async fn a_planted_symlink_for_task_output_is_refused() {
         .to_string();
     assert!(results.contains("symbolic link"), "{results}");
 }
+
+const REVIEWER: &str = "---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep\nmodel: claude-haiku-4-5\n---\nYou are REVIEWER-PROMPT.\n";
+
+fn typed_scenario() -> Scenario {
+    Scenario::new()
+        .rule(
+            Rule::new()
+                .system_contains("REVIEWER-PROMPT")
+                .named("reviewer")
+                .reply(Reply::text("review done: looks fine")),
+        )
+        .rule(
+            Rule::new()
+                .system_contains("file search specialist")
+                .tool_results(false)
+                .named("explore")
+                .reply(Reply::tool_use(
+                    "Bash",
+                    json!({"command": "touch explore-wrote"}),
+                )),
+        )
+        .rule(
+            Rule::new()
+                .system_contains("file search specialist")
+                .named("explore-after")
+                .reply(Reply::text("explored")),
+        )
+        .rule(
+            Rule::new().assistant_turns(0).named("parent").reply(
+                Reply::text("Asking two agents.")
+                    .with_tool_use(
+                        "Agent",
+                        json!({"description": "review", "prompt": "REVIEW-TASK", "subagent_type": "reviewer"}),
+                    )
+                    .with_tool_use(
+                        "Agent",
+                        json!({"description": "explore", "prompt": "EXPLORE-TASK", "subagent_type": "Explore"}),
+                    ),
+            ),
+        )
+        .default_reply(Reply::text("Parent done."))
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn typed_agents_get_their_own_prompt_tools_and_model() {
+    let server = mock(typed_scenario()).await;
+    let project = Project::new();
+    project.write(".tine/agents/reviewer.md", REVIEWER);
+    let out = tine(&project, &server)
+        .args([
+            "-p",
+            "review it",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .run()
+        .await;
+    out.assert_success();
+    let result = out.json();
+    assert_eq!(result["result"], "Parent done.", "{result}");
+    let log = server.requests();
+
+    let reviewer = named(&log, "reviewer");
+    assert_eq!(reviewer.len(), 1);
+    let body = reviewer[0].json().unwrap();
+    assert!(
+        body["system"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are REVIEWER-PROMPT.")
+    );
+    assert_eq!(tool_names(&body), ["Grep", "Read"]);
+    assert_eq!(body["model"], "claude-haiku-4-5");
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1);
+    assert!(messages[0].to_string().contains("REVIEW-TASK"));
+
+    // Explore: read-only tools, and a writing command refused even in bypass mode.
+    let explore = named(&log, "explore");
+    assert_eq!(explore.len(), 1);
+    let body = explore[0].json().unwrap();
+    assert_eq!(
+        tool_names(&body),
+        ["Bash", "Glob", "Grep", "Read", "WebFetch"]
+    );
+    assert!(!project.cwd().join("explore-wrote").exists());
+    let after = named(&log, "explore-after");
+    assert_eq!(after.len(), 1);
+    let results = after[0].json().unwrap()["messages"][2].to_string();
+    assert!(results.contains("read-only"), "{results}");
+
+    // The parent read both reports as the calls' results; each agent's cost is its own.
+    let parent_after = log
+        .iter()
+        .find(|r| r.rule.as_deref() == Some("default"))
+        .unwrap();
+    let results = parent_after.json().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(results.contains("review done: looks fine"), "{results}");
+    assert!(results.contains("explored"), "{results}");
+    let sources = result["usage_by_source"].as_object().unwrap();
+    assert!(sources.keys().any(|k| k.starts_with("agent:reviewer:a_")));
+    assert!(sources.keys().any(|k| k.starts_with("agent:Explore:a_")));
+}

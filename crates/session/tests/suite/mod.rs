@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agents;
 mod fork_prefix;
 mod hooks;
 mod interrupt;
