@@ -7,10 +7,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use tine_fork_runtime::{
-    AgentDefinition, AgentRuntime, ParentContext, TaskNotification, TaskRegistry, agent_dirs,
-    agent_tools, load_agents,
+    AgentDefinition, AgentRuntime, ParentContext, SubagentStop, SubagentStopHook, TaskNotification,
+    TaskRegistry, agent_dirs, agent_tools, load_agents,
 };
+use tine_query_loop::hooks::Hooks;
 use tine_query_loop::{QueryEngine, Spawner};
 use tine_tools::Tool;
 
@@ -44,12 +46,15 @@ pub(crate) fn install(
     home: &Path,
 ) -> TaskRegistry {
     let tasks = TaskRegistry::new(home.join("tasks"));
-    let runtime = AgentRuntime::new(
+    let mut runtime = AgentRuntime::new(
         Arc::clone(parent),
         Arc::clone(&engine.config().can_use_tool),
         agents,
         tasks.clone(),
     );
+    if let Some(hooks) = engine.config().hooks.clone() {
+        runtime = runtime.with_stop_hook(Arc::new(SubagentStopHooks(hooks)));
+    }
     let context = engine.tool_context();
     context.insert_ext(tasks.clone());
     context.insert_ext(Spawner(Arc::new(runtime)));
@@ -63,4 +68,18 @@ pub(crate) fn notifications_prompt(notifications: &[TaskNotification]) -> String
         .map(TaskNotification::message)
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+/// The user's SubagentStop hooks, run when a sub-agent has ended (its report is already
+/// final, so a hook's block is logged, not obeyed).
+struct SubagentStopHooks(Hooks);
+
+impl SubagentStopHook for SubagentStopHooks {
+    fn on_subagent_stop(&self, stop: SubagentStop) -> BoxFuture<'static, ()> {
+        let hooks = self.0.clone();
+        Box::pin(async move {
+            let outcome = hooks.subagent_stop(false).await;
+            tracing::debug!(task = %stop.task_id, agent = %stop.agent_type, ?outcome, "SubagentStop hooks ran");
+        })
+    }
 }
