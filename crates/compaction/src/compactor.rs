@@ -174,6 +174,15 @@ impl SessionCompactor {
         &self.config
     }
 
+    /// The levels for `model` on the parent's endpoint: its context window
+    /// ([`tine_api_client::ModelClient::context_window`], so `TINE_CONTEXT_WINDOW` /
+    /// `openai.contextWindow` count), capped by `TINE_AUTO_COMPACT_WINDOW`. `window` is the figure
+    /// front ends show the context usage against.
+    pub fn thresholds(&self, model: &str) -> Thresholds {
+        let window = self.parent.client.context_window(model);
+        Thresholds::for_window(model, window, self.config.window_cap)
+    }
+
     /// Every compaction of the session so far, oldest first.
     pub fn reports(&self) -> Vec<CompactionReport> {
         self.lock().reports.clone()
@@ -383,7 +392,7 @@ impl Compactor for SessionCompactor {
                 ..BeforeRequest::default()
             };
             let tokens = self.context_size(&ctx);
-            let levels = Thresholds::for_model(&ctx.template.model, self.config.window_cap);
+            let levels = self.thresholds(&ctx.template.model);
             let auto = self.config.auto_enabled && !self.lock().auto_off;
             if auto && tokens >= levels.auto_compact {
                 match self.compact(ctx, CompactTrigger::Auto, None).await {

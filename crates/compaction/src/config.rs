@@ -83,28 +83,58 @@ impl CompactionConfig {
     }
 }
 
+/// For windows smaller than Claude's the reply reserve is at most this fraction of the model's
+/// window (1/6: it binds below 120k tokens).
+pub const SMALL_WINDOW_RESERVE_DIVISOR: u64 = 6;
+/// For windows smaller than Claude's the auto-compact buffer is at most this fraction of the
+/// model's window (1/8: it binds below 104k tokens).
+pub const SMALL_WINDOW_BUFFER_DIVISOR: u64 = 8;
+
 /// The token levels for one model.
+///
+/// The rule: the reply reserve is min(max output, 20k, window/6) and the auto-compact buffer
+/// min(13k, window/8), both taken from the model's own window (the endpoint's real limit:
+/// `TINE_CONTEXT_WINDOW` / `openai.contextWindow` for a local model). From 120k tokens up the
+/// fractions never bind, so Claude's windows (200k, 1M) and the 128k assumed for other models get
+/// Claude Code's numbers exactly; below that the reserve and the buffer shrink with the window so
+/// a 32k local model compacts at about 70% of its window instead of at 0 (every request).
+/// `TINE_AUTO_COMPACT_WINDOW` then caps the window compaction plans for, as in Claude Code: the
+/// cap is an experiment's knob and keeps the model's reserve and buffer, so a cap below them
+/// still compacts on every request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
     /// The model's window, capped.
     pub window: u64,
-    /// The window minus the reply's room: min(max output, 20k).
+    /// The window minus the reply's room: min(max output, 20k, model window / 6).
     pub effective: u64,
-    /// Auto compaction starts here: effective − 13k.
+    /// Auto compaction starts here: effective − min(13k, model window / 8).
     pub auto_compact: u64,
     /// UIs warn from here (or from the auto threshold, if lower and on).
     pub warning: u64,
 }
 
 impl Thresholds {
+    /// The levels for `model` with the price table's window (200k for Claude, 128k for others).
     pub fn for_model(model: &str, window_cap: Option<u64>) -> Self {
+        Self::for_window(model, model_info(model).context_window, window_cap)
+    }
+
+    /// The levels for `model` on an endpoint whose window is `model_window` tokens (the client's
+    /// [`tine_api_client::ModelClient::context_window`]); `window_cap` is
+    /// `TINE_AUTO_COMPACT_WINDOW`'s.
+    pub fn for_window(model: &str, model_window: u64, window_cap: Option<u64>) -> Self {
         let info = model_info(model);
+        let reserve = info
+            .max_output_tokens
+            .min(MAX_REPLY_RESERVE_TOKENS)
+            .min(model_window / SMALL_WINDOW_RESERVE_DIVISOR);
+        let buffer = AUTO_COMPACT_BUFFER_TOKENS.min(model_window / SMALL_WINDOW_BUFFER_DIVISOR);
         let window = match window_cap {
-            Some(cap) => info.context_window.min(cap),
-            None => info.context_window,
+            Some(cap) => model_window.min(cap),
+            None => model_window,
         };
-        let effective = window.saturating_sub(info.max_output_tokens.min(MAX_REPLY_RESERVE_TOKENS));
-        let auto_compact = effective.saturating_sub(AUTO_COMPACT_BUFFER_TOKENS);
+        let effective = window.saturating_sub(reserve);
+        let auto_compact = effective.saturating_sub(buffer);
         let warning = effective * WARNING_PERCENT / 100;
         Self {
             window,
@@ -139,6 +169,67 @@ mod tests {
         assert_eq!(t.effective, 180_000);
         assert_eq!(t.auto_compact, 167_000);
         assert_eq!(t.warning, 153_000);
+    }
+
+    fn levels(t: Thresholds) -> (u64, u64, u64, u64) {
+        (t.window, t.effective, t.auto_compact, t.warning)
+    }
+
+    #[test]
+    fn a_32k_local_model_compacts_at_about_70_percent_not_at_zero() {
+        // Reserve 32768/6 = 5461, buffer 32768/8 = 4096.
+        let t = Thresholds::for_window("qwen2.5-coder:7b", 32_768, None);
+        assert_eq!(levels(t), (32_768, 27_307, 23_211, 23_210));
+        assert_eq!(t.auto_compact * 100 / t.window, 70);
+        // 32,000 exactly: reserve 5333, buffer 4000.
+        let t = Thresholds::for_window("llama3.1:8b", 32_000, None);
+        assert_eq!(levels(t), (32_000, 26_667, 22_667, 22_666));
+    }
+
+    #[test]
+    fn windows_from_128k_up_keep_claude_codes_numbers() {
+        // 128k (the window assumed for other models): 20k reserve, 13k buffer, as for Claude.
+        let t = Thresholds::for_window("qwen2.5-coder:32b", 128_000, None);
+        assert_eq!(levels(t), (128_000, 108_000, 95_000, 91_800));
+        assert_eq!(
+            Thresholds::for_model("qwen2.5-coder:32b", None),
+            Thresholds::for_window("qwen2.5-coder:32b", 128_000, None)
+        );
+        let t = Thresholds::for_window("claude-sonnet-4-5", 200_000, None);
+        assert_eq!(levels(t), (200_000, 180_000, 167_000, 153_000));
+        let t = Thresholds::for_model("claude-sonnet-4-5[1m]", None);
+        assert_eq!(levels(t), (1_000_000, 980_000, 967_000, 833_000));
+        // A model whose output is below 20k reserves only that much.
+        let t = Thresholds::for_window("claude-3-5-haiku", 200_000, None);
+        assert_eq!(levels(t), (200_000, 191_808, 178_808, 163_036));
+    }
+
+    #[test]
+    fn the_fractions_take_over_below_120k_and_never_leave_zero() {
+        // 120k: window/6 = 20k exactly, window/8 = 15k: still Claude's numbers.
+        let t = Thresholds::for_window("other", 120_000, None);
+        assert_eq!((t.effective, t.auto_compact), (100_000, 87_000));
+        // 64k: reserve 10,666, buffer 8k.
+        let t = Thresholds::for_window("other", 64_000, None);
+        assert_eq!((t.effective, t.auto_compact), (53_334, 45_334));
+        // 8k: reserve 1365, buffer 1024.
+        let t = Thresholds::for_window("other", 8_192, None);
+        assert_eq!((t.effective, t.auto_compact), (6_827, 5_803));
+    }
+
+    #[test]
+    fn the_cap_keeps_the_models_reserve_and_buffer() {
+        // A 32k local model capped at 24k plans for 24k with the 32k model's room.
+        let t = Thresholds::for_window("qwen2.5-coder:7b", 32_768, Some(24_000));
+        assert_eq!(
+            (t.window, t.effective, t.auto_compact),
+            (24_000, 18_539, 14_443)
+        );
+        // A cap above the model's window changes nothing.
+        assert_eq!(
+            Thresholds::for_window("qwen2.5-coder:7b", 32_768, Some(100_000)),
+            Thresholds::for_window("qwen2.5-coder:7b", 32_768, None)
+        );
     }
 
     #[test]

@@ -21,7 +21,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tine_api_client::{ContentBlock, MessageContent, Usage, context_window, cost_usd};
+use tine_api_client::{ContentBlock, MessageContent, Usage, cost_usd};
+use tine_compaction::SessionCompactor;
 use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, StopHookPipeline, UsageLedger};
 use tine_memory::AutoMemory;
 use tine_query_loop::hooks::PromptVerdict;
@@ -76,6 +77,8 @@ pub(crate) struct Actor {
     cleared: bool,
     /// SessionStart's context, until a prompt is sent with it.
     start_context: Vec<String>,
+    /// The window the context figure is shown against (the endpoint's, capped).
+    compactor: Arc<SessionCompactor>,
 }
 
 impl Actor {
@@ -109,6 +112,7 @@ impl Actor {
             resumed: assembled.summary.resumed,
             cleared: assembled.cleared,
             start_context: Vec::new(),
+            compactor: assembled.compactor,
         }
     }
 
@@ -218,6 +222,7 @@ impl Actor {
             ledger: self.ledger.clone(),
             before: self.main_usage(),
             turn: LoopTotals::new(),
+            compactor: Arc::clone(&self.compactor),
         };
         let turn = self
             .engine
@@ -261,11 +266,9 @@ impl Actor {
     }
 
     pub(crate) fn usage_report(&self) -> UsageReport {
-        usage_report(
-            &self.engine.config().model,
-            self.last_usage.as_ref(),
-            self.cost(),
-        )
+        let model = &self.engine.config().model;
+        let window = self.compactor.thresholds(model).window;
+        usage_report(model, window, self.last_usage.as_ref(), self.cost())
     }
 
     async fn shutdown(mut self, reason: SessionEndReason) -> ShutdownReport {
@@ -359,6 +362,7 @@ struct TurnObserver {
     before: SourceUsage,
     /// The turn's, folded as the engine folds them (each request billed as it ends).
     turn: LoopTotals,
+    compactor: Arc<SessionCompactor>,
 }
 
 impl TurnObserver {
@@ -378,10 +382,13 @@ impl TurnObserver {
         self.turn.fold(event, cost_usd);
         match event {
             QueryEvent::Usage { usage, model } => {
+                self.main.usage += *usage;
+                self.main.cost_usd += cost_usd(model, usage);
+                self.last = Some(*usage);
                 let cost = SessionCost::collect(self.main(), &self.ledger);
-                let _ =
-                    self.events
-                        .send(SessionEvent::Usage(usage_report(model, Some(usage), cost)));
+                let window = self.compactor.thresholds(model).window;
+                let report = usage_report(model, window, Some(usage), cost);
+                let _ = self.events.send(SessionEvent::Usage(report));
             }
             QueryEvent::AssistantMessage { message, .. } => {
                 if let MessageContent::Blocks(blocks) = &message.content {
@@ -414,14 +421,15 @@ impl TurnObserver {
     }
 }
 
-fn usage_report(model: &str, last: Option<&Usage>, cost: SessionCost) -> UsageReport {
+/// `window` is the endpoint's context window for `model`, capped as compaction caps it.
+fn usage_report(model: &str, window: u64, last: Option<&Usage>, cost: SessionCost) -> UsageReport {
     let prompt = last.map_or(0, |u| {
         u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
     });
     UsageReport {
         model: model.to_owned(),
         context_tokens: prompt,
-        context_window: context_window(model),
+        context_window: window,
         cost,
         cache_read_share: last
             .filter(|_| prompt > 0)

@@ -83,6 +83,8 @@ pub(crate) struct Assembled {
     pub hooks: SessionHooks,
     /// SessionStart's `source` is `clear` (else `startup`, or `resume` for a resumed one).
     pub cleared: bool,
+    /// The compaction levels; their window is what the usage figure is shown against.
+    pub compactor: Arc<SessionCompactor>,
 }
 
 pub(crate) async fn assemble(
@@ -406,7 +408,7 @@ pub(crate) async fn assemble(
         tool_context: Some(tool_context.with_cancellation(session_token.child_token())),
         stop_hooks: Some(pipeline.clone()),
         hooks: hooks.hooks(),
-        compactor: Some(compactor),
+        compactor: Some(compactor.clone()),
         post_sampling: None,
         on_request: options.verbose.then(|| request_observer(events.clone())),
         monitor: Some(Arc::new(detector)),
@@ -459,6 +461,7 @@ pub(crate) async fn assemble(
         notices,
         hooks,
         cleared: options.cleared,
+        compactor,
     })
 }
 

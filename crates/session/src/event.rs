@@ -219,7 +219,8 @@ pub struct UsageReport {
     pub model: String,
     /// Tokens of the last main-thread request's prompt (input + cache read + cache write).
     pub context_tokens: u64,
-    /// The model's context window.
+    /// The model's context window on the session's endpoint (`TINE_CONTEXT_WINDOW` /
+    /// `openai.contextWindow` for a local model), capped by `TINE_AUTO_COMPACT_WINDOW`.
     pub context_window: u64,
     /// Everything the session spent so far, side queries and forks included.
     pub cost: SessionCost,

@@ -23,6 +23,7 @@ mod security;
 mod session_cache;
 mod settings_fail_closed;
 mod signals;
+mod small_window;
 mod state;
 mod stuck;
 mod terminal;

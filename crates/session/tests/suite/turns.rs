@@ -200,3 +200,34 @@ async fn settings_warnings_are_events_not_output() {
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(notices[0].contains("noSuchSetting"), "{notices:?}");
 }
+
+#[tokio::test]
+async fn the_context_figure_is_shown_against_the_endpoints_configured_window() {
+    use std::sync::Arc;
+    use tine_api_client::{OpenAiClient, OpenAiConfig, RetryPolicy};
+
+    let world = World::new();
+    let server = server(Scenario::new().default_reply(Reply::text("Hello."))).await;
+    // A local model on an OpenAI-compatible server, loaded with a 32k window.
+    let mut config =
+        OpenAiConfig::new(server.openai_base_url(), "test-key").with_retry(RetryPolicy::none());
+    config.context_window = Some(32_768);
+    let mut options = world.options(Arc::new(OpenAiClient::new(config).unwrap()));
+    options.bare = true;
+    options.model = Some("qwen2.5-coder:7b".into());
+    let mut s = Running::start(options).await;
+    s.handle.submit(Submission::Prompt("hi".into())).unwrap();
+    let end = s.turn_end().await;
+    assert_eq!(end.outcome, TurnOutcome::Completed);
+    let windows: Vec<u64> = s
+        .seen
+        .iter()
+        .filter_map(|e| match e {
+            SessionEvent::Usage(report) => Some(report.context_window),
+            _ => None,
+        })
+        .collect();
+    assert!(!windows.is_empty());
+    assert!(windows.iter().all(|w| *w == 32_768), "{windows:?}");
+    s.shutdown().await;
+}
