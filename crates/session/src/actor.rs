@@ -382,9 +382,6 @@ impl TurnObserver {
         self.turn.fold(event, cost_usd);
         match event {
             QueryEvent::Usage { usage, model } => {
-                self.main.usage += *usage;
-                self.main.cost_usd += cost_usd(model, usage);
-                self.last = Some(*usage);
                 let cost = SessionCost::collect(self.main(), &self.ledger);
                 let window = self.compactor.thresholds(model).window;
                 let report = usage_report(model, window, Some(usage), cost);
