@@ -248,7 +248,9 @@ pub async fn start(launch: &Launch, resume: Resume) -> Result<Started> {
         history: Some(history_path),
         user_home: launch.user_home.clone(),
         model: None,
-        adapter: Adapter::default(),
+        adapter: Adapter::new(summary.cwd.clone()),
+        idle_flush: driver::IDLE_FLUSH,
+        idle_at: None,
     };
     if summary.resumed {
         driver.replay().await;

@@ -51,6 +51,8 @@ pub(crate) enum Op {
         reason: SessionEndReason,
         reply: oneshot::Sender<ShutdownReport>,
     },
+    /// The person has gone idle: start what background jobs put off.
+    FlushIdle,
 }
 
 pub(crate) struct Actor {
@@ -143,6 +145,10 @@ impl Actor {
             };
             match op {
                 Some(Op::Submit { id, submission }) => self.run_submission(id, submission).await,
+                Some(Op::FlushIdle) => {
+                    let started = self.pipeline.flush();
+                    tracing::debug!(started, "idle: deferred background work started");
+                }
                 Some(Op::Shutdown { reason, reply }) => {
                     let report = self.shutdown(reason).await;
                     let _ = reply.send(report);

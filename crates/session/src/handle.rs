@@ -21,6 +21,7 @@ use crate::permission::Permissions;
 use crate::stuck::{StuckAsker, StuckQuestions};
 use crate::submission::{PermissionAnswer, PermissionId, StuckId, Submission, SubmissionId};
 use tine_query_loop::StuckDecision;
+use tine_tools::BackgroundTasks;
 
 /// The entry point: `Session::start(options)`.
 pub struct Session;
@@ -65,6 +66,12 @@ impl Session {
                 }));
         }
         let summary = assembled.summary.clone();
+        let shells = assembled
+            .engine
+            .config()
+            .tool_context
+            .as_ref()
+            .map(|context| (*context.ext_or_default::<BackgroundTasks>()).clone());
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
         let actor = Actor::new(assembled, Arc::clone(&shared), events_tx, drain_grace);
         tokio::spawn(actor.run(ops_rx));
@@ -73,6 +80,7 @@ impl Session {
                 ops: ops_tx,
                 shared,
                 summary,
+                shells,
             },
             events_rx,
         ))
@@ -117,6 +125,8 @@ pub struct SessionHandle {
     ops: mpsc::UnboundedSender<Op>,
     shared: Arc<Shared>,
     summary: SessionSummary,
+    /// The main thread's background shells (`run_in_background`), shared with its tools.
+    shells: Option<BackgroundTasks>,
 }
 
 impl SessionHandle {
@@ -164,6 +174,20 @@ impl SessionHandle {
         answer: PermissionAnswer,
     ) -> Result<(), AnswerError> {
         self.shared.permissions.answer(id, answer)
+    }
+
+    /// The person has gone idle (no prompt for a while): what background jobs put off (a
+    /// batched memory extraction) starts now, after the running turn if there is one, so the
+    /// memories are saved without waiting for the exit. Its events come as usual.
+    pub fn flush_background(&self) {
+        let _ = self.ops.send(Op::FlushIdle);
+    }
+
+    /// The main thread's background shells (Bash `run_in_background`): a front end lists
+    /// them and waits for their ends (`BackgroundTasks::list`, `wait`). `None` for a session
+    /// without a tool context.
+    pub fn background_shells(&self) -> Option<BackgroundTasks> {
+        self.shells.clone()
     }
 
     /// Answers a [`crate::StuckQuestion`]: `KeepGoing` lets the model go on (the count starts

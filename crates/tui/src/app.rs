@@ -95,6 +95,8 @@ pub struct App {
     pub(crate) spinner_next: Option<Instant>,
     pub(crate) dirty: bool,
     pub(crate) exit: bool,
+    /// Ctrl+Z: the terminal loop hands the terminal back and stops the process.
+    pub(crate) suspend: bool,
     open_text: Option<usize>,
     open_thinking: Option<usize>,
     tools: HashMap<String, usize>,
@@ -132,6 +134,7 @@ impl App {
             spinner_next: None,
             dirty: true,
             exit: false,
+            suspend: false,
             open_text: None,
             open_thinking: None,
             tools: HashMap::new(),
@@ -150,6 +153,11 @@ impl App {
     /// Whether the app asked to exit.
     pub fn should_exit(&self) -> bool {
         self.exit
+    }
+
+    /// Whether Ctrl+Z asked to suspend (once: the request is taken).
+    pub fn take_suspend(&mut self) -> bool {
+        std::mem::take(&mut self.suspend)
     }
 
     /// Whether a turn runs (the guard is held).

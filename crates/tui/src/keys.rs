@@ -4,7 +4,8 @@
 //! backslash insert a newline. Esc interrupts a running turn (or rejects the permission request
 //! shown, or closes a list). Ctrl+C interrupts, else clears the input, and exits when pressed
 //! again within two seconds; Ctrl+D exits on an empty prompt. Shift+Tab cycles the permission
-//! mode, Ctrl+O expands results, Ctrl+T shows background tasks. PageUp/PageDown, the mouse
+//! mode, Ctrl+O expands results, Ctrl+T shows background tasks, Ctrl+Z suspends (the terminal
+//! restored; `fg` brings the UI back). PageUp/PageDown, the mouse
 //! wheel, Ctrl+Home/Ctrl+End (and Home/End on an empty prompt) scroll the transcript.
 
 use crossterm::event::{
@@ -77,6 +78,11 @@ impl App {
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         if key.code == KeyCode::Char('c') && ctrl {
             return self.ctrl_c();
+        }
+        // Raw mode turned the terminal's suspend key into a key: suspend as the shell would.
+        if key.code == KeyCode::Char('z') && ctrl {
+            self.suspend = true;
+            return Vec::new();
         }
         if self.dialog.is_open() {
             return self.dialog_key(key);

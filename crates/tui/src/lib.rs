@@ -19,13 +19,14 @@
 //! - [`permission`]: the permission dialog and its queue.
 //! - [`wrap`], [`theme`]: word wrapping with hanging prefixes; colours.
 //! - [`run`], [`terminal`]: the terminal loop (raw mode, alternate screen, frame pacing) and
-//!   restoring the terminal on exit and on panic.
+//!   restoring the terminal on exit and on panic; [`frame_times`]: what each frame cost.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
 pub mod diff;
 pub mod entry;
 pub mod event;
+pub mod frame_times;
 pub mod highlight;
 pub mod input;
 pub mod keys;

@@ -18,6 +18,7 @@ use tokio::time::{Duration, Instant, sleep_until};
 
 use crate::app::App;
 use crate::event::{UiCommand, UiEvent};
+use crate::frame_times::{FrameTimes, thread_cpu};
 use crate::highlight;
 use crate::terminal::{TerminalGuard, TerminalOptions};
 
@@ -43,6 +44,8 @@ pub struct LoopStats {
     /// Times the loop woke on its own timer (spinner frames, a frame held back, the Ctrl+C
     /// hint): zero while idle.
     pub wakeups: u64,
+    /// How long each frame took to draw.
+    pub draw: FrameTimes,
 }
 
 /// Why the loop returned.
@@ -54,6 +57,9 @@ pub enum LoopEnd {
     SessionClosed,
     /// The terminal's input ended.
     InputClosed,
+    /// Ctrl+Z: [`run`] restores the terminal, stops the process and, once it is continued,
+    /// takes the terminal again and goes on. Only [`event_loop`] returns it.
+    Suspend,
 }
 
 /// Runs the UI on the real terminal until the person exits or the session goes away. The
@@ -66,15 +72,37 @@ pub async fn run(
 ) -> Result<(LoopEnd, LoopStats), TuiError> {
     // Loading syntect's syntaxes takes a moment: do it off the loop before a code block needs it.
     let _preload = tokio::task::spawn_blocking(highlight::preload);
-    let guard = TerminalGuard::enter(options)?;
-    // One write per frame: the whole diff of a frame goes out at once.
-    let backend = CrosstermBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()));
-    let mut terminal = Terminal::new(backend)?;
-    terminal.clear()?;
-    let result = event_loop(&mut terminal, app, ui_events, EventStream::new(), &commands).await;
-    drop(terminal);
-    drop(guard);
-    result
+    let mut ui_events = ui_events;
+    let mut input = EventStream::new();
+    loop {
+        let guard = TerminalGuard::enter(options)?;
+        // One write per frame: the whole diff of a frame goes out at once.
+        let backend = CrosstermBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()));
+        let mut terminal = Terminal::new(backend)?;
+        terminal.clear()?;
+        let result = drive(&mut terminal, app, &mut ui_events, &mut input, &commands).await;
+        drop(terminal);
+        drop(guard);
+        match result {
+            Ok((LoopEnd::Suspend, _)) => {
+                suspend();
+                // Continued (`fg`): everything is drawn again on the retaken screen.
+                app.mark_dirty();
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Stops the process's group as the terminal's Ctrl+Z would (raw mode made it a key), with the
+/// terminal already restored; returns once continued. Where nothing could continue it (an
+/// orphaned group: no shell with job control), the kernel ignores the stop and the UI comes
+/// straight back.
+fn suspend() {
+    use nix::sys::signal::{Signal, killpg};
+    if let Err(error) = killpg(nix::unistd::getpgrp(), Signal::SIGTSTP) {
+        tracing::warn!(%error, "cannot suspend");
+    }
 }
 
 /// The loop itself, on any backend and any stream of terminal events.
@@ -89,22 +117,59 @@ where
     B: Backend,
     S: Stream<Item = io::Result<Event>> + Unpin,
 {
+    drive(terminal, app, &mut ui_events, &mut input, commands).await
+}
+
+/// The loop, on borrowed channels (so [`run`] can take it up again after a suspension).
+async fn drive<B, S>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    ui_events: &mut UnboundedReceiver<UiEvent>,
+    input: &mut S,
+    commands: &UnboundedSender<UiCommand>,
+) -> Result<(LoopEnd, LoopStats), TuiError>
+where
+    B: Backend,
+    S: Stream<Item = io::Result<Event>> + Unpin,
+{
     let mut stats = LoopStats::default();
     let mut last_frame: Option<Instant> = None;
+    // The frames of the running turn, logged when it ends.
+    let mut turn_frames = FrameTimes::default();
+    let mut was_busy = app.is_busy();
     app.mark_dirty();
     let end = loop {
         if app.is_dirty() {
             let now = Instant::now();
             if last_frame.is_none_or(|t| now >= t + FRAME_INTERVAL) {
+                // Real clocks, also under a test's paused time: this is what a frame costs.
+                let (wall, cpu) = (std::time::Instant::now(), thread_cpu());
                 terminal
                     .draw(|frame| app.render(frame))
                     .map_err(|e| TuiError::Draw(e.to_string()))?;
+                let (wall, cpu) = (
+                    wall.elapsed(),
+                    cpu.and_then(|c| Some(thread_cpu()?.saturating_sub(c))),
+                );
+                stats.draw.record(wall, cpu);
+                if app.is_busy() {
+                    turn_frames.record(wall, cpu);
+                }
                 last_frame = Some(now);
                 stats.frames += 1;
             }
         }
+        let busy = app.is_busy();
+        if was_busy && !busy {
+            turn_frames.log("turn");
+            turn_frames = FrameTimes::default();
+        }
+        was_busy = busy;
         if app.should_exit() {
             break LoopEnd::Exit;
+        }
+        if app.take_suspend() {
+            break LoopEnd::Suspend;
         }
         let frame_due = if app.is_dirty() {
             last_frame.map(|t| t + FRAME_INTERVAL)
@@ -142,6 +207,7 @@ where
             }
         }
     };
+    stats.draw.log("session");
     Ok((end, stats))
 }
 

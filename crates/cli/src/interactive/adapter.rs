@@ -4,6 +4,7 @@
 //! `driver`, which owns the handle.
 
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tine_fork_runtime::BackgroundEvent;
@@ -28,9 +29,36 @@ pub struct Adapter {
     quiet: HashSet<SubmissionId>,
     /// Tool names by `tool_use` id, for the call line once the input is known.
     tools: HashMap<String, String>,
+    /// The project: files inside it are shown relative to it, in call lines, dialogs and
+    /// diffs alike (outside it, absolute).
+    cwd: Option<PathBuf>,
 }
 
 impl Adapter {
+    pub fn new(cwd: PathBuf) -> Self {
+        Self {
+            cwd: Some(cwd),
+            ..Self::default()
+        }
+    }
+
+    /// `path` as shown: relative to the project when inside it.
+    fn shown(&self, path: &str) -> String {
+        match &self.cwd {
+            Some(cwd) => shown_path(path, cwd),
+            None => path.to_owned(),
+        }
+    }
+
+    /// A call's argument, its file relative to the project.
+    fn args(&self, tool: &str, input: &Value) -> String {
+        let args = tool_args(tool, input);
+        if is_file_tool(tool) {
+            self.shown(&args)
+        } else {
+            args
+        }
+    }
     /// The `TurnStarted`/`TurnEnded` of submission `id` are not the UI's business.
     pub fn mark_quiet(&mut self, id: SubmissionId) {
         self.quiet.insert(id);
@@ -53,22 +81,27 @@ impl Adapter {
             SessionEvent::Query(event) => self.query(event),
             SessionEvent::ToolInput { id, tool, input } => {
                 self.tools.insert(id.clone(), tool.clone());
-                let args = tool_args(&tool, &input);
+                let args = self.args(&tool, &input);
                 vec![UiEvent::ToolStarted { id, tool, args }]
             }
             SessionEvent::PermissionRequest(request) => {
                 let preview = preview(&request.tool, &request.input);
+                let summary = if is_file_tool(&request.tool) {
+                    self.shown(&request.target)
+                } else {
+                    request.target
+                };
                 vec![UiEvent::PermissionRequest(PermissionRequest {
                     id: request.id.0.to_string(),
                     tool: request.tool,
-                    summary: request.target,
+                    summary,
                     reason: (!request.reason.is_empty()).then_some(request.reason),
                     always_rule: request.always_rule,
                     preview,
                 })]
             }
             SessionEvent::StuckModel(question) => {
-                let args = tool_args(&question.tool, &question.input);
+                let args = self.args(&question.tool, &question.input);
                 vec![UiEvent::StuckModel(StuckQuestion {
                     id: question.id.0.to_string(),
                     tool: question.tool,
@@ -150,7 +183,7 @@ impl Adapter {
                 reason,
             } => {
                 // The result that follows says it was refused; make sure the call line exists.
-                let args = tool_args(&tool, &input);
+                let args = self.args(&tool, &input);
                 self.tools.insert(tool_use_id.clone(), tool.clone());
                 tracing::debug!(%tool, %reason, "tool denied");
                 vec![UiEvent::ToolStarted {
@@ -174,9 +207,13 @@ impl Adapter {
                 output,
             } => {
                 self.tools.remove(&tool_use_id);
+                let mut result = result_view(output);
+                if let ToolDisplayView::Diff { path, .. } = &mut result.display {
+                    *path = self.shown(path);
+                }
                 vec![UiEvent::ToolFinished {
                     id: tool_use_id,
-                    result: result_view(output),
+                    result,
                 }]
             }
             QueryEvent::ToolResultsCleared { count } => vec![UiEvent::Notice {
@@ -341,6 +378,21 @@ pub fn result_view(output: ToolOutput) -> ToolResultView {
     }
 }
 
+fn is_file_tool(tool: &str) -> bool {
+    matches!(
+        tool,
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit"
+    )
+}
+
+/// `path` relative to `cwd` when it is inside it (`src/main.rs`), else as it is.
+pub fn shown_path(path: &str, cwd: &Path) -> String {
+    match Path::new(path).strip_prefix(cwd) {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.display().to_string(),
+        _ => path.to_owned(),
+    }
+}
+
 /// The call's argument as people read it: `Read(src/main.rs)`, `Bash(cargo test)`.
 pub fn tool_args(tool: &str, input: &Value) -> String {
     let field = |name: &str| input.get(name).and_then(Value::as_str).map(str::to_owned);
@@ -405,6 +457,49 @@ mod tests {
         );
         assert_eq!(tool_args("Other", &json!({})), "");
         assert_eq!(tool_args("Other", &json!({"a": 1})), "{\"a\":1}");
+    }
+
+    #[test]
+    fn files_show_relative_to_the_project_in_call_lines_and_dialogs_alike() {
+        let mut adapter = Adapter::new(PathBuf::from("/p"));
+        let input = json!({"file_path": "/p/src/a.rs", "content": "x"});
+        let started = adapter.map(SessionEvent::ToolInput {
+            id: "t1".into(),
+            tool: "Write".into(),
+            input: input.clone(),
+        });
+        assert_eq!(
+            started,
+            [UiEvent::ToolStarted {
+                id: "t1".into(),
+                tool: "Write".into(),
+                args: "src/a.rs".into()
+            }]
+        );
+        let asked = adapter.map(SessionEvent::PermissionRequest(
+            tine_session::PermissionRequest {
+                id: tine_session::PermissionId(1),
+                tool: "Write".into(),
+                input,
+                target: "/p/src/a.rs".into(),
+                reason: String::new(),
+                always_rule: None,
+            },
+        ));
+        assert!(
+            matches!(&asked[..], [UiEvent::PermissionRequest(r)] if r.summary == "src/a.rs"),
+            "{asked:?}"
+        );
+        assert_eq!(
+            shown_path("/elsewhere/b.rs", Path::new("/p")),
+            "/elsewhere/b.rs"
+        );
+        assert_eq!(shown_path("/p2/b.rs", Path::new("/p")), "/p2/b.rs");
+        assert_eq!(
+            adapter.args("Bash", &json!({"command": "cat /p/x"})),
+            "cat /p/x",
+            "commands are shown as they are"
+        );
     }
 
     #[test]

@@ -1,26 +1,36 @@
 //! The task between the UI and the session: session events go to the UI through the
 //! [`Adapter`], the UI's commands become handle calls (one arm per [`UiCommand`]). It owns the
 //! session, so the commands that change which conversation runs (`/clear`, `/resume ID`,
-//! `/model NAME`) shut one session down (its extraction flushed) and start the next.
+//! `/model NAME`) shut one session down (its extraction flushed) and start the next, and the
+//! status line starts again with the new one. It also puts the model's background shells in
+//! the tasks panel until they end, and, when the person has been idle for
+//! [`IDLE_FLUSH`], has the session start what background jobs put off (a batched memory
+//! extraction), so memories do not wait for the exit.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use tine_config::SessionId;
-use tine_query_loop::load_session;
+use tine_query_loop::{QueryEvent, load_session};
 use tine_session::custom_commands::{self, CustomCommand};
 use tine_session::{
     PermissionAnswer as SessionAnswer, PermissionId, Resume, Session, SessionEndReason,
     SessionEvent, SessionHandle, SessionOptions, SessionSummary, StuckDecision, StuckId,
     Submission,
 };
+use tine_tools::{TaskStatus as ShellStatus, ToolDisplay};
 use tine_tui::{
-    NoticeLevel, PermissionAnswer, SlashCommandSpec, TurnEndReason, UiCommand, UiEvent,
+    NoticeLevel, PermissionAnswer, SlashCommandSpec, TaskKind, TaskStatus, TaskView, TurnEndReason,
+    UiCommand, UiEvent, UsageView,
 };
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 use super::adapter::{Adapter, session_mode, ui_mode};
 use super::{history, local, replay};
+
+/// How long after a turn, with nothing typed, the deferred background work starts.
+pub const IDLE_FLUSH: Duration = Duration::from_secs(60);
 
 /// Makes the options of a session: which conversation, and a model other than the start's.
 pub type OptionsFactory = Box<dyn Fn(Resume, Option<String>) -> SessionOptions + Send>;
@@ -52,6 +62,10 @@ pub struct Driver {
     /// The model a `/model NAME` chose, kept across `/clear` and `/resume`.
     pub model: Option<String>,
     pub adapter: Adapter,
+    /// How long an idle person waits for the deferred background work ([`IDLE_FLUSH`]).
+    pub idle_flush: Duration,
+    /// When the deferred background work starts, if the person stays idle.
+    pub idle_at: Option<tokio::time::Instant>,
 }
 
 /// How the driver ended: the last session's summary (for the line after exit).
@@ -70,6 +84,7 @@ impl Driver {
         // SessionEnd's reason.
         let mut reason = SessionEndReason::Other;
         while let Some(session) = self.session.as_mut() {
+            let idle_at = self.idle_at;
             tokio::select! {
                 event = session.events.recv() => match event {
                     Some(event) => self.forward(event),
@@ -86,6 +101,12 @@ impl Driver {
                     session.handle.cancellation().cancel();
                     break;
                 }
+                () = tokio::time::sleep_until(idle_at.unwrap_or_else(tokio::time::Instant::now)),
+                    if idle_at.is_some() =>
+                {
+                    self.idle_at = None;
+                    session.handle.flush_background();
+                }
             }
         }
         let Some(session) = self.session.take() else {
@@ -99,9 +120,62 @@ impl Driver {
     }
 
     fn forward(&mut self, event: SessionEvent) {
+        if let SessionEvent::Query(QueryEvent::ToolResult { output, .. }) = &event
+            && let ToolDisplay::Shell {
+                background_task: Some(id),
+                ..
+            } = &output.display
+        {
+            self.watch_shell(id);
+        }
         for event in self.adapter.map(event) {
+            if matches!(event, UiEvent::TurnEnded { .. }) {
+                self.idle_at = Some(tokio::time::Instant::now() + self.idle_flush);
+            }
             let _ = self.ui.send(event);
         }
+    }
+
+    /// Shell `id` runs in the background: in the tasks panel until it ends.
+    fn watch_shell(&self, id: &str) {
+        let Some(shells) = self
+            .session
+            .as_ref()
+            .and_then(|s| s.handle.background_shells())
+        else {
+            return;
+        };
+        let title = shells
+            .list()
+            .into_iter()
+            .find(|(task, ..)| task == id)
+            .map_or_else(|| id.to_owned(), |(_, command, _)| command);
+        let id = id.to_owned();
+        let view = {
+            let id = id.clone();
+            move |status| {
+                UiEvent::Task(TaskView {
+                    id: id.clone(),
+                    kind: TaskKind::Shell,
+                    title: title.clone(),
+                    status,
+                })
+            }
+        };
+        let _ = self.ui.send(view(TaskStatus::Running));
+        let ui = self.ui.clone();
+        tokio::spawn(async move {
+            let status = match shells.wait(&id).await {
+                Some(ShellStatus::Exited(Some(0))) => TaskStatus::Finished {
+                    summary: "exited with code 0".into(),
+                },
+                Some(ShellStatus::Killed) | None => TaskStatus::Cancelled,
+                Some(other) => TaskStatus::Failed {
+                    error: other.to_string(),
+                },
+            };
+            let _ = ui.send(view(status));
+        });
     }
 
     fn notice(&self, level: NoticeLevel, text: impl Into<String>) {
@@ -135,6 +209,12 @@ impl Driver {
             return;
         };
         let handle = &session.handle;
+        if matches!(
+            command,
+            UiCommand::Submit(_) | UiCommand::SlashCommand { .. }
+        ) {
+            self.idle_at = None;
+        }
         match command {
             UiCommand::Submit(text) => {
                 self.remember(&text);
@@ -295,6 +375,11 @@ impl Driver {
         options.cleared = reason == SessionEndReason::Clear;
         match Running::start(options).await {
             Ok(running) => {
+                // The status line starts again: the figures were the previous session's.
+                let _ = self.ui.send(UiEvent::Usage(UsageView {
+                    model: running.handle.summary().model.clone(),
+                    ..UsageView::default()
+                }));
                 self.session = Some(running);
                 true
             }

@@ -669,3 +669,84 @@ async fn slash_mcp_shows_the_servers_of_the_session_and_their_tools_are_offered(
     ui.exit().await;
     stop.cancel();
 }
+
+/// A background shell sits in the tasks panel until it ends; `/compact` is the session's (not
+/// "not available"); `/clear` starts the status line again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_shells_compact_and_the_status_line_after_clear() {
+    let world = World::new();
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .tool_results(false)
+                .last_user_contains("start the watcher")
+                .reply(Reply::text("Starting.").with_tool_use(
+                    "Bash",
+                    json!({"command": "sleep 1; echo ready", "run_in_background": true}),
+                )),
+        )
+        .rule(
+            Rule::new()
+                .tool_results(true)
+                .reply(Reply::text("Started.")),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("<summary>")
+                .reply(Reply::text(
+                    "<summary>1. The user started a watcher.</summary>",
+                )),
+        )
+        .default_reply(Reply::text("Here is **bold** text."));
+    let server = MockServer::start(MockConfig::new(scenario)).await.unwrap();
+    let started = start(&world.launch(&server), Resume::New).await.unwrap();
+    let mut ui = Ui::start(started);
+
+    // `sleep` and `echo` read only: no question.
+    ui.type_line("start the watcher");
+    let (running, _) = ui
+        .until(|e| match e {
+            UiEvent::Task(task) if task.kind == tine_tui::TaskKind::Shell => Some(task.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(running.status, tine_tui::TaskStatus::Running);
+    assert_eq!(running.title, "sleep 1; echo ready");
+    ui.turn_end().await;
+    let (ended, _) = ui
+        .until(|e| match e {
+            UiEvent::Task(task) if task.id == running.id && task.status != running.status => {
+                Some(task.status.clone())
+            }
+            _ => None,
+        })
+        .await;
+    assert!(
+        matches!(ended, tine_tui::TaskStatus::Finished { .. }),
+        "{ended:?}"
+    );
+
+    ui.type_line("/compact");
+    let (output, seen) = ui
+        .until(|e| match e {
+            UiEvent::CommandOutput { command, text } if command == "compact" => Some(text.clone()),
+            UiEvent::Notice { text, .. } if text.contains("compact") => Some(text.clone()),
+            _ => None,
+        })
+        .await;
+    assert!(output.starts_with("Compacted"), "{output} after {seen:?}");
+    ui.turn_end().await;
+
+    ui.type_line("/clear");
+    ui.until(|e| match e {
+        UiEvent::Usage(usage) if usage.session_cost_usd == 0.0 => Some(()),
+        _ => None,
+    })
+    .await;
+    let (_, screen, _) = ui.exit().await;
+    let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(
+        status.contains("$0.00") && !status.contains("context"),
+        "the status line still shows the previous session: {status}"
+    );
+}

@@ -2,7 +2,8 @@
 //! reply streamed with markdown rendered, a Write asked in the permission dialog and approved,
 //! the file on disk, `/exit` restoring the terminal (modes as before, main screen, no mouse
 //! reporting, cursor shown) with the transcript complete; then `tine -c` showing the
-//! conversation again and Ctrl-D leaving it. Skipped, saying so, where tmux is not installed.
+//! conversation again and Ctrl-D leaving it; Ctrl-Z from a shell with job control giving the
+//! terminal back and `fg` bringing the UI back. Skipped, saying so, where tmux is not installed.
 //!
 //! Under load the pane is polled with a generous deadline; no sleep is an assertion.
 
@@ -116,6 +117,23 @@ impl Tmux {
             assert!(
                 tokio::time::Instant::now() < deadline,
                 "`{wanted}` never appeared; the screen:\n{screen}"
+            );
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Polls until the pane's `format` reads `wanted` (and the screen shows `text`).
+    async fn wait_pane(&self, name: &str, format: &str, wanted: &str, text: &str) {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let value = self.pane(name, format).await;
+            let screen = self.screen(name).await;
+            if value == wanted && screen.contains(text) {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{format} is {value}, not {wanted} (or no `{text}`); the screen:\n{screen}"
             );
             tokio::time::sleep(POLL).await;
         }
@@ -262,7 +280,9 @@ async fn tine_in_a_terminal_streams_asks_writes_and_restores_the_terminal() {
     tmux.key("first", "Enter").await;
     let dialog = tmux.wait_for("first", "Do you want to proceed?").await;
     assert!(dialog.contains("Write file"), "{dialog}");
-    assert!(dialog.contains(&file.display().to_string()), "{dialog}");
+    // The file as the call line shows it: relative to the project.
+    assert!(dialog.contains("  notes.txt"), "{dialog}");
+    assert!(dialog.contains("Write(notes.txt)"), "{dialog}");
     assert!(dialog.contains("1. Yes"), "{dialog}");
     assert!(
         dialog.contains("+ hello from tine"),
@@ -311,5 +331,40 @@ async fn tine_in_a_terminal_streams_asks_writes_and_restores_the_terminal() {
     tmux.wait_exited("second", &project.root().join("second"))
         .await;
     assert_restored(&tmux, &project, "second").await;
+
+    // Ctrl-Z from an interactive shell: the terminal is the shell's while tine is stopped,
+    // `fg` brings the UI back as it was.
+    let third = script(&project, &server, "third", "-c");
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "third",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        "sh -i",
+    ])
+    .await;
+    tmux.type_text("third", &format!("'{}'", third.display()))
+        .await;
+    tmux.key("third", "Enter").await;
+    tmux.wait_for("third", "The notes are written.").await;
+    tmux.key("third", "C-z").await;
+    tmux.wait_pane("third", "#{alternate_on}", "0", "Stopped")
+        .await;
+    assert!(
+        !project.root().join("third/code").exists(),
+        "tine ended instead of stopping"
+    );
+    tmux.type_text("third", "fg").await;
+    tmux.key("third", "Enter").await;
+    tmux.wait_pane("third", "#{alternate_on}", "1", "The notes are written.")
+        .await;
+    tmux.key("third", "C-d").await;
+    tmux.wait_exited("third", &project.root().join("third"))
+        .await;
+    assert_restored(&tmux, &project, "third").await;
     server.stop().await;
 }

@@ -3,6 +3,7 @@
 mod agents;
 mod fork_prefix;
 mod hooks;
+mod idle;
 mod interrupt;
 mod permissions;
 mod stuck;

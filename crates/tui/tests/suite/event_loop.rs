@@ -307,3 +307,23 @@ async fn a_scripted_session_through_the_loop() {
     .await;
     insta::assert_snapshot!("scripted_session", plain(term.backend().buffer()));
 }
+
+/// Ctrl+Z hands the terminal back: the loop returns `Suspend` (the real terminal's `run`
+/// stops the process there and takes the loop up again when continued); nothing is lost.
+#[tokio::test(start_paused = true)]
+async fn ctrl_z_ends_the_loop_for_a_suspension_and_keeps_the_state() {
+    let mut app = app();
+    let mut term = terminal(60, 10);
+    let (end, _) = run_with(&mut app, &mut term, |driver| async move {
+        driver.text("half typed");
+        let _ = driver.keys.unbounded_send(Ok(Event::Key(KeyEvent::new(
+            KeyCode::Char('z'),
+            KeyModifiers::CONTROL,
+        ))));
+        sleep(Duration::from_secs(3600)).await;
+    })
+    .await;
+    assert_eq!(end, LoopEnd::Suspend);
+    assert_eq!(app.input().text(), "half typed");
+    assert!(!app.take_suspend(), "the request is taken once");
+}
