@@ -152,6 +152,16 @@ async fn main() {
         b.tokens_after as f64 * 100.0 / b.tokens_before as f64
     );
     println!(
+        "    the new history: the summary, {} file(s) re-attached ({}), {} referenced (over 5k tokens; the last file read is cut to 5k instead)",
+        b.files_reattached.len(),
+        b.files_reattached
+            .iter()
+            .map(|f| f.rsplit('/').next().unwrap_or(f))
+            .collect::<Vec<_>>()
+            .join(", "),
+        report.files_referenced.len()
+    );
+    println!(
         "(b) summary request's read of the parent's cached prefix: {} of {} tokens = {:.1}% (target 100%; Claude Code ~80%)",
         summary.cache_read_input_tokens,
         report.parent_prompt_tokens.unwrap_or(0),
@@ -160,6 +170,10 @@ async fn main() {
     println!(
         "(c) summary request's billed-equivalent input: {shared:.0} vs {unshared:.0} with nothing cached = {:.3}x (target <= 0.2x)",
         shared / unshared.max(1.0)
+    );
+    println!(
+        "    its cache writes: {} tokens (nothing after it reads what it would write)",
+        summary.cache_creation_input_tokens
     );
     server.stop().await;
 }

@@ -88,6 +88,8 @@ pub struct CompactionReport {
     pub summary_usage: Option<Usage>,
     /// The prompt of the parent's last request before the compaction: its cached prefix.
     pub parent_prompt_tokens: Option<u64>,
+    /// Recent files too big to re-attach, named by a reference instead.
+    pub files_referenced: Vec<String>,
 }
 
 impl CompactionReport {
@@ -266,7 +268,8 @@ impl SessionCompactor {
             return Err(CompactionError::Cancelled);
         }
         let tokens_before = self.context_size(&ctx);
-        let parent_prompt_tokens = self.lock().mark.map(|m| m.prompt_tokens);
+        let mark = self.lock().mark;
+        let parent_prompt_tokens = mark.map(|m| m.prompt_tokens);
 
         let mut keep: Vec<String> = focus
             .map(str::trim)
@@ -295,7 +298,13 @@ impl SessionCompactor {
                 cancel: cancel.child_token(),
             })
         });
-        let summary = summarize(&parent, ctx.template, messages, instructions.as_deref());
+        let summary = summarize(
+            &parent,
+            ctx.template,
+            messages,
+            mark.map(|m| m.messages),
+            instructions.as_deref(),
+        );
         let (summary, memory) = futures::join!(summary, async move {
             match memory {
                 Some(run) => Some(run.await),
@@ -335,6 +344,7 @@ impl SessionCompactor {
         };
         let (reattached, post) = futures::join!(reattach(ctx.tool_context), post_hooks);
         blocks.extend(reattached.blocks.into_iter().map(ContentBlock::text));
+        let files_referenced = reattached.referenced;
         blocks.extend(
             post.into_iter().map(|text| {
                 ContentBlock::text(format!("Context from a PostCompact hook:\n{text}"))
@@ -371,6 +381,7 @@ impl SessionCompactor {
                 boundary: boundary.clone(),
                 summary_usage: usage,
                 parent_prompt_tokens,
+                files_referenced,
             });
         }
         Ok(Compacted {

@@ -1,6 +1,12 @@
 //! What the new history gets back after the summary (seed 003 §九's post-compact context): the
 //! files read most recently, still on disk, as they are now; the todo list; the background
 //! shells still running. The model keeps working on them without reading everything again.
+//!
+//! A file comes back whole when it fits [`MAX_FILE_TOKENS`]. One that does not comes back as a
+//! one-line reference (as Claude Code's `compact_file_reference`): a head cut from it would be
+//! a part the model might take for the whole, and the summary keeps what mattered in it. The
+//! last file read is the exception: the work was on it, so it always comes back with content,
+//! cut to the limit when it must be.
 
 use std::path::{Path, PathBuf};
 
@@ -9,9 +15,9 @@ use tine_tools::{BackgroundTasks, TaskStatus, TodoList, TodoStatus, ToolContext}
 
 use crate::estimate::{BYTES_PER_TOKEN, tokens_for_bytes};
 
-/// Files re-attached at most.
+/// Files re-attached (or referenced) at most.
 pub const MAX_FILES: usize = 5;
-/// Tokens of one file at most (the rest is cut, with a note).
+/// Tokens of one file at most (a bigger one is referenced; the last one read is cut).
 pub const MAX_FILE_TOKENS: u64 = 5_000;
 /// Tokens of all the files together at most.
 pub const MAX_TOTAL_FILE_TOKENS: u64 = 50_000;
@@ -20,30 +26,43 @@ pub const MAX_TOTAL_FILE_TOKENS: u64 = 50_000;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Reattached {
     pub blocks: Vec<String>,
+    /// Files whose content came back.
     pub files: Vec<String>,
+    /// Files too big to come back, named by a reference instead.
+    pub referenced: Vec<String>,
 }
 
 /// Gathers the re-attached context from the session's tool context. Files come from its
 /// file-state cache, most recently used first (so the last file read is always among them when
-/// it still exists), and are recorded as read again, since the model now sees them.
+/// it still exists); those whose content comes back are recorded as read again, since the
+/// model now sees them.
 pub async fn reattach(tool_context: &ToolContext) -> Reattached {
     let mut out = Reattached::default();
     let candidates = tool_context.file_state().paths();
     let mut total = 0;
     for path in candidates {
-        if out.files.len() >= MAX_FILES || total >= MAX_TOTAL_FILE_TOKENS {
+        if out.files.len() + out.referenced.len() >= MAX_FILES || total >= MAX_TOTAL_FILE_TOKENS
+        {
             break;
         }
         let budget = MAX_FILE_TOKENS.min(MAX_TOTAL_FILE_TOKENS - total);
-        let Some(file) = read_file(path.clone(), budget).await else {
+        // The first file still on disk is the last one read.
+        let last_read = out.files.is_empty() && out.referenced.is_empty();
+        let Some(file) = read_file(path.clone(), budget, last_read).await else {
             continue;
         };
-        total += tokens_for_bytes(file.text.len());
-        tool_context
-            .file_state()
-            .record_hash(&path, file.hash, file.mtime);
-        out.files.push(path.display().to_string());
-        out.blocks.push(file.text);
+        match file {
+            ReadBack::Whole { text, hash, mtime } => {
+                total += tokens_for_bytes(text.len());
+                tool_context.file_state().record_hash(&path, hash, mtime);
+                out.files.push(path.display().to_string());
+                out.blocks.push(text);
+            }
+            ReadBack::Reference { text } => {
+                out.referenced.push(path.display().to_string());
+                out.blocks.push(text);
+            }
+        }
     }
     if let Some(todos) = todo_block(tool_context) {
         out.blocks.push(todos);
@@ -54,21 +73,27 @@ pub async fn reattach(tool_context: &ToolContext) -> Reattached {
     out
 }
 
-struct ReadBack {
-    text: String,
-    hash: [u8; 32],
-    mtime: Option<std::time::SystemTime>,
+enum ReadBack {
+    /// The file's text (cut to the budget only for the last file read).
+    Whole {
+        text: String,
+        hash: [u8; 32],
+        mtime: Option<std::time::SystemTime>,
+    },
+    /// Too big: where it is, and that it was read.
+    Reference { text: String },
 }
 
-/// A regular text file, numbered as the Read tool numbers lines, cut to `budget` tokens.
-async fn read_file(path: PathBuf, budget: u64) -> Option<ReadBack> {
-    tokio::task::spawn_blocking(move || read_file_blocking(&path, budget))
+/// A regular text file, numbered as the Read tool numbers lines, if it fits `budget` tokens;
+/// else a reference to it, or (`cut`) its first lines up to the budget.
+async fn read_file(path: PathBuf, budget: u64, cut: bool) -> Option<ReadBack> {
+    tokio::task::spawn_blocking(move || read_file_blocking(&path, budget, cut))
         .await
         .ok()
         .flatten()
 }
 
-fn read_file_blocking(path: &Path, budget: u64) -> Option<ReadBack> {
+fn read_file_blocking(path: &Path, budget: u64, cut: bool) -> Option<ReadBack> {
     let meta = std::fs::metadata(path).ok()?;
     if !meta.is_file() {
         return None;
@@ -96,12 +121,24 @@ fn read_file_blocking(path: &Path, budget: u64) -> Option<ReadBack> {
         shown += 1;
     }
     if shown < lines.len() {
+        if !cut {
+            return Some(ReadBack::Reference {
+                text: format!(
+                    "Note: {} was read before the conversation was compacted; at {} lines \
+                     (about {} tokens) it is too large to attach here. Read it again (offset \
+                     and limit for the part you need) before relying on its contents.\n",
+                    path.display(),
+                    lines.len(),
+                    tokens_for_bytes(bytes.len())
+                ),
+            });
+        }
         text.push_str(&format!(
             "[Cut here: lines 1-{shown} of {} are shown; read the file for the rest.]\n",
             lines.len()
         ));
     }
-    Some(ReadBack {
+    Some(ReadBack::Whole {
         text,
         hash: hash_content(&bytes),
         mtime: meta.modified().ok(),
@@ -183,6 +220,40 @@ mod tests {
                 .check_fresh(&dir.path().join("f6.txt"), &fresh, None)
                 .is_ok()
         );
+    }
+
+    #[tokio::test]
+    async fn an_older_file_too_big_is_referenced_not_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path());
+        let older = dir.path().join("older.txt");
+        std::fs::write(&older, "an older big file\n".repeat(5_000)).unwrap();
+        ctx.file_state().record(&older, b"old", None);
+        let small = dir.path().join("small.txt");
+        std::fs::write(&small, "small\n").unwrap();
+        ctx.file_state().record(&small, b"old", None);
+        let last = dir.path().join("last.txt");
+        std::fs::write(&last, "the last big file\n".repeat(5_000)).unwrap();
+        ctx.file_state().record(&last, b"old", None);
+
+        let out = reattach(&ctx).await;
+        let name = |p: &Path| p.display().to_string();
+        assert_eq!(out.files, [name(&last), name(&small)]);
+        assert_eq!(out.referenced, [name(&older)]);
+        assert!(out.blocks[0].contains("1\tthe last big file\n"));
+        assert!(out.blocks[0].contains("[Cut here: lines 1-"));
+        let reference = &out.blocks[2];
+        assert!(
+            reference.contains(&name(&older))
+                && reference.contains("5000 lines")
+                && reference.contains("too large to attach"),
+            "{reference}"
+        );
+        assert!(!reference.contains("an older big file"));
+        assert!(tokens_for_bytes(reference.len()) < 100);
+        // Not shown, so not recorded as read again: its old record stands.
+        let now = std::fs::read(&older).unwrap();
+        assert!(ctx.file_state().check_fresh(&older, &now, None).is_err());
     }
 
     #[tokio::test]

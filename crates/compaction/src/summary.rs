@@ -1,9 +1,10 @@
 //! The summary fork (seed 000 §8.2): `run_forked_agent` on the parent's cache-safe params —
 //! the same system bytes, tool array, model and thinking, the parent's messages byte for byte —
 //! with the summary instruction as the last user message; one turn, every tool refused, no
-//! output limit of its own (it would change the thinking budget, so the cache key), no cache
-//! write for its own suffix (the summarized history is never sent again). Its first request
-//! reads the parent's whole cached prefix. A summary request that is itself too long is retried
+//! output limit of its own (it would change the thinking budget, so the cache key), and no
+//! cache write: its breakpoint sits where the parent's last request put its own, so it reads
+//! that whole prefix and writes nothing, neither its instruction nor the parent's last round
+//! (the summarized history is never sent again). A summary request that is itself too long is retried
 //! without the oldest rounds, up to [`MAX_TOO_LONG_RETRIES`] times.
 
 use std::sync::Arc;
@@ -56,11 +57,15 @@ pub struct Summary {
     pub attempts: u32,
 }
 
-/// Summarizes `messages` with a fork of `parent` on `template`.
+/// Summarizes `messages` with a fork of `parent` on `template`. `parent_cached`: how many of
+/// `messages` the parent's last request sent (its cached prefix ends there); the summary's
+/// breakpoint goes there too, so it reads that prefix and writes no cache at all (the rest of
+/// the history is never sent again).
 pub async fn summarize(
     parent: &ParentContext,
     template: &RequestTemplate,
     messages: Arc<[Message]>,
+    parent_cached: Option<usize>,
     focus: Option<&str>,
 ) -> Result<Summary, CompactionError> {
     let prompt = Message::user(vec![ContentBlock::text(summary_instruction(focus))]);
@@ -81,6 +86,8 @@ pub async fn summarize(
         );
         params.max_turns = Some(1);
         params.skip_cache_write = true;
+        // Once the oldest rounds are gone the parent's prefix is not the fork's any more.
+        params.parent_cached_messages = parent_cached.filter(|_| rounds_dropped == 0);
         let result = run_forked_agent(parent, params).await?;
         match &result.terminal {
             Terminal::Completed | Terminal::MaxTurns { .. } => {}

@@ -37,6 +37,10 @@ pub struct ForkParams {
     pub skip_transcript: bool,
     /// No breakpoint on the fork's new suffix: it reads the parent's entry, writes none.
     pub skip_cache_write: bool,
+    /// With `skip_cache_write`: how many of `cache_safe.messages` the parent's last request
+    /// sent. The breakpoint goes where that request put it, so the fork does not write the
+    /// parent's messages after it either (the compaction summary: nobody reads them again).
+    pub parent_cached_messages: Option<usize>,
     /// Forces the output limit. Breaks the cache when thinking is on (the budget must shrink
     /// under it), so cache-sharing forks never set it.
     pub max_output_tokens: Option<u32>,
@@ -69,6 +73,7 @@ impl ForkParams {
             max_turns: None,
             skip_transcript: true,
             skip_cache_write: false,
+            parent_cached_messages: None,
             max_output_tokens: None,
             on_message: None,
             end_after_tools: None,
@@ -181,6 +186,9 @@ pub async fn run_forked_agent(
     loop_params.max_output_tokens = params.max_output_tokens;
     loop_params.query_source = Arc::clone(&params.query_source);
     loop_params.end_after_tools = params.end_after_tools.clone();
+    loop_params.parent_cached_messages = params
+        .parent_cached_messages
+        .filter(|n| *n <= params.cache_safe.messages.len());
     // Forks never run the stop-hook pipeline, post-sampling hooks or compaction.
     loop_params.stop_hooks = None;
     loop_params.post_sampling = None;

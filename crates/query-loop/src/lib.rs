@@ -71,7 +71,10 @@ pub use query::{
 };
 pub use repair::{INTERRUPTED_TOOL_RESULT, is_well_paired, repair_tool_pairing};
 pub use replacement::{ContentReplacementState, MAX_TOOL_RESULT_CHARS, SharedReplacements};
-pub use request::{RequestTemplate, prepare_messages, system_prompt_blocks, tool_definitions};
+pub use request::{
+    RequestTemplate, prepare_messages, prepare_messages_reading, system_prompt_blocks,
+    tool_definitions,
+};
 pub use spawn::{AgentRequest, Spawner, SubagentSpawner, TurnInProgress};
 pub use stuck::{
     DEFAULT_MAX_REPEATED_FAILURES, FailureStreak, RepeatedFailure, RepeatedFailureHandler,

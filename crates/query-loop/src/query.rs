@@ -101,6 +101,11 @@ pub struct QueryParams {
     /// without asking the model again: a background fork whose last step was its writes
     /// need not pay a request for a reply nobody reads.
     pub end_after_tools: Option<EndAfterTools>,
+    /// A fork that writes no cache (`template.skip_cache_write`) and whose history starts with
+    /// the messages the parent's last request sent, this many: its breakpoint goes where the
+    /// parent's was, so it reads that entry and writes nothing (see
+    /// [`crate::request::prepare_messages_reading`]). None: on the message before the last.
+    pub parent_cached_messages: Option<usize>,
 }
 
 impl QueryParams {
@@ -130,6 +135,7 @@ impl QueryParams {
             max_repeated_failures: DEFAULT_MAX_REPEATED_FAILURES,
             on_repeated_failure: None,
             end_after_tools: None,
+            parent_cached_messages: None,
         }
     }
 
@@ -246,7 +252,8 @@ async fn run_loop(
 
         state.turn += 1;
         let sent = messages.len();
-        let request = template.build(&messages, state.max_tokens);
+        let request =
+            template.build_reading(&messages, state.max_tokens, params.parent_cached_messages);
         if let Some(observer) = &params.on_request {
             observer(&request);
         }

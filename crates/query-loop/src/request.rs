@@ -4,7 +4,9 @@
 //! Breakpoints: one on the last system block (it covers tools and system, which come first in
 //! the cache prefix) and one on the last message. Nothing that changes every request carries
 //! one. With `skip_cache_write` (fire-and-forget forks) the message breakpoint moves to the
-//! message before the last, so the fork reads the parent's entry but writes none of its own.
+//! message before the last, so the fork reads the parent's entry but writes none of its own;
+//! a fork that knows where the parent's last request put its breakpoint (the compaction
+//! summary, whose history is never sent again) puts its own there, so it writes nothing at all.
 
 use std::sync::Arc;
 
@@ -28,7 +30,24 @@ pub fn system_prompt_blocks(text: &str) -> SystemPrompt {
 /// same whether or not it carries the breakpoint), stray breakpoints removed, and one
 /// breakpoint on the last message (or the one before it with `skip_cache_write`).
 pub fn prepare_messages(messages: &[Message], skip_cache_write: bool) -> Vec<Message> {
-    let mut out = repair_tool_pairing(messages).unwrap_or_else(|| messages.to_vec());
+    prepare_messages_reading(messages, skip_cache_write, None)
+}
+
+/// [`prepare_messages`], where with `skip_cache_write` and `parent_cached` (how many leading
+/// messages the parent's last request sent: its breakpoint was on the last of them) the
+/// breakpoint goes on that same message. The request reads the parent's entry and writes none:
+/// neither its own suffix nor the parent's messages after that point, which only the parent's
+/// next request would have cached. Ignored when it does not fall inside the history or the
+/// pairing had to be repaired (the indices would no longer be the parent's).
+pub fn prepare_messages_reading(
+    messages: &[Message],
+    skip_cache_write: bool,
+    parent_cached: Option<usize>,
+) -> Vec<Message> {
+    let repaired = repair_tool_pairing(messages);
+    let parent_cached = parent_cached
+        .filter(|n| repaired.is_none() && (1..messages.len()).contains(n) && skip_cache_write);
+    let mut out = repaired.unwrap_or_else(|| messages.to_vec());
     for message in &mut out {
         if let MessageContent::Text(text) = &message.content {
             message.content = MessageContent::Blocks(vec![ContentBlock::text(text.clone())]);
@@ -41,7 +60,9 @@ pub fn prepare_messages(messages: &[Message], skip_cache_write: bool) -> Vec<Mes
             }
         }
     }
-    let target = if skip_cache_write {
+    let target = if let Some(n) = parent_cached {
+        Some(n - 1)
+    } else if skip_cache_write {
         out.len().checked_sub(2)
     } else {
         out.len().checked_sub(1)
@@ -88,7 +109,18 @@ pub struct RequestTemplate {
 impl RequestTemplate {
     /// The request for `messages` with `max_tokens`.
     pub fn build(&self, messages: &[Message], max_tokens: u32) -> MessagesRequest {
-        let mut prepared = prepare_messages(messages, self.skip_cache_write);
+        self.build_reading(messages, max_tokens, None)
+    }
+
+    /// [`RequestTemplate::build`] with the breakpoint placed by [`prepare_messages_reading`].
+    pub fn build_reading(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        parent_cached: Option<usize>,
+    ) -> MessagesRequest {
+        let mut prepared =
+            prepare_messages_reading(messages, self.skip_cache_write, parent_cached);
         if let Some(state) = &self.replacements {
             lock(state).apply(&mut prepared);
         }
@@ -142,6 +174,34 @@ mod tests {
             sent.iter().map(marked).collect::<Vec<_>>(),
             [false, true, false]
         );
+    }
+
+    #[test]
+    fn a_fork_reading_the_parents_prefix_marks_where_the_parent_did() {
+        // The parent's last request sent the first two messages; a round and the fork's
+        // prompt came after.
+        let history = vec![
+            Message::user("hello"),
+            Message::user("again"),
+            Message::assistant(vec![ContentBlock::text("reply")]),
+            Message::user("summary instruction"),
+        ];
+        let sent = prepare_messages_reading(&history, true, Some(2));
+        assert_eq!(
+            sent.iter().map(marked).collect::<Vec<_>>(),
+            [false, true, false, false]
+        );
+        // Out of range, or without skip_cache_write: the usual places.
+        for bad in [Some(0), Some(4), None] {
+            let sent = prepare_messages_reading(&history, true, bad);
+            assert_eq!(
+                sent.iter().map(marked).collect::<Vec<_>>(),
+                [false, false, true, false],
+                "{bad:?}"
+            );
+        }
+        let sent = prepare_messages_reading(&history, false, Some(2));
+        assert!(marked(&sent[3]) && !marked(&sent[1]));
     }
 
     #[test]

@@ -209,9 +209,11 @@ async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_fi
     let usage = summary.usage.unwrap();
     assert_eq!(usage.cache_read_input_tokens, prompt_tokens(parent));
     // Only what came after the parent's request is not read (the last round and the
-    // instruction): the parent's whole prefix was.
+    // instruction), and none of it is written: the summary's breakpoint is where the parent's
+    // was, since no later request reads this history again.
+    assert_eq!(usage.cache_creation_input_tokens, 0, "{usage:?}");
     assert_eq!(
-        usage.input_tokens + usage.cache_creation_input_tokens,
+        usage.input_tokens,
         prompt_tokens(summary) - prompt_tokens(parent),
         "{usage:?}"
     );
@@ -241,6 +243,15 @@ async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_fi
         text.contains(&format!("1\\tf{last_read} line 0")),
         "f{last_read}.txt is re-attached"
     );
+    // An older file read, 12k tokens like the others, is named by a reference, not cut.
+    let older = last_read - 1;
+    assert!(
+        text.contains(&format!(
+            "f{older}.txt was read before the conversation was compacted; at"
+        )),
+        "f{older}.txt is referenced: {text}"
+    );
+    assert!(!text.contains(&format!("f{older} line 0")));
     assert!(
         prompt_tokens(after) < prompt_tokens(summary),
         "the context shrank"

@@ -89,6 +89,13 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
     // It read the parent's whole cached prefix: everything the parent's request sent.
     let usage = summary.usage.unwrap();
     assert_eq!(usage.cache_read_input_tokens, prompt_tokens(parent));
+    // And wrote nothing: its breakpoint is where the parent's was, so neither the last round
+    // (read by no later request, the history being replaced) nor the instruction is cached.
+    assert_eq!(usage.cache_creation_input_tokens, 0, "{usage:?}");
+    assert_eq!(
+        usage.input_tokens,
+        prompt_tokens(summary) - prompt_tokens(parent)
+    );
     let report = &s.compactor.reports()[0];
     assert_eq!(report.cache_read_share(), Some(1.0));
 
@@ -109,6 +116,13 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
         text.contains("1\\tc.txt line 0"),
         "numbered as Read numbers lines"
     );
+    for older in ["a.txt", "b.txt"] {
+        assert!(
+            text.contains(&format!("{older} was read before the conversation was compacted; at")),
+            "{older} referenced"
+        );
+        assert!(!text.contains(&format!("{older} line 0")), "{older} not attached");
+    }
     assert!(prompt_tokens(after) < 30_000, "{}", prompt_tokens(after));
     assert_eq!(s.engine.messages().len(), 2, "summary, then the reply");
 
@@ -137,7 +151,9 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
     assert_eq!(b.dropped.user_prompts, ["read the three files"]);
     assert_eq!(b.dropped.files_read, ["a.txt", "b.txt", "c.txt"]);
     assert_eq!(b.dropped.tool_calls.get("Read"), Some(&3));
-    assert_eq!(b.files_reattached.len(), 3);
+    // The files are 12k tokens each: the last one read comes back cut to 5k, the older ones
+    // as references.
+    assert_eq!(b.files_reattached.len(), 1);
     assert!(b.files_reattached[0].ends_with("c.txt"));
     assert_eq!(b.summary_cache_read_tokens, prompt_tokens(parent));
     assert!(

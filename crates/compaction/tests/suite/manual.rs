@@ -92,6 +92,7 @@ async fn compact_now_summarizes_with_the_focus_and_the_session_resumes_from_it()
         summary.usage.unwrap().cache_read_input_tokens,
         prompt_tokens(&parent)
     );
+    assert_eq!(summary.usage.unwrap().cache_creation_input_tokens, 0);
     // The PreCompact hook got Claude Code's input.
     let input: serde_json::Value =
         serde_json::from_slice(&std::fs::read(world.cwd.join("pre-compact.json")).unwrap())
