@@ -27,6 +27,10 @@ pub const CLAUDE_WINDOW_ENV: &str = "CLAUDE_CODE_AUTO_COMPACT_WINDOW";
 pub const DISABLE_ENV: &str = "DISABLE_AUTOCOMPACT";
 /// The settings key (`false` turns auto compaction off).
 pub const AUTO_COMPACT_SETTING: &str = "autoCompactEnabled";
+/// Seconds of idle after which old tool results are cleared (default: the cache's 5-minute
+/// lifetime; `0` never clears). For a cache that lives longer (a 1-hour TTL behind a proxy)
+/// or shorter than Anthropic's default.
+pub const IDLE_CLEAR_ENV: &str = "TINE_MICRO_COMPACT_IDLE_SECS";
 
 /// How a session compacts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +83,16 @@ impl CompactionConfig {
             !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false")
         });
         config.auto_enabled = !disabled && auto_compact_setting != Some(false);
+        if let Some(value) = env(IDLE_CLEAR_ENV).filter(|v| !v.trim().is_empty()) {
+            match value.trim().parse::<u64>() {
+                Ok(0) => config.idle_clear_after = None,
+                Ok(secs) => config.idle_clear_after = Some(Duration::from_secs(secs)),
+                Err(_) => warnings.push(format!(
+                    "{IDLE_CLEAR_ENV}={value} is not a number of seconds (like 300, or 0 for \
+                     never); old tool results are cleared after 300 s idle"
+                )),
+            }
+        }
         (config, warnings)
     }
 }
@@ -247,6 +261,19 @@ mod tests {
         let (c, w) = CompactionConfig::from_env(env(&[(WINDOW_ENV, "lots")]), None);
         assert_eq!(c.window_cap, None);
         assert!(w[0].contains("TINE_AUTO_COMPACT_WINDOW"), "{w:?}");
+    }
+
+    #[test]
+    fn the_idle_gap_before_clearing_can_be_moved_or_turned_off() {
+        let (c, w) = CompactionConfig::from_env(env(&[]), None);
+        assert_eq!((c.idle_clear_after, w.len()), (Some(CACHE_TTL), 0));
+        let (c, _) = CompactionConfig::from_env(env(&[(IDLE_CLEAR_ENV, "3600")]), None);
+        assert_eq!(c.idle_clear_after, Some(Duration::from_secs(3_600)));
+        let (c, _) = CompactionConfig::from_env(env(&[(IDLE_CLEAR_ENV, "0")]), None);
+        assert_eq!(c.idle_clear_after, None);
+        let (c, w) = CompactionConfig::from_env(env(&[(IDLE_CLEAR_ENV, "5m")]), None);
+        assert_eq!(c.idle_clear_after, Some(CACHE_TTL));
+        assert!(w[0].contains(IDLE_CLEAR_ENV), "{w:?}");
     }
 
     #[test]

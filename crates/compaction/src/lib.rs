@@ -37,7 +37,7 @@ pub use compactor::{
     BeforeCompaction, Clock, CompactionReport, ManualClock, SessionCompactor, SystemClock,
 };
 pub use config::{
-    AUTO_COMPACT_SETTING, CACHE_TTL, CompactionConfig, KEEP_RECENT_TOOL_RESULTS,
+    AUTO_COMPACT_SETTING, CACHE_TTL, CompactionConfig, IDLE_CLEAR_ENV, KEEP_RECENT_TOOL_RESULTS,
     MAX_CONSECUTIVE_FAILURES, Thresholds,
 };
 pub use error::CompactionError;
