@@ -214,8 +214,13 @@ impl Printer {
             BackgroundEvent::Cancelled { job } => (job, "cancelled", String::new(), Value::Null),
         };
         let memory_saved = job == EXTRACTION_JOB && status == "finished" && !summary.is_empty();
-        // Auto dream: every ending is shown (improved N memories, killed, failed).
+        // Auto dream: every ending is shown (improved N memories, killed, failed, cancelled).
         let dream = job == DREAM_JOB && status != "started";
+        let summary = if dream && summary.trim().is_empty() {
+            dream_ending(status)
+        } else {
+            summary
+        };
         if self.verbose {
             eprintln!("[tine] background {job}: {status} {summary}");
         }
@@ -476,4 +481,15 @@ fn verbose_line(event: &QueryEvent) {
 
 fn terminal_label(terminal: &Terminal) -> String {
     format!("{} ({})", terminal.subtype(), terminal.describe())
+}
+
+/// What a dream that said nothing of itself did: cancelled with the session (its pipeline
+/// dropped it) or failed without a message. Either way its lock was rolled back.
+fn dream_ending(status: &str) -> String {
+    match status {
+        "cancelled" => "cancelled before it finished; the consolidation lock was rolled back, so \
+                        a later session consolidates"
+            .to_owned(),
+        other => format!("{other}; the consolidation lock was rolled back"),
+    }
 }

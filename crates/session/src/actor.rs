@@ -307,9 +307,19 @@ impl Actor {
             DrainReport::default()
         } else {
             // What a batching job put off (so a one-turn run is remembered too), then all of
-            // it, bounded.
+            // it, bounded; a signal meanwhile cancels what is left at once, instead of after
+            // the grace (each job still reports how it ended).
             self.pipeline.flush();
-            self.pipeline.drain(self.drain_grace).await
+            let on_signal = {
+                let (token, pipeline) = (self.shared.token.clone(), Arc::clone(&self.pipeline));
+                tokio::spawn(async move {
+                    token.cancelled().await;
+                    pipeline.cancel_all();
+                })
+            };
+            let drain = self.pipeline.drain(self.drain_grace).await;
+            on_signal.abort();
+            drain
         };
         if drain.cancelled > 0 {
             self.emit(SessionEvent::Notice(Notice::warning(format!(
