@@ -34,7 +34,7 @@ use crate::dream_gate::{DreamIo, DreamOptions, GateOutcome, Gates, Ready, ScanTh
 use crate::dream_prompt::{DreamPromptInput, build_dream_prompt};
 use crate::dream_task::{DreamStatus, DreamTask, DreamTaskState};
 use crate::error::MemoryError;
-use crate::extract::{billed_equivalent_input, diff, snapshot};
+use crate::fork_changes::{billed_equivalent_input, diff, snapshot};
 use crate::memdir::{INDEX_FILE, MemoryDir, MemoryWriteLock, WRITE_LOCK_TIMEOUT, index_link};
 use crate::sandbox::MemorySandbox;
 

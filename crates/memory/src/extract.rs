@@ -16,14 +16,12 @@
 //! - One run at a time: a trigger during a run stashes its context (the latest wins) and a
 //!   trailing run follows when the current one ends, if it is due by then.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tine_api_client::{ContentBlock, Message, MessageContent, Role, ToolUseBlock, Usage};
 use tine_config::settings::LoadedSettings;
 use tine_fork_runtime::{
@@ -38,6 +36,7 @@ use crate::batch::{Batch, assess};
 use crate::cursor::{Cursor, MEMORY_CURSOR_KIND};
 use crate::error::MemoryError;
 use crate::extract_prompt::{ExtractPromptInput, build_extract_prompt};
+use crate::fork_changes::{billed_equivalent_input, diff, snapshot};
 use crate::memdir::{INDEX_FILE, MemoryDir};
 use crate::recall::SessionMemories;
 use crate::sandbox::MemorySandbox;
@@ -665,62 +664,6 @@ fn end_after_memory_writes(sandbox: Arc<MemorySandbox>, cwd: PathBuf) -> EndAfte
         };
         all_writes && all_succeeded
     })
-}
-
-/// Every visible `*.md` file under `dir` (relative name → content hash).
-pub(crate) fn snapshot(dir: &Path) -> BTreeMap<String, [u8; 32]> {
-    let mut out = BTreeMap::new();
-    walk(dir, dir, 0, &mut out);
-    out
-}
-
-fn walk(root: &Path, dir: &Path, depth: usize, out: &mut BTreeMap<String, [u8; 32]>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if name.to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let path: PathBuf = entry.path();
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            if depth < 4 {
-                walk(root, &path, depth + 1, out);
-            }
-        } else if kind.is_file()
-            && path.extension().is_some_and(|e| e == "md")
-            && let Ok(bytes) = std::fs::read(&path)
-            && let Ok(rel) = path.strip_prefix(root)
-        {
-            out.insert(
-                rel.to_string_lossy().replace('\\', "/"),
-                Sha256::digest(&bytes).into(),
-            );
-        }
-    }
-}
-
-pub(crate) fn diff(
-    before: &BTreeMap<String, [u8; 32]>,
-    after: &BTreeMap<String, [u8; 32]>,
-) -> Vec<String> {
-    after
-        .iter()
-        .filter(|(name, hash)| before.get(*name) != Some(*hash))
-        .map(|(name, _)| name.clone())
-        .collect()
-}
-
-/// Billed-equivalent input tokens of `usage` at the input rate: cache reads 0.1×, cache
-/// writes 1.25×, the rest 1×.
-pub fn billed_equivalent_input(usage: &Usage) -> f64 {
-    usage.input_tokens as f64
-        + 1.25 * usage.cache_creation_input_tokens as f64
-        + 0.1 * usage.cache_read_input_tokens as f64
 }
 
 fn usage_json(usage: &Usage) -> Value {

@@ -15,6 +15,7 @@
 //! - [`extract_prompt`], [`extract`]: the [`ExtractionJob`], a background job of the stop-hook
 //!   pipeline that forks on the parent's prompt cache every few eligible turns (and when the
 //!   host flushes it: idle, exit, before compaction) and saves memories.
+//! - [`fork_changes`]: what a memory fork changed in the directory and what it cost.
 //! - [`consolidation_lock`]: [`ConsolidationLock`], `.consolidate-lock`: the last
 //!   consolidation as its mtime, an OS lock held for a whole dream, exact across processes.
 //! - [`dream_gate`]: when a dream runs: enabled, time, scan throttle, sessions, lock.
@@ -48,6 +49,7 @@ pub mod dream_task;
 pub mod error;
 pub mod extract;
 pub mod extract_prompt;
+pub mod fork_changes;
 pub mod memdir;
 pub mod recall;
 pub mod sandbox;
@@ -74,12 +76,12 @@ pub use dream_task::{DreamPhase, DreamStatus, DreamTask, DreamTaskState, DreamTu
 pub use error::MemoryError;
 pub use extract::{
     DEFAULT_EXTRACT_EVERY, EXTRACT_EVERY_SETTING, EXTRACTION_JOB, EXTRACTION_MAX_TURNS,
-    ExtractError, ExtractionJob, ExtractionOptions, ForkRun, RunReport, billed_equivalent_input,
-    main_agent_wrote_memory,
+    ExtractError, ExtractionJob, ExtractionOptions, ForkRun, RunReport, main_agent_wrote_memory,
 };
 pub use extract_prompt::{
     EXTRACT_PROMPT_BUDGET, EXTRACTION_MARKER, ExtractPromptInput, build_extract_prompt,
 };
+pub use fork_changes::billed_equivalent_input;
 pub use memdir::{
     DirSource, INDEX_FILE, IndexForContext, IndexMerge, IndexTruncation, MAX_INDEX_BYTES,
     MAX_INDEX_LINE_CHARS, MAX_INDEX_LINES, MemoryDir, MemoryEnv, MemoryResolution, MemoryWriteLock,
