@@ -41,8 +41,7 @@ pub async fn reattach(tool_context: &ToolContext) -> Reattached {
     let candidates = tool_context.file_state().paths();
     let mut total = 0;
     for path in candidates {
-        if out.files.len() + out.referenced.len() >= MAX_FILES || total >= MAX_TOTAL_FILE_TOKENS
-        {
+        if out.files.len() + out.referenced.len() >= MAX_FILES || total >= MAX_TOTAL_FILE_TOKENS {
             break;
         }
         let budget = MAX_FILE_TOKENS.min(MAX_TOTAL_FILE_TOKENS - total);

@@ -119,8 +119,7 @@ impl RequestTemplate {
         max_tokens: u32,
         parent_cached: Option<usize>,
     ) -> MessagesRequest {
-        let mut prepared =
-            prepare_messages_reading(messages, self.skip_cache_write, parent_cached);
+        let mut prepared = prepare_messages_reading(messages, self.skip_cache_write, parent_cached);
         if let Some(state) = &self.replacements {
             lock(state).apply(&mut prepared);
         }

@@ -221,8 +221,9 @@ async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_fi
     assert!(!project.cwd().join("summary-ran-a-tool").exists());
 
     // The new history: the summary without its scratchpad, then the last file read (numbered
-    // as Read numbers lines), all in one user message.
-    let last_read = pm
+    // as Read numbers lines), all in one user message. The last file read is in the last
+    // round, which the summary request has and the parent's request did not.
+    let last_read = qm
         .iter()
         .rev()
         .find_map(|m| {
@@ -284,6 +285,25 @@ async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_fi
         read >= prompt_tokens(after),
         "the resumed request read {read} of the {} the continued request cached",
         prompt_tokens(after)
+    );
+
+    // `-r ID` resumes the same way: from the boundary; what came before it is never sent.
+    let id = out.json()["session_id"].as_str().unwrap().to_owned();
+    let by_id = tine(&project, &server)
+        .env("TINE_AUTO_COMPACT_WINDOW", "75000")
+        .args(["-r", &id, "-p", "what next, once more?"])
+        .run()
+        .await;
+    by_id.assert_success();
+    let sent = body(server.requests().last().unwrap())["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(sent[0].to_string().contains(CONTINUED), "{:?}", sent[0]);
+    assert!(
+        sent.iter()
+            .all(|m| !m.to_string().contains("\"read the files\"")),
+        "the prompt before the boundary is not sent again"
     );
 }
 

@@ -4,14 +4,17 @@
 mod agents;
 mod compaction;
 mod compaction_contract;
+mod compaction_tui;
 mod doctor;
 mod dream;
+mod dream_contract;
 mod headless;
 mod hooks;
 mod mcp;
 mod mcp_session;
 mod memory;
 mod memory_forks;
+mod micro_compaction;
 mod older_modes;
 mod outside_reads;
 mod provider;

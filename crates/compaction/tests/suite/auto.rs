@@ -118,10 +118,15 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
     );
     for older in ["a.txt", "b.txt"] {
         assert!(
-            text.contains(&format!("{older} was read before the conversation was compacted; at")),
+            text.contains(&format!(
+                "{older} was read before the conversation was compacted; at"
+            )),
             "{older} referenced"
         );
-        assert!(!text.contains(&format!("{older} line 0")), "{older} not attached");
+        assert!(
+            !text.contains(&format!("{older} line 0")),
+            "{older} not attached"
+        );
     }
     assert!(prompt_tokens(after) < 30_000, "{}", prompt_tokens(after));
     assert_eq!(s.engine.messages().len(), 2, "summary, then the reply");
