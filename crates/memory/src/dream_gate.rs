@@ -393,6 +393,37 @@ mod tests {
     }
 
     #[test]
+    fn local_flag_and_managed_settings_tune_the_gates_in_their_precedence() {
+        use tine_config::settings::{self, FlagSettings, SettingsPaths};
+        let tmp = tempfile::tempdir().unwrap();
+        let cwd = tmp.path().join("project");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(cwd.join(".tine")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join("settings.json"),
+            r#"{"autoDreamMinHours": 1, "autoDreamMinSessions": 1, "autoDreamEnabled": true}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join(".tine/settings.local.json"),
+            r#"{"autoDreamMinHours": 2, "autoDreamMinSessions": 7}"#,
+        )
+        .unwrap();
+        let managed = tmp.path().join("managed.json");
+        std::fs::write(&managed, r#"{"autoDreamEnabled": false}"#).unwrap();
+        let paths = SettingsPaths::new(&cwd, &home)
+            .with_flag(FlagSettings::Inline(r#"{"autoDreamMinHours": 3}"#.into()))
+            .with_managed(&managed);
+        let (options, warnings) = DreamOptions::from_settings(&settings::load(&paths));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // managed > flag > local > user, key by key.
+        assert!(!options.enabled, "managed");
+        assert_eq!(options.min_hours, 3.0, "flag");
+        assert_eq!(options.min_sessions, 7, "local");
+    }
+
+    #[test]
     fn the_throttle_opens_every_ten_minutes() {
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let throttle = ScanThrottle::new();
