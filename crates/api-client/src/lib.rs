@@ -65,6 +65,6 @@ pub use types::{
     ToolUseBlock,
 };
 pub use usage::{
-    CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW, ModelInfo, Usage,
-    UsageDelta, context_window, cost_usd, model_info,
+    CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW, MODEL_ALIASES, ModelInfo,
+    Usage, UsageDelta, context_window, cost_usd, model_info, resolve_model_alias,
 };

@@ -254,6 +254,31 @@ pub fn model_info(model: &str) -> ModelInfo {
     }
 }
 
+/// The current model of each alias Claude Code users type (`--model opus`, `/model haiku`,
+/// `model: sonnet` in settings or a command's front matter).
+pub const MODEL_ALIASES: &[(&str, &str)] = &[
+    ("opus", "claude-opus-4-6"),
+    ("sonnet", "claude-sonnet-4-6"),
+    ("haiku", "claude-haiku-4-5"),
+];
+
+/// `model` with an alias replaced by its current id (`opus` → `claude-opus-4-6`; a `[1m]`
+/// suffix is kept: it selects the one-million-token window). Anything else is returned as is.
+pub fn resolve_model_alias(model: &str) -> String {
+    let trimmed = model.trim();
+    let (name, suffix) = match trimmed.len().checked_sub(4) {
+        Some(at) if trimmed.is_char_boundary(at) && trimmed[at..].eq_ignore_ascii_case("[1m]") => {
+            (&trimmed[..at], &trimmed[at..])
+        }
+        _ => (trimmed, ""),
+    };
+    MODEL_ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map(|(_, id)| format!("{id}{suffix}"))
+        .unwrap_or_else(|| trimmed.to_owned())
+}
+
 /// The context window of `model` in tokens (200k for Claude models unless known otherwise, 128k
 /// for any other model).
 pub fn context_window(model: &str) -> u64 {
@@ -271,6 +296,24 @@ mod tests {
 
     fn approx(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn aliases_resolve_to_current_ids() {
+        assert_eq!(resolve_model_alias("opus"), "claude-opus-4-6");
+        assert_eq!(resolve_model_alias("Sonnet"), "claude-sonnet-4-6");
+        assert_eq!(resolve_model_alias("haiku"), "claude-haiku-4-5");
+        assert_eq!(resolve_model_alias("sonnet[1m]"), "claude-sonnet-4-6[1m]");
+        assert_eq!(
+            context_window(&resolve_model_alias("sonnet[1m]")),
+            1_000_000
+        );
+        assert_eq!(resolve_model_alias("claude-opus-4-1"), "claude-opus-4-1");
+        assert_eq!(resolve_model_alias("qwen2.5-coder:7b"), "qwen2.5-coder:7b");
+        // Each alias is priced as its model, not as an unknown one.
+        for (alias, _) in MODEL_ALIASES {
+            assert!(model_info(&resolve_model_alias(alias)).known, "{alias}");
+        }
     }
 
     #[test]

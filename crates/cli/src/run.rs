@@ -9,9 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
-use tine_session::{
-    Session, SessionEvent, SessionHandle, StartError, Submission, TurnEnd, commands,
-};
+use tine_session::{Session, SessionEvent, SessionHandle, StartError, Submission, TurnEnd};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -205,15 +203,10 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
     })
 }
 
-/// A prompt, or a slash command the session answers (anything else starting with a slash
-/// goes to the model, as it always did).
+/// A prompt, or a slash command: the session answers its built-ins and custom commands, and
+/// sends any other `/word` to the model as text.
 fn submission(prompt: &str) -> Submission {
-    match Submission::parse(prompt) {
-        Submission::Command { name, args } if commands::find(&name).is_some() => {
-            Submission::Command { name, args }
-        }
-        Submission::Command { .. } | Submission::Prompt(_) => Submission::Prompt(prompt.to_owned()),
-    }
+    Submission::parse(prompt)
 }
 
 /// The printing side of the session's events.
@@ -374,7 +367,7 @@ mod tests {
     }
 
     #[test]
-    fn only_commands_the_session_knows_are_commands() {
+    fn slash_words_are_commands_for_the_session() {
         assert_eq!(
             submission("/cost"),
             Submission::Command {
@@ -384,7 +377,14 @@ mod tests {
         );
         assert_eq!(
             submission("/review this"),
-            Submission::Prompt("/review this".into())
+            Submission::Command {
+                name: "review".into(),
+                args: "this".into()
+            }
+        );
+        assert_eq!(
+            submission("/usr/bin/env?"),
+            Submission::Prompt("/usr/bin/env?".into())
         );
     }
 }

@@ -303,6 +303,11 @@ impl QueryEngine {
             .with_cancellation(CancellationToken::new());
     }
 
+    /// The model of the requests from now on (`/model NAME`, a command's `model`).
+    pub fn set_model(&mut self, model: impl Into<String>) {
+        self.config.model = model.into();
+    }
+
     /// The fixed part of every request of this session.
     pub fn request_template(&self) -> RequestTemplate {
         RequestTemplate {

@@ -81,6 +81,8 @@ pub(crate) struct Actor {
     start_context: Vec<String>,
     /// The window the context figure is shown against (the endpoint's, capped).
     compactor: Arc<SessionCompactor>,
+    /// Where custom slash commands are looked up.
+    pub command_dirs: Vec<std::path::PathBuf>,
 }
 
 impl Actor {
@@ -115,6 +117,7 @@ impl Actor {
             cleared: assembled.cleared,
             start_context: Vec::new(),
             compactor: assembled.compactor,
+            command_dirs: assembled.command_dirs,
         }
     }
 
@@ -191,7 +194,7 @@ impl Actor {
     }
 
     /// One turn of the model for `prompt` (the protocol at the top of this file).
-    async fn run_turn(
+    pub(crate) async fn run_turn(
         &mut self,
         id: SubmissionId,
         prompt: &str,

@@ -81,6 +81,8 @@ pub(crate) struct Assembled {
     /// Said in start-up's order, before anything else.
     pub notices: Vec<Notice>,
     pub hooks: SessionHooks,
+    /// Where custom slash commands are looked up, in order.
+    pub command_dirs: Vec<PathBuf>,
     /// SessionStart's `source` is `clear` (else `startup`, or `resume` for a resumed one).
     pub cleared: bool,
     /// The compaction levels; their window is what the usage figure is shown against.
@@ -437,6 +439,7 @@ pub(crate) async fn assemble(
             engine.transcript_path().display()
         )));
     }
+    let command_dirs = crate::custom_commands::command_dirs(&cwd, &home, user_home.as_deref());
     let summary = SessionSummary {
         session_id: engine.session_id().clone(),
         cwd,
@@ -460,6 +463,7 @@ pub(crate) async fn assemble(
         summary,
         notices,
         hooks,
+        command_dirs,
         cleared: options.cleared,
         compactor,
     })
@@ -630,9 +634,11 @@ fn add_rules(
     Ok(())
 }
 
-/// `flag`, else `ANTHROPIC_MODEL`, else the settings' `model`, else [`DEFAULT_MODEL`].
+/// `flag`, else `ANTHROPIC_MODEL`, else the settings' `model`, else [`DEFAULT_MODEL`]; an
+/// alias (`opus`, `sonnet`, `haiku`) is its current id.
 pub fn model_from(flag: Option<&str>, loaded: &LoadedSettings) -> String {
-    flag.map(str::to_owned)
+    let model = flag
+        .map(str::to_owned)
         .filter(|m| !m.trim().is_empty())
         .or_else(|| {
             std::env::var("ANTHROPIC_MODEL")
@@ -645,7 +651,8 @@ pub fn model_from(flag: Option<&str>, loaded: &LoadedSettings) -> String {
                 .and_then(|(v, _)| v.as_str())
                 .map(str::to_owned)
         })
-        .unwrap_or_else(|| DEFAULT_MODEL.to_owned())
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    tine_api_client::resolve_model_alias(&model)
 }
 
 /// The session's surroundings. `bare`: only the environment facts (no instruction files, no

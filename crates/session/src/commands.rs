@@ -1,12 +1,15 @@
 //! The slash commands the session answers ([`Submission::Command`](crate::Submission)), the
-//! same for every front end. A front end handles its own (`/help`, `/exit`) and sends the rest;
-//! [`COMMANDS`] says which the session knows, so headless `-p` sends anything else to the model
-//! as a prompt, as it always did.
+//! same for every front end: the built-ins of [`COMMANDS`], then the custom commands of
+//! `.tine/commands/` and `.claude/commands/` (their body a prompt with `$ARGUMENTS`, run with
+//! their front matter's `model` and `allowed-tools`), and any other `/word` is sent to the
+//! model as text, as Claude Code does. A front end may answer some itself first (the TUI's
+//! `/help`, `/clear`, `/exit`).
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::actor::Actor;
+use crate::custom_commands;
 use crate::event::{CommandOutput, MAIN_SOURCE, SessionCost, SessionEvent, TurnEnd, TurnOutcome};
 use crate::submission::SubmissionId;
 
@@ -27,6 +30,31 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "cost",
         summary: "what this session spent: total, per source, and the last request's cache read share",
+        runs_turn: false,
+    },
+    CommandSpec {
+        name: "help",
+        summary: "the commands the session answers, and the custom commands of this project",
+        runs_turn: false,
+    },
+    CommandSpec {
+        name: "model",
+        summary: "show the model, or `/model NAME` to use another from now on (opus, sonnet, haiku or an id)",
+        runs_turn: false,
+    },
+    CommandSpec {
+        name: "memory",
+        summary: "the memory files of this project",
+        runs_turn: false,
+    },
+    CommandSpec {
+        name: "init",
+        summary: "write an AGENTS.md for this project from its code",
+        runs_turn: true,
+    },
+    CommandSpec {
+        name: "clear",
+        summary: "start over (a new conversation)",
         runs_turn: false,
     },
     CommandSpec {
@@ -56,6 +84,37 @@ pub(crate) async fn run(
     token: CancellationToken,
 ) -> TurnEnd {
     let (text, is_error, data) = match name {
+        "help" => (help(&actor.command_dirs), false, Value::Null),
+        "model" => model(actor, args.trim()),
+        "memory" => match &actor.memory {
+            Some(memory) => (tine_memory::list(memory.dir()), false, Value::Null),
+            None => (
+                "Auto memory is off for this session.".to_owned(),
+                false,
+                Value::Null,
+            ),
+        },
+        // Only an empty conversation can be cleared in place; the TUI starts a new session.
+        "clear" if actor.engine.messages().is_empty() => (
+            "Nothing to clear: the conversation is empty.".to_owned(),
+            false,
+            Value::Null,
+        ),
+        "clear" => (
+            "/clear cannot start over inside this run; start a new `tine -p` run (or use \
+             /clear in the interactive tine)"
+                .to_owned(),
+            true,
+            Value::Null,
+        ),
+        "init" => {
+            let prompt = if args.trim().is_empty() {
+                INIT_PROMPT.to_owned()
+            } else {
+                format!("{INIT_PROMPT}\n\nAlso: {}", args.trim())
+            };
+            return actor.run_turn(id, &prompt, token).await;
+        }
         "cost" => {
             let report = actor.usage_report();
             (
@@ -66,7 +125,7 @@ pub(crate) async fn run(
         }
         "compact" => compact(actor, args.trim(), &token).await,
         "mcp" => crate::mcp::command(actor.mcp.as_ref(), args).await,
-        _ => (format!("unknown command /{name}"), true, Value::Null),
+        _ => return custom_or_text(actor, id, name, args, token).await,
     };
     actor.emit(SessionEvent::CommandOutput(CommandOutput {
         id,
@@ -83,6 +142,93 @@ pub(crate) async fn run(
         TurnOutcome::Completed
     };
     actor.end(id, outcome, None)
+}
+
+/// What `/init` asks the model (Claude Code's `/init`, writing AGENTS.md, the file other
+/// agents read too).
+pub const INIT_PROMPT: &str = "Please analyze this codebase and create an AGENTS.md file at \
+the root of the project: it will be given to future coding agents working in this repository. \
+Add (1) the commands used to build, lint and test, including how to run a single test, and \
+(2) the high-level architecture: what one can only understand by reading several files. If an \
+AGENTS.md or CLAUDE.md already exists, improve it instead of starting over. Be concise: do not \
+list what the file tree shows at a glance, and do not invent anything (no generic advice).";
+
+/// A custom command's turn (its body expanded, on its `model`, with its `allowed-tools`), or
+/// the text of an unknown `/word` sent as a prompt.
+async fn custom_or_text(
+    actor: &mut Actor,
+    id: SubmissionId,
+    name: &str,
+    args: &str,
+    token: CancellationToken,
+) -> TurnEnd {
+    let custom = custom_commands::load(&actor.command_dirs)
+        .into_iter()
+        .find(|c| c.name == name);
+    let Some(custom) = custom else {
+        let text = if args.is_empty() {
+            format!("/{name}")
+        } else {
+            format!("/{name} {args}")
+        };
+        return actor.run_turn(id, &text, token).await;
+    };
+    let prompt = custom_commands::expand(&custom.body, args);
+    let mut rules = Vec::new();
+    for text in &custom.allowed_tools {
+        match text.parse::<tine_permissions::PermissionRule>() {
+            Ok(rule) => rules.push(rule),
+            Err(error) => actor.emit(SessionEvent::Notice(crate::event::Notice::warning(
+                format!(
+                    "{}: allowed-tools `{text}` is not a rule ({error}); ignored",
+                    custom.path.display()
+                ),
+            ))),
+        }
+    }
+    let previous_model = actor.engine.config().model.clone();
+    if let Some(model) = &custom.model {
+        actor
+            .engine
+            .set_model(tine_api_client::resolve_model_alias(model));
+    }
+    actor.shared.permissions.set_turn_allow(rules);
+    let end = actor.run_turn(id, &prompt, token).await;
+    actor.shared.permissions.set_turn_allow(Vec::new());
+    actor.engine.set_model(previous_model);
+    end
+}
+
+/// `/help`: the session's commands and the custom ones.
+fn help(command_dirs: &[std::path::PathBuf]) -> String {
+    let mut text = String::from("Commands:\n");
+    for spec in COMMANDS {
+        text.push_str(&format!("- /{}: {}\n", spec.name, spec.summary));
+    }
+    let custom = custom_commands::load(command_dirs);
+    if !custom.is_empty() {
+        text.push_str("\nCustom commands:\n");
+        for command in custom {
+            text.push_str(&format!("- /{}: {}\n", command.name, command.description));
+        }
+    }
+    text.push_str("\nAny other /word is sent to the model as text.\n");
+    text
+}
+
+/// `/model` (which) and `/model NAME` (another from now on; an alias is its current id).
+fn model(actor: &mut Actor, args: &str) -> (String, bool, Value) {
+    if args.is_empty() {
+        let model = actor.engine.config().model.clone();
+        return (format!("Model: {model}"), false, json!({"model": model}));
+    }
+    let model = tine_api_client::resolve_model_alias(args);
+    actor.engine.set_model(model.clone());
+    (
+        format!("Model set to {model}"),
+        false,
+        json!({"model": model}),
+    )
 }
 
 /// `/compact [focus]` (the history replaced by a summary now) and `/compact log` (what each

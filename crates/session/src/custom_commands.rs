@@ -17,6 +17,11 @@ pub struct CustomCommand {
     /// The prompt, front matter removed.
     pub body: String,
     pub path: PathBuf,
+    /// The front matter's `allowed-tools`: permission rules (`Bash(git add:*)`) that allow
+    /// their calls without a question while the command's turn runs.
+    pub allowed_tools: Vec<String>,
+    /// The front matter's `model`: the turn runs on it (an alias such as `haiku` resolved).
+    pub model: Option<String>,
 }
 
 /// The command folders of `cwd` and the user's homes, in the order names are looked up.
@@ -69,8 +74,20 @@ fn collect(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<CustomCommand>)
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let (description, body) = split_front_matter(&text);
-        let description = description.unwrap_or_else(|| {
+        let (front, body) = split_front_matter(&text);
+        let field = |key: &str| {
+            front.lines().find_map(|line| {
+                line.strip_prefix(key)
+                    .and_then(|rest| rest.strip_prefix(':'))
+                    .map(|v| v.trim().trim_matches('"').to_owned())
+                    .filter(|v| !v.is_empty())
+            })
+        };
+        let allowed_tools = field("allowed-tools")
+            .map(|v| split_rules(&v))
+            .unwrap_or_default();
+        let model = field("model");
+        let description = field("description").unwrap_or_else(|| {
             body.lines()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or_default()
@@ -84,25 +101,49 @@ fn collect(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<CustomCommand>)
             description,
             body,
             path,
+            allowed_tools,
+            model,
         });
     }
 }
 
-/// The front matter's `description` and the body after it.
-fn split_front_matter(text: &str) -> (Option<String>, String) {
+/// The front matter (empty without one) and the body after it.
+fn split_front_matter(text: &str) -> (String, String) {
     let Some(rest) = text.strip_prefix("---\n") else {
-        return (None, text.to_owned());
+        return (String::new(), text.to_owned());
     };
     let Some(end) = rest.find("\n---") else {
-        return (None, text.to_owned());
+        return (String::new(), text.to_owned());
     };
-    let front = &rest[..end];
+    let front = rest[..end].to_owned();
     let body = rest[end + 4..].trim_start_matches('\n').to_owned();
-    let description = front.lines().find_map(|line| {
-        line.strip_prefix("description:")
-            .map(|v| v.trim().trim_matches('"').to_owned())
-    });
-    (description, body)
+    (front, body)
+}
+
+/// `Bash(git add:*), Bash(git status:*), Read` (or a `[...]` list): the rules, split at commas
+/// outside parentheses.
+fn split_rules(value: &str) -> Vec<String> {
+    let value = value.trim().trim_start_matches('[').trim_end_matches(']');
+    let mut rules = Vec::new();
+    let (mut depth, mut current) = (0usize, String::new());
+    for c in value.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                rules.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    rules.push(current);
+    rules
+        .into_iter()
+        .map(|r| r.trim().trim_matches('"').trim_matches('\'').to_owned())
+        .filter(|r| !r.is_empty())
+        .collect()
 }
 
 /// The prompt command `body` makes with `args`: `$ARGUMENTS` is all of them, `$1`..`$9` each
@@ -159,5 +200,29 @@ mod tests {
         assert_eq!(commands[1].description, "Review a file");
         assert_eq!(commands[1].body, "Review $ARGUMENTS");
         assert_eq!(commands[0].description, "Summarize the git log");
+    }
+
+    #[test]
+    fn front_matter_gives_allowed_tools_and_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let tine = dir.path().join(".tine/commands");
+        std::fs::create_dir_all(&tine).unwrap();
+        std::fs::write(
+            tine.join("commit.md"),
+            "---\nallowed-tools: Bash(git add:*), Bash(git commit:*), Read\nmodel: haiku\n\
+             description: Commit\n---\nCommit $ARGUMENTS",
+        )
+        .unwrap();
+        let commands = load(&command_dirs(dir.path(), &dir.path().join("home"), None));
+        assert_eq!(
+            commands[0].allowed_tools,
+            ["Bash(git add:*)", "Bash(git commit:*)", "Read"]
+        );
+        assert_eq!(commands[0].model.as_deref(), Some("haiku"));
+        assert_eq!(commands[0].description, "Commit");
+        assert_eq!(
+            split_rules("[\"Read\", \"Bash(a, b)\"]"),
+            ["Read", "Bash(a, b)"]
+        );
     }
 }

@@ -15,7 +15,7 @@ use tine_permissions::PermissionTarget;
 use tine_permissions::{
     DecisionReason, DenialLog, PermissionAnswer as EngineAnswer, PermissionContext,
     PermissionDecision, PermissionMode, PermissionRequest as EngineRequest, PermissionRule,
-    PersistDestination,
+    PersistDestination, RuleBehavior, RuleSource,
 };
 use tine_query_loop::hooks::{HookEvent, Hooks};
 use tine_query_loop::{CanUseTool, PermissionOutcome};
@@ -51,6 +51,8 @@ pub(crate) struct Permissions {
     events: mpsc::UnboundedSender<SessionEvent>,
     /// The user's hooks: Notification runs when a person is asked.
     hooks: Option<Hooks>,
+    /// Allow rules of the running turn only (a custom command's `allowed-tools`).
+    turn_allow: Mutex<Vec<PermissionRule>>,
 }
 
 impl Permissions {
@@ -71,12 +73,21 @@ impl Permissions {
             next_id: AtomicU64::new(1),
             events,
             hooks: None,
+            turn_allow: Mutex::new(Vec::new()),
         }
     }
 
     /// Whether a person answers (then a stuck model is asked about too).
     pub(crate) fn is_interactive(&self) -> bool {
         self.approvals == Approvals::Interactive
+    }
+
+    /// Allow rules for the running turn (empty: none); replaces the previous turn's.
+    pub(crate) fn set_turn_allow(&self, rules: Vec<PermissionRule>) {
+        *self
+            .turn_allow
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = rules;
     }
 
     /// Runs the Notification hooks of `hooks` whenever a person is asked.
@@ -135,12 +146,27 @@ impl Permissions {
     ) -> (String, PermissionDecision) {
         let target = tool.permission_target(input, ctx);
         let verdict = tool.check_permissions(input, ctx);
-        let decision = self.read().decide(&EngineRequest {
+        let request = EngineRequest {
             tool: tool.name(),
             target: &target,
             verdict: &verdict,
             is_read_only: tool.is_read_only(input),
-        });
+        };
+        let turn_allow = self
+            .turn_allow
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let decision = if turn_allow.is_empty() {
+            self.read().decide(&request)
+        } else {
+            // A command's `allowed-tools`: allow rules for its turn only (deny rules still win).
+            let mut context = self.read().clone();
+            for rule in turn_allow {
+                context.add_session_rule(rule, RuleBehavior::Allow, RuleSource::Session);
+            }
+            context.decide(&request)
+        };
         (describe_target(&target), decision)
     }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tine_config::SessionId;
 use tine_query_loop::{QueryEvent, load_session};
-use tine_session::custom_commands::{self, CustomCommand};
+use tine_session::custom_commands::CustomCommand;
 use tine_session::{
     PermissionAnswer as SessionAnswer, PermissionId, Resume, Session, SessionEndReason,
     SessionEvent, SessionHandle, SessionOptions, SessionSummary, StuckDecision, StuckId,
@@ -336,9 +336,13 @@ impl Driver {
                         Ok(_) => {}
                         Err(_) => self.notice(NoticeLevel::Error, "the session has ended"),
                     }
-                } else if let Some(custom) = self.custom.iter().find(|c| c.name == name) {
-                    let prompt = custom_commands::expand(&custom.body, args);
-                    if session.handle.submit(Submission::Prompt(prompt)).is_err() {
+                } else if self.custom.iter().any(|c| c.name == name) {
+                    // The session expands it and runs it with its `model` and `allowed-tools`.
+                    let command = Submission::Command {
+                        name: name.to_owned(),
+                        args: args.to_owned(),
+                    };
+                    if session.handle.submit(command).is_err() {
                         self.end_turn(TurnEndReason::Failed {
                             message: "the session has ended".into(),
                         });

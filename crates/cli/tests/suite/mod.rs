@@ -26,6 +26,7 @@ mod security;
 mod session_cache;
 mod settings_fail_closed;
 mod signals;
+mod slash_commands;
 mod small_window;
 mod state;
 mod stuck;

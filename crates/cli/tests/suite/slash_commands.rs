@@ -1,0 +1,138 @@
+//! Slash commands in `-p`, through the binary: the session's built-ins (`/cost`, `/help`,
+//! `/model`, `/init`), custom commands from `.claude/commands/` with `$1`, `allowed-tools` and
+//! `model` from their front matter, model aliases, and an unknown `/word` sent as text.
+
+use serde_json::json;
+use tine_e2e::tine_mock_api::{Reply, Rule, Scenario};
+use tine_e2e::{Project, request_bodies};
+
+use super::{mock, tine};
+
+#[tokio::test]
+async fn cost_and_help_are_answered_without_a_request() {
+    let project = Project::new();
+    project.write(
+        ".claude/commands/review.md",
+        "---\ndescription: Review a file\n---\nReview $ARGUMENTS",
+    );
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    let out = tine(&project, &server).args(["-p", "/cost"]).run().await;
+    out.assert_success();
+    assert!(out.stdout.contains("Total cost: $"), "{}", out.stdout);
+    let out = tine(&project, &server).args(["-p", "/help"]).run().await;
+    out.assert_success();
+    assert!(out.stdout.contains("/init"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("/review: Review a file"),
+        "{}",
+        out.stdout
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_custom_command_runs_with_its_arguments_model_and_allowed_tools() {
+    let project = Project::new();
+    project.write(
+        ".claude/commands/make.md",
+        "---\nallowed-tools: Bash(touch:*)\nmodel: haiku\n---\nCreate the file $1 please",
+    );
+    let server = mock(
+        Scenario::new()
+            .rule(
+                Rule::new()
+                    .tool_results(false)
+                    .last_user_contains("Create the file made.txt please")
+                    .reply(
+                        Reply::text("Creating.")
+                            .with_tool_use("Bash", json!({"command": "touch made.txt"})),
+                    ),
+            )
+            .rule(Rule::new().tool_results(true).reply(Reply::text("Done.")))
+            .default_reply(Reply::text("ok")),
+    )
+    .await;
+    let out = tine(&project, &server)
+        .args(["-p", "/make made.txt", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    assert_eq!(out.json()["result"], "Done.");
+    // allowed-tools let the call run without a question (headless, it would be denied).
+    assert!(project.cwd().join("made.txt").exists(), "{}", out.stderr);
+    let bodies = request_bodies(&server);
+    assert_eq!(bodies[0]["model"], "claude-haiku-4-5");
+
+    // Without the command, the same call needs approval: the rule lasted one turn only.
+    std::fs::remove_file(project.cwd().join("made.txt")).unwrap();
+    tine(&project, &server)
+        .args(["-p", "Create the file made.txt please"])
+        .run()
+        .await
+        .assert_success();
+    assert!(!project.cwd().join("made.txt").exists());
+}
+
+#[tokio::test]
+async fn model_aliases_resolve_and_unknown_words_are_text() {
+    let project = Project::new();
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    tine(&project, &server)
+        .args(["-p", "hi", "--model", "opus"])
+        .run()
+        .await
+        .assert_success();
+    let out = tine(&project, &server)
+        .args(["-p", "/model sonnet"])
+        .run()
+        .await;
+    out.assert_success();
+    assert!(
+        out.stdout.contains("Model set to claude-sonnet-4-6"),
+        "{}",
+        out.stdout
+    );
+    tine(&project, &server)
+        .args(["-p", "/frobnicate the thing"])
+        .run()
+        .await
+        .assert_success();
+    let bodies = request_bodies(&server);
+    assert_eq!(bodies.len(), 2, "/model made a request");
+    assert_eq!(bodies[0]["model"], "claude-opus-4-6");
+    let last = bodies[1]["messages"].to_string();
+    assert!(last.contains("/frobnicate the thing"), "{last}");
+}
+
+#[tokio::test]
+async fn init_asks_the_model_to_write_agents_md() {
+    let project = Project::new();
+    project.write("src/main.rs", "fn main() {}\n");
+    let agents = project.cwd().join("AGENTS.md");
+    let server = mock(
+        Scenario::new()
+            .rule(
+                Rule::new()
+                    .tool_results(false)
+                    .last_user_contains("create an AGENTS.md")
+                    .reply(Reply::text("Writing it.").with_tool_use(
+                        "Write",
+                        json!({"file_path": agents, "content": "# Agents\n\nRun `cargo test`.\n"}),
+                    )),
+            )
+            .rule(
+                Rule::new()
+                    .tool_results(true)
+                    .reply(Reply::text("Wrote AGENTS.md.")),
+            )
+            .default_reply(Reply::text("ok")),
+    )
+    .await;
+    let out = tine(&project, &server)
+        .args(["-p", "/init", "--permission-mode", "acceptEdits"])
+        .run()
+        .await;
+    out.assert_success();
+    assert!(out.stdout.contains("Wrote AGENTS.md."), "{}", out.stdout);
+    assert_eq!(project.read("AGENTS.md"), "# Agents\n\nRun `cargo test`.\n");
+}
