@@ -13,6 +13,37 @@
 //!   replacement), used by every crate that writes under `TINE_HOME` or into memory.
 //! - [`settings`]: the settings sources and their precedence, each file checked key by key
 //!   and every problem named with file and line (fail closed), and adding rules to a file.
+//!
+//! # Example
+//!
+//! Load every settings source of a project and ask which one sets a key:
+//!
+//! ```
+//! use tine_config::settings::{self, SettingsPaths};
+//! use tine_config::SettingsSource;
+//!
+//! let home = tempfile::tempdir()?;
+//! let project = tempfile::tempdir()?;
+//! std::fs::create_dir(project.path().join(".tine"))?;
+//! std::fs::write(home.path().join("settings.json"), r#"{"model": "claude-sonnet-4-5"}"#)?;
+//! std::fs::write(
+//!     project.path().join(".tine/settings.local.json"),
+//!     "{ // comments and trailing commas are fine\n \"model\": \"claude-opus-4-1\", }",
+//! )?;
+//!
+//! let paths = SettingsPaths::new(project.path(), home.path())
+//!     .with_managed(home.path().join("managed-settings.json"));
+//! let loaded = settings::load(&paths);
+//! assert_eq!(loaded.fatal_errors().count(), 0);
+//! let (model, source) = loaded.get("model").unwrap();
+//! assert_eq!(model, "claude-opus-4-1");
+//! assert_eq!(source, SettingsSource::Local);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! `examples/layered_settings.rs` does the same with every source and prints the rules and
+//! warnings (`cargo run -p tine-config --example layered_settings`).
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod paths;

@@ -34,12 +34,19 @@ const MAX_ID_LEN: usize = 128;
 /// Errors locating tine's files.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PathsError {
+    /// Neither `TINE_HOME` nor `HOME` is set.
     #[error("cannot locate tine's home directory: set TINE_HOME or HOME")]
     NoHome,
+    /// An identifier that would not be a safe file name.
     #[error(
         "invalid {what} {id:?}: use 1 to {MAX_ID_LEN} characters from A-Z, a-z, 0-9, '-' and '_'"
     )]
-    InvalidId { what: &'static str, id: String },
+    InvalidId {
+        /// What the identifier names (a session, an agent).
+        what: &'static str,
+        /// The identifier as given.
+        id: String,
+    },
 }
 
 /// tine's home directory: `TINE_HOME` when set and non-empty, else `$HOME/.tine`.
@@ -149,6 +156,7 @@ impl SessionId {
         Ok(Self(id.to_owned()))
     }
 
+    /// The identifier as a string (the transcript's file stem).
     pub fn as_str(&self) -> &str {
         &self.0
     }

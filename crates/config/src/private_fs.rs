@@ -62,7 +62,12 @@ pub fn restrict_file(path: &Path) -> io::Result<()> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tightened {
     /// The mode was group or other accessible; it is now owner-only.
-    Changed { from: u32, to: u32 },
+    Changed {
+        /// The mode before.
+        from: u32,
+        /// The mode after.
+        to: u32,
+    },
     /// Already private, missing, of another kind, or not the current user's: left alone.
     Unchanged,
 }

@@ -89,13 +89,22 @@ pub enum Adoption {
     /// No old folder, or nothing in it belongs to this path.
     Nothing,
     /// The old folder held nothing of another directory: renamed whole into the new one.
-    Renamed { from: PathBuf, to: PathBuf },
+    Renamed {
+        /// The old folder.
+        from: PathBuf,
+        /// The new folder it became.
+        to: PathBuf,
+    },
     /// The old folder is shared with other directories: this path's sessions moved, `left`
     /// other sessions (and any memory) stayed.
     Moved {
+        /// The old folder.
         from: PathBuf,
+        /// The new folder the sessions moved to.
         to: PathBuf,
+        /// How many sessions moved.
         sessions: usize,
+        /// How many other sessions stayed in the old folder.
         left: usize,
     },
 }

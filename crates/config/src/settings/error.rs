@@ -18,11 +18,14 @@ use super::{RuleList, SettingText};
 pub struct Location {
     /// The file's path, or `--settings (inline JSON)`.
     pub file: String,
+    /// The line (1-based), when known.
     pub line: Option<usize>,
+    /// The column (1-based), when known.
     pub column: Option<usize>,
 }
 
 impl Location {
+    /// A whole file, no position.
     pub fn file(file: impl Into<String>) -> Self {
         Location {
             file: file.into(),
@@ -31,6 +34,7 @@ impl Location {
         }
     }
 
+    /// A position in a file.
     pub fn at(file: impl Into<String>, (line, column): (usize, usize)) -> Self {
         Location {
             file: file.into(),
@@ -60,26 +64,46 @@ pub const REFUSAL: &str = "not starting: settings could not be read fully, and a
 /// Why settings could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
+    /// The file exists but could not be read.
     #[error("cannot read settings file {at}: {source}")]
     Read {
+        /// The file.
         at: Location,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The file is not valid JSON (with comments).
     #[error(
         "{at}: invalid settings JSON: {message}; fix the file there (`//` comments and trailing \
          commas are fine) or move it away"
     )]
-    Syntax { at: Location, message: String },
+    Syntax {
+        /// Where the parser stopped.
+        at: Location,
+        /// The parser's message.
+        message: String,
+    },
+    /// The file is JSON but not an object.
     #[error("{at}: settings must be a JSON object, found {found}")]
-    NotAnObject { at: Location, found: &'static str },
+    NotAnObject {
+        /// The file.
+        at: Location,
+        /// The JSON type found instead.
+        found: &'static str,
+    },
     /// A key of the wrong type; `restrictive` when it held (or may have held) deny or ask rules.
     #[error("{at}: `{key}` must be {expected}, found {found}{}", consequence(*restrictive))]
     WrongType {
+        /// Where the key is.
         at: Location,
+        /// The key.
         key: String,
+        /// The type it should have.
         expected: &'static str,
+        /// The type it has.
         found: &'static str,
+        /// Whether the key could hold deny or ask rules (the error is then fatal).
         restrictive: bool,
     },
     /// A rule the permission engine could not parse (`rule` as written and where, `error` its
@@ -92,16 +116,22 @@ pub enum SettingsError {
         rule_consequence(*list)
     )]
     Rule {
+        /// The rule as written, with its key and location.
         rule: Box<SettingText>,
+        /// The list it was in.
         list: RuleList,
+        /// The parser's reason.
         #[source]
         error: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A `defaultMode` the permission engine does not have; `known` lists the ones it has.
     #[error("{at}: unknown `permissions.defaultMode` `{value}`: use {known} (ignored)")]
     UnknownMode {
+        /// Where the mode is.
         at: Location,
+        /// The mode as written.
         value: String,
+        /// The modes the engine has.
         known: &'static str,
     },
     /// A hook that cannot be read or run as written (shape here; event names, matchers and
@@ -111,43 +141,70 @@ pub enum SettingsError {
          that silently did not run would let through what it should stop)"
     )]
     Hook {
+        /// Where the hook is.
         at: Location,
+        /// The hook's key (`hooks.PreToolUse[0]`).
         key: String,
+        /// What is wrong with it.
         problem: String,
     },
     /// A well-formed hook of Claude Code's that tine does not run (an event or type it lacks).
     #[error("{at}: `{key}` {what}; this hook does not run in tine")]
     HookNotRun {
+        /// Where the hook is.
         at: Location,
+        /// The hook's key.
         key: String,
+        /// What tine lacks to run it.
         what: String,
     },
+    /// A key tine does not know (a warning; the key is ignored).
     #[error("{at}: unknown setting `{key}` (ignored)")]
-    UnknownKey { at: Location, key: String },
+    UnknownKey {
+        /// Where the key is.
+        at: Location,
+        /// The key.
+        key: String,
+    },
+    /// A key set twice in one file.
     #[error("{at}: `{key}` is set twice in this file; {outcome}")]
     DuplicateKey {
+        /// The second occurrence.
         at: Location,
+        /// The key.
         key: String,
+        /// Which value was kept and why.
         outcome: &'static str,
     },
+    /// A file tine writes rules to has a `permissions` entry of the wrong shape.
     #[error("{path}: `permissions.{key}` must be {expected}; fix it by hand before adding rules")]
     Shape {
+        /// The file.
         path: String,
+        /// The key under `permissions`.
         key: String,
+        /// The shape it should have.
         expected: &'static str,
     },
+    /// A file tine would rewrite has comments it would lose; the rules were not written.
     #[error(
         "{path} has comments, which rewriting it would lose: add {rules} to `permissions.{list}` \
          by hand (it applies to this session already)"
     )]
     HasComments {
+        /// The file.
         path: String,
+        /// The rule list (`allow`, `deny`, `ask`).
         list: &'static str,
+        /// The rules to add by hand.
         rules: String,
     },
+    /// The settings file could not be written.
     #[error("cannot write settings file {path}: {source}")]
     Write {
+        /// The file.
         path: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },

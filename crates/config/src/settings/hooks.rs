@@ -30,6 +30,7 @@ pub struct HookSetting {
     pub timeout_secs: Option<f64>,
     /// Where the hook object is: `hooks.PreToolUse[0].hooks[1]` at file:line.
     pub key: String,
+    /// The file, line and column.
     pub at: Location,
 }
 

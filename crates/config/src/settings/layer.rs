@@ -20,6 +20,7 @@ use super::{RuleList, SettingsFormat, SettingsSource};
 /// (`Bash(rm:*)`) or the `defaultMode`. What it cannot understand it reports at [`Self::at`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingText {
+    /// The string as written.
     pub text: String,
     /// Where it sits: `permissions.deny[2]`, `permissions.defaultMode`.
     pub key: String,
@@ -31,11 +32,15 @@ pub struct SettingText {
 /// are kept; what was dropped is in `LoadedSettings::errors`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PermissionsSettings {
+    /// `permissions.allow`, in the order written.
     pub allow: Vec<SettingText>,
+    /// `permissions.deny`, in the order written.
     pub deny: Vec<SettingText>,
+    /// `permissions.ask`, in the order written.
     pub ask: Vec<SettingText>,
     /// The last `defaultMode` string of the file.
     pub default_mode: Option<SettingText>,
+    /// `permissions.additionalDirectories`, as written.
     pub additional_directories: Vec<String>,
     /// `disableBypassPermissionsMode: "disable"`: bypassPermissions may not be used.
     pub disable_bypass_permissions_mode: bool,
@@ -63,6 +68,7 @@ impl PermissionsSettings {
 /// One loaded source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SettingsLayer {
+    /// Which source it is.
     pub source: SettingsSource,
     /// tine's own file or a Claude Code user's (read, never written).
     pub format: SettingsFormat,

@@ -53,8 +53,11 @@ pub const MANAGED_SETTINGS_PATH: &str = "/etc/tine/managed-settings.json";
 /// them may have forbidden something, so it is fatal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RuleList {
+    /// `permissions.allow`: calls that run without asking.
     Allow,
+    /// `permissions.deny`: calls that never run.
     Deny,
+    /// `permissions.ask`: calls that always ask.
     Ask,
 }
 
@@ -83,10 +86,15 @@ impl RuleList {
 /// Where a settings layer comes from, in ascending precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SettingsSource {
+    /// `~/.tine/settings.json` (and `~/.claude/settings.json`).
     User,
+    /// `.tine/settings.json` in the project (and `.claude/settings.json`).
     Project,
+    /// `.tine/settings.local.json`, not checked in (and `.claude/settings.local.json`).
     Local,
+    /// The `--settings` flag.
     Flag,
+    /// `/etc/tine/managed-settings.json`, set by an administrator; highest precedence.
     Managed,
 }
 
@@ -130,7 +138,9 @@ pub enum SettingsFormat {
 /// The `--settings` flag's value: a file, or JSON given inline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FlagSettings {
+    /// A settings file to read.
     File(PathBuf),
+    /// Settings JSON given on the command line.
     Inline(String),
 }
 
@@ -151,10 +161,15 @@ impl FlagSettings {
 pub struct SettingsPaths {
     /// The session's working directory (the project).
     pub cwd: PathBuf,
+    /// The user's settings file (`~/.tine/settings.json`).
     pub user: PathBuf,
+    /// The project's shared settings file (`.tine/settings.json`).
     pub project: PathBuf,
+    /// The project's local settings file (`.tine/settings.local.json`).
     pub local: PathBuf,
+    /// The `--settings` flag's value, when given.
     pub flag: Option<FlagSettings>,
+    /// The managed settings file (`/etc/tine/managed-settings.json` by default).
     pub managed: PathBuf,
     /// `~/.claude/settings.json`, when the user's home is known.
     pub claude_user: Option<PathBuf>,
@@ -300,7 +315,9 @@ impl SettingsPaths {
 /// ones and warnings: see [`SettingsError::is_fatal`]).
 #[derive(Debug, Default)]
 pub struct LoadedSettings {
+    /// The sources that loaded, lowest precedence first.
     pub layers: Vec<SettingsLayer>,
+    /// What went wrong on the way; fatal ones and warnings (see [`SettingsError::is_fatal`]).
     pub errors: Vec<SettingsError>,
 }
 
