@@ -1,11 +1,12 @@
 //! `cargo xtask`: the project's developer commands, in Rust so they run wherever cargo does.
 //!
 //! Modules: `layers` (the crate layering check), `bench` (the benchmark registry), `demo` (the
-//! offline demo against the simulator), `fuzz` (the property tests at scale),
-//! `killtest` (kill -9 trials of the real binary).
+//! offline demo against the simulator), `examples` (every crate's examples built and run),
+//! `fuzz` (the property tests at scale), `killtest` (kill -9 trials of the real binary).
 
 mod bench;
 mod demo;
+mod examples;
 mod fuzz;
 mod killtest;
 mod layers;
@@ -19,8 +20,10 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci             cargo fmt --check, clippy -D warnings, the layering check, the tests
+  ci             fmt --check, clippy -D warnings, the layering check, doc, examples, the tests
   check-layers   fail if a crate depends upward or sideways (docs/ARCHITECTURE.md)
+  doc            cargo doc --workspace --no-deps with every rustdoc warning an error
+  examples       build every crate's examples once and run each (offline, on the simulator)
   bench [NAME]   list the benchmarks, or run one (or `all`)
   demo           an offline session of tine against the bundled simulator
   fuzz [TARGET] [--cases N]
@@ -28,6 +31,7 @@ commands:
   killtest [--trials N] [--seed S] [--keep]
                  kill -9 tine -p at random moments; check transcripts, resume, memory files
   mock [ARGS]    run the simulator: tine-mock --port N --scenario FILE [--log DIR]
+  help           this list (also --help, -h)
 ";
 
 fn main() -> ExitCode {
@@ -46,6 +50,8 @@ fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("ci") => ci(&root),
         Some("check-layers") => check_layers(&root),
+        Some("doc") => doc(&root),
+        Some("examples") => examples::run(&root),
         Some("bench") => bench::run(&root, args.get(1).map(String::as_str)),
         Some("demo") => demo::demo(),
         Some("fuzz") => fuzz::run(&root, &args[1..]),
@@ -93,7 +99,26 @@ fn ci(root: &Path) -> Result<()> {
         ],
     )?;
     check_layers(root)?;
+    doc(root)?;
+    examples::run(root)?;
     cargo(root, &["test", "--workspace"])
+}
+
+/// `cargo doc --workspace --no-deps`, a broken link or a missing doc an error.
+fn doc(root: &Path) -> Result<()> {
+    let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let args = ["doc", "--workspace", "--no-deps"];
+    eprintln!("$ RUSTDOCFLAGS=\"-D warnings\" cargo {}", args.join(" "));
+    let status = Command::new(cargo_bin)
+        .args(args)
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .current_dir(root)
+        .status()
+        .context("could not start cargo")?;
+    if !status.success() {
+        bail!("`cargo doc` failed ({status})");
+    }
+    Ok(())
 }
 
 fn check_layers(root: &Path) -> Result<()> {

@@ -39,6 +39,7 @@ pub type BeforeCompaction =
 
 /// Where the idle gap is measured.
 pub trait Clock: Send + Sync {
+    /// Now, as this clock sees it.
     fn now(&self) -> Instant;
 }
 
@@ -69,6 +70,7 @@ impl Default for ManualClock {
 }
 
 impl ManualClock {
+    /// Moves the clock forward by `by`.
     pub fn advance(&self, by: Duration) {
         *self.offset.lock().unwrap_or_else(PoisonError::into_inner) += by;
     }
@@ -83,6 +85,7 @@ impl Clock for ManualClock {
 /// One compaction, as the host and benchmarks see it.
 #[derive(Debug, Clone)]
 pub struct CompactionReport {
+    /// The boundary written to the transcript (what was dropped, the token figures).
     pub boundary: CompactBoundary,
     /// The summary request's usage.
     pub summary_usage: Option<Usage>,
@@ -157,21 +160,25 @@ impl SessionCompactor {
         self
     }
 
+    /// With the PreCompact / PostCompact hooks to run around each compaction.
     pub fn with_hooks(mut self, hooks: CompactHooks) -> Self {
         self.hooks = Some(hooks);
         self
     }
 
+    /// With a callback run just before a compaction (the host flushes what it must first).
     pub fn with_before_compaction(mut self, hook: BeforeCompaction) -> Self {
         self.before_compaction = Some(hook);
         self
     }
 
+    /// With another clock (tests drive the idle gap with a [`ManualClock`]).
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
     }
 
+    /// The settings this compactor runs with.
     pub fn config(&self) -> &CompactionConfig {
         &self.config
     }

@@ -41,7 +41,9 @@ pub struct CompactionConfig {
     pub window_cap: Option<u64>,
     /// Clear old tool results after an idle gap this long (None: never).
     pub idle_clear_after: Option<Duration>,
+    /// Tool results kept when old ones are cleared after an idle gap.
     pub keep_recent_tool_results: usize,
+    /// Automatic compactions that may fail in a row before they stop being tried.
     pub max_consecutive_failures: u32,
 }
 

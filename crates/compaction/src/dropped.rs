@@ -57,7 +57,7 @@ fn count_prompt(dropped: &mut DroppedContext, message: &Message) {
     dropped.user_prompts.push(excerpt(text));
 }
 
-/// One line, at most [`PROMPT_EXCERPT_CHARS`] characters.
+/// One line, at most `PROMPT_EXCERPT_CHARS` characters.
 pub fn excerpt(text: &str) -> String {
     let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if line.chars().count() <= PROMPT_EXCERPT_CHARS {

@@ -3,21 +3,33 @@
 use tine_fork_runtime::ForkError;
 use tine_query_loop::CompactError;
 
+/// Why a compaction failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CompactionError {
+    /// Nothing to compact: the conversation is empty.
     #[error("there is nothing to compact yet: the conversation is empty")]
     Empty,
+    /// The compaction was cancelled.
     #[error("compaction was cancelled")]
     Cancelled,
+    /// The summary fork could not run.
     #[error(transparent)]
     Fork(#[from] ForkError),
+    /// Even with the oldest rounds dropped, the summary request was too long.
     #[error(
         "the conversation is too long to summarize even without its {rounds} oldest rounds \
          ({attempts} attempts); start a new session (`tine -p`) and give it what matters"
     )]
-    TooLong { attempts: u32, rounds: usize },
+    TooLong {
+        /// Requests tried.
+        attempts: u32,
+        /// Oldest rounds dropped on the last try.
+        rounds: usize,
+    },
+    /// The summary request failed for another reason.
     #[error("the summary request failed: {0}")]
     Model(String),
+    /// The summary came back without text.
     #[error(
         "the summary came back empty (its reply was cut at the output limit or held only tool \
          calls); try `/compact` again, with a focus to keep it short"

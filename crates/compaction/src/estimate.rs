@@ -15,11 +15,15 @@ pub const BYTES_PER_TOKEN: u64 = 4;
 /// request carried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UsageMark {
+    /// The prompt tokens (input, cache written and cache read) of that request.
     pub prompt_tokens: u64,
+    /// How many messages that request carried.
     pub messages: usize,
+    /// When the reply came.
     pub at: Instant,
 }
 
+/// Estimated tokens of `bytes` bytes of text ([`BYTES_PER_TOKEN`] per token, rounded up).
 pub fn tokens_for_bytes(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(BYTES_PER_TOKEN)
 }

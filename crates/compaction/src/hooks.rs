@@ -25,8 +25,11 @@ use tine_query_loop::hooks::{DEFAULT_HOOK_TIMEOUT, HookMatcher, HookSpec, run_ho
 /// One hook command of a compaction event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactHookCommand {
+    /// The matcher (`manual`, `auto`, or empty for both).
     pub matcher: String,
+    /// The shell command.
     pub command: String,
+    /// How long it may run.
     pub timeout: Duration,
 }
 
@@ -48,7 +51,9 @@ impl CompactHookCommand {
 /// The PreCompact and PostCompact commands of the settings, lowest precedence first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CompactHookCommands {
+    /// PreCompact hooks.
     pub pre: Vec<CompactHookCommand>,
+    /// PostCompact hooks.
     pub post: Vec<CompactHookCommand>,
 }
 
@@ -72,6 +77,7 @@ impl CompactHookCommands {
         }
     }
 
+    /// Whether there is no hook at all.
     pub fn is_empty(&self) -> bool {
         self.pre.is_empty() && self.post.is_empty()
     }
@@ -103,9 +109,13 @@ fn commands(event: Option<&Value>) -> Result<Vec<CompactHookCommand>, serde_json
 /// The hooks of one session, ready to run.
 #[derive(Debug, Clone)]
 pub struct CompactHooks {
+    /// The hook commands.
     pub commands: CompactHookCommands,
+    /// The session, for the hooks' JSON input.
     pub session_id: SessionId,
+    /// The session's transcript, for the hooks' JSON input.
     pub transcript_path: PathBuf,
+    /// The working directory the hooks run in.
     pub cwd: PathBuf,
 }
 

@@ -18,6 +18,31 @@
 //! - [`hooks`]: PreCompact / PostCompact commands from settings.
 //! - [`compactor`]: [`SessionCompactor`], the plug itself, with the circuit breaker.
 //! - [`log`]: `/compact log` and `tine compact log`.
+//!
+//! # Example
+//!
+//! A host builds a [`SessionCompactor`] on the session's [`tine_fork_runtime::ParentContext`]
+//! and sets it as the engine's `compactor` (`tine_query_loop::EngineConfig`); from then on the
+//! loop compacts at the thresholds below, and `QueryEngine::compact_now` compacts on demand.
+//! `examples/compact_history.rs` does that on the bundled simulator
+//! (`cargo run -p tine-compaction --example compact_history`). Where the thresholds sit, and
+//! what is kept of a summary reply:
+//!
+//! ```
+//! use tine_compaction::Thresholds;
+//! use tine_compaction::prompt::format_summary;
+//!
+//! // Claude's 200k window: the reply's 20k room, then a 13k buffer.
+//! let levels = Thresholds::for_model("claude-sonnet-4-5", None);
+//! assert_eq!(levels.auto_compact, 200_000 - 20_000 - 13_000);
+//! // A 32k local model compacts well before its window is full, not on every request.
+//! let small = Thresholds::for_window("qwen2.5-coder:7b", 32_768, None);
+//! assert!(small.auto_compact > 16_000 && small.auto_compact < 32_768);
+//!
+//! let reply = "<analysis>thinking aloud</analysis>\n<summary>Fixed the parser.</summary>";
+//! assert_eq!(format_summary(reply).as_deref(), Some("Fixed the parser."));
+//! ```
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod compactor;

@@ -12,7 +12,9 @@ use tine_query_loop::{
 /// One compaction as the transcript recorded it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogEntry {
+    /// When the boundary was written (RFC 3339).
     pub timestamp: String,
+    /// The boundary: trigger, tokens before and after, what was dropped.
     pub boundary: CompactBoundary,
 }
 
@@ -32,8 +34,10 @@ pub fn log_entries(records: &[TranscriptRecord]) -> Vec<LogEntry> {
 /// Why the log could not be shown.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
+    /// The directory has no session transcript.
     #[error("no session in {}: nothing has been compacted here yet", .0.display())]
     NoSession(std::path::PathBuf),
+    /// The transcript could not be read.
     #[error(transparent)]
     Transcript(#[from] TranscriptError),
 }

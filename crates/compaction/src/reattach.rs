@@ -25,6 +25,7 @@ pub const MAX_TOTAL_FILE_TOKENS: u64 = 50_000;
 /// The context blocks to put after the summary, and which files they hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Reattached {
+    /// The blocks, in order (files, todo list, running shells).
     pub blocks: Vec<String>,
     /// Files whose content came back.
     pub files: Vec<String>,

@@ -49,11 +49,13 @@ impl CanUseTool for DenyAllTools {
 /// A summary and what it cost.
 #[derive(Debug, Clone)]
 pub struct Summary {
+    /// The summary's text.
     pub text: String,
     /// The usage of the summary's successful request.
     pub usage: Option<Usage>,
     /// Oldest rounds left out to make the request fit.
     pub rounds_dropped: usize,
+    /// Requests made (more than one when a prompt was too long).
     pub attempts: u32,
 }
 

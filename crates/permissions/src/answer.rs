@@ -29,15 +29,22 @@ pub enum PermissionAnswer {
     /// Run this call; ask again next time.
     ApproveOnce,
     /// Do not run it; the feedback goes back to the model.
-    Reject { feedback: Option<String> },
+    Reject {
+        /// What to tell the model, if anything.
+        feedback: Option<String>,
+    },
     /// Run it, and add allow rules (usually the ask's suggestions).
     AlwaysAllow {
+        /// The allow rules to add.
         rules: Vec<PermissionRule>,
+        /// The settings file they go to.
         destination: PersistDestination,
     },
     /// Do not run it, and add deny rules.
     NeverAllow {
+        /// The deny rules to add.
         rules: Vec<PermissionRule>,
+        /// The settings file they go to.
         destination: PersistDestination,
     },
 }
@@ -56,9 +63,13 @@ impl PermissionAnswer {
 /// readable by SDK callers).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Denial {
+    /// The tool denied.
     pub tool: String,
+    /// Its input.
     pub input: Value,
+    /// When.
     pub at: SystemTime,
+    /// What the person said, if anything.
     pub feedback: Option<String>,
 }
 
@@ -69,6 +80,7 @@ pub struct DenialLog {
 }
 
 impl DenialLog {
+    /// Records a denial.
     pub fn record(&mut self, tool: &str, input: Value, feedback: Option<String>) {
         self.entries.push(Denial {
             tool: tool.to_string(),
@@ -78,6 +90,7 @@ impl DenialLog {
         });
     }
 
+    /// The denials, oldest first.
     pub fn entries(&self) -> &[Denial] {
         &self.entries
     }

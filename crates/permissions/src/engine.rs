@@ -33,8 +33,11 @@ pub struct PermissionRequest<'a> {
 pub enum DecisionReason {
     /// A rule (the first one that mattered, for a compound command).
     Rule {
+        /// The rule.
         rule: PermissionRule,
+        /// Whether it allows, asks or denies.
         behavior: RuleBehavior,
+        /// Where it came from (a settings file, the command line, the session).
         source: RuleSource,
     },
     /// The tool's own check.
@@ -46,7 +49,10 @@ pub enum DecisionReason {
     /// A read (or, in `acceptEdits`, an edit) inside the project's directories.
     WorkingDirectory,
     /// A write under `.git/` or `.tine/`, which always needs a person.
-    ProtectedPath { path: PathBuf },
+    ProtectedPath {
+        /// The protected path.
+        path: PathBuf,
+    },
     /// Nothing allowed the call.
     NoRule,
 }
@@ -54,28 +60,39 @@ pub enum DecisionReason {
 /// The engine's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionDecision {
+    /// The call may run.
     Allow {
+        /// What allowed it.
         reason: DecisionReason,
     },
+    /// A person must approve the call first.
     Ask {
+        /// What to show the person.
         message: String,
         /// Rules that "always allow" would add.
         suggestions: Vec<PermissionRule>,
+        /// What asked.
         reason: DecisionReason,
     },
+    /// The call may not run.
     Deny {
+        /// What to tell the model.
         message: String,
+        /// What denied it.
         reason: DecisionReason,
     },
 }
 
 impl PermissionDecision {
+    /// Whether the call may run.
     pub fn is_allow(&self) -> bool {
         matches!(self, PermissionDecision::Allow { .. })
     }
+    /// Whether the call needs a person.
     pub fn is_ask(&self) -> bool {
         matches!(self, PermissionDecision::Ask { .. })
     }
+    /// Whether the call is denied.
     pub fn is_deny(&self) -> bool {
         matches!(self, PermissionDecision::Deny { .. })
     }
@@ -84,6 +101,7 @@ impl PermissionDecision {
 /// The session's permission state: mode, project directories, rules.
 #[derive(Debug, Clone)]
 pub struct PermissionContext {
+    /// The permission mode.
     pub mode: PermissionMode,
     /// The working directory: the project, where `./x` rules start.
     pub cwd: PathBuf,
@@ -95,6 +113,7 @@ pub struct PermissionContext {
 }
 
 impl PermissionContext {
+    /// A context in `mode` for a project at `cwd`, with no rules.
     pub fn new(mode: PermissionMode, cwd: impl Into<PathBuf>) -> Self {
         PermissionContext {
             mode,
@@ -137,11 +156,13 @@ impl PermissionContext {
         (context, errors)
     }
 
+    /// With the user's home (for `~/` rules).
     pub fn with_home(mut self, home: impl Into<PathBuf>) -> Self {
         self.home = Some(home.into());
         self
     }
 
+    /// Adds a rule.
     pub fn add_rule(&mut self, rule: SourcedRule) {
         if !self.rules.contains(&rule) {
             self.rules.push(rule);
@@ -164,6 +185,7 @@ impl PermissionContext {
         });
     }
 
+    /// The rules, in the order added.
     pub fn rules(&self) -> &[SourcedRule] {
         &self.rules
     }

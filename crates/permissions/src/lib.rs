@@ -21,7 +21,41 @@
 //! the whole line, and the line is allowed only when every part is allowed by a rule or is
 //! read-only and reads only inside the project (or where a Read allow rule reaches). An allow
 //! rule for `a` therefore never lets `a && rm -rf x` through, and `cat ~/.ssh/id_rsa` asks.
-
+//!
+//! # Example
+//!
+//! ```
+//! use tine_permissions::{
+//!     PermissionContext, PermissionMode, PermissionRequest, PermissionRule, PermissionTarget,
+//!     RuleBehavior, RuleSource, ToolVerdict,
+//! };
+//!
+//! let mut context = PermissionContext::new(PermissionMode::Default, "/work/project");
+//! let rule: PermissionRule = "Bash(npm test:*)".parse()?;
+//! context.add_session_rule(rule, RuleBehavior::Allow, RuleSource::CliArg);
+//!
+//! let decide = |command: &str| {
+//!     let target = PermissionTarget::Bash {
+//!         command: command.into(),
+//!         cwd: "/work/project".into(),
+//!     };
+//!     let request = PermissionRequest {
+//!         tool: "Bash",
+//!         target: &target,
+//!         verdict: &ToolVerdict::Passthrough,
+//!         is_read_only: false,
+//!     };
+//!     context.decide(&request)
+//! };
+//! assert!(decide("npm test -- --watch=false").is_allow());
+//! // The allow rule covers one part; the other part still needs a person.
+//! assert!(decide("npm test && rm -rf node_modules").is_ask());
+//! # Ok::<(), tine_permissions::RuleParseError>(())
+//! ```
+//!
+//! `examples/decide.rs` prints the decisions for a few calls in every mode
+//! (`cargo run -p tine-permissions --example decide`); `tine-tools`'s `examples/run_tool.rs`
+//! runs a real tool behind them.
 //!
 //! Modules in reading order:
 //!
@@ -33,6 +67,7 @@
 //!   by part and the paths its commands touch.
 //! - `answer`: a person's answer to an ask, persisted rules, the denial log.
 //! - [`bash`]: bash command analysis (tree-sitter-bash), read-only or not, part by part.
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod bash;

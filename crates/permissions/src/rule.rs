@@ -23,8 +23,11 @@ pub struct PermissionRule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RuleBehavior {
+    /// Run without asking.
     Allow,
+    /// Never run.
     Deny,
+    /// Always ask.
     Ask,
 }
 
@@ -78,8 +81,11 @@ impl fmt::Display for RuleSource {
 /// A rule with its behavior, source, and the directory that `/`-rooted paths are relative to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourcedRule {
+    /// The rule.
     pub rule: PermissionRule,
+    /// Whether it allows, denies or asks.
     pub behavior: RuleBehavior,
+    /// Where it came from.
     pub source: RuleSource,
     /// Root of `/path` file patterns: the project for project and local settings, the settings
     /// file's directory otherwise.
@@ -89,16 +95,31 @@ pub struct SourcedRule {
 /// Why a rule string does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuleParseError {
+    /// An empty rule.
     #[error("empty rule: write a tool name such as `Bash` or `Read(./src/**)`")]
     Empty,
+    /// A tool name with characters a tool name cannot have.
     #[error(
         "invalid tool name `{name}`: use letters, digits, `_` and `-` (MCP: `mcp__server` or `mcp__server__*`)"
     )]
-    InvalidToolName { name: String },
+    InvalidToolName {
+        /// The name as written.
+        name: String,
+    },
+    /// A `(` without its `)`.
     #[error("missing `)` at the end of `{rule}`")]
-    MissingClosingParen { rule: String },
+    MissingClosingParen {
+        /// The rule as written.
+        rule: String,
+    },
+    /// `Tool()`: empty parentheses.
     #[error("empty parentheses in `{rule}`: write `{tool}` alone to match every call")]
-    EmptyContent { rule: String, tool: String },
+    EmptyContent {
+        /// The rule as written.
+        rule: String,
+        /// The tool named.
+        tool: String,
+    },
 }
 
 fn valid_tool_name(name: &str) -> bool {

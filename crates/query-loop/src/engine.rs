@@ -1,7 +1,7 @@
 //! `QueryEngine`: the session. It holds what lives across turns (seed 003 §三): the messages,
 //! total usage and cost, permission denials, the file-state cache (inside the tool context),
 //! the cancellation token, the session id and the transcript. Each [`QueryEngine::submit`] runs
-//! one turn of [`crate::query`] and persists every message as it completes.
+//! one turn of [`crate::query()`] and persists every message as it completes.
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -32,6 +32,7 @@
 
 pub mod context;
 pub mod engine;
+mod engine_config;
 pub mod events;
 pub mod hooks;
 pub mod plug;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tine_config::SettingsPaths;
 
 /// The settings files of a scratch project (deleted on drop): `paths.user`, `paths.project`,
-/// `paths.local` and `paths.managed` can be written with [`write`].
+/// `paths.local` and `paths.managed` can be written with [`write()`].
 pub struct SettingsFixture {
     _dir: tempfile::TempDir,
     pub paths: SettingsPaths,

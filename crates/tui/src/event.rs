@@ -279,7 +279,7 @@ pub enum UiCommand {
 pub enum PermissionAnswer {
     /// "1. Yes": run it this once.
     Once,
-    /// "2. Yes, and don't ask again for <rule>": run it and persist the request's `always_rule`.
+    /// "2. Yes, and don't ask again for `<rule>`": run it and persist the request's `always_rule`.
     Always,
     /// "3. No", with what to do differently, if the person wrote it (Esc: none).
     No { feedback: Option<String> },

@@ -3,7 +3,7 @@
 //! It knows nothing of the session's crates: the session's events come in as [`UiEvent`]s and
 //! the UI's requests go out as [`UiCommand`]s (`event`), which a thin adapter maps to and from
 //! the session's own types. [`App`] is a pure state machine (events and keys in, commands out,
-//! a frame drawn on request); [`run`] owns the terminal and the loop.
+//! a frame drawn on request); [`run()`] owns the terminal and the loop.
 //!
 //! Modules in reading order:
 //! - [`event`]: the vocabulary with the session: [`UiEvent`], [`UiCommand`] and view types.
@@ -18,7 +18,7 @@
 //! - [`slash`]: slash commands and their completion.
 //! - [`permission`]: the permission dialog and its queue.
 //! - [`wrap`], [`theme`]: word wrapping with hanging prefixes; colours.
-//! - [`run`], [`terminal`]: the terminal loop (raw mode, alternate screen, frame pacing) and
+//! - [`run`](mod@run), [`terminal`]: the terminal loop (raw mode, alternate screen, frame pacing) and
 //!   restoring the terminal on exit and on panic; [`frame_times`]: what each frame cost.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

@@ -1,6 +1,6 @@
 //! The permission dialog (seed 003 §五): shown above the input, which it replaces while open;
 //! it names the tool and the file or command, and offers "1. Yes", "2. Yes, and don't ask again
-//! for <rule>", "3. No, and tell tine what to do differently". Requests queue and are asked one
+//! for `<rule>`", "3. No, and tell tine what to do differently". Requests queue and are asked one
 //! by one, in order. A stuck model's question ("let it keep going?") is asked in the same place,
 //! in the same queue.
 

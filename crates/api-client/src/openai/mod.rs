@@ -9,7 +9,7 @@
 //! - [`request`]: the request mapping, deterministic to the byte (forks share the prefix).
 //! - [`stream`]: [`ChunkDecoder`], chunks → events (tool calls keyed by id and index, usage,
 //!   finish reasons).
-//! - [`error`]: error bodies and statuses → [`crate::ApiError`] (context length exceeded → the
+//! - `error`: error bodies and statuses → [`crate::ApiError`] (context length exceeded → the
 //!   loop's prompt-too-long path).
 //! - [`client`]: [`OpenAiClient`], the reqwest implementation with retries.
 

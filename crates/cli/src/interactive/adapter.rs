@@ -1,6 +1,6 @@
 //! The adapter between the session and the UI: [`SessionEvent`] → [`UiEvent`] and the view
 //! types, one arm per variant (the matches are exhaustive on purpose: a new variant of either
-//! side needs a decision here). The reverse direction, [`UiCommand`] → handle calls, is in
+//! side needs a decision here). The reverse direction, [`UiCommand`](tine_tui::UiCommand) → handle calls, is in
 //! `driver`, which owns the handle.
 
 use std::collections::{HashMap, HashSet};

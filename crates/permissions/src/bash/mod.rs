@@ -166,8 +166,11 @@ impl CommandAnalysis {
 /// Collapsed classification of a read-only line; all false when it is not read-only.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KindSummary {
+    /// A search (`grep`, `rg`, `find`).
     pub is_search: bool,
+    /// A read (`cat`, `head`, `wc`).
     pub is_read: bool,
+    /// A listing (`ls`, `tree`).
     pub is_list: bool,
 }
 

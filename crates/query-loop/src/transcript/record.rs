@@ -81,7 +81,7 @@ impl<'de> Deserialize<'de> for RecordType {
 }
 
 /// One transcript line as read back. Field order here is the key order on disk (the writer's
-/// borrowed twin, [`RecordRef`], must keep the same order).
+/// borrowed twin, `RecordRef`, must keep the same order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TranscriptRecord {
