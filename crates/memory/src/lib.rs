@@ -16,6 +16,9 @@
 //!   pipeline that forks on the parent's prompt cache every few eligible turns (and when the
 //!   host flushes it: idle, exit, before compaction) and saves memories.
 //! - [`fork_changes`]: what a memory fork changed in the directory and what it cost.
+//! - [`magic_docs`], [`magic_docs_job`]: Magic Docs: files whose first line is
+//!   `# MAGIC DOC: <title>` are tracked when Read shows them, and a cache-sharing fork that may
+//!   only Edit them keeps them true to the conversation after each turn.
 //! - [`consolidation_lock`]: [`ConsolidationLock`], `.consolidate-lock`: the last
 //!   consolidation as its mtime, an OS lock held for a whole dream, exact across processes.
 //! - [`dream_gate`]: when a dream runs: enabled, time, scan throttle, sessions, lock.
@@ -50,6 +53,8 @@ pub mod error;
 pub mod extract;
 pub mod extract_prompt;
 pub mod fork_changes;
+pub mod magic_docs;
+pub mod magic_docs_job;
 pub mod memdir;
 pub mod recall;
 pub mod sandbox;
@@ -82,6 +87,14 @@ pub use extract_prompt::{
     EXTRACT_PROMPT_BUDGET, EXTRACTION_MARKER, ExtractPromptInput, build_extract_prompt,
 };
 pub use fork_changes::billed_equivalent_input;
+pub use magic_docs::{
+    MAGIC_DOC_PREFIX, MAGIC_DOCS_SETTING, MagicDocHeader, MagicDocs, MagicDocsOptions,
+    detect_magic_doc_header, read_magic_doc_header,
+};
+pub use magic_docs_job::{
+    MAGIC_DOC_MAX_BYTES, MAGIC_DOCS_JOB, MAGIC_DOCS_MARKER, MAGIC_DOCS_MAX_TURNS, MagicDocsError,
+    MagicDocsJob, MagicDocsSandbox,
+};
 pub use memdir::{
     DirSource, INDEX_FILE, IndexForContext, IndexMerge, IndexTruncation, MAX_INDEX_BYTES,
     MAX_INDEX_LINE_CHARS, MAX_INDEX_LINES, MemoryDir, MemoryEnv, MemoryResolution, MemoryWriteLock,

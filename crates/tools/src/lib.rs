@@ -11,6 +11,7 @@
 //!   the launcher's argument protocol; the cli applies it).
 //! - [`file_state`]: the LRU file-state cache behind Edit and Write's read-before-write rule.
 //! - [`builtin`]: Read, Write, Edit, Bash, Glob, Grep, TodoWrite, WebFetch.
+//! - [`read_listener`]: who is told about the files Read shows (Magic Docs).
 //! - [`pool`]: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
 //!
 //! What a call touches and a tool's own verdict (`PermissionTarget`, `ToolVerdict`), the
@@ -23,6 +24,7 @@ pub mod display;
 pub mod extensions;
 pub mod file_state;
 pub mod pool;
+pub mod read_listener;
 pub mod sandbox;
 pub mod schema;
 pub mod tool;
@@ -49,6 +51,7 @@ pub use display::{TodoItem, TodoStatus, ToolDisplay};
 pub use extensions::ContextExtension;
 pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness};
 pub use pool::{ToolPool, definition_of};
+pub use read_listener::{FileReadListener, HEAD_LINES, OnFileRead};
 pub use sandbox::{BashSandbox, SandboxPolicy};
 pub use schema::{SchemaViolation, validate};
 pub use tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};

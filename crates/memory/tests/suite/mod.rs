@@ -11,5 +11,6 @@ mod extraction;
 mod fork_reads;
 mod harness;
 mod index_race;
+mod magic_docs;
 mod recall;
 mod scenario;

@@ -120,6 +120,18 @@ impl Tool for ReadTool {
             if let Some(hash) = read.excerpt.hash {
                 ctx.file_state().record_hash(&path, hash, read.mtime);
             }
+            if let Some(listener) = ctx.ext::<crate::FileReadListener>()
+                && offset == 1
+            {
+                let head: Vec<&str> = read
+                    .excerpt
+                    .lines
+                    .iter()
+                    .take(crate::HEAD_LINES)
+                    .map(|(_, line, _)| line.as_str())
+                    .collect();
+                (listener.0)(&path, &head.join("\n"));
+            }
             Ok(render(&read.excerpt, offset))
         })
     }
