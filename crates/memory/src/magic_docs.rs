@@ -198,7 +198,13 @@ fn read_paths(messages: &[Message], cwd: &Path) -> Vec<PathBuf> {
         if call.name != "Read" || failed.contains(&call.id) {
             continue;
         }
-        if call.input.get("offset").and_then(Value::as_u64).unwrap_or(1) > 1 {
+        if call
+            .input
+            .get("offset")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            > 1
+        {
             continue;
         }
         let Some(file_path) = call.input.get("file_path").and_then(Value::as_str) else {
@@ -268,7 +274,10 @@ mod tests {
         assert_eq!(h.title, "System Architecture");
         assert_eq!(h.header_line, "# MAGIC DOC: System Architecture");
         assert_eq!(h.instruction.as_deref(), Some("Keep this up to date."));
-        assert_eq!(h.instruction_line.as_deref(), Some("_Keep this up to date._"));
+        assert_eq!(
+            h.instruction_line.as_deref(),
+            Some("_Keep this up to date._")
+        );
 
         let h = detect_magic_doc_header("#  magic  doc :  T \n\n*be brief*\n").unwrap();
         assert_eq!(h.title, "T");
@@ -307,7 +316,10 @@ mod tests {
                 call("a", serde_json::json!({"file_path": "src/ARCH.md"})),
                 call("b", serde_json::json!({"file_path": "plain.md"})),
                 call("c", serde_json::json!({"file_path": "failed.md"})),
-                call("d", serde_json::json!({"file_path": "later.md", "offset": 5})),
+                call(
+                    "d",
+                    serde_json::json!({"file_path": "later.md", "offset": 5}),
+                ),
             ]),
             Message::user(vec![
                 ContentBlock::tool_result("a", "1\t# MAGIC DOC: Arch", false),

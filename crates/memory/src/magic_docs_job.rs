@@ -323,9 +323,9 @@ fn build_prompt(docs: &[DocNow]) -> String {
             doc.header.header_line
         ));
         match (&doc.header.instruction_line, &doc.header.instruction) {
-            (Some(line), Some(instruction)) => {
-                out.push_str(&format!("Instruction line: {line}\nInstruction: {instruction}\n"))
-            }
+            (Some(line), Some(instruction)) => out.push_str(&format!(
+                "Instruction line: {line}\nInstruction: {instruction}\n"
+            )),
             _ => out.push_str("Instruction: none (keep it accurate and concise)\n"),
         }
         out.push_str(&format!(

@@ -95,6 +95,7 @@ pub(crate) async fn assemble(
     events: &mpsc::UnboundedSender<SessionEvent>,
 ) -> Result<Assembled, StartError> {
     let mut notices = Vec::new();
+    let bare = options.bare;
     // Credentials first: without them nothing else matters, and the message is one line.
     // Building the HTTP client (TLS roots) is the costliest step of start-up and needs nothing
     // else: it runs on a blocking thread while settings, tools and context are read.
@@ -360,6 +361,10 @@ pub(crate) async fn assemble(
     for job in memory.iter().flat_map(AutoMemory::jobs) {
         pipeline = pipeline.with_job(job);
     }
+    let magic = crate::magic::install(&loaded, bare, &permissions, &tool_context, &mut notices);
+    if let Some(job) = &magic {
+        pipeline = pipeline.with_job(Arc::new(job.clone()));
+    }
     if let Some(stop_hooks) = hooks.stop_hooks() {
         pipeline = pipeline.with_user_hooks(stop_hooks);
     }
@@ -428,6 +433,9 @@ pub(crate) async fn assemble(
         (true, None) => QueryEngine::resume(config, session_id).await?,
         (false, _) => QueryEngine::with_session_id(config, session_id).await?,
     };
+    if resuming {
+        crate::magic::resume(magic.as_ref(), &engine);
+    }
     if let (Some(memory), Some(annotator)) = (&memory, engine.transcript_annotator()) {
         memory.record_in(annotator);
     }

@@ -38,6 +38,7 @@
 //! - `agents`: sub-agents: typed agents' definitions, the Agent and task tools, the spawner
 //!   and task registry on the tool context.
 //! - `stuck`: a stuck model asked about (interactive sessions).
+//! - `magic`: Magic Docs wired in (the Read listener, the job, tracking rebuilt on resume).
 //! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
 //!   stopped at shutdown.
 //! - [`commands`]: the slash commands the session answers; [`custom_commands`]: the
@@ -54,6 +55,7 @@ pub mod error;
 pub mod event;
 mod handle;
 mod hooks;
+mod magic;
 mod mcp;
 pub mod options;
 mod permission;

@@ -55,7 +55,9 @@ mod tests {
         let sink = Arc::clone(&seen);
         let ctx = ToolContext::new(dir.path()).with_ext(FileReadListener(Arc::new(
             move |path: &Path, head: &str| {
-                sink.lock().unwrap().push((path.to_path_buf(), head.to_owned()));
+                sink.lock()
+                    .unwrap()
+                    .push((path.to_path_buf(), head.to_owned()));
             },
         )));
         ReadTool

@@ -10,6 +10,7 @@ mod dream;
 mod dream_contract;
 mod headless;
 mod hooks;
+mod magic_docs;
 mod mcp;
 mod mcp_session;
 mod memory;

@@ -82,7 +82,9 @@ async fn a_read_magic_doc_is_kept_true_by_a_cache_sharing_fork_that_may_edit_onl
     assert!(s.events.outcomes(MAGIC_DOCS_JOB).is_empty());
     assert!(docs.is_empty());
 
-    s.engine.submit("please read src/ARCHITECTURE.md", |_| {}).await;
+    s.engine
+        .submit("please read src/ARCHITECTURE.md", |_| {})
+        .await;
     s.wait_jobs().await;
     let tracked = docs.tracked();
     assert_eq!(tracked.len(), 1, "{tracked:?}");
@@ -120,11 +122,16 @@ async fn a_read_magic_doc_is_kept_true_by_a_cache_sharing_fork_that_may_edit_onl
         .collect();
     assert_eq!(forks.len(), 2);
     let prompt = String::from_utf8_lossy(&forks[1].body).to_string();
-    assert!(prompt.contains(&format!("<magic-doc path=\\\"{}\\\">", doc.display())), "{prompt}");
+    assert!(
+        prompt.contains(&format!("<magic-doc path=\\\"{}\\\">", doc.display())),
+        "{prompt}"
+    );
     assert!(prompt.contains("Header line: # MAGIC DOC: System Architecture"));
-    assert!(prompt.contains(
-        "Instruction: Keep this document up to date with key architectural decisions."
-    ));
+    assert!(
+        prompt.contains(
+            "Instruction: Keep this document up to date with key architectural decisions."
+        )
+    );
     // Each refusal came back to the fork as an error result naming what it may do.
     let after = server
         .requests()
@@ -138,7 +145,10 @@ async fn a_read_magic_doc_is_kept_true_by_a_cache_sharing_fork_that_may_edit_onl
     let parent = server
         .requests()
         .into_iter()
-        .rfind(|r| last_user_has(r, "adapters connect external systems") && !last_user_has(r, MAGIC_DOCS_MARKER))
+        .rfind(|r| {
+            last_user_has(r, "adapters connect external systems")
+                && !last_user_has(r, MAGIC_DOCS_MARKER)
+        })
         .unwrap();
     let parent = api_usage(&parent);
     let parent_prefix = parent.cache_read_input_tokens + parent.cache_creation_input_tokens;
@@ -150,5 +160,8 @@ async fn a_read_magic_doc_is_kept_true_by_a_cache_sharing_fork_that_may_edit_onl
         fork.cache_read_input_tokens
     );
     let first = &outcomes[1].data["runs"][0]["first_request_usage"];
-    assert_eq!(first["cache_read_input_tokens"], fork.cache_read_input_tokens);
+    assert_eq!(
+        first["cache_read_input_tokens"],
+        fork.cache_read_input_tokens
+    );
 }
