@@ -179,11 +179,24 @@ impl Inner {
         path: &str,
         body: Bytes,
         sse: bool,
+        one_million: bool,
     ) -> Result<(reqwest::Response, Option<String>), ApiError> {
+        let mut headers = self.headers.clone();
+        if one_million {
+            // A `[1m]` model: its beta joins the configured ones (never twice).
+            let mut betas = self.config.betas.clone();
+            if !betas.iter().any(|b| b == crate::usage::CONTEXT_1M_BETA) {
+                betas.push(crate::usage::CONTEXT_1M_BETA.to_owned());
+            }
+            headers.insert(
+                HeaderName::from_static("anthropic-beta"),
+                header_value("anthropic-beta", &betas.join(","), false)?,
+            );
+        }
         let mut request = self
             .http
             .post(self.config.url(path))
-            .headers(self.headers.clone())
+            .headers(headers)
             .body(body);
         if sse {
             request = request.header(reqwest::header::ACCEPT, "text/event-stream");
@@ -238,12 +251,14 @@ impl Inner {
         Err(error)
     }
 
-    async fn count_tokens_once(&self, body: Bytes) -> Result<u64, ApiError> {
+    async fn count_tokens_once(&self, body: Bytes, one_million: bool) -> Result<u64, ApiError> {
         #[derive(Deserialize)]
         struct CountTokensResponse {
             input_tokens: u64,
         }
-        let (response, _) = self.post("/v1/messages/count_tokens", body, false).await?;
+        let (response, _) = self
+            .post("/v1/messages/count_tokens", body, false, one_million)
+            .await?;
         let timeout = self.config.request_timeout;
         let bytes = tokio::time::timeout(timeout, response.bytes())
             .await
@@ -263,11 +278,13 @@ impl Inner {
 
 impl ModelClient for HttpClient {
     fn stream(&self, request: MessagesRequest) -> EventStream {
+        let (request, one_million) = wire_model(request);
         let state = StreamState {
             inner: Arc::clone(&self.inner),
             body: Bytes::from(request.streaming().to_json_bytes()),
             attempt: 0,
             phase: Phase::Connect,
+            one_million,
         };
         Box::pin(futures::stream::unfold(state, |mut state| async move {
             let item = state.next().await?;
@@ -284,12 +301,13 @@ impl ModelClient for HttpClient {
 
     fn count_tokens(&self, request: MessagesRequest) -> BoxFuture<'static, Result<u64, ApiError>> {
         let inner = Arc::clone(&self.inner);
+        let (request, one_million) = wire_model(request);
         let body = Bytes::from(request.count_tokens_body());
         Box::pin(async move {
             let policy = inner.config.retry;
             let mut attempt = 1;
             loop {
-                match inner.count_tokens_once(body.clone()).await {
+                match inner.count_tokens_once(body.clone(), one_million).await {
                     Ok(tokens) => return Ok(tokens),
                     Err(error) => match policy.notice(&error, attempt, false) {
                         Some(notice) => {
@@ -303,6 +321,16 @@ impl ModelClient for HttpClient {
             }
         })
     }
+}
+
+/// `request` as the API takes it: a `[1m]` model is sent without the suffix (with the
+/// 1M beta header, see [`Inner::post`]); whether it had one.
+fn wire_model(mut request: MessagesRequest) -> (MessagesRequest, bool) {
+    let (id, one_million) = crate::usage::split_one_million(&request.model);
+    if one_million {
+        request.model = id.to_owned();
+    }
+    (request, one_million)
 }
 
 /// One attempt's response being read.
@@ -331,6 +359,9 @@ struct StreamState {
     body: Bytes,
     attempt: u32,
     phase: Phase,
+    /// The model was `…[1m]`: the beta header goes with every attempt, and the reply's model
+    /// gets its suffix back (the rest of tine knows the model by that name).
+    one_million: bool,
 }
 
 impl StreamState {
@@ -346,7 +377,7 @@ impl StreamState {
                     self.attempt += 1;
                     match self
                         .inner
-                        .post("/v1/messages", self.body.clone(), true)
+                        .post("/v1/messages", self.body.clone(), true, self.one_million)
                         .await
                     {
                         Ok((response, request_id)) => {
@@ -375,8 +406,19 @@ impl StreamState {
                                 // Phase stays Done: anything after message_stop is ignored.
                                 return Some(Ok(ClientEvent::Stream(StreamEvent::MessageStop)));
                             }
-                            event @ (StreamEvent::MessageStart { .. }
-                            | StreamEvent::ContentBlockStart { .. }
+                            StreamEvent::MessageStart { mut message } => {
+                                if self.one_million
+                                    && !crate::usage::split_one_million(&message.model).1
+                                {
+                                    message.model.push_str("[1m]");
+                                }
+                                attempt.yielded = true;
+                                self.phase = Phase::Streaming(attempt);
+                                return Some(Ok(ClientEvent::Stream(StreamEvent::MessageStart {
+                                    message,
+                                })));
+                            }
+                            event @ (StreamEvent::ContentBlockStart { .. }
                             | StreamEvent::ContentBlockDelta { .. }
                             | StreamEvent::ContentBlockStop { .. }
                             | StreamEvent::MessageDelta { .. }

@@ -65,6 +65,7 @@ pub use types::{
     ToolUseBlock,
 };
 pub use usage::{
-    CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW, MODEL_ALIASES, ModelInfo,
-    Usage, UsageDelta, context_window, cost_usd, model_info, resolve_model_alias,
+    CONTEXT_1M_BETA, CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW,
+    MODEL_ALIASES, ModelInfo, Usage, UsageDelta, context_window, cost_usd, model_info,
+    resolve_model_alias, split_one_million,
 };

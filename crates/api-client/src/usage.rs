@@ -266,11 +266,9 @@ pub const MODEL_ALIASES: &[(&str, &str)] = &[
 /// suffix is kept: it selects the one-million-token window). Anything else is returned as is.
 pub fn resolve_model_alias(model: &str) -> String {
     let trimmed = model.trim();
-    let (name, suffix) = match trimmed.len().checked_sub(4) {
-        Some(at) if trimmed.is_char_boundary(at) && trimmed[at..].eq_ignore_ascii_case("[1m]") => {
-            (&trimmed[..at], &trimmed[at..])
-        }
-        _ => (trimmed, ""),
+    let (name, suffix) = match split_one_million(trimmed) {
+        (name, true) => (name, &trimmed[name.len()..]),
+        (name, false) => (name, ""),
     };
     MODEL_ALIASES
         .iter()
@@ -279,15 +277,46 @@ pub fn resolve_model_alias(model: &str) -> String {
         .unwrap_or_else(|| trimmed.to_owned())
 }
 
+/// The `anthropic-beta` flag a `[1m]` model needs: the one-million-token context window.
+pub const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
+
+/// `model` without its `[1m]` suffix (the id the API knows), and whether it had one. tine
+/// keeps the suffix in the model's name everywhere else: it selects the 1M window for
+/// compaction's thresholds and the long-context prices.
+pub fn split_one_million(model: &str) -> (&str, bool) {
+    match model.len().checked_sub(4) {
+        Some(at) if model.is_char_boundary(at) && model[at..].eq_ignore_ascii_case("[1m]") => {
+            (&model[..at], true)
+        }
+        _ => (model, false),
+    }
+}
+
 /// The context window of `model` in tokens (200k for Claude models unless known otherwise, 128k
 /// for any other model).
 pub fn context_window(model: &str) -> u64 {
     model_info(model).context_window
 }
 
-/// What `usage` cost in USD on `model`.
+/// Above this many prompt tokens a `[1m]` request is billed at the long-context rates.
+const LONG_CONTEXT_THRESHOLD: u64 = 200_000;
+
+/// What `usage` cost in USD on `model`. A `[1m]` request whose prompt passes 200k tokens is
+/// billed at the long-context rates: input (and so cache) ×2, output ×1.5.
 pub fn cost_usd(model: &str, usage: &Usage) -> f64 {
-    model_info(model).cost_usd(usage)
+    let info = model_info(model);
+    let prompt =
+        usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
+    if split_one_million(model.trim()).1 && prompt > LONG_CONTEXT_THRESHOLD {
+        ModelInfo {
+            input_per_mtok: info.input_per_mtok * 2.0,
+            output_per_mtok: info.output_per_mtok * 1.5,
+            ..info
+        }
+        .cost_usd(usage)
+    } else {
+        info.cost_usd(usage)
+    }
 }
 
 #[cfg(test)]
@@ -314,6 +343,38 @@ mod tests {
         for (alias, _) in MODEL_ALIASES {
             assert!(model_info(&resolve_model_alias(alias)).known, "{alias}");
         }
+    }
+
+    #[test]
+    fn one_million_suffix_splits_off_and_prices_long_prompts_higher() {
+        assert_eq!(
+            split_one_million("claude-sonnet-4-6[1m]"),
+            ("claude-sonnet-4-6", true)
+        );
+        assert_eq!(
+            split_one_million("claude-sonnet-4-6[1M]"),
+            ("claude-sonnet-4-6", true)
+        );
+        assert_eq!(
+            split_one_million("claude-sonnet-4-6"),
+            ("claude-sonnet-4-6", false)
+        );
+        let short = Usage {
+            input_tokens: 100_000,
+            output_tokens: 1_000_000,
+            ..Usage::default()
+        };
+        assert!(approx(
+            cost_usd("claude-sonnet-4-6[1m]", &short),
+            cost_usd("claude-sonnet-4-6", &short)
+        ));
+        let long = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            ..Usage::default()
+        };
+        assert!(approx(cost_usd("claude-sonnet-4-6", &long), 3.0 + 15.0));
+        assert!(approx(cost_usd("claude-sonnet-4-6[1m]", &long), 6.0 + 22.5));
     }
 
     #[test]

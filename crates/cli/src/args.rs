@@ -66,8 +66,54 @@ pub struct Args {
     pub settings: Option<String>,
 
     /// Text appended to the system prompt.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "append_system_prompt_file")]
     pub append_system_prompt: Option<String>,
+
+    /// A file whose text is appended to the system prompt.
+    #[arg(long, value_name = "FILE")]
+    pub append_system_prompt_file: Option<PathBuf>,
+
+    /// The system prompt to use instead of tine's default (the appended text still follows).
+    #[arg(long, conflicts_with = "system_prompt_file")]
+    pub system_prompt: Option<String>,
+
+    /// A file whose text replaces tine's default system prompt.
+    #[arg(long, value_name = "FILE")]
+    pub system_prompt_file: Option<PathBuf>,
+
+    /// More directories the tools may use like the project (reads; edits as the mode allows),
+    /// as `permissions.additionalDirectories` in settings.
+    #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
+    pub add_dir: Vec<PathBuf>,
+
+    /// Run every call without asking: bypassPermissions mode (deny rules still apply). Refused
+    /// as root unless IS_SANDBOX=1 says this is a sandbox (a container).
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+
+    /// The id of the new session (a UUID no session of this directory has).
+    #[arg(long, value_name = "UUID", value_parser = parse_uuid,
+          conflicts_with_all = ["resume", "continue_session"])]
+    pub session_id: Option<String>,
+
+    /// With -p: when the model stays overloaded, go on with this model (not the main one).
+    #[arg(long, value_name = "MODEL")]
+    pub fallback_model: Option<String>,
+
+    /// With -p: the final answer must be JSON valid against this JSON Schema (an object
+    /// schema); the result carries it as `structured_output`.
+    #[arg(long, value_name = "SCHEMA")]
+    pub json_schema: Option<String>,
+
+    /// With -p --output-format stream-json: also print the raw stream events
+    /// (`stream_event` lines) as they arrive.
+    #[arg(long)]
+    pub include_partial_messages: bool,
+
+    /// With -p: the MCP tool (mcp__SERVER__TOOL) that answers permission questions instead of
+    /// refusing the call.
+    #[arg(long, value_name = "mcp__SERVER__TOOL")]
+    pub permission_prompt_tool: Option<String>,
 
     /// Show the loop's transitions, retries and requests on stderr, and log to $TINE_HOME/logs.
     #[arg(long)]
@@ -109,6 +155,24 @@ pub enum InputFormat {
     Text,
     #[value(name = "stream-json")]
     StreamJson,
+}
+
+/// A session id given on the command line must be a UUID (Claude Code's rule).
+fn parse_uuid(text: &str) -> Result<String, String> {
+    let groups: Vec<&str> = text.split('-').collect();
+    let lengths = [8, 4, 4, 4, 12];
+    let ok = groups.len() == lengths.len()
+        && groups
+            .iter()
+            .zip(lengths)
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()));
+    if ok {
+        Ok(text.to_ascii_lowercase())
+    } else {
+        Err("invalid session ID: it must be a valid UUID \
+             (like 123e4567-e89b-12d3-a456-426614174000)"
+            .to_owned())
+    }
 }
 
 fn parse_provider(text: &str) -> Result<Provider, String> {
@@ -206,6 +270,54 @@ mod tests {
         assert_eq!(args.mcp_config, vec!["a.json", r#"{"mcpServers":{}}"#]);
         assert!(args.strict_mcp_config);
         assert_eq!(args.prompt.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn session_ids_are_uuids_and_exclude_resuming() {
+        let id = "123E4567-e89b-12d3-a456-426614174000";
+        let args = Args::try_parse_from(["tine", "-p", "x", "--session-id", id]).unwrap();
+        assert_eq!(
+            args.session_id.as_deref(),
+            Some("123e4567-e89b-12d3-a456-426614174000")
+        );
+        for bad in ["abc", "123e4567-e89b-12d3-a456-42661417400g", "../../etc"] {
+            let error = Args::try_parse_from(["tine", "-p", "x", "--session-id", bad]).unwrap_err();
+            assert!(error.to_string().contains("UUID"), "{error}");
+        }
+        assert!(Args::try_parse_from(["tine", "-p", "x", "--session-id", id, "-c"]).is_err());
+    }
+
+    #[test]
+    fn add_dir_repeats_and_system_prompt_flags_exclude_their_files() {
+        let args = Args::try_parse_from([
+            "tine",
+            "-p",
+            "x",
+            "--add-dir",
+            "../a",
+            "--add-dir",
+            "/b",
+            "--system-prompt",
+            "S",
+        ])
+        .unwrap();
+        assert_eq!(
+            args.add_dir,
+            vec![PathBuf::from("../a"), PathBuf::from("/b")]
+        );
+        assert_eq!(args.system_prompt.as_deref(), Some("S"));
+        assert!(
+            Args::try_parse_from([
+                "tine",
+                "-p",
+                "x",
+                "--system-prompt",
+                "S",
+                "--system-prompt-file",
+                "f"
+            ])
+            .is_err()
+        );
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub struct Launch {
     pub bare: bool,
     pub max_turns: Option<u32>,
     pub append_system_prompt: Option<String>,
+    /// `--system-prompt`, `--add-dir`, `--session-id`, ... (the fields above win where both
+    /// say something: tests set them).
+    pub flags: crate::flags::SessionFlags,
     pub sandbox_flag: bool,
     /// `--mcp-config` values and `--strict-mcp-config`.
     pub mcp_configs: Vec<String>,
@@ -99,19 +102,7 @@ impl Launch {
         for warning in &provider.warnings {
             eprintln!("tine: warning: {warning}");
         }
-        let permission_mode = match args.permission_mode.as_deref() {
-            Some(text) => Some(
-                serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(
-                    |_| {
-                        anyhow!(
-                            "unknown --permission-mode `{text}`: use default, acceptEdits, \
-                             plan, bypassPermissions or dontAsk"
-                        )
-                    },
-                )?,
-            ),
-            None => None,
-        };
+        let flags = crate::flags::SessionFlags::from_args(args, false)?;
         Ok(Self {
             cwd,
             home,
@@ -120,12 +111,13 @@ impl Launch {
             small_model: provider.small_model,
             settings_flag: args.settings.clone(),
             managed_settings: None,
-            permission_mode,
+            permission_mode: flags.permission_mode,
             allowed_tools: split_rules(&args.allowed_tools),
             disallowed_tools: split_rules(&args.disallowed_tools),
             bare: args.bare,
             max_turns: args.max_turns,
-            append_system_prompt: args.append_system_prompt.clone(),
+            append_system_prompt: flags.append_system_prompt.clone(),
+            flags,
             sandbox_flag: args.sandbox,
             mcp_configs: args.mcp_config.clone(),
             strict_mcp_config: args.strict_mcp_config,
@@ -149,6 +141,8 @@ impl Launch {
         options.resume = resume;
         options.bare = self.bare;
         options.max_turns = self.max_turns;
+        self.flags.apply(&mut options);
+        options.permission_mode = self.permission_mode;
         options.append_system_prompt = self.append_system_prompt.clone();
         options.approvals = Approvals::Interactive;
         options.mcp_configs = self.mcp_configs.clone();
@@ -167,7 +161,9 @@ impl Launch {
     }
 
     fn factory(&self) -> OptionsFactory {
-        let launch = self.clone();
+        let mut launch = self.clone();
+        // `--session-id` named the first session; `/clear` and `/resume` start others.
+        launch.flags.session_id = None;
         Box::new(move |resume, model| launch.options(resume, model))
     }
 }

@@ -4,7 +4,9 @@
 //! Modules, in reading order:
 //! - [`args`]: the command line (clap), Claude-Code-compatible flags.
 //! - [`profile`]: `TINE_PROFILE_STARTUP=1`, the time of each start-up phase on stderr.
-//! - [`setup`]: the command line and environment → `tine-session`'s `SessionOptions`.
+//! - [`setup`]: the command line and environment → `tine-session`'s `SessionOptions`;
+//!   [`flags`]: the flags that shape a session (system prompt, `--add-dir`, `--session-id`,
+//!   bypass as root, `-p`'s `--json-schema`, `--fallback-model`, ...).
 //! - [`provider`]: anthropic or openai: the client (built here, handed to the session), the
 //!   model names and where each came from.
 //! - [`output`]: text, json and stream-json printing; [`text`]: each reply printed once.
@@ -23,6 +25,7 @@
 mod args;
 mod compact_cmd;
 mod doctor;
+mod flags;
 mod interactive;
 mod logging;
 mod mcp_cmd;

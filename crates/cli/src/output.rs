@@ -261,7 +261,9 @@ impl Printer {
         match self.format {
             OutputFormat::Text => {
                 self.text.finish_turn();
-                if !result.turn.terminal.is_success() {
+                if let Some(failure) = result.structured_failure {
+                    eprintln!("tine: {failure}");
+                } else if !result.turn.terminal.is_success() {
                     eprintln!("tine: {}", result.turn.terminal.describe());
                 }
             }
@@ -269,6 +271,21 @@ impl Printer {
                 let value = result_value(&self.info, result);
                 self.line(&value);
             }
+        }
+    }
+
+    /// `--include-partial-messages`: one raw server event, as Claude Code's stream-json
+    /// `stream_event` line (other formats print none).
+    pub fn stream_event(&mut self, event: &tine_api_client::StreamEvent) {
+        if self.format == OutputFormat::StreamJson {
+            let value = json!({
+                "type": "stream_event",
+                "event": event,
+                "parent_tool_use_id": Value::Null,
+                "uuid": tine_config::SessionId::new_random().to_string(),
+                "session_id": self.info.session_id,
+            });
+            self.line(&value);
         }
     }
 
@@ -355,18 +372,52 @@ pub struct ResultSummary<'a> {
     /// Every request of the run so far, by source.
     pub cost: RunCost,
     pub denials: &'a [PermissionDenial],
+    /// `--json-schema`: the structured answer (`structured_output`).
+    pub structured_output: Option<&'a Value>,
+    /// `--json-schema`: why the turn failed though the loop ended well (no structured answer
+    /// after the reminders).
+    pub structured_failure: Option<&'a str>,
 }
 
-impl ResultSummary<'_> {
+impl<'a> ResultSummary<'a> {
+    /// The result of `turn`, the loop's part of `end`.
+    pub fn of(
+        end: &'a TurnEnd,
+        turn: &'a TurnResult,
+        cost: RunCost,
+        denials: &'a [PermissionDenial],
+    ) -> Self {
+        let structured_failure = match &end.outcome {
+            TurnOutcome::Failed { message } if turn.terminal.is_success() => Some(message.as_str()),
+            TurnOutcome::Failed { .. } | TurnOutcome::Completed | TurnOutcome::Interrupted => None,
+        };
+        Self {
+            turn,
+            cost,
+            denials,
+            structured_output: end.structured_output.as_ref(),
+            structured_failure,
+        }
+    }
+
     pub fn to_value(&self, info: &SessionInfo) -> Value {
         result_value(info, self)
+    }
+
+    /// Whether the run failed.
+    pub fn is_error(&self) -> bool {
+        !self.turn.terminal.is_success() || self.structured_failure.is_some()
     }
 }
 
 /// Claude Code's `result` object, plus `usage_by_source`.
 pub fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
     let turn = summary.turn;
-    let is_error = !turn.terminal.is_success();
+    let is_error = summary.is_error();
+    let subtype = match summary.structured_failure {
+        Some(_) => "error_max_structured_output_retries",
+        None => turn.terminal.subtype(),
+    };
     let total = summary.cost.total();
     let by_source: serde_json::Map<String, Value> = summary
         .cost
@@ -376,7 +427,7 @@ pub fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
         .collect();
     let mut value = json!({
         "type": "result",
-        "subtype": turn.terminal.subtype(),
+        "subtype": subtype,
         "is_error": is_error,
         "duration_ms": turn.duration.as_millis() as u64,
         "duration_api_ms": turn.api_duration.as_millis() as u64,
@@ -392,7 +443,12 @@ pub fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
             "tool_input": d.tool_input,
         })).collect::<Vec<_>>(),
     });
-    if is_error && let Some(object) = value.as_object_mut() {
+    if let (Some(structured), Some(object)) = (summary.structured_output, value.as_object_mut()) {
+        object.insert("structured_output".to_owned(), structured.clone());
+    }
+    if let (Some(failure), Some(object)) = (summary.structured_failure, value.as_object_mut()) {
+        object.insert("error".to_owned(), json!(failure));
+    } else if is_error && let Some(object) = value.as_object_mut() {
         object.insert("error".to_owned(), json!(turn.terminal.describe()));
         if let Ok(terminal) = serde_json::to_value(&turn.terminal) {
             object.insert("terminal".to_owned(), terminal);

@@ -90,14 +90,11 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             let report = session.shutdown().await;
             front.rest().await;
             front.flush_background();
-            match end.result {
+            match &end.result {
                 Some(turn) => {
-                    front.printer.result(&ResultSummary {
-                        turn: &turn,
-                        cost: report.cost,
-                        denials: &report.denials,
-                    });
-                    last_success = turn.terminal.is_success();
+                    let summary = ResultSummary::of(&end, turn, report.cost, &report.denials);
+                    front.printer.result(&summary);
+                    last_success = !summary.is_error();
                 }
                 None => last_success = front.printer.command_result(&end),
             }
@@ -134,21 +131,18 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                     last_success = front.printer.command_result(&end);
                     continue;
                 };
+                let summary = ResultSummary::of(&end, &turn, end.cost.clone(), &end.denials);
                 if args.output_format != OutputFormat::Json {
                     // Each line counts what was spent so far; background work still running
                     // is reported by its own `system` line when it ends.
-                    front.printer.result(&ResultSummary {
-                        turn: &turn,
-                        cost: end.cost.clone(),
-                        denials: &end.denials,
-                    });
+                    front.printer.result(&summary);
                 }
                 let aborted = turn.terminal == tine_query_loop::Terminal::Aborted;
-                last_success = turn.terminal.is_success();
+                last_success = !summary.is_error();
                 if args.output_format == OutputFormat::Json {
                     // `json` prints one object: the last turn's, once the input ends and the
                     // background work is done (so its cost is in it).
-                    deferred = Some(turn);
+                    deferred = Some((end.clone(), turn));
                 }
                 if aborted || interrupted.is_set() {
                     break;
@@ -168,26 +162,19 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                 let Some(turn) = end.result.clone() else {
                     continue;
                 };
-                last_success = turn.terminal.is_success();
+                let summary = ResultSummary::of(&end, &turn, end.cost.clone(), &end.denials);
+                last_success = !summary.is_error();
                 if args.output_format == OutputFormat::Json {
-                    deferred = Some(turn);
+                    deferred = Some((end.clone(), turn));
                 } else {
-                    front.printer.result(&ResultSummary {
-                        turn: &turn,
-                        cost: end.cost.clone(),
-                        denials: &end.denials,
-                    });
+                    front.printer.result(&summary);
                 }
             }
             let report = session.shutdown().await;
             front.rest().await;
             front.flush_background();
-            if let Some(turn) = deferred {
-                let summary = ResultSummary {
-                    turn: &turn,
-                    cost: report.cost,
-                    denials: &report.denials,
-                };
+            if let Some((end, turn)) = deferred {
+                let summary = ResultSummary::of(&end, &turn, report.cost, &report.denials);
                 let value = summary.to_value(front.printer.info());
                 front.printer.print_value(&value);
             }
@@ -232,6 +219,7 @@ impl Front {
                     result: None,
                     cost: tine_session::SessionCost::default(),
                     denials: Vec::new(),
+                    structured_output: None,
                 };
             }
         };
@@ -245,6 +233,7 @@ impl Front {
                     result: None,
                     cost: tine_session::SessionCost::default(),
                     denials: Vec::new(),
+                    structured_output: None,
                 };
             };
             match event {
@@ -281,6 +270,7 @@ impl Front {
             SessionEvent::Notice(notice) => self.printer.notice(&notice),
             SessionEvent::Request(request) => self.printer.request(&request),
             SessionEvent::CacheBreak(text) => eprintln!("[tine] cache break: {text}"),
+            SessionEvent::StreamEvent(event) => self.printer.stream_event(&event),
             SessionEvent::CommandOutput(output) => self.printer.command_output(&output),
             // Headless sessions answer asks by their rules (and stop a stuck model); a blocked
             // prompt's reason is printed with its failed end (`command_result`); the rest is

@@ -7,7 +7,6 @@
 
 use anyhow::{Context, Result, anyhow};
 use tine_config::{SessionId, tine_home_from_env};
-use tine_permissions::PermissionMode;
 use tine_session::{Approvals, Resume, SessionOptions};
 
 use crate::args::{Args, split_rules};
@@ -49,11 +48,6 @@ pub fn session_options(args: &Args) -> Result<SessionOptions> {
     options.model = provider.model;
     options.small_model = provider.small_model;
     options.settings_flag = args.settings.clone();
-    options.permission_mode = args
-        .permission_mode
-        .as_deref()
-        .map(parse_mode)
-        .transpose()?;
     options.allowed_tools = split_rules(&args.allowed_tools);
     options.disallowed_tools = split_rules(&args.disallowed_tools);
     options.resume = if let Some(id) = &args.resume {
@@ -65,7 +59,8 @@ pub fn session_options(args: &Args) -> Result<SessionOptions> {
     };
     options.bare = args.bare;
     options.max_turns = args.max_turns;
-    options.append_system_prompt = args.append_system_prompt.clone();
+    // --permission-mode, the system prompt, --add-dir, --session-id and -p's own flags.
+    crate::flags::SessionFlags::from_args(args, true)?.apply(&mut options);
     options.verbose = args.verbose;
     options.approvals = Approvals::Headless;
     options.mcp_configs = args.mcp_config.clone();
@@ -81,13 +76,4 @@ pub fn session_options(args: &Args) -> Result<SessionOptions> {
         .map_err(|error| format!("{error:#}"))
     }));
     Ok(options)
-}
-
-fn parse_mode(text: &str) -> Result<PermissionMode> {
-    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| {
-        anyhow!(
-            "unknown --permission-mode `{text}`: use default, acceptEdits, plan, \
-             bypassPermissions or dontAsk"
-        )
-    })
 }

@@ -3,7 +3,10 @@
 //!
 //! Tools: `echo {text}` (read-only hint), `add {a, b}`, `slow {ms}`, `crash` (the process exits
 //! mid-call when `exit_on_crash`), `big {lines}` (a large result), `image`, `ask` (an elicitation), `fail` (an
-//! `isError` result). One text resource, `test://readme`, unless `resources` is off.
+//! `isError` result). One text resource, `test://readme`, unless `resources` is off. With
+//! `permission_prompt`, also `approve {tool_name, input, tool_use_id}`, a
+//! `--permission-prompt-tool`: it denies a Bash command containing `deny-me` and allows any
+//! other call, a Bash command extended with `&& touch approved-<tool_use_id>`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,6 +28,8 @@ pub struct TestServer {
     pub exit_on_crash: bool,
     /// Offer the resources capability.
     pub resources: bool,
+    /// Offer the `approve` tool (a permission prompt tool).
+    pub permission_prompt: bool,
 }
 
 impl Default for TestServer {
@@ -32,6 +37,7 @@ impl Default for TestServer {
         TestServer {
             exit_on_crash: true,
             resources: true,
+            permission_prompt: false,
         }
     }
 }
@@ -71,6 +77,25 @@ pub fn tool_definitions() -> Value {
     ])
 }
 
+/// The `approve` tool's answer.
+fn approve(args: &Value) -> Value {
+    let tool = args["tool_name"].as_str().unwrap_or_default();
+    let id = args["tool_use_id"].as_str().unwrap_or_default();
+    let mut input = args["input"].clone();
+    let command = input["command"].as_str().map(str::to_owned);
+    match command {
+        Some(command) if command.contains("deny-me") => json!({
+            "behavior": "deny",
+            "message": format!("the approve tool refused the {tool} call {id}"),
+        }),
+        Some(command) if tool == "Bash" => {
+            input["command"] = json!(format!("{command} && touch approved-{id}"));
+            json!({"behavior": "allow", "updatedInput": input})
+        }
+        _ => json!({"behavior": "allow", "updatedInput": input}),
+    }
+}
+
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = json!({"tools": {}});
@@ -87,7 +112,17 @@ impl ServerHandler for TestServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        from_json(json!({"tools": tool_definitions()}))
+        let mut tools = tool_definitions();
+        if self.permission_prompt
+            && let Some(list) = tools.as_array_mut()
+        {
+            list.push(json!({"name": "approve",
+                "description": "Answers a permission question (--permission-prompt-tool).",
+                "inputSchema": {"type": "object", "properties": {
+                    "tool_name": {"type": "string"}, "input": {"type": "object"},
+                    "tool_use_id": {"type": "string"}}, "required": ["tool_name", "input"]}}));
+        }
+        from_json(json!({"tools": tools}))
     }
 
     async fn call_tool(
@@ -98,6 +133,7 @@ impl ServerHandler for TestServer {
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         match request.name.as_ref() {
             "echo" => text_result(args["text"].as_str().unwrap_or_default()),
+            "approve" if self.permission_prompt => text_result(approve(&args).to_string()),
             "add" => {
                 let sum = args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0);
                 text_result(sum.to_string())

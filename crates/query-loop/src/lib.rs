@@ -62,9 +62,9 @@ pub use hooks::{
     run_stop_hooks,
 };
 pub use plug::{
-    AllowAll, Annotation, BeforeRequest, CanUseTool, CompactContext, CompactError, Compacted,
-    Compactor, ContextWarning, PermissionOutcome, PermissionPrompter, RequestMonitor, StopContext,
-    StopHookOutcome, StopHooks,
+    AllowAll, Annotation, BeforeRequest, CanUseTool, CheckedCall, CompactContext, CompactError,
+    Compacted, Compactor, ContextWarning, PermissionOutcome, PermissionPrompter, RequestMonitor,
+    StopContext, StopHookOutcome, StopHooks,
 };
 pub use query::{
     EndAfterTools, LoopState, PostSampling, QueryParams, QuerySource, RequestObserver,

@@ -18,6 +18,21 @@ use crate::request::RequestTemplate;
 use crate::transcript::CompactBoundary;
 use crate::transition::Transition;
 
+/// The call a [`CanUseTool`] check is about, on the check's context (one call's extension):
+/// a checker that hands the question elsewhere (`--permission-prompt-tool`) names the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedCall {
+    /// The `tool_use` id of the call.
+    pub tool_use_id: String,
+}
+
+impl tine_tools::ContextExtension for CheckedCall {
+    /// Never inherited: it names one call of one loop.
+    fn fork(&self) -> Option<Self> {
+        None
+    }
+}
+
 /// The answer to "may this call run?".
 #[derive(Debug, Clone, PartialEq)]
 pub enum PermissionOutcome {

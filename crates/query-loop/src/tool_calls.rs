@@ -186,7 +186,12 @@ async fn prepare_call<'a>(
         }
     }
     let checker = &params.can_use_tool;
-    let ctx = &params.tool_context;
+    let ctx = &params
+        .tool_context
+        .clone()
+        .with_call_ext(crate::plug::CheckedCall {
+            tool_use_id: call.id.clone(),
+        });
     let mut outcome = match hook_answer {
         // The hook skips the question; deny (and ask) rules still apply.
         Some((HookPermission::Allow, _)) => {

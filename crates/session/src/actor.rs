@@ -83,6 +83,8 @@ pub(crate) struct Actor {
     compactor: Arc<SessionCompactor>,
     /// Where custom slash commands are looked up.
     pub command_dirs: Vec<std::path::PathBuf>,
+    /// `--json-schema`: where the StructuredOutput tool leaves the answer.
+    structured: Option<crate::structured::StructuredSlot>,
 }
 
 impl Actor {
@@ -118,6 +120,7 @@ impl Actor {
             start_context: Vec::new(),
             compactor: assembled.compactor,
             command_dirs: assembled.command_dirs,
+            structured: assembled.structured,
         }
     }
 
@@ -233,16 +236,31 @@ impl Actor {
             turn: LoopTotals::new(),
             compactor: Arc::clone(&self.compactor),
         };
-        let turn = self
+        let mut turn = self
             .engine
             .submit_with_attachments(prompt, &attachments, |event| observer.on_event(event))
             .await;
+        // `--json-schema`: the turn is over once the structured answer is in.
+        let (structured, failure) = match self.structured.clone() {
+            Some(slot) => {
+                crate::structured::finish_turn(&mut self.engine, &slot, &mut turn, |event| {
+                    observer.on_event(event)
+                })
+                .await
+            }
+            None => (None, None),
+        };
         self.main_requests += u64::from(turn.num_turns);
         if let Some(last) = observer.turn.last_request_usage {
             self.last_usage = Some(last);
         }
-        let outcome = TurnOutcome::of(&turn.terminal);
-        self.end(id, outcome, Some(turn))
+        let outcome = match failure {
+            Some(message) => TurnOutcome::Failed { message },
+            None => TurnOutcome::of(&turn.terminal),
+        };
+        let mut end = self.end(id, outcome, Some(turn));
+        end.structured_output = structured;
+        end
     }
 
     /// The end of submission `id`, with the session's cost and denials so far.
@@ -258,6 +276,7 @@ impl Actor {
             result,
             cost: self.cost(),
             denials: self.engine.permission_denials().to_vec(),
+            structured_output: None,
         }
     }
 

@@ -28,8 +28,7 @@ use tine_permissions::{
 };
 use tine_query_loop::hooks::HookConfig;
 use tine_query_loop::{
-    BASE_SYSTEM_PROMPT, EngineConfig, EnvironmentFacts, GatherOptions, QueryEngine, SessionContext,
-    latest_session,
+    EngineConfig, EnvironmentFacts, GatherOptions, QueryEngine, SessionContext, latest_session,
 };
 use tine_tools::{Tool, ToolContext, ToolPool, WebFetchSummarizer};
 use tokio::sync::mpsc;
@@ -87,6 +86,8 @@ pub(crate) struct Assembled {
     pub cleared: bool,
     /// The compaction levels; their window is what the usage figure is shown against.
     pub compactor: Arc<SessionCompactor>,
+    /// `--json-schema`: where the StructuredOutput tool leaves the answer.
+    pub structured: Option<crate::structured::StructuredSlot>,
 }
 
 pub(crate) async fn assemble(
@@ -146,6 +147,7 @@ pub(crate) async fn assemble(
     if let Some(mode) = mode {
         permissions.mode = mode;
     }
+    crate::flags::add_directories(&mut permissions, &options.add_dirs, &cwd)?;
 
     let bash_sandbox = match options.sandbox {
         None => None,
@@ -198,14 +200,38 @@ pub(crate) async fn assemble(
     )
     .await;
     let agents = crate::agents::definitions(&cwd, &home, user_home.as_deref(), &mut notices);
+    // `--json-schema`: the StructuredOutput tool is in the array from the first request.
+    let structured = match &options.json_schema {
+        Some(schema) => {
+            crate::structured::check_schema(schema).map_err(StartError::Flag)?;
+            Some(crate::structured::StructuredSlot::default())
+        }
+        None => None,
+    };
+    let structured_tool =
+        options
+            .json_schema
+            .clone()
+            .zip(structured.clone())
+            .map(|(schema, slot)| {
+                Arc::new(crate::structured::StructuredOutputTool::new(schema, slot))
+                    as Arc<dyn Tool>
+            });
     let pool = ToolPool::assemble(
         tine_tools::builtin_tools()
             .into_iter()
-            .chain(crate::agents::tools(&agents)),
+            .chain(crate::agents::tools(&agents))
+            .chain(structured_tool),
         mcp_tools,
         |name| permissions.is_tool_denied(name),
     );
     let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
+    let prompt_tool = options
+        .permission_prompt_tool
+        .as_deref()
+        .map(|name| crate::prompt_tool::find(&tools, name))
+        .transpose()
+        .map_err(StartError::Flag)?;
     let mut tool_definitions: ToolArray = pool.definitions().clone();
     if let Some(sandbox) = &bash_sandbox {
         // Decided once at start: every request of the session sends the same tool array.
@@ -228,7 +254,15 @@ pub(crate) async fn assemble(
     let context = gather_context(&home, &cwd, &model, options.bare).await;
     // Rendered once: every request of the session sends these bytes. The system prompt depends
     // only on settings and version; the date and git status go in the first user message.
-    let rendered = context.render(BASE_SYSTEM_PROMPT, options.append_system_prompt.as_deref());
+    let rendered_user_context: Arc<str> = context.user_context().into();
+    let system_prompt: Arc<str> = crate::flags::system_prompt(
+        &context,
+        options.system_prompt.as_deref(),
+        options.append_system_prompt.as_deref(),
+        structured.is_some(),
+    )
+    .into();
+    let fallback_model = crate::flags::fallback_model(options.fallback_model.as_deref(), &model)?;
 
     // Auto memory: not with --bare (no background work), not when turned off.
     let memory_dir = if options.bare {
@@ -245,7 +279,10 @@ pub(crate) async fn assemble(
 
     // The session id comes first: the Stop hooks are told it and the transcript path.
     let (session_id, resuming) = match &options.resume {
-        Resume::New => (SessionId::new_random(), false),
+        Resume::New => (
+            crate::flags::new_session_id(options.session_id.as_ref(), &home, &cwd)?,
+            false,
+        ),
         Resume::Id(id) => (id.clone(), true),
         Resume::Latest => match latest_session(&home, &cwd).await? {
             Some(id) => (id, true),
@@ -316,8 +353,8 @@ pub(crate) async fn assemble(
     // The memory index joins the user context once, so every request keeps the same bytes
     // (and a resumed session replays them from its transcript).
     let user_context: Arc<str> = match &memory {
-        None => rendered.user_context,
-        Some(memory) => Arc::from(format!("{}\n\n{}", rendered.user_context, memory.context())),
+        None => rendered_user_context,
+        Some(memory) => Arc::from(format!("{rendered_user_context}\n\n{}", memory.context())),
     };
 
     // One tool context (cwd, file-state cache) for the session and its forks' parent. The
@@ -394,15 +431,22 @@ pub(crate) async fn assemble(
             bypass_disabled_by,
             events.clone(),
         )
-        .with_hooks(hooks.hooks()),
+        .with_hooks(hooks.hooks())
+        .with_prompt_tool(prompt_tool),
     );
 
     let config = EngineConfig {
-        client,
+        client: crate::main_client::MainThreadClient::wrap(
+            client,
+            &model,
+            fallback_model,
+            options.include_partial_messages,
+            events,
+        ),
         model: model.clone(),
         cwd: cwd.clone(),
         home: home.clone(),
-        system_prompt: rendered.system_prompt,
+        system_prompt,
         user_context: Some(user_context),
         tools,
         tool_definitions,
@@ -474,6 +518,7 @@ pub(crate) async fn assemble(
         command_dirs,
         cleared: options.cleared,
         compactor,
+        structured,
     })
 }
 

@@ -43,6 +43,10 @@ pub enum StartError {
     /// The sandbox decision refused (a required sandbox is unavailable, ...).
     #[error("{0}")]
     Sandbox(String),
+    /// A flag's value cannot be used (`--add-dir` of a missing directory, a `--session-id`
+    /// in use, a `--fallback-model` that is the main model, ...); the message names it.
+    #[error("{0}")]
+    Flag(String),
     #[error("no session to continue in {}: start one with `tine -p PROMPT`", cwd.display())]
     NoSessionToContinue { cwd: PathBuf },
     /// Finding the latest session failed.

@@ -67,6 +67,9 @@ pub enum SessionEvent {
     /// Verbose sessions only: a request read less of the cache than it should have; the text
     /// names the part of the key that changed.
     CacheBreak(String),
+    /// With [`crate::SessionOptions::include_partial_messages`] only: one raw server event of
+    /// a main-thread response, as it arrived (stream-json's `stream_event` lines).
+    StreamEvent(tine_api_client::StreamEvent),
 }
 
 /// How loud a notice is.
@@ -182,6 +185,10 @@ pub struct TurnEnd {
     pub cost: SessionCost,
     /// Every call refused in the session so far.
     pub denials: Vec<PermissionDenial>,
+    /// With a `--json-schema` ([`crate::SessionOptions::json_schema`]): the turn's final
+    /// answer, valid against the schema; `None` when the model never gave one (the turn then
+    /// failed) or the session has no schema.
+    pub structured_output: Option<Value>,
 }
 
 /// The query source of the main thread's requests in [`SessionCost`].

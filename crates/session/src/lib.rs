@@ -41,6 +41,11 @@
 //! - `magic`: Magic Docs wired in (the Read listener, the job, tracking rebuilt on resume).
 //! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
 //!   stopped at shutdown.
+//! - `flags`: start-up's checks of the flags that shape a session (`--system-prompt`,
+//!   `--add-dir`, `--session-id`, `--fallback-model`); `main_client`: the main thread's client
+//!   (the fallback model on overload, raw stream events for `--include-partial-messages`);
+//!   `structured`: `--json-schema`'s StructuredOutput tool; `prompt_tool`:
+//!   `--permission-prompt-tool`, an MCP tool answering headless asks.
 //! - [`commands`]: the slash commands the session answers; [`custom_commands`]: the
 //!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`.
 
@@ -53,13 +58,17 @@ pub mod commands;
 pub mod custom_commands;
 pub mod error;
 pub mod event;
+mod flags;
 mod handle;
 mod hooks;
 mod magic;
+mod main_client;
 mod mcp;
 pub mod options;
 mod permission;
 mod private_state;
+mod prompt_tool;
+mod structured;
 mod stuck;
 pub mod submission;
 
@@ -74,9 +83,11 @@ pub use event::{
 };
 pub use handle::{Session, SessionHandle};
 pub use hooks::SessionEndReason;
+pub use main_client::OVERLOADED_BEFORE_FALLBACK;
 pub use options::{
     Approvals, Resume, SandboxDecision, SandboxInputs, SandboxOutcome, SessionOptions,
 };
+pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};
 pub use submission::{PermissionAnswer, PermissionId, StuckId, Submission, SubmissionId};
 /// How a stuck model's question is answered ([`SessionHandle::answer_stuck`]).
 pub use tine_query_loop::StuckDecision;

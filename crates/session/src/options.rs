@@ -99,6 +99,29 @@ pub struct SessionOptions {
     pub max_turns: Option<u32>,
     /// `--append-system-prompt`.
     pub append_system_prompt: Option<String>,
+    /// `--system-prompt`: replaces tine's default system prompt (the appended text still
+    /// follows it). Rendered once: every request of the session sends the same bytes.
+    pub system_prompt: Option<String>,
+    /// `--add-dir`: more directories counted as the project (read and, as the mode allows,
+    /// written like it), besides the settings' `permissions.additionalDirectories`. Each must
+    /// be an existing directory; symbolic links are resolved.
+    pub add_dirs: Vec<PathBuf>,
+    /// `--session-id`: the id of a new session (a UUID no transcript of this directory uses).
+    /// Only with [`Resume::New`].
+    pub session_id: Option<SessionId>,
+    /// `--fallback-model`: when the main model stays overloaded, the turn goes on with this
+    /// one (the user is told). Must differ from the main model.
+    pub fallback_model: Option<String>,
+    /// `--json-schema`: every turn must end with a final answer valid against this schema,
+    /// given through the `StructuredOutput` tool; it comes back as
+    /// [`crate::TurnEnd::structured_output`].
+    pub json_schema: Option<serde_json::Value>,
+    /// `--include-partial-messages`: the main thread's raw stream events come as
+    /// [`crate::SessionEvent::StreamEvent`].
+    pub include_partial_messages: bool,
+    /// `--permission-prompt-tool mcp__SERVER__TOOL`: headless, an ask goes to this MCP tool
+    /// instead of becoming a denial.
+    pub permission_prompt_tool: Option<String>,
     /// The Bash sandbox, decided once settings are read; `None`: no sandbox.
     pub sandbox: Option<SandboxDecision>,
     pub approvals: Approvals,
@@ -138,6 +161,13 @@ impl SessionOptions {
             bare: false,
             max_turns: None,
             append_system_prompt: None,
+            system_prompt: None,
+            add_dirs: Vec::new(),
+            session_id: None,
+            fallback_model: None,
+            json_schema: None,
+            include_partial_messages: false,
+            permission_prompt_tool: None,
             sandbox: None,
             approvals: Approvals::Headless,
             persist: true,

@@ -53,6 +53,8 @@ pub(crate) struct Permissions {
     hooks: Option<Hooks>,
     /// Allow rules of the running turn only (a custom command's `allowed-tools`).
     turn_allow: Mutex<Vec<PermissionRule>>,
+    /// `--permission-prompt-tool`: headless, the MCP tool that answers asks.
+    prompt_tool: Option<Arc<dyn Tool>>,
 }
 
 impl Permissions {
@@ -74,7 +76,14 @@ impl Permissions {
             events,
             hooks: None,
             turn_allow: Mutex::new(Vec::new()),
+            prompt_tool: None,
         }
+    }
+
+    /// Headless asks go to `tool` (`--permission-prompt-tool`) instead of becoming denials.
+    pub(crate) fn with_prompt_tool(mut self, tool: Option<Arc<dyn Tool>>) -> Self {
+        self.prompt_tool = tool;
+        self
     }
 
     /// Whether a person answers (then a stuck model is asked about too).
@@ -187,9 +196,12 @@ impl Permissions {
                 message,
                 suggestions,
                 ..
-            } => match self.approvals {
-                Approvals::Headless => headless_denial(tool, &message, suggestions.first()),
-                Approvals::Interactive => {
+            } => match (self.approvals, &self.prompt_tool) {
+                (Approvals::Headless, Some(prompt_tool)) => {
+                    crate::prompt_tool::ask(prompt_tool.as_ref(), tool, input, ctx).await
+                }
+                (Approvals::Headless, None) => headless_denial(tool, &message, suggestions.first()),
+                (Approvals::Interactive, _) => {
                     let rule = suggestions.into_iter().next();
                     self.ask(tool, input, target, message, rule, ctx).await
                 }
@@ -245,6 +257,11 @@ impl Permissions {
             PermissionDecision::Ask { suggestions, .. } => suggestions,
             PermissionDecision::Allow { .. } => Vec::new(),
         };
+        if self.approvals == Approvals::Headless
+            && let Some(prompt_tool) = &self.prompt_tool
+        {
+            return crate::prompt_tool::ask(prompt_tool.as_ref(), tool, input, ctx).await;
+        }
         match self.approvals {
             // No rule can stand in for the person the hook wants.
             Approvals::Headless => PermissionOutcome::Deny {

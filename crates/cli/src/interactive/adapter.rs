@@ -150,6 +150,8 @@ impl Adapter {
                 tracing::info!(%text, "cache break");
                 Vec::new()
             }
+            // Only `-p --include-partial-messages` asks for these.
+            SessionEvent::StreamEvent(_) => Vec::new(),
         }
     }
 

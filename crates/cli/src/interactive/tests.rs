@@ -65,6 +65,7 @@ impl World {
             bare: true,
             max_turns: None,
             append_system_prompt: None,
+            flags: crate::flags::SessionFlags::default(),
             sandbox_flag: false,
             mcp_configs: Vec::new(),
             strict_mcp_config: false,

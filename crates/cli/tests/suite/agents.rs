@@ -321,6 +321,7 @@ async fn typed_agents_get_their_own_prompt_tools_and_model() {
     let project = Project::new();
     project.write(".tine/agents/reviewer.md", REVIEWER);
     let out = tine(&project, &server)
+        .env("IS_SANDBOX", "1")
         .args([
             "-p",
             "review it",

@@ -21,7 +21,7 @@ use super::{TINE, mock, tine};
 /// tine-mcp's stdio test server (`tine-mcp-test-server`). A workspace build makes it beside
 /// `tine` (tine-mcp's own tests need it); a build of this package alone does not, so it is
 /// built here once, into the same target directory.
-fn server_binary() -> &'static Path {
+pub(super) fn server_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
         let bin_dir = Path::new(TINE).parent().expect("tine's directory");

@@ -8,6 +8,7 @@ mod compaction_tui;
 mod doctor;
 mod dream;
 mod dream_contract;
+mod flags;
 mod headless;
 mod hooks;
 mod magic_docs;

@@ -170,6 +170,7 @@ async fn sandboxed_bash_cannot_write_outside_the_project() {
     );
     let server = bash_session(&command).await;
     let out = tine(&project, &server)
+        .env("IS_SANDBOX", "1")
         .args([
             "-p",
             "write",
@@ -207,6 +208,7 @@ async fn run_with_settings(
 ) -> (RunOutput, String) {
     let server = bash_session(command).await;
     let out = tine(project, &server)
+        .env("IS_SANDBOX", "1")
         .args(["-p", "go", "--permission-mode", "bypassPermissions"])
         .args(["--settings", settings])
         .run()
@@ -270,6 +272,7 @@ async fn project_settings_cannot_turn_the_sandbox_off() {
     let command = format!("echo x > {}/x.txt; echo done", outside.display());
     let server = bash_session(&command).await;
     let out = tine(&project, &server)
+        .env("IS_SANDBOX", "1")
         .args(["-p", "go", "--permission-mode", "bypassPermissions"])
         .run()
         .await;
@@ -317,7 +320,11 @@ async fn without_usable_landlock_tine_warns_and_runs_unsandboxed() {
             "bypassPermissions",
         ],
     );
-    let out = tine(&project, &server).args(&args).run().await;
+    let out = tine(&project, &server)
+        .env("IS_SANDBOX", "1")
+        .args(&args)
+        .run()
+        .await;
     out.assert_success();
     assert_fell_back(&out);
     assert!(
@@ -341,7 +348,11 @@ async fn without_usable_landlock_tine_warns_and_runs_unsandboxed() {
             "bypassPermissions",
         ],
     );
-    let out = tine(&project, &server).args(&args).run().await;
+    let out = tine(&project, &server)
+        .env("IS_SANDBOX", "1")
+        .args(&args)
+        .run()
+        .await;
     assert_eq!(out.code(), Some(1), "stderr: {}", out.stderr);
     assert!(
         out.stderr.contains("failIfUnavailable") && out.stderr.contains("unavailable"),
@@ -388,8 +399,12 @@ fn bash_descriptions(server: &MockServer) -> Vec<String> {
 async fn the_model_is_told_bash_is_sandboxed_in_the_same_bytes_every_request() {
     let project = Project::new_in(&scratch());
     let run = |server: &MockServer, sandbox: bool| {
-        let mut run =
-            tine(&project, server).args(["-p", "go", "--permission-mode", "bypassPermissions"]);
+        let mut run = tine(&project, server).env("IS_SANDBOX", "1").args([
+            "-p",
+            "go",
+            "--permission-mode",
+            "bypassPermissions",
+        ]);
         if sandbox {
             run = run.args(["--sandbox"]);
         }

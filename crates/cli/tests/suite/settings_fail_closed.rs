@@ -35,7 +35,11 @@ async fn run_bash(project: &Project, commands: &[String], extra: &[&str]) -> (Ru
         "bypassPermissions",
     ];
     args.extend_from_slice(extra);
-    let out = tine(project, &server).args(args).run().await;
+    let out = tine(project, &server)
+        .env("IS_SANDBOX", "1")
+        .args(args)
+        .run()
+        .await;
     let requests = server.requests().len();
     server.stop().await;
     (out, requests)
@@ -241,6 +245,7 @@ async fn managed_disable_bypass_mode_refuses_the_flag() {
     .unwrap();
     let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
     let out = tine(&project, &server)
+        .env("IS_SANDBOX", "1")
         .env("TINE_MANAGED_SETTINGS", &managed)
         .args(["-p", "hi", "--permission-mode", "bypassPermissions"])
         .run()

@@ -1,6 +1,7 @@
 //! The tests' stdio MCP server (see `tine_mcp::test_server`). Flags:
 //! `--marker FILE` writes FILE first (proof that it ran), `--delay-ms N` waits before serving,
-//! `--hang` never answers (not even `initialize`), `--no-resources`.
+//! `--hang` never answers (not even `initialize`), `--no-resources`, `--permission-prompt`
+//! (the `approve` tool).
 
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ async fn main() -> anyhow::Result<()> {
     let server = TestServer {
         exit_on_crash: true,
         resources: !args.iter().any(|a| a == "--no-resources"),
+        permission_prompt: args.iter().any(|a| a == "--permission-prompt"),
     };
     server
         .serve(rmcp::transport::stdio())

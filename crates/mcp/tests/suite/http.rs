@@ -14,6 +14,7 @@ async fn an_http_server_lists_calls_and_reads_resources() {
     let server = TestServer {
         exit_on_crash: false,
         resources: true,
+        permission_prompt: false,
     };
     let addr = serve_http(server, stop.clone())
         .await

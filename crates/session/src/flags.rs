@@ -1,0 +1,152 @@
+//! Start-up's part of the command-line flags that shape a session (Claude Code's): the system
+//! prompt (`--system-prompt` replacing tine's, `--append-system-prompt`), `--add-dir`,
+//! `--session-id` and `--fallback-model`. Each is checked before anything runs; a bad value is
+//! a [`StartError::Flag`] the user can act on.
+
+use std::path::{Path, PathBuf};
+
+use tine_config::{SessionId, transcript_path};
+use tine_permissions::PermissionContext;
+use tine_query_loop::{BASE_SYSTEM_PROMPT, SessionContext};
+
+use crate::error::StartError;
+
+/// The session's system prompt, rendered once (every request sends these bytes): tine's
+/// default with the model line, or `custom` as given; then `append`, then what a
+/// `--json-schema` session must know.
+pub(crate) fn system_prompt(
+    context: &SessionContext,
+    custom: Option<&str>,
+    append: Option<&str>,
+    structured: bool,
+) -> String {
+    let note = structured.then_some(crate::structured::SYSTEM_NOTE);
+    let append = match (append.map(str::trim).filter(|a| !a.is_empty()), note) {
+        (Some(append), Some(note)) => Some(format!("{append}\n\n{note}")),
+        (Some(append), None) => Some(append.to_owned()),
+        (None, note) => note.map(str::to_owned),
+    };
+    match custom {
+        None => context
+            .render(BASE_SYSTEM_PROMPT, append.as_deref())
+            .system_prompt
+            .to_string(),
+        Some(custom) => {
+            let mut out = custom.trim_end().to_owned();
+            if let Some(append) = append {
+                out.push_str("\n\n");
+                out.push_str(&append);
+            }
+            out
+        }
+    }
+}
+
+/// `--add-dir` directories join the project's (relative ones from `cwd`), each resolved
+/// through its links so the path resolver compares real paths.
+pub(crate) fn add_directories(
+    permissions: &mut PermissionContext,
+    dirs: &[PathBuf],
+    cwd: &Path,
+) -> Result<(), StartError> {
+    for dir in dirs {
+        let joined = if dir.is_absolute() {
+            dir.clone()
+        } else {
+            cwd.join(dir)
+        };
+        let real = std::fs::canonicalize(&joined).map_err(|error| {
+            StartError::Flag(format!(
+                "--add-dir {}: the directory cannot be used: {error}",
+                dir.display()
+            ))
+        })?;
+        if !real.is_dir() {
+            return Err(StartError::Flag(format!(
+                "--add-dir {}: {} is not a directory",
+                dir.display(),
+                real.display()
+            )));
+        }
+        if !permissions.additional_directories.contains(&real) {
+            permissions.additional_directories.push(real);
+        }
+    }
+    Ok(())
+}
+
+/// The id of a new session: `--session-id`'s when it names no transcript of this directory
+/// yet, else a fresh one.
+pub(crate) fn new_session_id(
+    requested: Option<&SessionId>,
+    home: &Path,
+    cwd: &Path,
+) -> Result<SessionId, StartError> {
+    let Some(id) = requested else {
+        return Ok(SessionId::new_random());
+    };
+    let path = transcript_path(home, cwd, id);
+    if path.exists() {
+        return Err(StartError::Flag(format!(
+            "--session-id {id}: that session id is already in use ({}); resume it with \
+             `tine -r {id}` or pick another id",
+            path.display()
+        )));
+    }
+    Ok(id.clone())
+}
+
+/// `--fallback-model` as a model id (aliases resolved), refused when it is the main model.
+pub(crate) fn fallback_model(
+    fallback: Option<&str>,
+    main: &str,
+) -> Result<Option<String>, StartError> {
+    let Some(fallback) = fallback.map(str::trim).filter(|f| !f.is_empty()) else {
+        return Ok(None);
+    };
+    let fallback = tine_api_client::resolve_model_alias(fallback);
+    if fallback == main {
+        return Err(StartError::Flag(format!(
+            "--fallback-model {fallback} is the main model: the fallback model cannot be the \
+             same as the main model; specify a different model for --fallback-model"
+        )));
+    }
+    Ok(Some(fallback))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fallback_must_differ_from_the_main_model() {
+        assert_eq!(
+            fallback_model(Some("haiku"), "claude-sonnet-4-6").unwrap(),
+            Some("claude-haiku-4-5".to_owned())
+        );
+        let error = fallback_model(Some("sonnet"), "claude-sonnet-4-6").unwrap_err();
+        assert!(error.to_string().contains("cannot be the same"), "{error}");
+        assert_eq!(fallback_model(None, "m").unwrap(), None);
+    }
+
+    #[test]
+    fn added_directories_must_exist_and_are_resolved() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, root.path().join("link")).unwrap();
+        std::fs::write(root.path().join("file"), "x").unwrap();
+        let mut permissions =
+            PermissionContext::new(tine_permissions::PermissionMode::Default, root.path());
+        add_directories(&mut permissions, &[PathBuf::from("link")], root.path()).unwrap();
+        assert_eq!(
+            permissions.additional_directories,
+            vec![std::fs::canonicalize(&real).unwrap()]
+        );
+        for bad in ["missing", "file"] {
+            let error =
+                add_directories(&mut permissions, &[PathBuf::from(bad)], root.path()).unwrap_err();
+            assert!(error.to_string().contains("--add-dir"), "{error}");
+        }
+    }
+}
