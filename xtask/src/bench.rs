@@ -63,6 +63,12 @@ pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "150k-token session compacted mid-turn: tokens before/after (<= 20%), summary's read of the parent's cached prefix (100%), its billed input vs unshared (<= 0.2x)",
     ),
     (
+        "speculation",
+        "tine-session",
+        "speculation",
+        "scripted typing session, 10 prompts needing a read, 8 drafts matching: hit rate, first-token time on/off, saved per hit (target >= one round trip)",
+    ),
+    (
         "tui",
         "tine-tui",
         "tui",

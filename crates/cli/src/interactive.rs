@@ -227,13 +227,16 @@ pub async fn start(launch: &Launch, resume: Resume) -> Result<Started> {
     ));
     let history_path = history::history_path(&launch.home);
     let bypass_available = !bypass_disabled(launch, &summary);
-    let app = App::new(AppConfig {
+    let mut app = App::new(AppConfig {
         model: summary.model.clone(),
         permission_mode: ui_mode(summary.permission_mode),
         bypass_available,
         custom_commands: custom_specs(&custom),
         history: history::load(&history_path, &summary.cwd),
     });
+    // The session's settings: the away card's idle gap, speculation while typing.
+    app.set_away_after(summary.away_after);
+    app.set_speculation(summary.speculation);
     let (ui_tx, ui_events) = mpsc::unbounded_channel();
     let mut driver = Driver {
         session: Some(running),

@@ -271,6 +271,8 @@ impl Front {
             SessionEvent::Request(request) => self.printer.request(&request),
             SessionEvent::CacheBreak(text) => eprintln!("[tine] cache break: {text}"),
             SessionEvent::StreamEvent(event) => self.printer.stream_event(&event),
+            // Only a front end with an idle clock asks for one.
+            SessionEvent::AwaySummary(_) => {}
             SessionEvent::CommandOutput(output) => self.printer.command_output(&output),
             // Headless sessions answer asks by their rules (and stop a stuck model); a blocked
             // prompt's reason is printed with its failed end (`command_result`); the rest is

@@ -53,6 +53,10 @@ pub(crate) enum Op {
     },
     /// The person has gone idle: start what background jobs put off.
     FlushIdle,
+    /// The person is back after an idle gap: summarize where the session stands.
+    AwaySummary,
+    /// The person paused typing this draft: speculate on it.
+    Speculate { draft: String },
 }
 
 pub(crate) struct Actor {
@@ -85,6 +89,10 @@ pub(crate) struct Actor {
     pub command_dirs: Vec<std::path::PathBuf>,
     /// `--json-schema`: where the StructuredOutput tool leaves the answer.
     structured: Option<crate::structured::StructuredSlot>,
+    /// The away summary, when on.
+    away: Option<crate::away::AwaySummarizer>,
+    /// Speculation, when on.
+    pub(crate) speculator: Option<crate::speculation::Speculator>,
 }
 
 impl Actor {
@@ -121,6 +129,8 @@ impl Actor {
             compactor: assembled.compactor,
             command_dirs: assembled.command_dirs,
             structured: assembled.structured,
+            away: assembled.away,
+            speculator: assembled.speculator,
         }
     }
 
@@ -151,6 +161,17 @@ impl Actor {
             };
             match op {
                 Some(Op::Submit { id, submission }) => self.run_submission(id, submission).await,
+                Some(Op::AwaySummary) => crate::away::start(
+                    self.away.as_ref(),
+                    self.engine.messages(),
+                    &self.events,
+                    &self.shared.token,
+                ),
+                Some(Op::Speculate { draft }) => {
+                    if let Some(speculator) = &mut self.speculator {
+                        speculator.start(draft, self.pipeline.slot().get());
+                    }
+                }
                 Some(Op::FlushIdle) => {
                     let started = self.pipeline.flush();
                     tracing::debug!(started, "idle: deferred background work started");
@@ -228,6 +249,11 @@ impl Actor {
         let mut attachments = std::mem::take(&mut self.start_context);
         attachments.extend(hook_context);
         attachments.extend(recalled);
+        if let Some(speculator) = &mut self.speculator
+            && let Some(speculated) = speculator.take(prompt, &token).await
+        {
+            attachments.push(speculated);
+        }
         self.pipeline.slot().clear();
         let mut observer = TurnObserver {
             events: self.events.clone(),

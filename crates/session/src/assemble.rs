@@ -62,6 +62,10 @@ pub struct SessionSummary {
     pub resumed: bool,
     /// Whether auto memory is on.
     pub memory: bool,
+    /// After how long idle a returning person gets an away summary (`None`: off).
+    pub away_after: Option<std::time::Duration>,
+    /// Whether the front end should hand drafts over for speculation.
+    pub speculation: bool,
 }
 
 /// Everything the session's task owns.
@@ -88,6 +92,10 @@ pub(crate) struct Assembled {
     pub compactor: Arc<SessionCompactor>,
     /// `--json-schema`: where the StructuredOutput tool leaves the answer.
     pub structured: Option<crate::structured::StructuredSlot>,
+    /// The away summary, when on.
+    pub away: Option<crate::away::AwaySummarizer>,
+    /// Speculation, when on.
+    pub speculator: Option<crate::speculation::Speculator>,
 }
 
 pub(crate) async fn assemble(
@@ -367,6 +375,7 @@ pub(crate) async fn assemble(
             .filter(|m| !m.trim().is_empty())
             .unwrap_or_else(|| DEFAULT_SMALL_FAST_MODEL.to_owned())
     });
+    let away = crate::away::configure(&loaded, bare, &client, &small_model, &ledger, &mut notices);
     let mut tool_context = ToolContext::new(&cwd)
         .with_cancellation(session_token.clone())
         .with_ext(WebFetchSummarizer(Arc::new(
@@ -391,6 +400,8 @@ pub(crate) async fn assemble(
     .with_ledger(ledger.clone());
     parent.content_replacements = Arc::clone(&replacements);
     let parent = Arc::new(parent);
+    let speculator = (!bare && crate::speculation::enabled(&loaded))
+        .then(|| crate::speculation::Speculator::new(Arc::clone(&parent), &permissions));
     let (background_tx, background) = mpsc::unbounded_channel();
     let mut pipeline =
         StopHookPipeline::new(Arc::clone(&parent), CacheSafeSlot::new()).with_events(background_tx);
@@ -502,6 +513,8 @@ pub(crate) async fn assemble(
         transcript_path: engine.transcript_path().clone(),
         resumed: resuming,
         memory: memory.is_some(),
+        away_after: away.as_ref().map(|(_, idle)| *idle),
+        speculation: speculator.is_some(),
     };
     Ok(Assembled {
         engine,
@@ -519,6 +532,8 @@ pub(crate) async fn assemble(
         cleared: options.cleared,
         compactor,
         structured,
+        away: away.map(|(summarizer, _)| summarizer),
+        speculator,
     })
 }
 

@@ -70,6 +70,9 @@ pub enum SessionEvent {
     /// With [`crate::SessionOptions::include_partial_messages`] only: one raw server event of
     /// a main-thread response, as it arrived (stream-json's `stream_event` lines).
     StreamEvent(tine_api_client::StreamEvent),
+    /// What was being done and what comes next, for the person back after an idle gap (the
+    /// answer to `SessionHandle::away_summary`; 1-3 sentences from the small fast model).
+    AwaySummary(String),
 }
 
 /// How loud a notice is.

@@ -183,6 +183,21 @@ impl SessionHandle {
         let _ = self.ops.send(Op::FlushIdle);
     }
 
+    /// The person is back after an idle gap: a [`crate::SessionEvent::AwaySummary`] follows
+    /// (after the running turn, if any) unless the away summary is off or there is nothing to
+    /// summarize. The request runs beside the session's work, never blocking a turn.
+    pub fn away_summary(&self) {
+        let _ = self.ops.send(Op::AwaySummary);
+    }
+
+    /// The person paused typing `draft`: when speculation is on, the read-only tools it
+    /// needs run now, and their results go with the prompt if it is submitted as drafted.
+    pub fn speculate(&self, draft: impl Into<String>) {
+        let _ = self.ops.send(Op::Speculate {
+            draft: draft.into(),
+        });
+    }
+
     /// The main thread's background shells (Bash `run_in_background`): a front end lists
     /// them and waits for their ends (`BackgroundTasks::list`, `wait`). `None` for a session
     /// without a tool context.

@@ -38,6 +38,8 @@
 //! - `agents`: sub-agents: typed agents' definitions, the Agent and task tools, the spawner
 //!   and task registry on the tool context.
 //! - `stuck`: a stuck model asked about (interactive sessions).
+//! - [`away`]: the away summary, for a person back after an idle gap.
+//! - [`speculation`]: read-only tools pre-run on the draft the person is typing.
 //! - `magic`: Magic Docs wired in (the Read listener, the job, tracking rebuilt on resume).
 //! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
 //!   stopped at shutdown.
@@ -54,6 +56,7 @@
 mod actor;
 mod agents;
 mod assemble;
+pub mod away;
 pub mod commands;
 pub mod custom_commands;
 pub mod error;
@@ -68,6 +71,7 @@ pub mod options;
 mod permission;
 mod private_state;
 mod prompt_tool;
+pub mod speculation;
 mod structured;
 mod stuck;
 pub mod submission;

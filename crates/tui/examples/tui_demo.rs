@@ -97,6 +97,8 @@ async fn fake_session(
                 let _ = ui.send(UiEvent::PermissionModeChanged(to));
             }
             UiCommand::Exit => break,
+            // The demo turns neither on.
+            UiCommand::AwaySummary | UiCommand::Speculate(_) => {}
         }
     }
 }

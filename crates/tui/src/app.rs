@@ -100,6 +100,8 @@ pub struct App {
     open_text: Option<usize>,
     open_thinking: Option<usize>,
     tools: HashMap<String, usize>,
+    pub(crate) away: crate::away::AwayState,
+    pub(crate) speculation: crate::speculation::SpeculationState,
 }
 
 impl App {
@@ -138,6 +140,8 @@ impl App {
             open_text: None,
             open_thinking: None,
             tools: HashMap::new(),
+            away: Default::default(),
+            speculation: Default::default(),
         }
     }
 
@@ -189,6 +193,10 @@ impl App {
     /// runs, the end of the Ctrl+C window. `None` when idle: no timer at all.
     pub fn next_wakeup(&self) -> Option<Instant> {
         let hint = self.ctrl_c_at.map(|t| t + CTRL_C_WINDOW);
+        let hint = match (hint, self.speculation_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         match (self.spinner_next.filter(|_| self.turn.is_some()), hint) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -323,7 +331,11 @@ impl App {
                 }
                 self.retry = Some(message);
             }
-            UiEvent::TurnEnded { reason } => return self.end_turn(reason),
+            UiEvent::TurnEnded { reason } => {
+                self.note_turn_end(Instant::now());
+                return self.end_turn(reason);
+            }
+            UiEvent::AwaySummary(text) => self.show_away_summary(&text),
             // Background work reports at any time, also while a reply streams: the reply goes
             // on in its own entry above the notice rather than being cut in two.
             UiEvent::Notice { level, text } => {

@@ -67,6 +67,9 @@ pub enum UiEvent {
     UserMessage(String),
     /// The conversation was reset (`/clear` done, or `/resume` about to replay another one).
     Cleared,
+    /// What was being done and what comes next, for the person back after an idle gap: the
+    /// away card (the answer to [`UiCommand::AwaySummary`]).
+    AwaySummary(String),
 }
 
 /// How a turn ended (`Terminal` of query-loop, in three kinds a person distinguishes).
@@ -272,6 +275,10 @@ pub enum UiCommand {
     CyclePermissionMode { to: PermissionMode },
     /// Leave (`/exit`, Ctrl-D on an empty prompt, Ctrl-C twice).
     Exit,
+    /// The person is back after an idle gap: summarize where things stand.
+    AwaySummary,
+    /// Typing paused on this draft: pre-run the read-only tools it will need.
+    Speculate(String),
 }
 
 /// The person's answer to a permission request.

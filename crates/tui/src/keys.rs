@@ -25,6 +25,14 @@ const WHEEL_ROWS: usize = 3;
 impl App {
     /// One terminal event.
     pub fn handle_terminal_event(&mut self, event: Event) -> Vec<UiCommand> {
+        let now = Instant::now();
+        let mut commands = self.note_presence(&event, now);
+        commands.extend(self.handle_terminal_event_inner(event));
+        self.note_draft(now);
+        commands
+    }
+
+    fn handle_terminal_event_inner(&mut self, event: Event) -> Vec<UiCommand> {
         match event {
             Event::Key(key) => self.handle_key(key),
             Event::Paste(text) => {

@@ -17,12 +17,15 @@
 //! - [`input`]: the prompt box's editor, history and pastes.
 //! - [`slash`]: slash commands and their completion.
 //! - [`permission`]: the permission dialog and its queue.
+//! - [`away`], [`speculation`]: the away card after an idle gap; drafts handed to the session
+//!   for speculation while typing pauses.
 //! - [`wrap`], [`theme`]: word wrapping with hanging prefixes; colours.
 //! - [`run`](mod@run), [`terminal`]: the terminal loop (raw mode, alternate screen, frame pacing) and
 //!   restoring the terminal on exit and on panic; [`frame_times`]: what each frame cost.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
+pub mod away;
 pub mod diff;
 pub mod entry;
 pub mod event;
@@ -34,6 +37,7 @@ pub mod markdown;
 pub mod permission;
 pub mod run;
 pub mod slash;
+pub mod speculation;
 pub mod stream;
 pub mod terminal;
 pub mod theme;

@@ -204,6 +204,7 @@ where
             () = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {
                 stats.wakeups += 1;
                 app.tick(Instant::now());
+                send(commands, app.due_commands(Instant::now()));
             }
         }
     };

@@ -73,6 +73,8 @@ impl App {
             Vec::new()
         };
         let tasks_h = if self.tasks_open { tasks.len() + 2 } else { 0 };
+        let away = self.away_rows(width);
+        let away_h = if away.is_empty() { 0 } else { away.len() + 2 };
         let spinner_h = if self.turn.is_some() { 2 } else { 0 };
 
         // Bottom up; the transcript gets what is left.
@@ -91,6 +93,7 @@ impl App {
         let dialog_area = take(dialog_h);
         let help_area = take(help_h);
         let tasks_area = take(tasks_h);
+        let away_area = take(away_h);
         let spinner_area = take(spinner_h);
         let transcript_area = Rect::new(area.x, area.y, width, bottom.saturating_sub(area.y));
 
@@ -108,6 +111,7 @@ impl App {
             &tasks,
         );
         draw_panel(help_area, buf, " Help (esc to close) ", &help);
+        draw_panel(away_area, buf, " While you were away ", &away);
         let mut cursor = None;
         if dialog_open {
             cursor = self.dialog.render(dialog_area, buf);

@@ -152,6 +152,7 @@ impl Adapter {
             }
             // Only `-p --include-partial-messages` asks for these.
             SessionEvent::StreamEvent(_) => Vec::new(),
+            SessionEvent::AwaySummary(text) => vec![UiEvent::AwaySummary(text)],
         }
     }
 

@@ -273,6 +273,8 @@ impl Driver {
             }
             // The run loop ends on it before it gets here.
             UiCommand::Exit => {}
+            UiCommand::AwaySummary => handle.away_summary(),
+            UiCommand::Speculate(draft) => handle.speculate(draft),
         }
     }
 

@@ -1,11 +1,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agents;
+mod away;
 mod fork_prefix;
 mod hooks;
 mod idle;
 mod interrupt;
 mod permissions;
+mod speculation;
 mod stuck;
 mod support;
 mod turns;

@@ -1,4 +1,5 @@
 mod app_states;
+mod background_ui;
 mod event_loop;
 mod snapshots;
 mod support;
