@@ -13,6 +13,7 @@
 
 pub mod adapter;
 pub mod driver;
+pub mod elicitation;
 pub mod history;
 pub mod local;
 pub mod replay;

@@ -283,6 +283,8 @@ impl Front {
             | SessionEvent::ToolInput { .. }
             | SessionEvent::PermissionRequest(_)
             | SessionEvent::StuckModel(_)
+            | SessionEvent::Elicitation(_)
+            | SessionEvent::ElicitationWithdrawn { .. }
             | SessionEvent::PermissionWithdrawn { .. }
             | SessionEvent::Usage(_)
             | SessionEvent::PermissionModeChanged(_) => {}

@@ -196,6 +196,8 @@ pub(crate) async fn assemble(
     let permission_mode = permissions.mode;
 
     let (mcp, mcp_tools) = crate::mcp::start(
+        options.approvals == crate::options::Approvals::Interactive,
+        session_token,
         &options.mcp_configs,
         options.strict_mcp_config || options.bare,
         &cwd,

@@ -49,6 +49,15 @@ pub enum SessionEvent {
     /// [`crate::Approvals::Interactive`] (headless sessions stop the turn); the question ends
     /// with its turn (an interruption stops it).
     StuckModel(StuckQuestion),
+    /// An MCP server asks the person something while one of its tools runs: answer with
+    /// [`crate::SessionHandle::answer_elicitation`]. Only with [`crate::Approvals::Interactive`]
+    /// (headless sessions decline without asking).
+    Elicitation(crate::elicitation::ElicitationQuestion),
+    /// An open elicitation was withdrawn (its turn was interrupted, the session ended): take
+    /// it off the screen; the server read "cancel".
+    ElicitationWithdrawn {
+        id: crate::elicitation::ElicitationId,
+    },
     /// What a slash command answered.
     CommandOutput(CommandOutput),
     /// A UserPromptSubmit hook refused the submission's prompt: it was not sent (no request

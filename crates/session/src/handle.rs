@@ -55,6 +55,7 @@ impl Session {
             permissions: Arc::clone(&assembled.permissions),
             stuck: Arc::default(),
             closing: AtomicBool::new(false),
+            elicitations: assembled.mcp.as_ref().and_then(|m| m.elicitations.clone()),
         });
         // A person decides whether a stuck model goes on; headless, the turn stops.
         if assembled.permissions.is_interactive() {
@@ -111,6 +112,8 @@ pub(crate) struct Shared {
     pub tasks: tine_fork_runtime::TaskRegistry,
     /// How long a front end waits for background work at its end.
     pub drain_grace: std::time::Duration,
+    /// MCP servers' open questions to the person (interactive sessions with servers).
+    pub elicitations: Option<Arc<crate::elicitation::Elicitations>>,
 }
 
 impl Shared {
@@ -164,6 +167,23 @@ impl SessionHandle {
             token.cancel();
         } else if let Some((_, token)) = turns.queued.front() {
             token.cancel();
+        }
+        // An MCP server's question belongs to the call being interrupted.
+        if let Some(elicitations) = &self.shared.elicitations {
+            elicitations.withdraw_all();
+        }
+    }
+
+    /// Answers a [`crate::ElicitationQuestion`]: the server that asked reads it at once
+    /// (`Accept` with the form's values, `Decline`, or `Cancel`).
+    pub fn answer_elicitation(
+        &self,
+        id: crate::ElicitationId,
+        answer: crate::ElicitationAnswer,
+    ) -> Result<(), crate::ElicitationAnswerError> {
+        match &self.shared.elicitations {
+            Some(elicitations) => elicitations.answer(id, answer),
+            None => Err(crate::ElicitationAnswerError(id)),
         }
     }
 

@@ -41,6 +41,8 @@
 //! - [`away`]: the away summary, for a person back after an idle gap.
 //! - [`speculation`]: read-only tools pre-run on the draft the person is typing.
 //! - `magic`: Magic Docs wired in (the Read listener, the job, tracking rebuilt on resume).
+//! - `elicitation`: an MCP server's question to the person (interactive sessions; declined
+//!   headless).
 //! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
 //!   stopped at shutdown.
 //! - `flags`: start-up's checks of the flags that shape a session (`--system-prompt`,
@@ -59,6 +61,7 @@ mod assemble;
 pub mod away;
 pub mod commands;
 pub mod custom_commands;
+mod elicitation;
 pub mod error;
 pub mod event;
 mod flags;
@@ -80,6 +83,7 @@ pub use assemble::{
     DEFAULT_MODEL, SessionSummary, gather_context, model_from, settings_paths, user_home_from_env,
 };
 pub use commands::{COMMANDS, CommandSpec};
+pub use elicitation::{ElicitationAnswerError, ElicitationId, ElicitationQuestion};
 pub use error::{AnswerError, ModeError, SessionClosed, StartError, StuckAnswerError};
 pub use event::{
     CommandOutput, MAIN_SOURCE, Notice, NoticeLevel, PermissionRequest, RequestSummary,
@@ -93,5 +97,7 @@ pub use options::{
 };
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};
 pub use submission::{PermissionAnswer, PermissionId, StuckId, Submission, SubmissionId};
+/// A person's answer to an [`ElicitationQuestion`] ([`SessionHandle::answer_elicitation`]).
+pub use tine_mcp::ElicitationAnswer;
 /// How a stuck model's question is answered ([`SessionHandle::answer_stuck`]).
 pub use tine_query_loop::StuckDecision;

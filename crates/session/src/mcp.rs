@@ -18,6 +18,9 @@ use tine_permissions::{PermissionContext, PermissionRule, RuleBehavior, RuleSour
 use tine_tools::Tool;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::elicitation::{ElicitationAsker, Elicitations};
 
 use crate::event::{Notice, SessionEvent};
 
@@ -25,6 +28,8 @@ use crate::event::{Notice, SessionEvent};
 pub(crate) struct SessionMcp {
     pub manager: McpManager,
     reporter: JoinHandle<()>,
+    /// The servers' open questions to the person (interactive sessions only).
+    pub elicitations: Option<Arc<Elicitations>>,
 }
 
 impl SessionMcp {
@@ -40,9 +45,13 @@ impl SessionMcp {
 /// (sorted by name; the pool puts them after the built-ins), the start-up warnings joining
 /// `notices`; reading what oversized results were saved to is allowed from then on. `strict`
 /// (`--strict-mcp-config`, and `--bare`) starts only the `configs` (`--mcp-config`) servers. No server configured:
-/// nothing runs and `None` comes back.
+/// nothing runs and `None` comes back. `interactive` (a person answers): the servers'
+/// elicitations are asked through [`SessionEvent::Elicitation`] until `session` ends; else
+/// they are declined.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn start(
+    interactive: bool,
+    session: &CancellationToken,
     configs: &[String],
     strict: bool,
     cwd: &Path,
@@ -62,13 +71,28 @@ pub(crate) async fn start(
     if config.servers.is_empty() && config.errors.is_empty() {
         return (None, Vec::new());
     }
-    let mcp_options = McpOptions::from_env(home);
+    let mut mcp_options = McpOptions::from_env(home);
+    let elicitations = interactive.then(|| Arc::new(Elicitations::default()));
+    if let Some(questions) = &elicitations {
+        mcp_options.elicitation = Some(Arc::new(ElicitationAsker {
+            questions: Arc::clone(questions),
+            events: events.clone(),
+            session: session.clone(),
+        }));
+    }
     let (manager, tools, warnings) =
         McpManager::start_with_config(config, &sources, loaded, mcp_options).await;
     notices.extend(warnings.iter().map(|w| Notice::warning(w.to_string())));
     allow_reading_saved_output(permissions, home);
     let reporter = tokio::spawn(report_exits(manager.subscribe(), events.clone()));
-    (Some(SessionMcp { manager, reporter }), tools)
+    (
+        Some(SessionMcp {
+            manager,
+            reporter,
+            elicitations,
+        }),
+        tools,
+    )
 }
 
 /// Reads of what oversized MCP results were saved to (`TINE_HOME/mcp-output`, outside the

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::elicitation::ElicitationDialog;
 use crate::entry::Entry;
 use crate::event::{PermissionMode, TaskView, TurnEndReason, UiCommand, UiEvent, UsageView};
 use crate::input::PromptInput;
@@ -79,6 +80,8 @@ pub struct App {
     pub(crate) input: PromptInput,
     pub(crate) completion: Completion,
     pub(crate) dialog: PermissionDialog,
+    /// An MCP server's questions (drawn over the bottom of the screen, keys go to it first).
+    pub(crate) elicitation: ElicitationDialog,
     pub(crate) help_open: bool,
     pub(crate) tasks_open: bool,
     pub(crate) tasks: Vec<TaskView>,
@@ -119,6 +122,7 @@ impl App {
             input: PromptInput::new(config.history),
             completion: Completion::default(),
             dialog: PermissionDialog::default(),
+            elicitation: ElicitationDialog::default(),
             help_open: false,
             tasks_open: false,
             tasks: Vec::new(),
@@ -320,6 +324,8 @@ impl App {
             },
             UiEvent::PermissionRequest(request) => self.dialog.push(request),
             UiEvent::StuckModel(question) => self.dialog.push_stuck(question),
+            UiEvent::Elicitation(request) => self.elicitation.push(request),
+            UiEvent::ElicitationWithdrawn { id } => self.elicitation.withdraw(&id),
             UiEvent::Retry {
                 message,
                 discard_partial,
@@ -459,6 +465,7 @@ impl App {
         self.interrupt_running_tools();
         self.transcript.push(Entry::Interrupted);
         self.dialog.clear();
+        self.elicitation.clear();
         self.retry = None;
         // Queued prompts come back to the box, to be edited or sent again (as Claude Code).
         if !self.queue.is_empty() {

@@ -43,6 +43,10 @@ pub enum UiEvent {
     /// The model is stuck (the same call failing the same way again and again): asked in the
     /// dialog's queue whether it goes on. The question ends with its turn.
     StuckModel(StuckQuestion),
+    /// An MCP server asks the person something (elicitation): a dialog of its own.
+    Elicitation(crate::elicitation::ElicitationRequest),
+    /// The session withdrew an elicitation (its turn was interrupted): take it off.
+    ElicitationWithdrawn { id: String },
     /// The request failed and is retried (`RetryNotice`, shown beside the spinner). With
     /// `discard_partial`, what streamed of the current reply is void and is taken off screen.
     Retry {
@@ -271,6 +275,11 @@ pub enum UiCommand {
     },
     /// The answer to a [`StuckQuestion`]: let the model go on, or stop the turn.
     AnswerStuck { id: String, keep_going: bool },
+    /// The answer to an [`crate::elicitation::ElicitationRequest`].
+    AnswerElicitation {
+        id: String,
+        reply: crate::elicitation::ElicitationReply,
+    },
     /// Shift+Tab: the mode the person cycled to (shown at once; the session applies it).
     CyclePermissionMode { to: PermissionMode },
     /// Leave (`/exit`, Ctrl-D on an empty prompt, Ctrl-C twice).

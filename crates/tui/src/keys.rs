@@ -54,7 +54,9 @@ impl App {
     /// A bracketed paste.
     pub fn handle_paste(&mut self, text: &str) {
         self.dirty = true;
-        if let Some(feedback) = self.dialog.feedback_mut() {
+        if self.elicitation.is_open() {
+            self.elicitation.paste(text);
+        } else if let Some(feedback) = self.dialog.feedback_mut() {
             feedback.push_str(&text.replace(['\r', '\n'], " "));
         } else if !self.dialog.is_open() {
             self.input.paste(text);
@@ -91,6 +93,9 @@ impl App {
         if key.code == KeyCode::Char('z') && ctrl {
             self.suspend = true;
             return Vec::new();
+        }
+        if self.elicitation.is_open() {
+            return self.elicitation.key(key);
         }
         if self.dialog.is_open() {
             return self.dialog_key(key);

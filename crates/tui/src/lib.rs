@@ -16,7 +16,8 @@
 //! - [`diff`]: Edit/Write results as coloured diffs.
 //! - [`input`]: the prompt box's editor, history and pastes.
 //! - [`slash`]: slash commands and their completion.
-//! - [`permission`]: the permission dialog and its queue.
+//! - [`permission`]: the permission dialog and its queue; [`elicitation`]: an MCP server's
+//!   question (its form) and its queue.
 //! - [`away`], [`speculation`]: the away card after an idle gap; drafts handed to the session
 //!   for speculation while typing pauses.
 //! - [`wrap`], [`theme`]: word wrapping with hanging prefixes; colours.
@@ -27,6 +28,7 @@
 pub mod app;
 pub mod away;
 pub mod diff;
+pub mod elicitation;
 pub mod entry;
 pub mod event;
 pub mod frame_times;
@@ -47,6 +49,9 @@ pub mod view;
 pub mod wrap;
 
 pub use app::{App, AppConfig, Queued};
+pub use elicitation::{
+    ElicitationField, ElicitationReply, ElicitationRequest, FieldKind, FieldValue,
+};
 pub use event::{
     DiffSource, NoticeLevel, PermissionAnswer, PermissionMode, PermissionRequest, StuckQuestion,
     TaskKind, TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView, ToolResultView,

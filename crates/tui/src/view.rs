@@ -122,6 +122,9 @@ impl App {
         draw_rows(completion_area, buf, &completion);
         let status = self.status_line(width);
         draw_rows(status_area, buf, &[status]);
+        if self.elicitation.is_open() {
+            cursor = self.elicitation.render_over(area, buf);
+        }
         cursor
     }
 

@@ -110,6 +110,12 @@ impl Adapter {
                     repeats: question.repeats,
                 })]
             }
+            SessionEvent::Elicitation(question) => {
+                vec![UiEvent::Elicitation(super::elicitation::request(question))]
+            }
+            SessionEvent::ElicitationWithdrawn { id } => vec![UiEvent::ElicitationWithdrawn {
+                id: id.0.to_string(),
+            }],
             // The UI drops a turn's requests itself when it interrupts; a withdrawal it did not
             // cause (shutdown) ends with the turn.
             SessionEvent::PermissionWithdrawn { id: _ } => Vec::new(),

@@ -14,9 +14,9 @@ use tine_config::SessionId;
 use tine_query_loop::{QueryEvent, load_session};
 use tine_session::custom_commands::CustomCommand;
 use tine_session::{
-    PermissionAnswer as SessionAnswer, PermissionId, Resume, Session, SessionEndReason,
-    SessionEvent, SessionHandle, SessionOptions, SessionSummary, StuckDecision, StuckId,
-    Submission,
+    ElicitationId, PermissionAnswer as SessionAnswer, PermissionId, Resume, Session,
+    SessionEndReason, SessionEvent, SessionHandle, SessionOptions, SessionSummary, StuckDecision,
+    StuckId, Submission,
 };
 use tine_tools::{TaskStatus as ShellStatus, ToolDisplay};
 use tine_tui::{
@@ -262,6 +262,17 @@ impl Driver {
                 if let Err(error) = handle.answer_stuck(StuckId(number), decision) {
                     // Its turn ended meanwhile: nothing waits for it.
                     tracing::debug!(%error, "stuck answer not taken");
+                }
+            }
+            UiCommand::AnswerElicitation { id, reply } => {
+                let Ok(number) = id.parse::<u64>() else {
+                    self.notice(NoticeLevel::Error, format!("no MCP question {id}"));
+                    return;
+                };
+                let answer = super::elicitation::answer(reply);
+                if let Err(error) = handle.answer_elicitation(ElicitationId(number), answer) {
+                    // Withdrawn meanwhile (the turn ended, the server gave up).
+                    tracing::debug!(%error, "elicitation answer not taken");
                 }
             }
             UiCommand::CyclePermissionMode { to } => {

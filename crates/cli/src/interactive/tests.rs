@@ -23,6 +23,9 @@ use tokio_util::sync::CancellationToken;
 use super::driver::Ended;
 use super::{Launch, Started, start};
 
+#[path = "elicitation_tests.rs"]
+mod elicitation;
+
 const WAIT: Duration = Duration::from_secs(30);
 
 struct World {

@@ -653,3 +653,23 @@ async fn slash_mcp_restart_brings_a_crashed_server_back_for_the_same_tools() {
         assert_eq!(body["tools"].to_string(), bodies[0]["tools"].to_string());
     }
 }
+
+/// Headless, nobody can answer a server's question: tine does not advertise elicitation and
+/// declines, and the tool's answer says so (the run neither hangs nor fails).
+#[tokio::test]
+async fn an_elicitation_is_declined_headless() {
+    let server = mock(calling("mcp__srv__ask", json!({}))).await;
+    let project = Project::new();
+    let out = with_mcp(
+        &project,
+        &server,
+        &config(&[("srv", marked(&project, "srv", &["--no-resources"]))]),
+    )
+    .args(["--allowedTools", "mcp__srv", "-p", "ask"])
+    .run()
+    .await;
+    out.assert_success();
+    let bodies = request_bodies(&server);
+    let results = last_tool_results(bodies.last().expect("a request"));
+    assert!(results.contains("decline:"), "{results}");
+}
