@@ -308,6 +308,14 @@ impl QueryEngine {
         self.config.model = model.into();
     }
 
+    /// The tools and the tool array of the requests from now on. The array is part of the
+    /// prompt-cache key: only an explicit user action changes it (`/mcp restart` of a server
+    /// whose tools were missing or changed), and the next request writes the cache again.
+    pub fn set_tools(&mut self, tools: Arc<[Arc<dyn Tool>]>, definitions: ToolArray) {
+        self.config.tools = tools;
+        self.config.tool_definitions = definitions;
+    }
+
     /// The fixed part of every request of this session.
     pub fn request_template(&self) -> RequestTemplate {
         RequestTemplate {

@@ -124,7 +124,7 @@ pub(crate) async fn run(
             )
         }
         "compact" => compact(actor, args.trim(), &token).await,
-        "mcp" => crate::mcp::command(actor.mcp.as_ref(), args).await,
+        "mcp" => crate::mcp::command(actor, args).await,
         _ => return custom_or_text(actor, id, name, args, token).await,
     };
     actor.emit(SessionEvent::CommandOutput(CommandOutput {

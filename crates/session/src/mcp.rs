@@ -1,7 +1,8 @@
 //! The session's MCP servers (tine-mcp): started once during assembly, in parallel, each within
 //! `TINE_MCP_TIMEOUT`, so a server that never answers delays the start by at most that long;
 //! their tools join the tool pool after the built-ins, fixed for the session (a server that
-//! connects later, or reconnects with other tools, would change the prompt-cache key). What
+//! connects later would change the prompt-cache key), except when the person restarts a
+//! server with `/mcp restart` and its tools differ: then the array changes once. What
 //! went wrong is said as notices: a bad configuration, a server that failed or timed out, a
 //! project `.mcp.json` server nobody trusted (it is not started). A server that goes away
 //! mid-session is a warning notice when it happens, and its tools answer with an error the
@@ -12,15 +13,22 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tine_api_client::{ToolArray, ToolDefinition};
 use tine_config::settings::LoadedSettings;
-use tine_mcp::{McpEvent, McpManager, McpOptions, McpServerStatus, McpSources};
+use tine_mcp::{
+    LIST_RESOURCES_TOOL, McpEvent, McpManager, McpOptions, McpServerStatus, McpSources,
+    READ_RESOURCE_TOOL,
+};
 use tine_permissions::{PermissionContext, PermissionRule, RuleBehavior, RuleSource};
-use tine_tools::Tool;
+use tine_query_loop::QueryEngine;
+use tine_tools::{Tool, definition_of};
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::actor::Actor;
 use crate::elicitation::{ElicitationAsker, Elicitations};
+use crate::permission::Permissions;
 
 use crate::event::{Notice, SessionEvent};
 
@@ -129,8 +137,12 @@ async fn report_exits(
 }
 
 /// `/mcp` (every server with its scope, where it is configured and its state) and
-/// `/mcp restart NAME`. The data is `{"mcp_servers": [{name, scope, origin, status}]}`.
-pub(crate) async fn command(mcp: Option<&SessionMcp>, args: &str) -> (String, bool, Value) {
+/// `/mcp restart NAME`. The data is `{"mcp_servers": [{name, scope, origin, status}]}`. A
+/// restart that connects offers the server's tools from the next request on, as Claude Code
+/// does after a reconnect: when they differ from what the array holds (the server failed at
+/// start-up, or now offers other tools), the array changes once, on this explicit action.
+pub(crate) async fn command(actor: &mut Actor, args: &str) -> (String, bool, Value) {
+    let mcp = actor.mcp.as_ref();
     let mut words = args.split_whitespace();
     match (words.next(), words.next(), words.next()) {
         (None, ..) => (list(mcp), false, data(mcp)),
@@ -143,14 +155,18 @@ pub(crate) async fn command(mcp: Option<&SessionMcp>, args: &str) -> (String, bo
                 );
             };
             match mcp.manager.restart(name).await {
-                Ok(status @ McpServerStatus::Connected { .. }) => (
-                    format!(
-                        "MCP server {name}: {status}. Tools it did not offer when the session \
-                         started join the next session."
-                    ),
-                    false,
-                    data(Some(mcp)),
-                ),
+                Ok(status @ McpServerStatus::Connected { .. }) => {
+                    let manager = mcp.manager.clone();
+                    let data = data(Some(mcp));
+                    let offered =
+                        offer_tools(&mut actor.engine, &manager, &actor.shared.permissions);
+                    let note = if offered {
+                        " Its tools are offered from the next request on."
+                    } else {
+                        ""
+                    };
+                    (format!("MCP server {name}: {status}.{note}"), false, data)
+                }
                 Ok(status) => (
                     format!("MCP server {name}: {status}"),
                     true,
@@ -165,6 +181,49 @@ pub(crate) async fn command(mcp: Option<&SessionMcp>, args: &str) -> (String, bo
             data(mcp),
         ),
     }
+}
+
+/// Whether a tool of the array came from MCP servers.
+fn is_mcp_tool(name: &str) -> bool {
+    name.starts_with("mcp__") || name == LIST_RESOURCES_TOOL || name == READ_RESOURCE_TOOL
+}
+
+/// Puts the connected servers' tools in the engine's tool array: the built-ins as they are
+/// (their bytes, the sandbox note among them), then every connected server's tools sorted by
+/// name, as at start-up. Returns whether the array changed (an unchanged one keeps its bytes,
+/// and the cache).
+fn offer_tools(engine: &mut QueryEngine, manager: &McpManager, permissions: &Permissions) -> bool {
+    let config = engine.config();
+    let mut tools: Vec<Arc<dyn Tool>> = config
+        .tools
+        .iter()
+        .filter(|tool| !is_mcp_tool(tool.name()))
+        .cloned()
+        .collect();
+    let mut definitions: Vec<ToolDefinition> = config
+        .tool_definitions
+        .iter()
+        .filter(|definition| !is_mcp_tool(&definition.name))
+        .cloned()
+        .collect();
+    for tool in manager.tools() {
+        let name = tool.name();
+        if permissions.is_tool_denied(name) || tools.iter().any(|t| t.name() == name) {
+            continue;
+        }
+        definitions.push(definition_of(tool.as_ref()));
+        tools.push(tool);
+    }
+    let array = ToolArray::new(definitions);
+    if array == config.tool_definitions {
+        return false;
+    }
+    tracing::info!(
+        tools = tools.len(),
+        "MCP tools changed by /mcp restart: the tool array changes once"
+    );
+    engine.set_tools(tools.into(), array);
+    true
 }
 
 fn list(mcp: Option<&SessionMcp>) -> String {

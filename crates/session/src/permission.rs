@@ -105,6 +105,11 @@ impl Permissions {
         self
     }
 
+    /// Whether a deny rule removes tool `name` from the tool array altogether.
+    pub(crate) fn is_tool_denied(&self, name: &str) -> bool {
+        self.read().is_tool_denied(name)
+    }
+
     pub(crate) fn mode(&self) -> PermissionMode {
         self.read().mode
     }

@@ -673,3 +673,67 @@ async fn an_elicitation_is_declined_headless() {
     let results = last_tool_results(bodies.last().expect("a request"));
     assert!(results.contains("decline:"), "{results}");
 }
+
+/// A server that failed at start-up has no tools in the array; `/mcp restart` connects it and
+/// its tools are offered from the next request on, after the built-ins and sorted, as at
+/// start-up (the array changes once, on this explicit action; the built-ins keep their bytes).
+#[tokio::test]
+async fn slash_mcp_restart_of_a_server_that_failed_at_start_offers_its_tools() {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .tool_results(false)
+                .last_user_contains("echo it")
+                .reply(Reply::tool_use(
+                    "mcp__late__echo",
+                    json!({"text": "late but here"}),
+                )),
+        )
+        .default_reply(Reply::text("ok"));
+    let server = mock(scenario).await;
+    let project = Project::new();
+    let flag = project.root().join("late.failed-once");
+    let line = |text: &str| {
+        json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
+    };
+    let input = [line("hello"), line("/mcp restart late"), line("echo it")].concat();
+    let late = vec![
+        "--no-resources".to_owned(),
+        "--fail-first".to_owned(),
+        flag.display().to_string(),
+    ];
+    let out = with_mcp(&project, &server, &config(&[("late", late)]))
+        .args([
+            "--allowedTools",
+            "mcp__late",
+            "-p",
+            "--input-format",
+            "stream-json",
+        ])
+        .args(["--output-format", "stream-json", "--verbose"])
+        .stdin(input)
+        .run()
+        .await;
+    out.assert_success();
+    assert!(flag.exists(), "the server never started");
+    assert!(out.stdout.contains("connected (8 tools)"), "{}", out.stdout);
+    let bodies = request_bodies(&server);
+    let first = tool_names(&bodies[0]);
+    assert!(first.iter().all(|n| !n.starts_with("mcp__")), "{first:?}");
+    let last_body = bodies.last().unwrap();
+    let results = last_tool_results(last_body);
+    assert!(results.contains("late but here"), "{results}");
+    // The built-ins as they were, byte for byte, then the server's tools, sorted.
+    let before = bodies[0]["tools"].as_array().unwrap();
+    let after = last_body["tools"].as_array().unwrap();
+    assert_eq!(&after[..before.len()], &before[..]);
+    let added = tool_names(last_body)[before.len()..].to_vec();
+    let mut sorted = added.clone();
+    sorted.sort();
+    assert_eq!(added, sorted);
+    assert_eq!(added.len(), 8, "{added:?}");
+    assert!(
+        added.iter().all(|n| n.starts_with("mcp__late__")),
+        "{added:?}"
+    );
+}

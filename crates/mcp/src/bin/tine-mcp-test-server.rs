@@ -1,7 +1,8 @@
 //! The tests' stdio MCP server (see `tine_mcp::test_server`). Flags:
 //! `--marker FILE` writes FILE first (proof that it ran), `--delay-ms N` waits before serving,
 //! `--hang` never answers (not even `initialize`), `--no-resources`, `--permission-prompt`
-//! (the `approve` tool).
+//! (the `approve` tool), `--fail-first FILE` exits at once unless FILE exists, which it creates
+//! (so the first start fails and a restart works).
 
 use std::time::Duration;
 
@@ -19,6 +20,12 @@ async fn main() -> anyhow::Result<()> {
     };
     if let Some(marker) = value("--marker") {
         std::fs::write(&marker, std::process::id().to_string())?;
+    }
+    if let Some(flag) = value("--fail-first")
+        && std::fs::metadata(&flag).is_err()
+    {
+        std::fs::write(&flag, "failed once")?;
+        anyhow::bail!("failing the first start, as asked (--fail-first)");
     }
     if let Some(ms) = value("--delay-ms").and_then(|v| v.parse::<u64>().ok()) {
         tokio::time::sleep(Duration::from_millis(ms)).await;
