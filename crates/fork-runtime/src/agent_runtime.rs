@@ -5,7 +5,8 @@
 //!   thinking) and the conversation before the calling reply; its prompt is
 //!   [`build_forked_messages`]. It always runs in the background.
 //! - A typed agent: its own system prompt, only its tools, its model, a conversation of one
-//!   message (the prompt), in the foreground unless `run_in_background`.
+//!   message (the session's user context, then the prompt), in the foreground unless
+//!   `run_in_background`.
 //!
 //! Every agent is a task of the [`TaskRegistry`] (its id names its sidechain transcript and
 //! its output file), runs in a context from `create_subagent_context` under a child of the
@@ -18,13 +19,13 @@ use std::sync::{Arc, Weak};
 use futures::future::BoxFuture;
 use tine_api_client::{ContentBlock, Message, MessageContent, Role, Usage};
 use tine_query_loop::{
-    AgentRequest, CanUseTool, PermissionOutcome, SubagentSpawner, Terminal, TurnInProgress,
-    message_text, system_prompt_blocks, tool_definitions,
+    AgentRequest, CanUseTool, PermissionOutcome, StopHooks, SubagentSpawner, Terminal,
+    TurnInProgress, message_text, system_prompt_blocks, tool_definitions,
 };
 use tine_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
-use crate::agents::{AgentDefinition, resolve_model};
+use crate::agents::{AgentDefinition, AgentSource, resolve_model};
 use crate::cache_safe::CacheSafeParams;
 use crate::fork::{ForkParams, ForkResult, OnMessage, run_forked_agent};
 use crate::fork_child::{FORK_QUERY_SOURCE, build_forked_messages, is_fork_child};
@@ -34,20 +35,16 @@ use crate::tasks::{TaskKind, TaskOutput, TaskRegistry, TaskState};
 /// Tools a sub-agent never gets (it does not start sub-agents or manage the session's tasks).
 pub const AGENT_ONLY_TOOLS: [&str; 3] = ["Agent", "TaskOutput", "TaskStop"];
 
-/// What a sub-agent's end tells the SubagentStop hooks.
+/// What a typed agent is told about where it runs, before its task, as the main thread is
+/// (Claude Code's user context for a sub-agent): the session's block (environment, git status,
+/// CLAUDE.md / AGENTS.md, memory), or for the read-only built-ins (Explore, Plan), which
+/// Claude Code gives no CLAUDE.md or git status, the environment alone.
 #[derive(Debug, Clone)]
-pub struct SubagentStop {
-    pub task_id: String,
-    pub agent_type: String,
-    pub state: TaskState,
-    /// The sidechain transcript's agent id (the task id).
-    pub agent_id: String,
-}
-
-/// Where a sub-agent's end is reported (the `SubagentStop` hook event; the hooks runner
-/// implements it). Called once per agent, after its task is marked finished.
-pub trait SubagentStopHook: Send + Sync {
-    fn on_subagent_stop(&self, stop: SubagentStop) -> BoxFuture<'static, ()>;
+pub struct AgentUserContext {
+    /// The main thread's whole `<system-reminder>` block.
+    pub full: Arc<str>,
+    /// The environment facts alone (for Explore and Plan).
+    pub lean: Arc<str>,
 }
 
 /// The session's spawner.
@@ -60,7 +57,10 @@ pub struct AgentRuntime {
     can_use_tool: Arc<dyn CanUseTool>,
     agents: Arc<[AgentDefinition]>,
     tasks: TaskRegistry,
-    stop_hook: Option<Arc<dyn SubagentStopHook>>,
+    /// The SubagentStop hooks every sub-agent's loop runs when its model stops.
+    stop_hook: Option<Arc<dyn StopHooks>>,
+    /// Put before a typed agent's task; `None`: the task alone.
+    user_context: Option<AgentUserContext>,
 }
 
 impl AgentRuntime {
@@ -76,11 +76,19 @@ impl AgentRuntime {
             agents,
             tasks,
             stop_hook: None,
+            user_context: None,
         }
     }
 
-    /// Reports every sub-agent's end to `hook` (SubagentStop).
-    pub fn with_stop_hook(mut self, hook: Arc<dyn SubagentStopHook>) -> Self {
+    /// Gives typed agents `context` before their task (fork children have the parent's).
+    pub fn with_user_context(mut self, context: AgentUserContext) -> Self {
+        self.user_context = Some(context);
+        self
+    }
+
+    /// Runs `hook` (the SubagentStop hooks) in every sub-agent's loop when its model ends a
+    /// turn: a block makes the agent go on with the reason, as Claude Code does.
+    pub fn with_stop_hook(mut self, hook: Arc<dyn StopHooks>) -> Self {
         self.stop_hook = Some(hook);
         self
     }
@@ -212,12 +220,18 @@ impl AgentRuntime {
             )
             .map_err(|e| ToolError::Failed(e.to_string()))?;
         let source = format!("agent:{}", agent.name);
-        let mut params = ForkParams::new(
-            cache_safe,
-            vec![Message::user(request.prompt.clone())],
-            can_use_tool,
-            &source,
-        );
+        let first = match &self.user_context {
+            Some(context) => {
+                let lean = agent.read_only && agent.source == AgentSource::BuiltIn;
+                let text = if lean { &context.lean } else { &context.full };
+                Message::user(vec![
+                    ContentBlock::text(text.as_ref()),
+                    ContentBlock::text(request.prompt.clone()),
+                ])
+            }
+            None => Message::user(request.prompt.clone()),
+        };
+        let mut params = ForkParams::new(cache_safe, vec![first], can_use_tool, &source);
         params.overrides.tools = Some(tools);
         self.prepare(&mut params, &id, &agent.name, &output, cancel);
         if background {
@@ -256,6 +270,7 @@ impl AgentRuntime {
         params.ledger_source = Some(Arc::from(format!("agent:{agent_type}:{id}")));
         params.skip_transcript = false;
         params.overrides.cancellation = Some(cancel);
+        params.stop_hooks = self.stop_hook.clone();
         let output = output.clone();
         let on_message: OnMessage = Arc::new(move |message: &Message| {
             output.append(&render_for_output(message));
@@ -277,7 +292,7 @@ impl AgentRuntime {
     }
 
     /// Runs the agent to its end and records it: the task's state and report (a background
-    /// task's notification), the output file's last line, the SubagentStop hook.
+    /// task's notification), the output file's last line.
     async fn run(
         &self,
         id: &str,
@@ -304,17 +319,9 @@ impl AgentRuntime {
             ),
         };
         output.append(&format!("\n[{state}]\n"));
+        tracing::debug!(task = %id, agent = %agent_type, %state, "sub-agent ended");
         self.tasks
             .finish(id, state.clone(), report.clone(), usage, cost);
-        if let Some(hook) = &self.stop_hook {
-            hook.on_subagent_stop(SubagentStop {
-                task_id: id.to_owned(),
-                agent_type: agent_type.to_owned(),
-                state: state.clone(),
-                agent_id: id.to_owned(),
-            })
-            .await;
-        }
         (state, report)
     }
 }

@@ -12,8 +12,8 @@ use futures::StreamExt;
 use tine_api_client::{Message, Usage, cost_usd};
 use tine_config::subagent_transcript_path;
 use tine_query_loop::{
-    CanUseTool, EndAfterTools, LoopTotals, QueryEvent, QueryParams, QuerySource, Terminal,
-    TranscriptError, TranscriptWriter, WriterOptions, query,
+    CanUseTool, EndAfterTools, LoopTotals, QueryEvent, QueryParams, QuerySource, StopHooks,
+    Terminal, TranscriptError, TranscriptWriter, WriterOptions, query,
 };
 
 use crate::cache_safe::CacheSafeParams;
@@ -54,6 +54,10 @@ pub struct ForkParams {
     /// The ledger source its requests are billed under, when not its query source (one
     /// sub-agent's cost apart from another's).
     pub ledger_source: Option<QuerySource>,
+    /// A sub-agent's SubagentStop hooks: run when its model ends a turn; a block gives the
+    /// reason to the agent as its next input and it goes on (bounded as the main thread's
+    /// Stop hooks are). Other forks run none.
+    pub stop_hooks: Option<Arc<dyn StopHooks>>,
 }
 
 impl ForkParams {
@@ -80,6 +84,7 @@ impl ForkParams {
             overrides: SubagentOverrides::default(),
             agent_id: None,
             ledger_source: None,
+            stop_hooks: None,
         }
     }
 }
@@ -189,8 +194,9 @@ pub async fn run_forked_agent(
     loop_params.parent_cached_messages = params
         .parent_cached_messages
         .filter(|n| *n <= params.cache_safe.messages.len());
-    // Forks never run the stop-hook pipeline, post-sampling hooks or compaction.
-    loop_params.stop_hooks = None;
+    // Forks never run the stop-hook pipeline, post-sampling hooks or compaction; a sub-agent
+    // runs its SubagentStop hooks in that place.
+    loop_params.stop_hooks = params.stop_hooks.clone();
     loop_params.post_sampling = None;
     loop_params.compactor = None;
 

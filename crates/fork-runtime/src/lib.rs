@@ -36,7 +36,7 @@ pub mod subagent;
 pub mod tasks;
 pub mod web_summary;
 
-pub use agent_runtime::{AGENT_ONLY_TOOLS, AgentRuntime, SubagentStop, SubagentStopHook};
+pub use agent_runtime::{AGENT_ONLY_TOOLS, AgentRuntime, AgentUserContext};
 pub use agent_tool::{AgentTool, TaskOutputTool, TaskStopTool, agent_tools};
 pub use agents::{
     AgentDefinition, AgentFileError, AgentSource, agent_dirs, builtin_agents, load_agents,

@@ -2,18 +2,20 @@
 //! Agent and task tools in the pool, and, once the engine exists, the [`AgentRuntime`] and the
 //! [`TaskRegistry`] stored on the session's `ToolContext` (the Agent tool finds the spawner
 //! there, the task tools the registry; forks see both). Background agents' notifications are
-//! delivered as further turns by the front end (`SessionHandle::agent_reports`).
+//! delivered as further turns by the front end (`SessionHandle::agent_reports`). The user's
+//! SubagentStop hooks run in each sub-agent's loop.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use tine_fork_runtime::{
-    AgentDefinition, AgentRuntime, ParentContext, SubagentStop, SubagentStopHook, TaskNotification,
-    TaskRegistry, agent_dirs, agent_tools, load_agents,
+    AgentDefinition, AgentRuntime, AgentUserContext, ParentContext, TaskNotification, TaskRegistry,
+    agent_dirs, agent_tools, load_agents,
 };
+use tine_query_loop::SessionContext;
 use tine_query_loop::hooks::Hooks;
-use tine_query_loop::{QueryEngine, Spawner};
+use tine_query_loop::{QueryEngine, Spawner, StopContext, StopHookOutcome, StopHooks};
 use tine_tools::Tool;
 
 use crate::event::Notice;
@@ -44,6 +46,7 @@ pub(crate) fn install(
     parent: &Arc<ParentContext>,
     agents: Arc<[AgentDefinition]>,
     home: &Path,
+    context: &SessionContext,
 ) -> TaskRegistry {
     let tasks = TaskRegistry::new(home.join("tasks"));
     let mut runtime = AgentRuntime::new(
@@ -52,6 +55,9 @@ pub(crate) fn install(
         agents,
         tasks.clone(),
     );
+    if let Some(full) = engine.config().user_context.clone() {
+        runtime = runtime.with_user_context(user_context(context, full));
+    }
     if let Some(hooks) = engine.config().hooks.clone() {
         runtime = runtime.with_stop_hook(Arc::new(SubagentStopHooks(hooks)));
     }
@@ -59,6 +65,18 @@ pub(crate) fn install(
     context.insert_ext(tasks.clone());
     context.insert_ext(Spawner(Arc::new(runtime)));
     tasks
+}
+
+/// What typed agents are told before their task: the main thread's block, and the
+/// environment alone (no git status, no instruction files) for Explore and Plan.
+fn user_context(context: &SessionContext, full: Arc<str>) -> AgentUserContext {
+    let mut lean = context.clone();
+    lean.git = None;
+    lean.instructions.clear();
+    AgentUserContext {
+        full,
+        lean: Arc::from(lean.user_context()),
+    }
 }
 
 /// The notifications of background agents that ended together, as one user message.
@@ -70,16 +88,17 @@ pub(crate) fn notifications_prompt(notifications: &[TaskNotification]) -> String
         .join("\n\n")
 }
 
-/// The user's SubagentStop hooks, run when a sub-agent has ended (its report is already
-/// final, so a hook's block is logged, not obeyed).
+/// The user's SubagentStop hooks, run in a sub-agent's loop each time its model ends a turn:
+/// exit 2 or `"decision": "block"` gives the reason to the agent and it goes on (at most
+/// `DEFAULT_MAX_STOP_HOOK_CONTINUATIONS` times, then it stops anyway), as Claude Code does.
 struct SubagentStopHooks(Hooks);
 
-impl SubagentStopHook for SubagentStopHooks {
-    fn on_subagent_stop(&self, stop: SubagentStop) -> BoxFuture<'static, ()> {
-        let hooks = self.0.clone();
+impl StopHooks for SubagentStopHooks {
+    fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
         Box::pin(async move {
-            let outcome = hooks.subagent_stop(false).await;
-            tracing::debug!(task = %stop.task_id, agent = %stop.agent_type, ?outcome, "SubagentStop hooks ran");
+            let outcome = self.0.subagent_stop(ctx.stop_hook_active).await;
+            tracing::debug!(?outcome, "SubagentStop hooks ran");
+            outcome
         })
     }
 }

@@ -497,7 +497,7 @@ pub(crate) async fn assemble(
         memory.record_in(annotator);
     }
     engine.share_replacements(replacements);
-    let tasks = crate::agents::install(&engine, &parent, agents, &home);
+    let tasks = crate::agents::install(&engine, &parent, agents, &home, &context);
     for warning in engine.resume_warnings() {
         notices.push(Notice::warning(format!(
             "{}: {warning}",

@@ -320,6 +320,7 @@ async fn typed_agents_get_their_own_prompt_tools_and_model() {
     let server = mock(typed_scenario()).await;
     let project = Project::new();
     project.write(".tine/agents/reviewer.md", REVIEWER);
+    project.write("CLAUDE.md", "PROJECT-RULE-XYZ: tabs, never spaces.\n");
     let out = tine(&project, &server)
         .env("IS_SANDBOX", "1")
         .args([
@@ -350,7 +351,13 @@ async fn typed_agents_get_their_own_prompt_tools_and_model() {
     assert_eq!(body["model"], "claude-haiku-4-5");
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 1);
-    assert!(messages[0].to_string().contains("REVIEW-TASK"));
+    // The session's user context first (environment, CLAUDE.md), then the task.
+    let first = messages[0].to_string();
+    assert!(first.contains("REVIEW-TASK"), "{first}");
+    assert!(first.contains("Working directory"), "{first}");
+    assert!(first.contains("PROJECT-RULE-XYZ"), "{first}");
+    let blocks = messages[0]["content"].as_array().unwrap();
+    assert!(blocks.last().unwrap()["text"] == "REVIEW-TASK", "{first}");
 
     // Explore: read-only tools, and a writing command refused even in bypass mode.
     let explore = named(&log, "explore");
@@ -360,6 +367,10 @@ async fn typed_agents_get_their_own_prompt_tools_and_model() {
         tool_names(&body),
         ["Bash", "Glob", "Grep", "Read", "WebFetch"]
     );
+    // Explore, as Claude Code's, gets the environment but no CLAUDE.md.
+    let first = body["messages"][0].to_string();
+    assert!(first.contains("Working directory"), "{first}");
+    assert!(!first.contains("PROJECT-RULE-XYZ"), "{first}");
     assert!(!project.cwd().join("explore-wrote").exists());
     let after = named(&log, "explore-after");
     assert_eq!(after.len(), 1);
@@ -382,4 +393,149 @@ async fn typed_agents_get_their_own_prompt_tools_and_model() {
     let sources = result["usage_by_source"].as_object().unwrap();
     assert!(sources.keys().any(|k| k.starts_with("agent:reviewer:a_")));
     assert!(sources.keys().any(|k| k.starts_with("agent:Explore:a_")));
+}
+
+/// A SubagentStop hook that blocks (exit 2, the reason on stderr) makes the sub-agent go on
+/// with the reason as its next input, as Claude Code does; the parent reads the report it gave
+/// after that.
+#[tokio::test]
+async fn a_blocking_subagent_stop_hook_makes_the_agent_continue() {
+    let project = Project::new();
+    project.write(".tine/agents/reviewer.md", REVIEWER);
+    let script = "if [ -e sub-hook-ran ]; then exit 0; fi; touch sub-hook-ran; \
+                  echo 'cite the file you checked' >&2; exit 2";
+    let settings = json!({"hooks": {"SubagentStop": [
+        {"matcher": "", "hooks": [{"type": "command", "command": script}]}
+    ]}});
+    project.write(".tine/settings.json", &settings.to_string());
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .system_contains("REVIEWER-PROMPT")
+                .last_user_contains("Stop hook feedback")
+                .named("reviewer-again")
+                .reply(Reply::text("second report: checked src/a.rs")),
+        )
+        .rule(
+            Rule::new()
+                .system_contains("REVIEWER-PROMPT")
+                .named("reviewer")
+                .reply(Reply::text("first report")),
+        )
+        .rule(
+            Rule::new().assistant_turns(0).named("parent").reply(Reply::tool_use(
+                "Agent",
+                json!({"description": "review", "prompt": "REVIEW-TASK", "subagent_type": "reviewer"}),
+            )),
+        )
+        .default_reply(Reply::text("Parent done."));
+    let server = mock(scenario).await;
+    let out = tine(&project, &server)
+        .args(["-p", "review it", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    let log = server.requests();
+    assert_eq!(named(&log, "reviewer").len(), 1);
+    let again = named(&log, "reviewer-again");
+    assert_eq!(again.len(), 1, "the agent did not continue");
+    let feedback = again[0].json().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(feedback.contains("cite the file you checked"), "{feedback}");
+    let parent_after = log
+        .iter()
+        .find(|r| r.rule.as_deref() == Some("default"))
+        .unwrap();
+    let results = parent_after.json().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(results.contains("second report"), "{results}");
+}
+
+/// With `--input-format stream-json`, a background agent's report is delivered as a turn as
+/// soon as the turn before it has ended, while the input is still open (as `-p` does), not
+/// only when the input ends.
+#[tokio::test]
+async fn stream_json_input_delivers_an_agents_report_while_the_input_is_open() {
+    use tokio::io::AsyncWriteExt;
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .last_user_contains("Your directive: BG-WORK")
+                .named("child")
+                .reply(Reply::text("Scope: bg\nResult: BG-RESULT")),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("<task-notification>")
+                .named("notified")
+                .reply(Reply::text("Got the report.")),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("SECOND-LINE")
+                .named("second")
+                .reply(Reply::text("Second answered.")),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("start the work")
+                .tool_results(false)
+                .named("start")
+                .reply(Reply::tool_use("Agent", fork_call("BG-WORK"))),
+        )
+        .default_reply(Reply::text("Started."));
+    let server = mock(scenario).await;
+    let project = Project::new();
+    let line = |text: &str| {
+        json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
+    };
+    let mut child = tine(&project, &server)
+        .args(["-p", "--input-format", "stream-json"])
+        .args(["--output-format", "stream-json", "--verbose"])
+        .stdin_open()
+        .spawn();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(line("start the work").as_bytes())
+        .await
+        .unwrap();
+    stdin.flush().await.unwrap();
+    // The report's turn runs with the input still open (bounded wait, not a timing check).
+    let mut delivered = false;
+    for _ in 0..600 {
+        if !named(&server.requests(), "notified").is_empty() {
+            delivered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(delivered, "no report while the input was open");
+    stdin
+        .write_all(line("SECOND-LINE").as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        child.wait_with_output(),
+    )
+    .await
+    .expect("tine did not finish")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let log = server.requests();
+    let position = |name: &str| log.iter().position(|r| r.rule.as_deref() == Some(name));
+    let order: Vec<Option<&str>> = log.iter().map(|r| r.rule.as_deref()).collect();
+    assert!(position("notified") < position("second"), "{order:?}");
+    assert!(stdout.contains("Got the report."), "{stdout}");
+    assert!(stdout.contains("Second answered."), "{stdout}");
 }
