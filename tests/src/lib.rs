@@ -161,6 +161,13 @@ impl TineRun {
         self
     }
 
+    /// Gives the process a pipe for standard input that [`TineRun::spawn`] leaves open: the
+    /// test writes to the child's `stdin` as the run goes on, and closes it to end the input.
+    pub fn stdin_open(mut self) -> Self {
+        self.command.stdin(Stdio::piped());
+        self
+    }
+
     /// Starts the process (for tests that signal or kill it mid-run).
     pub fn spawn(mut self) -> Child {
         let mut child = self.command.spawn().expect("spawning tine");

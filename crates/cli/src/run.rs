@@ -106,13 +106,34 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
             let mut line_number = 0usize;
             let mut deferred = None;
             let stop = session.cancellation();
+            // While input is open there is no drain bound: the person may still be typing.
+            let open_ended = tokio::time::Instant::now() + OPEN_INPUT_WAIT;
             loop {
-                // Ctrl-C between turns ends the run too.
-                let next = tokio::select! {
+                // Ctrl-C between turns ends the run too. A background agent that ended is
+                // reported as soon as the turn before it is over, as `-p` does, not at the
+                // input's end.
+                let input = tokio::select! {
+                    biased;
                     _ = stop.cancelled() => break,
-                    next = lines.next_line() => next.context("cannot read standard input")?,
+                    Some(reports) = session.agent_reports(open_ended) => StreamInput::Reports(reports),
+                    next = lines.next_line() => {
+                        StreamInput::Line(next.context("cannot read standard input")?)
+                    }
                 };
-                let Some(line) = next else { break };
+                let line = match input {
+                    StreamInput::Reports(reports) => {
+                        last_success = front
+                            .report_turn(&session, reports, args.output_format, &mut deferred)
+                            .await
+                            .unwrap_or(last_success);
+                        if interrupted.is_set() {
+                            break;
+                        }
+                        continue;
+                    }
+                    StreamInput::Line(None) => break,
+                    StreamInput::Line(Some(line)) => line,
+                };
                 line_number += 1;
                 if line.trim().is_empty() {
                     continue;
@@ -148,7 +169,8 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                     break;
                 }
             }
-            // Background agents started by these turns report as further turns.
+            // Background agents still running at the input's end report as further turns,
+            // within the drain bound.
             let until = tokio::time::Instant::now() + session.drain_grace();
             while !interrupted.is_set() {
                 let Some(reports) = session.agent_reports(until).await else {
@@ -157,18 +179,10 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
                 if interrupted.is_set() {
                     break;
                 }
-                let end = front.turn(&session, Submission::Prompt(reports)).await;
-                front.flush_background();
-                let Some(turn) = end.result.clone() else {
-                    continue;
-                };
-                let summary = ResultSummary::of(&end, &turn, end.cost.clone(), &end.denials);
-                last_success = !summary.is_error();
-                if args.output_format == OutputFormat::Json {
-                    deferred = Some((end.clone(), turn));
-                } else {
-                    front.printer.result(&summary);
-                }
+                last_success = front
+                    .report_turn(&session, reports, args.output_format, &mut deferred)
+                    .await
+                    .unwrap_or(last_success);
             }
             let report = session.shutdown().await;
             front.rest().await;
@@ -194,6 +208,17 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
 /// sends any other `/word` to the model as text.
 fn submission(prompt: &str) -> Submission {
     Submission::parse(prompt)
+}
+
+/// How long agents started while stream-json input is open may run before they are
+/// stopped: no bound in practice (the input's end starts the drain bound).
+const OPEN_INPUT_WAIT: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 60 * 60);
+
+/// What the stream-json loop got next.
+enum StreamInput {
+    Line(Option<String>),
+    /// Background agents ended: their notifications, as the prompt of a turn.
+    Reports(String),
 }
 
 /// The printing side of the session's events.
@@ -241,6 +266,29 @@ impl Front {
                 other => self.show(other),
             }
         }
+    }
+
+    /// Background agents' reports as a turn of a stream-json run: its result line (or, for
+    /// `json`, the turn kept for the one object at the end). Returns whether it succeeded
+    /// (`None`: no turn ran).
+    async fn report_turn(
+        &mut self,
+        session: &SessionHandle,
+        reports: String,
+        format: OutputFormat,
+        deferred: &mut Option<(TurnEnd, tine_query_loop::TurnResult)>,
+    ) -> Option<bool> {
+        let end = self.turn(session, Submission::Prompt(reports)).await;
+        self.flush_background();
+        let turn = end.result.clone()?;
+        let summary = ResultSummary::of(&end, &turn, end.cost.clone(), &end.denials);
+        let success = !summary.is_error();
+        if format == OutputFormat::Json {
+            *deferred = Some((end.clone(), turn));
+        } else {
+            self.printer.result(&summary);
+        }
+        Some(success)
     }
 
     /// Everything already received.
