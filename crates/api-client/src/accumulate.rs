@@ -35,6 +35,7 @@ fn protocol(message: String) -> ApiError {
 }
 
 impl MessageAccumulator {
+    /// An accumulator that has seen no event.
     pub fn new() -> Self {
         Self::default()
     }

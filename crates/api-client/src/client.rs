@@ -109,6 +109,7 @@ impl HttpClient {
         Self::new(ClientConfig::from_env()?)
     }
 
+    /// The configuration the client was built with.
     pub fn config(&self) -> &ClientConfig {
         &self.inner.config
     }

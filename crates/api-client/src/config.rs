@@ -45,6 +45,7 @@ pub struct Credentials {
 }
 
 impl Credentials {
+    /// An API key, sent as `x-api-key`.
     pub fn api_key(key: impl Into<String>) -> Self {
         Self {
             api_key: Some(key.into()),
@@ -52,6 +53,7 @@ impl Credentials {
         }
     }
 
+    /// A bearer token, sent as `Authorization: Bearer …`.
     pub fn auth_token(token: impl Into<String>) -> Self {
         Self {
             api_key: None,
@@ -77,6 +79,7 @@ impl fmt::Debug for Credentials {
 pub struct ClientConfig {
     /// Without a trailing slash; requests go to `{base_url}/v1/messages`.
     pub base_url: String,
+    /// How requests authenticate. Never printed by `Debug`.
     pub credentials: Credentials,
     /// Sent joined with `,` as `anthropic-beta` when not empty.
     pub betas: Vec<String>,
@@ -86,6 +89,7 @@ pub struct ClientConfig {
     pub request_timeout: Duration,
     /// Longest silence tolerated between stream chunks (pings arrive every few seconds).
     pub stream_idle_timeout: Duration,
+    /// When and how failed requests are retried.
     pub retry: RetryPolicy,
     /// `user-agent` header.
     pub user_agent: String,
@@ -172,6 +176,7 @@ impl ClientConfig {
         self
     }
 
+    /// With another retry policy.
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
         self

@@ -151,7 +151,10 @@ pub enum ApiError {
 
     /// The endpoint has no such operation (`count_tokens` on an OpenAI-compatible server).
     #[error("{what} is not supported by this endpoint")]
-    Unsupported { what: String },
+    Unsupported {
+        /// What is not supported.
+        what: String,
+    },
 
     /// A failure of an OpenAI-compatible endpoint. `.0` classifies it exactly as the Anthropic
     /// error it corresponds to (status, kind, retry hints, request id); only the advice in the
@@ -161,14 +164,21 @@ pub enum ApiError {
 
     /// The client's configuration is unusable (bad base URL, header value, ...).
     #[error("invalid client configuration: {message}")]
-    Config { message: String },
+    Config {
+        /// What is wrong with it.
+        message: String,
+    },
 
     /// The server answered with an error status.
     #[error("HTTP {status} {kind}: {message}{}{}", kind.hint(), request_id_suffix(.request_id))]
     Status {
+        /// The HTTP status.
         status: u16,
+        /// The error's kind, from the status and `error.type`.
         kind: ApiErrorKind,
+        /// The server's message.
         message: String,
+        /// The `request-id` header, when sent.
         request_id: Option<String>,
         /// `retry-after-ms` / `retry-after`, when the server sent one.
         retry_after: Option<Duration>,
@@ -179,8 +189,11 @@ pub enum ApiError {
     /// An `error` event arrived inside a stream that had started with HTTP 200.
     #[error("stream error {kind}: {message}{}{}", kind.hint(), request_id_suffix(.request_id))]
     StreamError {
+        /// The error's kind, from `error.type`.
         kind: ApiErrorKind,
+        /// The server's message.
         message: String,
+        /// The response's `request-id`, when sent.
         request_id: Option<String>,
     },
 
@@ -188,7 +201,10 @@ pub enum ApiError {
     #[error(
         "connection to the Anthropic API failed: {message} (check the network and ANTHROPIC_BASE_URL)"
     )]
-    Connection { message: String },
+    Connection {
+        /// What failed.
+        message: String,
+    },
 
     /// A loopback address refused the connection: no server runs there (a local proxy or
     /// simulator that was not started, a wrong port). Retried only briefly.
@@ -196,40 +212,65 @@ pub enum ApiError {
         "nothing is listening at {url} (connection refused): start the server there, or check \
          ANTHROPIC_BASE_URL"
     )]
-    NothingListening { url: String },
+    NothingListening {
+        /// The URL nothing listens at.
+        url: String,
+    },
 
     /// The client gave up waiting (connect, headers, or no stream data for too long).
     #[error("timed out after {} s waiting for {what}", after.as_secs_f64())]
-    Timeout { what: String, after: Duration },
+    Timeout {
+        /// What the client waited for.
+        what: String,
+        /// How long it waited.
+        after: Duration,
+    },
 
     /// The stream ended before `message_stop`.
     #[error("the response stream ended before message_stop{}", request_id_suffix(.request_id))]
-    IncompleteStream { request_id: Option<String> },
+    IncompleteStream {
+        /// The response's `request-id`, when sent.
+        request_id: Option<String>,
+    },
 
     /// A body or event that is not the JSON / SSE the API sends.
     #[error("could not decode {what}: {message}")]
-    Decode { what: String, message: String },
+    Decode {
+        /// What could not be decoded.
+        what: String,
+        /// The decoder's message.
+        message: String,
+    },
 
     /// A streamed response held an event that could not be decoded (a corrupt frame, invalid
     /// JSON in a `data:` line). Retried like a dropped stream: the reply is incomplete either way.
     #[error("the response stream held an event that could not be decoded: {message}{}", request_id_suffix(.request_id))]
     CorruptStream {
+        /// The decoder's message.
         message: String,
+        /// The response's `request-id`, when sent.
         request_id: Option<String>,
     },
 
     /// A tool call's assembled `input` JSON did not parse at block stop.
     #[error("tool call `{name}` (block {index}) has invalid input JSON: {message}")]
     InvalidToolInput {
+        /// The content block's index.
         index: usize,
+        /// The tool called.
         name: String,
+        /// The JSON parser's message.
         message: String,
+        /// The input as assembled.
         partial_json: String,
     },
 
     /// Stream events in an order the protocol does not allow (a delta for a block never started).
     #[error("stream protocol violation: {message}")]
-    Protocol { message: String },
+    Protocol {
+        /// What arrived out of order.
+        message: String,
+    },
 }
 
 /// An [`ApiError::OpenAi`]'s message: the inner error worded for the openai provider.
@@ -281,8 +322,10 @@ fn request_id_suffix(request_id: &Option<String>) -> String {
 /// `{"type":"error","error":{"type":..,"message":..},"request_id":..}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct ErrorBody {
+    /// `error.type` (`overloaded_error`, `invalid_request_error`, ...).
     #[serde(rename = "type", default)]
     pub error_type: String,
+    /// `error.message`.
     #[serde(default)]
     pub message: String,
 }

@@ -17,16 +17,34 @@ use crate::usage::UsageDelta;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentDelta {
-    TextDelta { text: String },
-    InputJsonDelta { partial_json: String },
-    ThinkingDelta { thinking: String },
-    SignatureDelta { signature: String },
+    /// More text.
+    TextDelta {
+        /// The text added.
+        text: String,
+    },
+    /// More of a tool call's input JSON.
+    InputJsonDelta {
+        /// The JSON added (not valid JSON on its own).
+        partial_json: String,
+    },
+    /// More thinking.
+    ThinkingDelta {
+        /// The thinking added.
+        thinking: String,
+    },
+    /// The thinking block's signature.
+    SignatureDelta {
+        /// The signature.
+        signature: String,
+    },
 }
 
 /// `message_delta`'s `delta`: the stop reason once known.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MessageDeltaBody {
+    /// Why the model stopped.
     pub stop_reason: Option<StopReason>,
+    /// The stop sequence that matched, if one did.
     pub stop_sequence: Option<String>,
 }
 
@@ -36,28 +54,42 @@ pub struct MessageDeltaBody {
 pub enum StreamEvent {
     /// The message envelope (id, model, input usage) with empty content.
     MessageStart {
+        /// The envelope.
         message: ResponseMessage,
     },
+    /// A content block begins.
     ContentBlockStart {
+        /// The block's index in the message.
         index: usize,
+        /// The block, empty or with its first content.
         content_block: ContentBlock,
     },
+    /// More of a content block.
     ContentBlockDelta {
+        /// The block's index in the message.
         index: usize,
+        /// What it adds.
         delta: ContentDelta,
     },
+    /// A content block is complete.
     ContentBlockStop {
+        /// The block's index in the message.
         index: usize,
     },
     /// Stop reason and cumulative usage (fields present replace earlier values).
     MessageDelta {
+        /// The stop reason and sequence.
         delta: MessageDeltaBody,
+        /// The usage so far.
         usage: UsageDelta,
     },
+    /// The message is complete.
     MessageStop,
+    /// A keep-alive.
     Ping,
     /// An error after HTTP 200; the HTTP client turns it into [`ApiError::StreamError`].
     Error {
+        /// The error.
         error: ErrorBody,
     },
 }

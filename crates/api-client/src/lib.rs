@@ -23,6 +23,44 @@
 //! Upper layers hold an `Arc<dyn ModelClient>`, call `stream(request)` and either forward the
 //! [`ClientEvent`]s to a UI while feeding a [`MessageAccumulator`] (resetting it on every
 //! [`ClientEvent::Retry`]), or call [`collect_message`] for just the final message.
+//!
+//! # Example
+//!
+//! Stream a request and fold the events into the final message. [`ScriptedClient`] stands in
+//! for the network here; [`HttpClient`] (`HttpClient::from_env()` reads `ANTHROPIC_API_KEY`)
+//! and [`OpenAiClient`] are used the same way, as `Arc<dyn ModelClient>`:
+//!
+//! ```
+//! use futures::StreamExt;
+//! use tine_api_client::{
+//!     ClientEvent, Message, MessageAccumulator, MessagesRequest, ModelClient, ScriptedClient,
+//! };
+//!
+//! # futures::executor::block_on(async {
+//! let client = ScriptedClient::new();
+//! client.push_message(ScriptedClient::text_reply("Hello!"));
+//!
+//! let request = MessagesRequest::new("claude-sonnet-4-5", 1024, vec![Message::user("Hi")]);
+//! let mut stream = client.stream(request);
+//! let mut reply = MessageAccumulator::new();
+//! while let Some(event) = stream.next().await {
+//!     match event? {
+//!         ClientEvent::Stream(event) => reply.push(&event)?,
+//!         // A retried attempt starts again from `message_start`.
+//!         ClientEvent::Retry(_) => reply.reset(),
+//!     }
+//! }
+//! let message = reply.finish()?;
+//! assert_eq!(message.text(), "Hello!");
+//! println!("{} output tokens", message.usage.output_tokens);
+//! # Ok::<(), tine_api_client::ApiError>(())
+//! # }).unwrap();
+//! ```
+//!
+//! `examples/stream_reply.rs` does it over HTTP against the bundled simulator, printing the
+//! text as it streams, the usage with its cache figures, and the cost
+//! (`cargo run -p tine-api-client --example stream_reply`).
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod accumulate;

@@ -65,7 +65,9 @@ impl FromStr for Provider {
 /// One provider's client configuration.
 #[derive(Debug, Clone)]
 pub enum ProviderConfig {
+    /// The Anthropic Messages API.
     Anthropic(ClientConfig),
+    /// An OpenAI-compatible chat completions endpoint.
     OpenAi(OpenAiConfig),
 }
 
@@ -82,6 +84,7 @@ impl ProviderConfig {
         })
     }
 
+    /// Which provider this configures.
     pub fn provider(&self) -> Provider {
         match self {
             Self::Anthropic(_) => Provider::Anthropic,
@@ -97,6 +100,7 @@ impl ProviderConfig {
         }
     }
 
+    /// With another retry policy.
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         match &mut self {
             Self::Anthropic(config) => config.retry = retry,

@@ -145,7 +145,9 @@ impl RetryPolicy {
 pub struct RetryNotice {
     /// The attempt about to be made (2 for the first retry).
     pub attempt: u32,
+    /// Attempts there will be at most.
     pub max_attempts: u32,
+    /// How long until the attempt.
     pub delay: Duration,
     /// Why the previous attempt failed.
     pub reason: ApiError,

@@ -48,6 +48,7 @@ pub struct ScriptedClient {
 }
 
 impl ScriptedClient {
+    /// A client with nothing scripted yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -50,6 +50,7 @@ struct LineState {
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl SseParser {
+    /// A parser at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }
@@ -192,6 +193,7 @@ pub struct EventDecoder {
 }
 
 impl EventDecoder {
+    /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

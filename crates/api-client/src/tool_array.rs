@@ -47,6 +47,7 @@ impl ToolArray {
         }
     }
 
+    /// Whether the array holds no tool.
     pub fn is_empty(&self) -> bool {
         self.definitions.is_empty()
     }

@@ -16,15 +16,19 @@ use crate::usage::Usage;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// The person (and tool results).
     User,
+    /// The model.
     Assistant,
 }
 
 /// How long a prompt-cache entry lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum CacheTtl {
+    /// Five minutes (the default).
     #[serde(rename = "5m")]
     FiveMinutes,
+    /// One hour.
     #[serde(rename = "1h")]
     OneHour,
 }
@@ -33,6 +37,7 @@ pub enum CacheTtl {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheControlType {
+    /// The only kind the API has.
     #[default]
     Ephemeral,
 }
@@ -40,8 +45,10 @@ pub enum CacheControlType {
 /// `cache_control: {type: "ephemeral", ttl?: "5m" | "1h"}`: marks a prompt-cache breakpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub struct CacheControl {
+    /// The kind of breakpoint (`ephemeral`).
     #[serde(rename = "type")]
     pub kind: CacheControlType,
+    /// How long the entry lives; `None`: five minutes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl: Option<CacheTtl>,
 }
@@ -67,15 +74,18 @@ impl CacheControl {
 /// `{"type":"text","text":...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TextBlock {
+    /// The text.
     pub text: String,
     /// Citations the server attached (echoed back as received).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub citations: Option<Value>,
+    /// A cache breakpoint after this block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
 }
 
 impl TextBlock {
+    /// A text block without a breakpoint.
     pub fn new(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
@@ -84,6 +94,7 @@ impl TextBlock {
         }
     }
 
+    /// With a cache breakpoint.
     pub fn with_cache_control(mut self, cache_control: CacheControl) -> Self {
         self.cache_control = Some(cache_control);
         self
@@ -94,16 +105,24 @@ impl TextBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ImageSource {
+    /// The image's bytes, base64-encoded.
     Base64 {
+        /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
         media_type: String,
+        /// The base64 data.
         data: String,
     },
+    /// An image the API fetches.
     Url {
+        /// Its URL.
         url: String,
     },
+    /// An uploaded file.
     File {
+        /// The file's id.
         file_id: String,
     },
+    /// A source this client does not know, kept as sent.
     #[serde(untagged)]
     Other(Value),
 }
@@ -111,7 +130,9 @@ pub enum ImageSource {
 /// `{"type":"image","source":...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageBlock {
+    /// Where the image comes from.
     pub source: ImageSource,
+    /// A cache breakpoint after this block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
 }
@@ -121,23 +142,36 @@ pub struct ImageBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum DocumentSource {
+    /// The document's bytes, base64-encoded (PDF).
     Base64 {
+        /// `application/pdf`.
         media_type: String,
+        /// The base64 data.
         data: String,
     },
+    /// Plain text.
     Text {
+        /// `text/plain`.
         media_type: String,
+        /// The text.
         data: String,
     },
+    /// A document the API fetches.
     Url {
+        /// Its URL.
         url: String,
     },
+    /// Content blocks.
     Content {
+        /// The blocks, as sent.
         content: Value,
     },
+    /// An uploaded file.
     File {
+        /// The file's id.
         file_id: String,
     },
+    /// A source this client does not know, kept as sent.
     #[serde(untagged)]
     Other(Value),
 }
@@ -145,13 +179,18 @@ pub enum DocumentSource {
 /// `{"type":"document","source":...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DocumentBlock {
+    /// Where the document comes from.
     pub source: DocumentSource,
+    /// A title for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Context about the document for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// The citations setting, as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub citations: Option<Value>,
+    /// A cache breakpoint after this block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
 }
@@ -159,9 +198,13 @@ pub struct DocumentBlock {
 /// `{"type":"tool_use","id":...,"name":...,"input":{...}}`: the model calls a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolUseBlock {
+    /// The call's id (`toolu_…`), echoed by its result.
     pub id: String,
+    /// The tool called.
     pub name: String,
+    /// The call's input.
     pub input: Value,
+    /// A cache breakpoint after this block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
 }
@@ -170,18 +213,24 @@ pub struct ToolUseBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ToolResultContent {
+    /// Text.
     Text(String),
+    /// Content blocks (text, images).
     Blocks(Vec<ContentBlock>),
 }
 
 /// `{"type":"tool_result","tool_use_id":...,"content":...,"is_error":...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResultBlock {
+    /// The id of the call it answers.
     pub tool_use_id: String,
+    /// What the tool returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<ToolResultContent>,
+    /// Whether the call failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// A cache breakpoint after this block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
 }
@@ -190,7 +239,9 @@ pub struct ToolResultBlock {
 /// included) when continuing a tool-use turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ThinkingBlock {
+    /// The model's reasoning.
     pub thinking: String,
+    /// The signature the API checks when the block is sent back.
     #[serde(default)]
     pub signature: String,
 }
@@ -198,6 +249,7 @@ pub struct ThinkingBlock {
 /// `{"type":"redacted_thinking","data":...}`: encrypted thinking, echoed back verbatim.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RedactedThinkingBlock {
+    /// The encrypted reasoning, sent back as is.
     pub data: String,
 }
 
@@ -208,13 +260,21 @@ pub struct RedactedThinkingBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
+    /// Text.
     Text(TextBlock),
+    /// An image.
     Image(ImageBlock),
+    /// A document (PDF, text).
     Document(DocumentBlock),
+    /// A tool call.
     ToolUse(ToolUseBlock),
+    /// A tool call's result.
     ToolResult(ToolResultBlock),
+    /// Extended thinking.
     Thinking(ThinkingBlock),
+    /// Redacted extended thinking.
     RedactedThinking(RedactedThinkingBlock),
+    /// A block type this client does not know, kept as received.
     #[serde(untagged)]
     Unknown(Value),
 }
@@ -293,7 +353,9 @@ impl ContentBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum MessageContent {
+    /// A plain string.
     Text(String),
+    /// Content blocks.
     Blocks(Vec<ContentBlock>),
 }
 
@@ -318,11 +380,14 @@ impl From<Vec<ContentBlock>> for MessageContent {
 /// One turn of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who speaks.
     pub role: Role,
+    /// What is said.
     pub content: MessageContent,
 }
 
 impl Message {
+    /// A user message.
     pub fn user(content: impl Into<MessageContent>) -> Self {
         Self {
             role: Role::User,
@@ -330,6 +395,7 @@ impl Message {
         }
     }
 
+    /// An assistant message.
     pub fn assistant(content: impl Into<MessageContent>) -> Self {
         Self {
             role: Role::Assistant,
@@ -343,7 +409,9 @@ impl Message {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SystemPrompt {
+    /// A plain string.
     Text(String),
+    /// Text blocks (which can carry cache breakpoints).
     Blocks(#[serde(with = "system_blocks")] Vec<TextBlock>),
 }
 
@@ -389,10 +457,14 @@ mod system_blocks {
 /// A client tool the model may call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDefinition {
+    /// The tool's name.
     pub name: String,
+    /// What the tool does, for the model.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// The JSON Schema of its input.
     pub input_schema: Value,
+    /// A cache breakpoint after this definition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
 }
@@ -401,19 +473,27 @@ pub struct ToolDefinition {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToolChoice {
+    /// The model decides (the default).
     Auto {
+        /// At most one tool call per reply, when true.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         disable_parallel_tool_use: Option<bool>,
     },
+    /// The model must call some tool.
     Any {
+        /// At most one tool call per reply, when true.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         disable_parallel_tool_use: Option<bool>,
     },
+    /// The model must call this tool.
     Tool {
+        /// The tool.
         name: String,
+        /// At most one tool call per reply, when true.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         disable_parallel_tool_use: Option<bool>,
     },
+    /// The model may not call tools.
     None,
 }
 
@@ -422,14 +502,21 @@ pub enum ToolChoice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ThinkingConfig {
-    Enabled { budget_tokens: u32 },
+    /// Thinking on, with a token budget.
+    Enabled {
+        /// Tokens the model may think for (at least 1024, less than `max_tokens`).
+        budget_tokens: u32,
+    },
+    /// Thinking off.
     Disabled,
+    /// The model decides how much to think.
     Adaptive,
 }
 
 /// Request metadata.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Metadata {
+    /// An opaque id of the end user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
 }
@@ -440,28 +527,40 @@ pub struct Metadata {
 /// client sends (the streaming client sets `stream: true` first; see [`MessagesRequest::streaming`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessagesRequest {
+    /// The model asked.
     pub model: String,
+    /// The reply's output limit.
     pub max_tokens: u32,
+    /// The system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<SystemPrompt>,
+    /// The conversation.
     pub messages: Vec<Message>,
     /// Serialized once (by the tool pool); sent as those bytes.
     #[serde(default, skip_serializing_if = "ToolArray::is_empty")]
     pub tools: ToolArray,
+    /// How the model may use tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
+    /// Extended thinking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<ThinkingConfig>,
+    /// Request metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// Sequences that stop the reply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop_sequences: Vec<String>,
+    /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// Nucleus sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f32>,
+    /// Top-k sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u32>,
+    /// Whether the reply streams (set by the client).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
 }
@@ -533,17 +632,26 @@ struct CountTokensBody<'a> {
 /// Why the model stopped. Unknown reasons are kept as [`StopReason::Other`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StopReason {
+    /// The model finished.
     EndTurn,
+    /// The reply hit `max_tokens`.
     MaxTokens,
+    /// A stop sequence matched.
     StopSequence,
+    /// The model called tools.
     ToolUse,
+    /// A long turn paused; send the reply back to continue it.
     PauseTurn,
+    /// The model declined.
     Refusal,
+    /// The context window is full.
     ModelContextWindowExceeded,
+    /// A reason this client does not know.
     Other(String),
 }
 
 impl StopReason {
+    /// The reason as the API writes it (`end_turn`, ...).
     pub fn as_str(&self) -> &str {
         match self {
             Self::EndTurn => "end_turn",
@@ -557,6 +665,7 @@ impl StopReason {
         }
     }
 
+    /// The reason written `s`.
     pub fn parse(s: &str) -> Self {
         match s {
             "end_turn" => Self::EndTurn,
@@ -587,16 +696,23 @@ impl<'de> Deserialize<'de> for StopReason {
 /// The model's reply: what `message_start` announces and the accumulator completes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponseMessage {
+    /// The message's id (`msg_…`).
     pub id: String,
+    /// The model that answered.
     pub model: String,
+    /// Always the assistant.
     #[serde(default = "assistant_role")]
     pub role: Role,
+    /// The reply's content blocks.
     #[serde(default)]
     pub content: Vec<ContentBlock>,
+    /// Why the model stopped.
     #[serde(default)]
     pub stop_reason: Option<StopReason>,
+    /// The stop sequence that matched, if one did.
     #[serde(default)]
     pub stop_sequence: Option<String>,
+    /// Token counts.
     #[serde(default)]
     pub usage: Usage,
 }

@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 /// Cache writes split by lifetime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CacheCreation {
+    /// Tokens written with the five-minute lifetime.
     #[serde(default)]
     pub ephemeral_5m_input_tokens: u64,
+    /// Tokens written with the one-hour lifetime.
     #[serde(default)]
     pub ephemeral_1h_input_tokens: u64,
 }
@@ -31,14 +33,19 @@ impl Add for CacheCreation {
 /// Token counts of one response (or, summed with `+`, of many).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Usage {
+    /// Prompt tokens neither read from nor written to the cache.
     #[serde(default)]
     pub input_tokens: u64,
+    /// Output tokens.
     #[serde(default)]
     pub output_tokens: u64,
+    /// Prompt tokens written to the cache.
     #[serde(default)]
     pub cache_creation_input_tokens: u64,
+    /// Prompt tokens read from the cache.
     #[serde(default)]
     pub cache_read_input_tokens: u64,
+    /// Cache writes by lifetime.
     #[serde(default)]
     pub cache_creation: CacheCreation,
 }
@@ -118,14 +125,19 @@ impl std::iter::Sum for Usage {
 /// server omits keeps the value `message_start` gave).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct UsageDelta {
+    /// Uncached prompt tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
+    /// Output tokens so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
+    /// Prompt tokens written to the cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_creation_input_tokens: Option<u64>,
+    /// Prompt tokens read from the cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_read_input_tokens: Option<u64>,
+    /// Cache writes by lifetime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_creation: Option<CacheCreation>,
 }
@@ -135,9 +147,13 @@ pub struct UsageDelta {
 pub struct ModelInfo {
     /// The id prefix this entry matches (`claude-sonnet-4-5` matches `claude-sonnet-4-5-20250929`).
     pub family: &'static str,
+    /// USD per million uncached input tokens.
     pub input_per_mtok: f64,
+    /// USD per million output tokens.
     pub output_per_mtok: f64,
+    /// The context window, in tokens.
     pub context_window: u64,
+    /// The most output tokens a reply may have.
     pub max_output_tokens: u64,
     /// False for the fallback used for a model the table does not know.
     pub known: bool,

@@ -64,6 +64,7 @@ pub struct AgentRuntime {
 }
 
 impl AgentRuntime {
+    /// The spawner for `parent`'s sub-agents: `can_use_tool` judges their calls, `agents` are the types they can be started as, `tasks` tracks the background ones.
     pub fn new(
         parent: Arc<ParentContext>,
         can_use_tool: Arc<dyn CanUseTool>,
@@ -93,10 +94,12 @@ impl AgentRuntime {
         self
     }
 
+    /// The session's task registry.
     pub fn tasks(&self) -> &TaskRegistry {
         &self.tasks
     }
 
+    /// The agent types sub-agents can be started as.
     pub fn agents(&self) -> &[AgentDefinition] {
         &self.agents
     }

@@ -25,6 +25,7 @@ pub struct AgentTool {
 }
 
 impl AgentTool {
+    /// The Agent tool, offering `agents`.
     pub fn new(agents: Arc<[AgentDefinition]>) -> Self {
         Self { agents }
     }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 /// Where a definition came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentSource {
+    /// One of tine's own (general-purpose, Explore, Plan).
     BuiltIn,
+    /// A Markdown file under `.tine/agents/` or `.claude/agents/`.
     File(PathBuf),
 }
 
@@ -26,11 +28,13 @@ pub struct AgentDefinition {
     pub tools: Option<Vec<String>>,
     /// `None` or `inherit`: the parent's model.
     pub model: Option<String>,
+    /// The agent's system prompt (the file's body).
     pub system_prompt: String,
     /// Only read-only calls are allowed (Explore, Plan).
     pub read_only: bool,
     /// `worktree`: run in a git worktree of its own.
     pub isolation: Option<String>,
+    /// Where the definition came from.
     pub source: AgentSource,
 }
 
@@ -105,7 +109,9 @@ pub fn builtin_agents() -> Vec<AgentDefinition> {
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {reason} (agent skipped)", .path.display())]
 pub struct AgentFileError {
+    /// The agent file.
     pub path: PathBuf,
+    /// Why it was skipped.
     pub reason: String,
 }
 

@@ -39,7 +39,9 @@ pub const KEPT_BREAKS: usize = 32;
 /// One tool of the request's array: its name and the hash of its definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolHash {
+    /// The tool's name.
     pub name: String,
+    /// The hash of its definition's bytes.
     pub hash: String,
 }
 
@@ -270,19 +272,27 @@ pub enum BreakCause {
     System,
     /// The tool array: definitions that changed, tools added or removed, a new order.
     Tools {
+        /// Tools whose definition changed.
         changed: Vec<String>,
+        /// Tools added.
         added: Vec<String>,
+        /// Tools removed.
         removed: Vec<String>,
+        /// Whether the same tools came in another order.
         reordered: bool,
     },
+    /// The model.
     Model {
+        /// The model before.
         from: String,
+        /// The model now.
         to: String,
     },
     /// The thinking config or `tool_choice`.
     Thinking,
     /// The first message (0-based) that differs, or where a shorter history ends.
     Message {
+        /// The message's index.
         index: usize,
     },
     /// Nothing in the key changed (TTL expiry, eviction, lookback window): no alarm.
@@ -334,6 +344,7 @@ pub struct CacheBreak {
     pub expected_tokens: u64,
     /// What this request read.
     pub read_tokens: u64,
+    /// What changed in the cache key, as far as the fingerprints tell.
     pub cause: BreakCause,
 }
 
@@ -351,7 +362,9 @@ impl fmt::Display for CacheBreak {
 /// written before the delta records, the payload of each `cache_hashes` annotation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CacheHashes {
+    /// The hashes of the request's cache key.
     pub fingerprint: RequestFingerprint,
+    /// What the request used.
     pub usage: Usage,
 }
 
@@ -395,6 +408,7 @@ impl fmt::Debug for CacheBreakDetector {
 }
 
 impl CacheBreakDetector {
+    /// A detector that has seen no request yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -30,10 +30,12 @@ pub struct CacheSafeSlot {
 }
 
 impl CacheSafeSlot {
+    /// An empty slot.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Saves `params` as the latest turn's and returns them shared.
     pub fn save(&self, params: CacheSafeParams) -> Arc<CacheSafeParams> {
         let params = Arc::new(params);
         *self.lock() = Some(Arc::clone(&params));

@@ -25,13 +25,17 @@ pub type OnMessage = Arc<dyn Fn(&Message) + Send + Sync>;
 /// The parameters of one fork.
 #[derive(Clone)]
 pub struct ForkParams {
+    /// The parent's request as it was: system prompt, tools, model, messages (the cache key).
     pub cache_safe: Arc<CacheSafeParams>,
     /// Appended after the parent's messages.
     pub prompt_messages: Vec<Message>,
     /// The fork's sandbox. Asks become denials unless cancellation is shared.
     pub can_use_tool: Arc<dyn CanUseTool>,
+    /// The source the fork's requests are reported under (`extract_memories`, `compact`).
     pub query_source: QuerySource,
+    /// A label for logs and errors.
     pub fork_label: String,
+    /// Requests the fork may make at most.
     pub max_turns: Option<u32>,
     /// No sidechain transcript (otherwise `<session>/subagents/agent-<id>.jsonl`).
     pub skip_transcript: bool,
@@ -44,10 +48,12 @@ pub struct ForkParams {
     /// Forces the output limit. Breaks the cache when thinking is on (the budget must shrink
     /// under it), so cache-sharing forks never set it.
     pub max_output_tokens: Option<u32>,
+    /// Called with every message the fork adds, as it is added.
     pub on_message: Option<OnMessage>,
     /// Ends the fork right after a turn's tools when it says so (its final reply would be
     /// read by no one); see `QueryParams::end_after_tools`.
     pub end_after_tools: Option<EndAfterTools>,
+    /// What of the parent's context the fork replaces (tools, tool context, app state).
     pub overrides: SubagentOverrides,
     /// The fork's id (its sidechain transcript's name); `None`: a fresh one.
     pub agent_id: Option<String>,
@@ -92,6 +98,7 @@ impl ForkParams {
 /// What a fork produced.
 #[derive(Debug, Clone)]
 pub struct ForkResult {
+    /// The fork's id.
     pub agent_id: String,
     /// The messages the fork added (its prompt, replies, tool results), in order.
     pub messages: Vec<Message>,
@@ -99,23 +106,32 @@ pub struct ForkResult {
     pub usage: Usage,
     /// The usage of the fork's first request (how much of the parent's prefix it read).
     pub first_request_usage: Option<Usage>,
+    /// What the fork cost, in US dollars.
     pub cost_usd: f64,
+    /// Requests the fork made.
     pub requests: u32,
+    /// Why its loop stopped.
     pub terminal: Terminal,
 }
 
 /// Why a fork could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ForkError {
+    /// The fork's transcript path could not be made.
     #[error("fork `{label}`: {source}")]
     Path {
+        /// The fork's label.
         label: String,
+        /// Why the path could not be made.
         #[source]
         source: tine_config::PathsError,
     },
+    /// The fork's transcript could not be written.
     #[error("fork `{label}`: could not write its transcript: {source}")]
     Transcript {
+        /// The fork's label.
         label: String,
+        /// The transcript error.
         #[source]
         source: TranscriptError,
     },

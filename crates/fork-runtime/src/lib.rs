@@ -21,6 +21,39 @@
 //! - [`agent_runtime`]: [`AgentRuntime`], the session's `SubagentSpawner` (fork path, typed
 //!   agents, foreground and background).
 //! - [`agent_tool`]: the Agent, TaskOutput and TaskStop tools.
+//!
+//! # Example
+//!
+//! A fork is the parent's request as it was ([`CacheSafeParams`]: system prompt, tool array,
+//! model, messages) plus a prompt of its own, run by [`run_forked_agent`] on a
+//! [`ParentContext`]; because the prefix is byte-identical, its first request reads the
+//! parent's prompt cache. `examples/fork_on_parent_cache.rs` shows it on the bundled simulator
+//! with the cache figures (`cargo run -p tine-fork-runtime --example fork_on_parent_cache`).
+//! The smallest use of the crate, a [`side_query()`] with a JSON schema:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use serde_json::json;
+//! use tine_api_client::{Message, ScriptedClient};
+//! use tine_fork_runtime::{SideQuery, side_query};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let client = ScriptedClient::new();
+//! client.push_message(ScriptedClient::text_reply(r#"{"language": "Rust"}"#));
+//!
+//! let query = SideQuery::new("claude-haiku-4-5", "example", vec![Message::user("Which language?")])
+//!     .with_schema(json!({
+//!         "type": "object",
+//!         "properties": {"language": {"type": "string"}},
+//!         "required": ["language"]
+//!     }));
+//! let answer = side_query(&client, &query, None).await?;
+//! assert_eq!(answer.json, Some(json!({"language": "Rust"})));
+//! # Ok::<(), tine_fork_runtime::SideQueryError>(())
+//! # }).unwrap();
+//! ```
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent_runtime;

@@ -37,8 +37,11 @@ pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// token cancelled when the session ends or the drain times out.
 #[derive(Clone)]
 pub struct JobContext {
+    /// The turn's request as sent: what a fork must match to read its cache.
     pub cache_safe: Arc<CacheSafeParams>,
+    /// The session to fork from.
     pub parent: Arc<ParentContext>,
+    /// Cancelled when the session ends or the drain times out.
     pub cancel: CancellationToken,
 }
 
@@ -56,6 +59,7 @@ pub type JobError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Work started after main-thread turns (memory extraction, auto dream, ...).
 pub trait BackgroundJob: Send + Sync {
+    /// The job's name, for events and logs.
     fn name(&self) -> &str;
 
     /// Asked at every turn end: whether to start [`BackgroundJob::run`] for this turn. A job
@@ -65,6 +69,7 @@ pub trait BackgroundJob: Send + Sync {
         true
     }
 
+    /// The job's work for one turn, run on its own task.
     fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>>;
 
     /// The work deferred by `should_run`, to run now (the session went idle, compaction is
@@ -77,15 +82,36 @@ pub trait BackgroundJob: Send + Sync {
 /// Background work as the UI sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BackgroundEvent {
-    Started { job: String },
-    Finished { job: String, outcome: JobOutcome },
-    Failed { job: String, error: String },
-    Cancelled { job: String },
+    /// A job started.
+    Started {
+        /// The job's name.
+        job: String,
+    },
+    /// A job finished.
+    Finished {
+        /// The job's name.
+        job: String,
+        /// What it did.
+        outcome: JobOutcome,
+    },
+    /// A job failed.
+    Failed {
+        /// The job's name.
+        job: String,
+        /// Why.
+        error: String,
+    },
+    /// A job was cancelled (the session ended, or the drain timed out).
+    Cancelled {
+        /// The job's name.
+        job: String,
+    },
 }
 
 /// What draining found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DrainReport {
+    /// Jobs that finished before the deadline.
     pub finished: usize,
     /// Still running at the deadline, then cancelled (all of them stopped before `drain`
     /// returned).
@@ -120,6 +146,7 @@ pub struct StopHookPipeline {
 }
 
 impl StopHookPipeline {
+    /// A pipeline forking from `parent`, saving each turn's request in `slot`.
     pub fn new(parent: Arc<ParentContext>, slot: CacheSafeSlot) -> Self {
         Self {
             slot,
@@ -150,6 +177,7 @@ impl StopHookPipeline {
         self
     }
 
+    /// Where each turn's cache-safe params are saved.
     pub fn slot(&self) -> &CacheSafeSlot {
         &self.slot
     }

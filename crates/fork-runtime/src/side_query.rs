@@ -27,18 +27,22 @@ pub const DEFAULT_SIDE_QUERY_MAX_TOKENS: u32 = 1024;
 /// One side query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SideQuery {
+    /// The model asked (usually a small, fast one).
     pub model: String,
     /// The caller's system prompt, after the CLI prefix.
     pub system: Option<String>,
     /// Leave [`CLI_SYSTEM_PREFIX`] out of the system prompt.
     pub skip_system_prefix: bool,
+    /// The conversation to answer.
     pub messages: Vec<Message>,
+    /// The reply's output limit.
     pub max_tokens: u32,
     /// The answer must be a JSON value matching this schema (the subset `tine_tools::validate`
     /// checks).
     pub json_schema: Option<Value>,
     /// The feature the call is billed to (`memory_recall`, `permission_explainer`, ...).
     pub query_source: QuerySource,
+    /// The sampling temperature, when set.
     pub temperature: Option<f32>,
 }
 
@@ -57,21 +61,25 @@ impl SideQuery {
         }
     }
 
+    /// With a system prompt of the caller's (after the CLI prefix).
     pub fn with_system(mut self, system: impl Into<String>) -> Self {
         self.system = Some(system.into());
         self
     }
 
+    /// With a JSON schema the answer must match.
     pub fn with_schema(mut self, schema: Value) -> Self {
         self.json_schema = Some(schema);
         self
     }
 
+    /// With another output limit.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
         self
     }
 
+    /// Without the CLI prefix in the system prompt.
     pub fn skipping_system_prefix(mut self) -> Self {
         self.skip_system_prefix = true;
         self
@@ -118,14 +126,17 @@ pub struct SideQueryResult {
     pub json: Option<Value>,
     /// Summed over the call and its retry, if any.
     pub usage: Usage,
+    /// What the call cost, in US dollars.
     pub cost_usd: f64,
 }
 
 /// Why a side query gave no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum SideQueryError {
+    /// The request failed.
     #[error("side query failed: {0}")]
     Api(#[from] ApiError),
+    /// The answer did not match the schema, twice.
     #[error(
         "the model's answer did not match the side query's JSON schema, even after one retry: {}",
         .errors.join("; ")
@@ -141,8 +152,11 @@ pub enum SideQueryError {
 /// Usage and cost of one query source.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SourceUsage {
+    /// Tokens, cache fields included.
     pub usage: Usage,
+    /// Cost in US dollars.
     pub cost_usd: f64,
+    /// Requests made.
     pub requests: u64,
 }
 
@@ -162,6 +176,7 @@ pub struct UsageLedger {
 }
 
 impl UsageLedger {
+    /// An empty ledger.
     pub fn new() -> Self {
         Self::default()
     }

@@ -22,6 +22,7 @@ use crate::side_query::UsageLedger;
 
 /// Where app state updates go (token counters, status lines the UI shows).
 pub trait AppStateSink: Send + Sync {
+    /// Sets `key` to `value`.
     fn set(&self, key: &str, value: Value);
 }
 
@@ -40,6 +41,7 @@ pub struct AppStateStore {
 }
 
 impl AppStateStore {
+    /// The value of `key`, if set.
     pub fn get(&self, key: &str) -> Option<Value> {
         self.values
             .lock()
@@ -60,25 +62,35 @@ impl AppStateSink for AppStateStore {
 
 /// Shows a notification to the user. Only the parent has one.
 pub trait NotificationSink: Send + Sync {
+    /// Shows `text`.
     fn notify(&self, text: &str);
 }
 
 /// The session a context belongs to (for sidechain transcripts).
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
+    /// `TINE_HOME`.
     pub home: std::path::PathBuf,
+    /// The working directory.
     pub cwd: std::path::PathBuf,
+    /// The session's id.
     pub session_id: SessionId,
 }
 
 /// The main thread's context: everything a fork may be derived from.
 #[derive(Clone)]
 pub struct ParentContext {
+    /// The session's model client.
     pub client: Arc<dyn ModelClient>,
+    /// The session's tools (a fork keeps the same array: it is part of the cache key).
     pub tools: Arc<[Arc<dyn Tool>]>,
+    /// The session's tool context (file-state cache, cwd, cancellation).
     pub tool_context: ToolContext,
+    /// The session a fork belongs to.
     pub session: SessionInfo,
+    /// Where app state updates go.
     pub app_state: Arc<dyn AppStateSink>,
+    /// Asks a person; a fork gets it only when it shares cancellation.
     pub prompter: Option<Arc<dyn PermissionPrompter>>,
     /// The main thread's replacement decisions (the engine's [`tine_query_loop::QueryEngine::replacements`]).
     /// A fork clones the decisions its [`crate::CacheSafeParams`] template carries, or these.
@@ -143,13 +155,19 @@ pub struct SubagentOverrides {
 /// A fork's isolated context. Deliberately has no notification or tool-UI handle.
 #[derive(Clone)]
 pub struct SubagentContext {
+    /// The model client.
     pub client: Arc<dyn ModelClient>,
+    /// The tools.
     pub tools: Arc<[Arc<dyn Tool>]>,
+    /// The fork's own tool context (a copy of the parent's).
     pub tool_context: ToolContext,
+    /// The session it belongs to.
     pub session: SessionInfo,
+    /// Where app state updates go (nowhere, for a background fork).
     pub app_state: Arc<dyn AppStateSink>,
     /// Present only when cancellation is shared; otherwise asks become denials.
     pub prompter: Option<Arc<dyn PermissionPrompter>>,
+    /// The fork's own copy of the replacement decisions.
     pub content_replacements: ContentReplacementState,
 }
 

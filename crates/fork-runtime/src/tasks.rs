@@ -22,12 +22,16 @@ use tokio_util::sync::CancellationToken;
 /// What kind of work a task is (its id's prefix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskKind {
+    /// A background shell command.
     Shell,
+    /// A sub-agent.
     Agent,
+    /// A memory consolidation.
     Dream,
 }
 
 impl TaskKind {
+    /// The id's prefix: `b`, `a` or `d`.
     pub fn prefix(self) -> char {
         match self {
             TaskKind::Shell => 'b',
@@ -55,9 +59,13 @@ pub fn new_task_id(kind: TaskKind) -> String {
 /// Where a task is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskState {
+    /// Still running.
     Running,
+    /// Finished.
     Completed,
+    /// Failed, and why.
     Failed(String),
+    /// Stopped on request.
     Cancelled,
 }
 
@@ -75,24 +83,43 @@ impl fmt::Display for TaskState {
 /// Why a task could not be registered or found.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
+    /// The task output directory is not safe to write in.
     #[error(
         "cannot use {} for task output: {reason}; remove it (tine creates the directory itself, 0700)",
         .dir.display()
     )]
-    UnsafeDirectory { dir: PathBuf, reason: String },
+    UnsafeDirectory {
+        /// The directory.
+        dir: PathBuf,
+        /// Why it is not safe.
+        reason: String,
+    },
+    /// Something already exists where the output file would go.
     #[error(
         "refusing to write task output to {}: something already exists there (a planted link?); the task was not started",
         .path.display()
     )]
-    OutputExists { path: PathBuf },
+    OutputExists {
+        /// The output file's path.
+        path: PathBuf,
+    },
+    /// The output file could not be created.
     #[error("cannot create the task output file {}: {source}", .path.display())]
     Io {
+        /// The output file's path.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// No task has this id.
     #[error("no task with id `{id}`; {known}")]
-    Unknown { id: String, known: String },
+    Unknown {
+        /// The id asked for.
+        id: String,
+        /// The ids there are, as a sentence.
+        known: String,
+    },
 }
 
 /// A task's output file: created by the registry, appended to by the task.
@@ -103,6 +130,7 @@ pub struct TaskOutput {
 }
 
 impl TaskOutput {
+    /// The output file.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -119,13 +147,19 @@ impl TaskOutput {
 /// What a finished background task tells the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskNotification {
+    /// The task's id.
     pub task_id: String,
+    /// What the task was started for.
     pub description: String,
+    /// How it ended.
     pub state: TaskState,
     /// The agent's final report (or why it stopped).
     pub result: String,
+    /// Where its full output is.
     pub output_file: PathBuf,
+    /// What it used.
     pub usage: Usage,
+    /// What it cost, in US dollars.
     pub cost_usd: f64,
 }
 
@@ -151,13 +185,19 @@ impl TaskNotification {
 /// One task as callers see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskSnapshot {
+    /// The task's id.
     pub id: String,
+    /// What kind of work it is.
     pub kind: TaskKind,
+    /// What it was started for.
     pub description: String,
+    /// Where it is.
     pub state: TaskState,
+    /// Where its output goes.
     pub output_file: PathBuf,
     /// The final report, once it ended.
     pub result: Option<String>,
+    /// Whether it runs in the background (the model is told when it ends).
     pub background: bool,
 }
 
@@ -294,6 +334,7 @@ impl TaskRegistry {
         self.inner.changed.notify_waiters();
     }
 
+    /// The task `id`, if there is one.
     pub fn get(&self, id: &str) -> Option<TaskSnapshot> {
         self.lock().get(id).map(|e| e.snapshot.clone())
     }

@@ -27,6 +27,7 @@ pub struct SideQuerySummarizer {
 }
 
 impl SideQuerySummarizer {
+    /// A summarizer asking `model` through `client`.
     pub fn new(client: Arc<dyn ModelClient>, model: impl Into<String>) -> Self {
         Self {
             client,

@@ -29,7 +29,9 @@ use crate::http::ReqwestHttpClient;
 /// What a server asks the user through `elicitation/create`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElicitationRequest {
+    /// The server asking.
     pub server: String,
+    /// What it asks, for the user to read.
     pub message: String,
     /// The JSON Schema of the answer (form mode).
     pub schema: Option<Value>,
@@ -40,14 +42,18 @@ pub struct ElicitationRequest {
 /// The user's answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitationAnswer {
+    /// The user answered (the form's content, in form mode).
     Accept(Option<Value>),
+    /// The user said no.
     Decline,
+    /// The user dismissed the question.
     Cancel,
 }
 
 /// Shows an elicitation to the user (the TUI implements it). Without one, tine does not
 /// advertise the capability and declines any request (headless runs have nobody to ask).
 pub trait ElicitationHandler: Send + Sync {
+    /// Asks the user; resolves with the answer.
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'static, ElicitationAnswer>;
 }
 
@@ -141,14 +147,34 @@ pub(crate) struct Connected {
 /// Why a connection attempt failed, in words for `tine mcp list` and the start-up warning.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectError {
+    /// The server's program could not be started.
     #[error("cannot start `{command}`: {message}")]
-    Spawn { command: String, message: String },
+    Spawn {
+        /// The command line.
+        command: String,
+        /// Why it could not start.
+        message: String,
+    },
+    /// A configured HTTP header is not valid.
     #[error("invalid HTTP header `{0}`: header names and values must be visible ASCII")]
     Header(String),
+    /// The server did not answer `initialize` in time.
     #[error("no answer to `initialize` within {} ms (raise TINE_MCP_TIMEOUT for a slow server){}", .ms, stderr_note(.stderr))]
-    Timeout { ms: u128, stderr: String },
+    Timeout {
+        /// How long tine waited, in milliseconds.
+        ms: u128,
+        /// What the server printed on stderr meanwhile.
+        stderr: String,
+    },
+    /// The MCP handshake failed.
     #[error("the MCP handshake failed: {message}{}", stderr_note(.stderr))]
-    Handshake { message: String, stderr: String },
+    Handshake {
+        /// Why.
+        message: String,
+        /// What the server printed on stderr.
+        stderr: String,
+    },
+    /// `tools/list` failed.
     #[error("listing its tools failed: {0}")]
     ListTools(String),
 }

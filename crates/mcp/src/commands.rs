@@ -20,6 +20,7 @@ use crate::names::is_plain_server_name;
 use crate::sources::{McpScope, McpSources, load_config};
 use crate::trust::{DISABLED_KEY, ENABLED_KEY, ProjectTrust, TrustDecision, how_to_trust};
 
+/// The usage of `tine mcp`, shown with a usage error.
 pub const MCP_USAGE: &str = "usage: tine mcp list
        tine mcp get NAME
        tine mcp add [--scope local|project|user] [-e KEY=VALUE]... NAME -- COMMAND [ARGS...]
@@ -30,20 +31,32 @@ pub const MCP_USAGE: &str = "usage: tine mcp list
 /// One `tine mcp` command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpCommand {
+    /// `tine mcp list`: every server and its status.
     List,
+    /// `tine mcp get NAME`: one server's config and status.
     Get {
+        /// The server's name.
         name: String,
     },
+    /// `tine mcp add`: add a server to a scope's file.
     Add {
+        /// The server's name.
         name: String,
+        /// The file it goes to (local, project or user).
         scope: McpScope,
+        /// How to reach it.
         config: McpServerConfig,
     },
+    /// `tine mcp remove NAME`: remove a server.
     Remove {
+        /// The server's name.
         name: String,
+        /// The scope to remove it from; `None`: the only one that has it.
         scope: Option<McpScope>,
     },
+    /// `tine mcp trust NAME`: trust a `.mcp.json` server.
     Trust {
+        /// The server's name.
         name: String,
     },
 }
@@ -51,26 +64,46 @@ pub enum McpCommand {
 /// Why a command failed; each says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum McpCommandError {
+    /// The command line cannot be read.
     #[error("{0}\n{MCP_USAGE}")]
     Usage(String),
+    /// The server name has characters a name cannot have.
     #[error("invalid server name `{0}`: use letters, digits, `_` and `-` (no `__`)")]
     BadName(String),
+    /// No server has this name.
     #[error("no MCP server named `{0}` (see `tine mcp list`)")]
     NotFound(String),
+    /// A server of this name is already in that scope.
     #[error(
         "MCP server `{name}` already exists in {path}; remove it first (tine mcp remove --scope {scope} {name})"
     )]
     Exists {
+        /// The server's name.
         name: String,
+        /// The file it is in.
         path: String,
+        /// The scope.
         scope: McpScope,
     },
+    /// Several scopes have a server of this name; say which.
     #[error("MCP server `{name}` is in several scopes ({scopes}); say which with --scope")]
-    Ambiguous { name: String, scopes: String },
+    Ambiguous {
+        /// The server's name.
+        name: String,
+        /// The scopes that have it.
+        scopes: String,
+    },
+    /// Only `.mcp.json` servers need trust.
     #[error("`{0}` is not a .mcp.json server; only project servers need trust")]
     NotProject(String),
+    /// A config file could not be read or written.
     #[error("{path}: {message}; fix the file by hand")]
-    File { path: String, message: String },
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 fn usage(message: impl Into<String>) -> McpCommandError {
@@ -232,8 +265,11 @@ fn parse_add(args: &[String]) -> Result<McpCommand, McpCommandError> {
 /// run (for `list`).
 #[derive(Debug, Clone)]
 pub struct McpCommandEnv {
+    /// Where the server configs are.
     pub sources: McpSources,
+    /// Where the settings files are (trust is written there).
     pub settings_paths: SettingsPaths,
+    /// How servers are run (for `list` and `get`, which connect).
     pub options: McpOptions,
 }
 

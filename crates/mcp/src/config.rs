@@ -16,13 +16,18 @@ use crate::expand::expand_vars;
 pub enum McpServerConfig {
     /// A child process speaking JSON-RPC on its stdin and stdout.
     Stdio {
+        /// The program.
         command: String,
+        /// Its arguments.
         args: Vec<String>,
+        /// Environment variables set for it.
         env: BTreeMap<String, String>,
     },
     /// A streamable HTTP endpoint.
     Http {
+        /// The endpoint.
         url: String,
+        /// Headers sent with every request.
         headers: BTreeMap<String, String>,
     },
 }
@@ -30,23 +35,35 @@ pub enum McpServerConfig {
 /// Why one server's entry is unusable. The message says what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServerConfigError {
+    /// The config is not a JSON object.
     #[error("must be an object such as {{\"command\": \"npx\", \"args\": [...]}}, found {found}")]
-    NotAnObject { found: &'static str },
+    NotAnObject {
+        /// The JSON type found instead.
+        found: &'static str,
+    },
+    /// An SSE server (deprecated by MCP; not supported).
     #[error(
         "`type` \"sse\" is not supported; most servers also speak streamable HTTP: use \"type\": \"http\" with the server's HTTP endpoint"
     )]
     SseUnsupported,
+    /// A `type` tine does not know.
     #[error("unknown `type` \"{0}\": use \"stdio\" (with `command`) or \"http\" (with `url`)")]
     UnknownType(String),
+    /// A field of the wrong type.
     #[error("`{field}` must be {expected}")]
     Field {
+        /// The field.
         field: &'static str,
+        /// The type it should have.
         expected: &'static str,
     },
+    /// Neither `command` nor `url`.
     #[error("needs `command` (a stdio server) or `url` with \"type\": \"http\"")]
     Incomplete,
+    /// `${VAR}` names environment variables that are not set.
     #[error("environment variable {} is not set (set it, or write ${{VAR:-default}})", .0.join(", "))]
     MissingEnv(Vec<String>),
+    /// The server name is not valid.
     #[error("name {0}")]
     BadName(&'static str),
 }

@@ -14,6 +14,27 @@
 //!   restart, shutdown.
 //! - [`tool`], [`resources`], [`output`]: the tools the model calls and how results read.
 //! - [`commands`]: `tine mcp list|get|add|remove|trust`.
+//!
+//! # Example
+//!
+//! A server's configuration as `.mcp.json` or `--mcp-config` write it, and the name its tools
+//! get:
+//!
+//! ```
+//! use serde_json::json;
+//! use tine_mcp::McpServerConfig;
+//! use tine_mcp::names::tool_name;
+//!
+//! let config = McpServerConfig::from_json(&json!({"command": "npx", "args": ["my-server"]}))?;
+//! assert_eq!(config.transport_name(), "stdio");
+//! assert_eq!(tool_name("github", "create_issue"), "mcp__github__create_issue");
+//! # Ok::<(), tine_mcp::ServerConfigError>(())
+//! ```
+//!
+//! [`McpManager::start`] connects the configured servers and returns their tools.
+//! `examples/mcp_client.rs` does it against the crate's small test server over streamable
+//! HTTP, in-process (`cargo run -p tine-mcp --example mcp_client`).
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod client;

@@ -38,13 +38,17 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// How the servers are run.
 #[derive(Clone)]
 pub struct McpOptions {
+    /// How long a server may take to answer `initialize`.
     pub startup_timeout: Duration,
+    /// How long one tool call may take.
     pub tool_timeout: Duration,
+    /// Tokens of a tool result at most; more is saved to a file.
     pub max_output_tokens: usize,
     /// Where results over the limit are saved (`TINE_HOME/mcp-output`).
     pub output_dir: PathBuf,
     /// The front end's elicitation prompt; `None` declines (headless).
     pub elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// How `${VAR}` in configs is looked up (the process environment in production).
     pub env: EnvLookup,
 }
 
@@ -107,20 +111,26 @@ impl McpOptions {
 /// A server's state, for `tine mcp list`, `/mcp` and the tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpServerStatus {
+    /// Connected.
     Connected {
+        /// How many tools it offers.
         tools: usize,
     },
+    /// Could not connect.
     Failed {
+        /// Why.
         reason: String,
     },
     /// A `.mcp.json` server nobody trusted yet; `how` says how to.
     NeedsTrust {
+        /// How to trust it.
         how: String,
     },
     /// Listed in `disabledMcpjsonServers`.
     Disabled,
     /// Was connected and went away during the session.
     Exited {
+        /// Why it went away.
         reason: String,
     },
     /// Shut down by tine.
@@ -149,11 +159,15 @@ impl std::fmt::Display for McpServerStatus {
 /// One server in a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpServerInfo {
+    /// The server's name.
     pub name: String,
+    /// The scope its config came from.
     pub scope: McpScope,
+    /// The file (or flag) its config came from.
     pub origin: String,
     /// The command line or URL (`${VAR}` unexpanded, no header values).
     pub summary: String,
+    /// Its state.
     pub status: McpServerStatus,
 }
 
@@ -161,15 +175,27 @@ pub struct McpServerInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpEvent {
     /// A connected server went away (crashed, closed its connection).
-    ServerExited { name: String, reason: String },
+    ServerExited {
+        /// The server's name.
+        name: String,
+        /// Why it went away.
+        reason: String,
+    },
     /// `restart` reconnected it.
-    ServerRestarted { name: String, tools: usize },
+    ServerRestarted {
+        /// The server's name.
+        name: String,
+        /// How many tools it offers now.
+        tools: usize,
+    },
 }
 
 /// A start-up problem worth showing (a bad config, an untrusted or failed server).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpWarning {
+    /// The server concerned, if one.
     pub server: Option<String>,
+    /// What to show.
     pub message: String,
 }
 
@@ -185,19 +211,36 @@ impl std::fmt::Display for McpWarning {
 /// Why `restart` could not reconnect.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum McpError {
+    /// No server has this name.
     #[error("no MCP server named `{0}` (see `tine mcp list`)")]
     UnknownServer(String),
+    /// A `.mcp.json` server nobody trusted yet.
     #[error("MCP server `{name}` needs trust first: {how}")]
-    NeedsTrust { name: String, how: String },
+    NeedsTrust {
+        /// The server's name.
+        name: String,
+        /// How to trust it.
+        how: String,
+    },
+    /// The server is disabled by settings.
     #[error("MCP server `{0}` is disabled by disabledMcpjsonServers")]
     Disabled(String),
+    /// The server's config is not valid.
     #[error("MCP server `{name}`: {error}")]
     Config {
+        /// The server's name.
         name: String,
+        /// What is wrong with it.
         error: crate::config::ServerConfigError,
     },
+    /// The server could not be connected.
     #[error("MCP server `{name}`: {error}")]
-    Connect { name: String, error: ConnectError },
+    Connect {
+        /// The server's name.
+        name: String,
+        /// Why.
+        error: ConnectError,
+    },
 }
 
 /// A live connection.

@@ -73,6 +73,7 @@ fn describe_binary(kind: &str, mime: Option<&str>, base64: Option<&str>) -> Stri
 /// Where and how much.
 #[derive(Debug, Clone)]
 pub struct OutputLimits {
+    /// Tokens of a result at most.
     pub max_tokens: usize,
     /// Where whole results over the limit are saved (created 0700, files 0600).
     pub dir: PathBuf,

@@ -14,9 +14,12 @@ use tine_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, parse_inp
 use crate::manager::Inner;
 use crate::output::{limit_output, render_blocks};
 
+/// The name of the tool listing the servers' resources.
 pub const LIST_RESOURCES_TOOL: &str = "ListMcpResourcesTool";
+/// The name of the tool reading one resource.
 pub const READ_RESOURCE_TOOL: &str = "ReadMcpResourceTool";
 
+/// Lists the resources of the connected servers (`resources/list`).
 pub struct ListMcpResourcesTool {
     inner: Arc<Inner>,
 }
@@ -142,6 +145,7 @@ impl Tool for ListMcpResourcesTool {
     }
 }
 
+/// Reads one resource of a server (`resources/read`).
 pub struct ReadMcpResourceTool {
     inner: Arc<Inner>,
 }

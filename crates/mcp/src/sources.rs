@@ -34,6 +34,7 @@ pub enum McpScope {
 }
 
 impl McpScope {
+    /// The scope's name (`local`, `project`, `user`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             McpScope::Managed => "managed",
@@ -54,9 +55,11 @@ impl fmt::Display for McpScope {
 /// One configured server, as the winning source wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerEntry {
+    /// The server's name.
     pub name: String,
     /// `${VAR}` references unexpanded.
     pub config: McpServerConfig,
+    /// The scope it came from.
     pub scope: McpScope,
     /// The file (or `--mcp-config (inline JSON)`) it came from.
     pub origin: String,
@@ -65,27 +68,50 @@ pub struct ServerEntry {
 /// A configuration problem: the file, the server if one, and what to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum McpConfigError {
+    /// A config file could not be read.
     #[error("cannot read MCP config {origin}: {message}")]
-    Read { origin: String, message: String },
-    #[error("{origin}:{line}:{column}: invalid JSON: {message}")]
-    Syntax {
+    Read {
+        /// The file.
         origin: String,
-        line: usize,
-        column: usize,
+        /// Why.
         message: String,
     },
+    /// A config file is not valid JSON.
+    #[error("{origin}:{line}:{column}: invalid JSON: {message}")]
+    Syntax {
+        /// The file.
+        origin: String,
+        /// The line (1-based).
+        line: usize,
+        /// The column (1-based).
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// `mcpServers` is not an object.
     #[error("{origin}: `mcpServers` must be an object of NAME: {{...}} entries")]
-    NotAnObject { origin: String },
+    NotAnObject {
+        /// The file.
+        origin: String,
+    },
+    /// One server's config is not valid (the others still load).
     #[error("{origin}: MCP server `{name}`: {error}")]
     Server {
+        /// The file.
         origin: String,
+        /// The server's name.
         name: String,
+        /// What is wrong with it.
         error: ServerConfigError,
     },
+    /// `mcpServers` in project settings, which tine ignores.
     #[error(
         "{origin}: `mcpServers` in project settings is ignored (a cloned repository must not start programs); put project servers in .mcp.json"
     )]
-    ProjectSettings { origin: String },
+    ProjectSettings {
+        /// The settings file.
+        origin: String,
+    },
 }
 
 impl McpConfigError {
@@ -112,6 +138,7 @@ pub struct McpSources {
 }
 
 impl McpSources {
+    /// The sources of a project at `cwd`.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         McpSources {
             cwd: cwd.into(),
@@ -119,11 +146,13 @@ impl McpSources {
         }
     }
 
+    /// With the user's home (where the user-scope servers are configured).
     pub fn with_user_home(mut self, home: impl Into<PathBuf>) -> Self {
         self.user_home = Some(home.into());
         self
     }
 
+    /// With `--mcp-config` values (files or inline JSON).
     pub fn with_flag_configs(mut self, configs: impl IntoIterator<Item = String>) -> Self {
         self.flag_configs.extend(configs);
         self
@@ -139,13 +168,16 @@ impl McpSources {
 /// the problems met. A bad server or file never drops the others.
 #[derive(Debug, Clone, Default)]
 pub struct McpConfig {
+    /// Every server, highest-precedence definition of each name.
     pub servers: Vec<ServerEntry>,
     /// Entries of the same name from lower sources, hidden by a server of `servers`.
     pub shadowed: Vec<ServerEntry>,
+    /// What could not be read.
     pub errors: Vec<McpConfigError>,
 }
 
 impl McpConfig {
+    /// The server `name`, if configured.
     pub fn get(&self, name: &str) -> Option<&ServerEntry> {
         self.servers.iter().find(|s| s.name == name)
     }

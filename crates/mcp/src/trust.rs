@@ -10,8 +10,11 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 use tine_config::settings::{LoadedSettings, SettingsSource};
 
+/// The setting that trusts every `.mcp.json` server.
 pub const ENABLE_ALL_KEY: &str = "enableAllProjectMcpServers";
+/// The setting listing trusted `.mcp.json` servers.
 pub const ENABLED_KEY: &str = "enabledMcpjsonServers";
+/// The setting listing disabled `.mcp.json` servers.
 pub const DISABLED_KEY: &str = "disabledMcpjsonServers";
 
 /// What the settings say about `.mcp.json` servers.
@@ -19,7 +22,9 @@ pub const DISABLED_KEY: &str = "disabledMcpjsonServers";
 pub struct ProjectTrust {
     /// `enableAllProjectMcpServers` from the highest source (never project settings) setting it.
     pub enable_all: Option<(bool, SettingsSource)>,
+    /// Servers trusted (`enabledMcpjsonServers`, all sources).
     pub enabled: BTreeSet<String>,
+    /// Servers disabled (`disabledMcpjsonServers`, all sources).
     pub disabled: BTreeSet<String>,
 }
 
@@ -28,7 +33,9 @@ pub struct ProjectTrust {
 pub enum TrustDecision {
     /// Trusted by this key in this source.
     Trusted {
+        /// The setting that trusted it.
         key: &'static str,
+        /// The source that set it.
         source: SettingsSource,
     },
     /// Listed in `disabledMcpjsonServers`.
@@ -65,6 +72,7 @@ impl ProjectTrust {
             .map(|layer| layer.source)
     }
 
+    /// The decision for the server `name` under `settings`.
     pub fn decide(&self, settings: &LoadedSettings, name: &str) -> TrustDecision {
         if self.disabled.contains(name) {
             return TrustDecision::Disabled;

@@ -92,9 +92,13 @@ pub fn show(dir: &MemoryDir, name: &str) -> Result<String, MemoryError> {
 /// What `tine memory dream` needs from the host: the memory directory, and a minimal parent
 /// to fork from: the session's real system prompt and tool array (`template`), no messages.
 pub struct DreamCommand {
+    /// The memory directory to consolidate.
     pub dir: MemoryDir,
+    /// The parent the dream forks from.
     pub parent: Arc<ParentContext>,
+    /// The session's system prompt and tool array, so the fork shares their cache.
     pub template: RequestTemplate,
+    /// The dream's settings (turn limit; the gates are skipped for the command).
     pub options: DreamOptions,
     /// The permissions a session here would have: the fork reads only inside their
     /// directories (and the memory directory and transcripts), under their deny/ask rules.

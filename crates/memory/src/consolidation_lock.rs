@@ -50,7 +50,10 @@ pub enum Acquire {
     /// Another process (or session) is consolidating.
     Held,
     /// Under the lock, the time gate no longer passes: another consolidation just finished.
-    Recent { last: SystemTime },
+    Recent {
+        /// When the last consolidation finished.
+        last: SystemTime,
+    },
 }
 
 /// The held consolidation lock. Dropping it without [`ConsolidationLock::commit`] rolls back.
@@ -135,6 +138,7 @@ impl ConsolidationLock {
         self.prior
     }
 
+    /// The lock file (`<memory>/.consolidate-lock`).
     pub fn file_path(&self) -> &Path {
         &self.path
     }

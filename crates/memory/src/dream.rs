@@ -44,17 +44,25 @@ pub const DREAM_JOB: &str = "auto_dream";
 /// Why a dream could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum DreamError {
+    /// The dream's fork could not run.
     #[error(transparent)]
     Fork(#[from] ForkError),
+    /// Reading or writing the memory directory failed.
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    /// The task reading or writing files panicked or was cancelled.
     #[error("the dream's file task failed: {0}")]
     Join(String),
+    /// Another session holds the consolidation lock.
     #[error(
         "another tine session is consolidating this memory now{}; try again when it is done",
         .pid.as_ref().map(|p| format!(" (PID {p})")).unwrap_or_default()
     )]
-    Locked { pid: Option<String> },
+    Locked {
+        /// The holder's process id, when the lock says.
+        pid: Option<String>,
+    },
+    /// The dream failed; its lock was rolled back.
     #[error("the dream failed, its lock was rolled back: {0}")]
     Failed(String),
 }
@@ -70,12 +78,17 @@ pub struct DreamRun {
     pub files: Vec<String>,
     /// Topic files the dream emptied, which were then removed.
     pub removed: Vec<String>,
+    /// Whether `MEMORY.md` changed.
     pub index_updated: bool,
     /// Exact duplicate or dead index lines tine removed after the fork.
     pub index_lines_dropped: usize,
+    /// Usage summed over the fork's requests.
     pub usage: Usage,
+    /// The first request's usage (its cache read shows the parent's prefix was reused).
     pub first_request_usage: Option<Usage>,
+    /// What the fork cost, in US dollars.
     pub cost_usd: f64,
+    /// Requests the fork made.
     pub requests: u32,
     /// How the fork ended.
     pub terminal: String,
@@ -104,6 +117,7 @@ impl DreamRun {
         })
     }
 
+    /// The run as JSON (stream-json's `dream` line).
     pub fn to_json(&self) -> Value {
         let mut task = self.task.to_json();
         if let Value::Object(map) = &mut task {
@@ -243,6 +257,7 @@ impl DreamJob {
             .unwrap_or_else(PoisonError::into_inner) = Some(on_progress);
     }
 
+    /// The options the job runs with.
     pub fn options(&self) -> DreamOptions {
         self.inner.options
     }

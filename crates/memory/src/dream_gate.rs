@@ -33,16 +33,23 @@ pub const DEFAULT_DREAM_MIN_HOURS: f64 = 24.0;
 pub const DEFAULT_DREAM_MIN_SESSIONS: usize = 5;
 /// The session scan runs at most this often per process.
 pub const DREAM_SCAN_INTERVAL: Duration = Duration::from_secs(10 * 60);
+/// The setting that turns auto dream on or off.
 pub const DREAM_ENABLED_SETTING: &str = "autoDreamEnabled";
+/// The setting for the hours between consolidations.
 pub const DREAM_MIN_HOURS_SETTING: &str = "autoDreamMinHours";
+/// The setting for the sessions between consolidations.
 pub const DREAM_MIN_SESSIONS_SETTING: &str = "autoDreamMinSessions";
 
 /// How auto dream behaves.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DreamOptions {
+    /// Whether auto dream runs at all.
     pub enabled: bool,
+    /// Hours since the last consolidation before another may run.
     pub min_hours: f64,
+    /// Other sessions since the last consolidation before another may run.
     pub min_sessions: usize,
+    /// The fork's turn limit.
     pub max_turns: u32,
 }
 
@@ -118,13 +125,16 @@ impl DreamOptions {
 /// What a `stat` says (the part the gates use).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStamp {
+    /// The file's length in bytes.
     pub len: u64,
+    /// When it was last modified.
     pub modified: SystemTime,
 }
 
 /// The clock and the filesystem metadata the gates read. [`SystemIo`] in production; tests
 /// wrap it to move time and count calls.
 pub trait DreamIo: Send + Sync {
+    /// Now.
     fn now(&self) -> SystemTime;
     /// One `stat` of `path`.
     fn stat(&self, path: &Path) -> std::io::Result<FileStamp>;
@@ -181,6 +191,7 @@ pub struct ScanThrottle {
 }
 
 impl ScanThrottle {
+    /// A throttle that lets the first scan through.
     pub fn new() -> Self {
         Self::default()
     }
@@ -216,14 +227,18 @@ pub struct Gates<'a> {
     pub transcripts: &'a Path,
     /// The session asking, which does not count.
     pub current_session: &'a str,
+    /// The dream's settings.
     pub options: &'a DreamOptions,
+    /// The clock and the filesystem.
     pub io: &'a dyn DreamIo,
+    /// The process's scan throttle.
     pub throttle: &'a ScanThrottle,
 }
 
 /// Everything a dream needs once the gates passed: the held lock and what to review.
 #[derive(Debug)]
 pub struct Ready {
+    /// The consolidation lock, held.
     pub lock: ConsolidationLock,
     /// The sessions since the last consolidation, newest first.
     pub sessions: Vec<String>,
@@ -232,23 +247,32 @@ pub struct Ready {
 /// Which gate stopped the dream, or the lock to dream under.
 #[derive(Debug)]
 pub enum GateOutcome {
+    /// Auto dream is off.
     Disabled,
+    /// The last consolidation is too recent.
     TooSoon {
+        /// Hours since the last consolidation.
         hours_since: f64,
     },
+    /// The sessions were scanned too recently in this process.
     Throttled,
+    /// Too few sessions since the last consolidation.
     TooFewSessions {
+        /// Sessions found.
         found: usize,
+        /// Sessions needed.
         needed: usize,
     },
     /// Another process (or session) is consolidating.
     Locked,
     /// Another consolidation finished just before the lock was taken.
     Recent,
+    /// Every gate passed: dream now, under this lock.
     Ready(Box<Ready>),
 }
 
 impl GateOutcome {
+    /// One line for logs and `tine memory dream`.
     pub fn describe(&self) -> String {
         match self {
             Self::Disabled => "auto dream is off".to_owned(),

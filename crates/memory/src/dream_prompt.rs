@@ -29,6 +29,7 @@ pub struct DreamPromptInput<'a> {
     pub changed: &'a [String],
     /// `2025-01-31`, for turning relative dates into absolute ones.
     pub today: &'a str,
+    /// The fork's turn limit, as the prompt states it.
     pub max_turns: u32,
 }
 

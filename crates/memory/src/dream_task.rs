@@ -21,6 +21,7 @@ pub enum DreamPhase {
 }
 
 impl DreamPhase {
+    /// The phase's name, for UIs.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Starting => "starting",
@@ -32,15 +33,18 @@ impl DreamPhase {
 /// How a dream ended, or that it has not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DreamStatus {
+    /// Still running.
     Running,
     /// Its lock now carries this consolidation's time.
     Completed {
+        /// What it did, in one line.
         summary: String,
     },
     /// Killed from the UI or cancelled with the session; the lock was rolled back.
     Killed,
     /// The fork failed; the lock was rolled back.
     Failed {
+        /// Why it failed.
         error: String,
     },
 }
@@ -57,15 +61,19 @@ pub struct DreamTurn {
 /// A snapshot of a dream's progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DreamTaskState {
+    /// The task's id (`d` and a number).
     pub id: String,
+    /// Where the dream is.
     pub phase: DreamPhase,
     /// Sessions since the last consolidation, given to the fork to review.
     pub sessions_reviewing: usize,
     /// Memory files the fork wrote or edited (relative to the memory directory), in order.
     pub files_touched: Vec<String>,
+    /// The fork's turns so far.
     pub turns: Vec<DreamTurn>,
     /// The consolidation before this one: what a kill rolls the lock back to.
     pub prior_mtime: Option<SystemTime>,
+    /// How it ended, or that it has not.
     pub status: DreamStatus,
 }
 
@@ -134,6 +142,7 @@ impl DreamTask {
         }
     }
 
+    /// The task's id.
     pub fn id(&self) -> String {
         self.inner.state.borrow().id.clone()
     }
@@ -154,6 +163,7 @@ impl DreamTask {
         self.inner.cancel.cancel();
     }
 
+    /// Whether the dream is still running.
     pub fn is_running(&self) -> bool {
         self.inner.state.borrow().status == DreamStatus::Running
     }

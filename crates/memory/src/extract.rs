@@ -57,12 +57,16 @@ pub const EXTRACT_EVERY_SETTING: &str = "autoMemoryExtractEvery";
 /// Why one extraction run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExtractError {
+    /// The extraction fork could not run.
     #[error(transparent)]
     Fork(#[from] ForkError),
+    /// The fork stopped before it finished.
     #[error("the memory extraction fork did not finish: {0}")]
     Unfinished(String),
+    /// Reading or writing the memory directory failed.
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    /// The task scanning the memory directory panicked or was cancelled.
     #[error("the memory scan task failed: {0}")]
     Join(String),
 }
@@ -162,10 +166,16 @@ pub enum RunReport {
     /// No message since the cursor.
     NothingNew,
     /// The main agent wrote memory itself; the cursor moved without a fork.
-    SkippedMainAgentWrote { new_messages: usize },
+    SkippedMainAgentWrote {
+        /// Messages since the cursor.
+        new_messages: usize,
+    },
     /// Every new turn was an acknowledgement with no tool use; the cursor stays, so the next
     /// run still covers them.
-    NothingToLearn { new_messages: usize },
+    NothingToLearn {
+        /// Messages since the cursor.
+        new_messages: usize,
+    },
     /// The fork ran.
     Extracted(Box<ForkRun>),
 }
@@ -173,13 +183,19 @@ pub enum RunReport {
 /// A fork's run: what it wrote and what it cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForkRun {
+    /// Messages since the cursor that the fork was given.
     pub new_messages: usize,
     /// Topic files written or changed (relative to the memory directory).
     pub files: Vec<String>,
+    /// Whether `MEMORY.md` changed.
     pub index_updated: bool,
+    /// Usage summed over the fork's requests.
     pub usage: Usage,
+    /// The first request's usage (its cache read shows the parent's prefix was reused).
     pub first_request_usage: Option<Usage>,
+    /// What the fork cost, in US dollars.
     pub cost_usd: f64,
+    /// Requests the fork made.
     pub requests: u32,
 }
 
@@ -190,6 +206,7 @@ impl ExtractionJob {
         Self::with_options(dir, ExtractionOptions::default())
     }
 
+    /// A job for `dir` with these options.
     pub fn with_options(dir: MemoryDir, options: ExtractionOptions) -> Result<Self, MemoryError> {
         Self::build(dir, options, None, None)
     }
@@ -242,10 +259,12 @@ impl ExtractionJob {
         })
     }
 
+    /// The options the job runs with.
     pub fn options(&self) -> ExtractionOptions {
         self.inner.options
     }
 
+    /// The sandbox the fork's tools run in (writes only inside the memory directory).
     pub fn sandbox(&self) -> &Arc<MemorySandbox> {
         &self.inner.sandbox
     }

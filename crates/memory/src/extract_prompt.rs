@@ -23,6 +23,7 @@ pub struct ExtractPromptInput<'a> {
     pub manifest: &'a str,
     /// How many memories were left out of `manifest` because the index above lists them.
     pub in_context: usize,
+    /// The fork's turn limit, as the prompt states it.
     pub max_turns: u32,
     /// Today, `YYYY-MM-DD`, so relative dates become absolute.
     pub today: &'a str,

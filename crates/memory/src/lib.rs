@@ -39,6 +39,37 @@
 //! A resumed session hands [`ExtractionJob::restore`] every annotation as the transcript is
 //! read (`QueryEngine::resume_with`); every session gives [`AutoMemory::record_in`] the
 //! engine's transcript annotator, so the extraction cursor survives the process.
+//!
+//! # Example
+//!
+//! A memory is a Markdown topic file with frontmatter in the memory directory, listed in its
+//! `MEMORY.md` index. Save one and scan it back (what recall chooses from):
+//!
+//! ```
+//! use tine_memory::{DirSource, MemoryDir, MemoryType, NewMemory, save_memory, scan_memories};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let memory = MemoryDir::new(dir.path().join("memory"), DirSource::Default);
+//! memory.ensure()?;
+//! save_memory(&memory, &NewMemory {
+//!     file_name: "project_stack.md",
+//!     name: "Project stack",
+//!     description: "React 18 frontend, PostgreSQL database",
+//!     kind: MemoryType::Project,
+//!     body: "The project uses React 18 and PostgreSQL.",
+//! })?;
+//!
+//! let scan = scan_memories(memory.path(), 200);
+//! assert_eq!(scan.memories[0].file_name, "project_stack.md");
+//! assert_eq!(scan.memories[0].frontmatter.kind, Some(MemoryType::Project));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The automatic part runs as background jobs of a session: [`ExtractionJob`] (a fork on the
+//! parent's cache that writes topic files) and [`DreamJob`], with [`Recall`] attaching the
+//! relevant files to a turn. `examples/remember_and_recall.rs` runs both over a scripted
+//! session on the bundled simulator (`cargo run -p tine-memory --example remember_and_recall`).
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod batch;

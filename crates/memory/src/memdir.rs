@@ -92,6 +92,7 @@ pub struct MemoryDir {
 /// Whether auto memory is on and, when it is, where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MemoryResolution {
+    /// On, in this directory.
     Enabled(MemoryDir),
     /// Off, and why (for `tine memory path` and logs).
     Disabled(String),
@@ -185,14 +186,17 @@ fn expand_setting_path(dir: &Path, home: Option<&std::ffi::OsStr>) -> Option<Pat
 }
 
 impl MemoryDir {
+    /// A memory directory at `path`, chosen by `source`.
     pub fn new(path: PathBuf, source: DirSource) -> Self {
         Self { path, source }
     }
 
+    /// The directory.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// What chose it (the default, a setting, an environment variable).
     pub fn source(&self) -> &DirSource {
         &self.source
     }
@@ -266,17 +270,22 @@ pub fn check_file_name(name: &str) -> Result<(), MemoryError> {
 /// How the index was cut for the context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexTruncation {
+    /// Lines of the whole index.
     pub total_lines: usize,
+    /// Bytes of the whole index.
     pub total_bytes: usize,
+    /// Lines kept.
     pub kept_lines: usize,
 }
 
 /// `MEMORY.md` as loaded for one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexForContext {
+    /// The memory directory.
     pub dir: PathBuf,
     /// The kept part of the index; `None` when there is no index (or it is empty).
     pub index: Option<String>,
+    /// How the index was cut, when it was.
     pub truncated: Option<IndexTruncation>,
 }
 

@@ -72,6 +72,7 @@ pub struct SessionMemories {
 }
 
 impl SessionMemories {
+    /// No memory shown yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -80,6 +81,7 @@ impl SessionMemories {
         self.files.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Records `files` as shown.
     pub fn extend<S: AsRef<str>>(&self, files: &[S]) {
         let mut set = self.lock();
         for file in files {
@@ -87,6 +89,7 @@ impl SessionMemories {
         }
     }
 
+    /// Whether `file` was shown already.
     pub fn contains(&self, file: &str) -> bool {
         self.lock().contains(file)
     }
@@ -95,8 +98,10 @@ impl SessionMemories {
 /// Why recall gave no attachment.
 #[derive(Debug, thiserror::Error)]
 pub enum RecallError {
+    /// The selecting side query failed.
     #[error("memory recall: {0}")]
     SideQuery(#[from] SideQueryError),
+    /// The task scanning the memory directory panicked or was cancelled.
     #[error("memory recall: the scan task failed: {0}")]
     Join(String),
 }
@@ -116,7 +121,9 @@ pub trait MemorySelector: Send + Sync {
 /// What a selector chose, and what choosing cost.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Selection {
+    /// The chosen files (relative to the memory directory), most relevant first.
     pub files: Vec<String>,
+    /// What choosing used.
     pub usage: Usage,
 }
 
@@ -129,6 +136,7 @@ pub struct SideQuerySelector {
 }
 
 impl SideQuerySelector {
+    /// A selector asking `model` through `client`.
     pub fn new(client: Arc<dyn ModelClient>, model: impl Into<String>) -> Self {
         Self {
             client,
@@ -243,6 +251,7 @@ pub struct Recall {
 }
 
 impl Recall {
+    /// Recall over the memory directory `dir`, choosing with `selector`.
     pub fn new(dir: impl Into<PathBuf>, selector: Arc<dyn MemorySelector>) -> Self {
         Self {
             dir: dir.into(),

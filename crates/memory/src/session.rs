@@ -110,6 +110,7 @@ impl AutoMemory {
         jobs
     }
 
+    /// The memory directory.
     pub fn dir(&self) -> &MemoryDir {
         &self.dir
     }
@@ -126,6 +127,7 @@ impl AutoMemory {
         Arc::clone(&self.job)
     }
 
+    /// The session's recall.
     pub fn recall(&self) -> &Recall {
         &self.recall
     }

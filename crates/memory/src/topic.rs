@@ -28,8 +28,10 @@ pub enum MemoryType {
 }
 
 impl MemoryType {
+    /// Every type, in the order the prompts list them.
     pub const ALL: [MemoryType; 4] = [Self::User, Self::Feedback, Self::Project, Self::Reference];
 
+    /// The type as written in frontmatter (`user`, `feedback`, `project`, `reference`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::User => "user",
@@ -39,6 +41,7 @@ impl MemoryType {
         }
     }
 
+    /// The type written as `s`, if it is one.
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL
             .into_iter()
@@ -55,15 +58,20 @@ impl fmt::Display for MemoryType {
 /// A topic file's frontmatter. Missing fields stay `None`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Frontmatter {
+    /// `name:`, a short title.
     pub name: Option<String>,
+    /// `description:`, what recall chooses by.
     pub description: Option<String>,
+    /// `type:`.
     pub kind: Option<MemoryType>,
 }
 
 /// Why a file could not be read as a memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryIssue {
+    /// The file.
     pub file: PathBuf,
+    /// What is wrong with it.
     pub problem: String,
 }
 
@@ -76,10 +84,13 @@ impl fmt::Display for MemoryIssue {
 /// One topic file's header, as scanned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryHeader {
+    /// The file.
     pub path: PathBuf,
     /// Relative to the memory directory, `/`-separated (`project_stack.md`).
     pub file_name: String,
+    /// Its frontmatter.
     pub frontmatter: Frontmatter,
+    /// When it was last modified.
     pub modified: SystemTime,
     /// Problems that did not stop the file from being used (an unknown `type`, ...).
     pub warnings: Vec<String>,
@@ -117,6 +128,7 @@ impl MemoryHeader {
 pub struct Scan {
     /// Newest first.
     pub memories: Vec<MemoryHeader>,
+    /// Files that could not be read as memories.
     pub issues: Vec<MemoryIssue>,
 }
 
@@ -325,10 +337,15 @@ pub fn index_line(title: &str, file_name: &str, hook: &str) -> String {
 /// A memory to save.
 #[derive(Debug, Clone)]
 pub struct NewMemory<'a> {
+    /// The file name (`project_stack.md`).
     pub file_name: &'a str,
+    /// The frontmatter's `name`.
     pub name: &'a str,
+    /// The frontmatter's `description`.
     pub description: &'a str,
+    /// The frontmatter's `type`.
     pub kind: MemoryType,
+    /// The memory itself.
     pub body: &'a str,
 }
 

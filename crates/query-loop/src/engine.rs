@@ -35,8 +35,11 @@ use tine_config::{SessionId, transcript_path};
 /// Everything a session is made from.
 #[derive(Clone)]
 pub struct EngineConfig {
+    /// The model client every request goes through.
     pub client: Arc<dyn ModelClient>,
+    /// The model asked.
     pub model: String,
+    /// The working directory (tools resolve paths against it).
     pub cwd: PathBuf,
     /// `TINE_HOME` (transcripts live under it).
     pub home: PathBuf,
@@ -44,23 +47,31 @@ pub struct EngineConfig {
     pub system_prompt: Arc<str>,
     /// Instruction files etc., put before the first prompt of a new session.
     pub user_context: Option<Arc<str>>,
+    /// The tools behind the definitions.
     pub tools: Arc<[Arc<dyn Tool>]>,
     /// The tool array as serialized once for the session.
     pub tool_definitions: ToolArray,
+    /// Extended thinking, when on.
     pub thinking: Option<ThinkingConfig>,
+    /// Requests per turn at most (`None`: no cap).
     pub max_turns: Option<u32>,
+    /// Judges every tool call.
     pub can_use_tool: Arc<dyn CanUseTool>,
     /// Asks a person (TUI); None turns asks into denials (headless).
     pub prompter: Option<Arc<dyn PermissionPrompter>>,
     /// The session's tool context, when the host made it first (to hand it to forks); else a
     /// fresh one rooted at `cwd`.
     pub tool_context: Option<ToolContext>,
+    /// Run when a turn ends without tool calls (background jobs, Stop hooks).
     pub stop_hooks: Option<Arc<dyn StopHooks>>,
     /// The user's command hooks; the loop runs PreToolUse and PostToolUse (the host runs
     /// UserPromptSubmit, SessionStart and SessionEnd through the same value).
     pub hooks: Option<Hooks>,
+    /// Compacts the history when it grows too long (and on `compact_now`).
     pub compactor: Option<Arc<dyn Compactor>>,
+    /// Hooks run after each reply is sampled.
     pub post_sampling: Option<PostSampling>,
+    /// Sees every request just before it is sent.
     pub on_request: Option<RequestObserver>,
     /// Sees every request and its usage; may annotate the transcript.
     pub monitor: Option<Arc<dyn RequestMonitor>>,
@@ -71,30 +82,41 @@ pub struct EngineConfig {
 /// A refused tool call, kept for the session (and reported by `-p --output-format json`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PermissionDenial {
+    /// The tool refused.
     pub tool_name: String,
+    /// The call's id.
     pub tool_use_id: String,
+    /// The call's input.
     pub tool_input: Value,
+    /// Why it was refused.
     pub reason: String,
+    /// When.
     pub at: SystemTime,
 }
 
 /// What one turn produced.
 #[derive(Debug, Clone)]
 pub struct TurnResult {
+    /// Why the turn's loop stopped.
     pub terminal: Terminal,
     /// The text of the last assistant message of the turn.
     pub result: String,
     /// Requests made in this turn.
     pub num_turns: u32,
+    /// Usage summed over the turn's requests.
     pub usage: Usage,
+    /// What the turn cost, in US dollars.
     pub cost_usd: f64,
+    /// The turn's wall time.
     pub duration: Duration,
+    /// Time spent waiting for the API.
     pub api_duration: Duration,
 }
 
 /// Why a session could not start or resume.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The transcript could not be written or read.
     #[error(transparent)]
     Transcript(#[from] TranscriptError),
 }
@@ -216,30 +238,37 @@ impl QueryEngine {
         })
     }
 
+    /// The session's id.
     pub fn session_id(&self) -> &SessionId {
         &self.session_id
     }
 
+    /// The conversation so far.
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
 
+    /// Usage summed over every request of the session.
     pub fn total_usage(&self) -> Usage {
         self.total_usage
     }
 
+    /// What the session cost so far, in US dollars.
     pub fn total_cost_usd(&self) -> f64 {
         self.total_cost_usd
     }
 
+    /// Time spent waiting for the API so far.
     pub fn total_api_duration(&self) -> Duration {
         self.total_api_duration
     }
 
+    /// Every call refused so far.
     pub fn permission_denials(&self) -> &[PermissionDenial] {
         &self.denials
     }
 
+    /// Where the transcript is written.
     pub fn transcript_path(&self) -> &PathBuf {
         &self.transcript_path
     }
@@ -260,6 +289,7 @@ impl QueryEngine {
         &self.resume_warnings
     }
 
+    /// The config the session was made from.
     pub fn config(&self) -> &EngineConfig {
         &self.config
     }

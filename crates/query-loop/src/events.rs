@@ -12,54 +12,96 @@ use crate::transition::{Terminal, Transition};
 #[derive(Debug, Clone)]
 pub enum QueryEvent {
     /// A request is about to be sent (`turn` counts from 1).
-    RequestStart { turn: u32, max_tokens: u32 },
+    RequestStart {
+        /// The request's number in this loop.
+        turn: u32,
+        /// The request's output limit.
+        max_tokens: u32,
+    },
     /// A piece of the reply's text.
-    TextDelta { text: String },
+    TextDelta {
+        /// The text.
+        text: String,
+    },
     /// A piece of the reply's thinking.
-    ThinkingDelta { text: String },
+    ThinkingDelta {
+        /// The thinking.
+        text: String,
+    },
     /// The model began a tool call (its input streams next).
-    ToolUseStart { id: String, name: String },
+    ToolUseStart {
+        /// The call's id.
+        id: String,
+        /// The tool called.
+        name: String,
+    },
     /// The request failed and is being retried. Everything streamed for the current reply so far
     /// is void when `notice.discard_partial` is set: UIs drop it.
     Retry(RetryNotice),
     /// A reply finished streaming; its usage (every reply, also one the loop then drops).
-    Usage { usage: Usage, model: String },
+    Usage {
+        /// The reply's usage.
+        usage: Usage,
+        /// The model that answered.
+        model: String,
+    },
     /// The complete reply, now part of the conversation.
     AssistantMessage {
+        /// The reply.
         message: Message,
+        /// Why the model stopped.
         stop_reason: Option<StopReason>,
+        /// The reply's usage.
         usage: Usage,
+        /// The model that answered.
         model: String,
     },
     /// A tool call was refused by the permission check; the model gets the reason.
     ToolDenied {
+        /// The call's id.
         tool_use_id: String,
+        /// The tool.
         tool: String,
+        /// The call's input.
         input: serde_json::Value,
+        /// Why it was refused.
         reason: String,
     },
     /// Progress of a running tool ("3.2 s, 142 lines").
     ToolProgress {
+        /// The call's id.
         tool_use_id: String,
+        /// The progress.
         progress: ToolProgress,
     },
     /// A tool call finished (or was refused, or interrupted).
     ToolResult {
+        /// The call's id.
         tool_use_id: String,
+        /// The tool.
         tool: String,
+        /// What it returned.
         output: ToolOutput,
     },
     /// A user-role message the loop appended (tool results, a recovery nudge, a hook's reason).
-    UserMessage { message: Message },
+    UserMessage {
+        /// The message.
+        message: Message,
+    },
     /// The compactor replaced the conversation: hosts replace their copy with `messages` (the
     /// transcript gets a `compact_boundary` record with `boundary`, then the messages).
     HistoryReplaced {
+        /// The new history.
         messages: Vec<Message>,
+        /// What the compaction did.
         boundary: CompactBoundary,
     },
     /// Old tool results were cleared in place (the cache had gone cold): the next request's
     /// prefix differs on purpose.
-    ToolResultsCleared { count: usize },
+    ToolResultsCleared {
+        /// How many results were cleared.
+        count: usize,
+    },
     /// The context is close to the limit.
     ContextWarning(ContextWarning),
     /// The loop is going round again, and why.

@@ -28,6 +28,55 @@
 //! - [`engine`]: [`QueryEngine`], the session: one [`query()`] per turn, messages, usage,
 //!   denials and the transcript across turns.
 //! - [`timestamp`]: RFC 3339 / day formatting used by the transcript and the context.
+//!
+//! # Example
+//!
+//! One turn through [`query()`] with a scripted model: the reply streams as events and the
+//! loop ends with a [`Terminal`]:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use futures::StreamExt;
+//! use tine_api_client::{Message, ScriptedClient};
+//! use tine_query_loop::{
+//!     QueryEvent, QueryParams, RequestTemplate, Terminal, query, system_prompt_blocks,
+//! };
+//! use tine_tools::{Tool, ToolContext};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let client = ScriptedClient::new();
+//! client.push_message(ScriptedClient::text_reply("Nothing to fix."));
+//! let tools: Arc<[Arc<dyn Tool>]> = Arc::from(Vec::new());
+//! let template = RequestTemplate {
+//!     model: "claude-sonnet-4-5".into(),
+//!     system: Arc::new(system_prompt_blocks("You are a coding agent.")),
+//!     tools: Default::default(),
+//!     thinking: None,
+//!     skip_cache_write: false,
+//!     replacements: None,
+//! };
+//! let params = QueryParams::new(Arc::new(client), template, tools, ToolContext::new("."));
+//!
+//! let mut events = query(params, vec![Message::user("Anything to fix?")]);
+//! let mut text = String::new();
+//! let mut terminal = None;
+//! while let Some(event) = events.next().await {
+//!     match event {
+//!         QueryEvent::TextDelta { text: delta } => text.push_str(&delta),
+//!         QueryEvent::Terminal(end) => terminal = Some(end),
+//!         _ => {}
+//!     }
+//! }
+//! assert_eq!(text, "Nothing to fix.");
+//! assert_eq!(terminal, Some(Terminal::Completed));
+//! # });
+//! ```
+//!
+//! A session across turns is a [`QueryEngine`] made from an [`EngineConfig`]
+//! ([`EngineConfig::new`] for the defaults). `examples/one_turn.rs` runs a turn with tool calls
+//! against the bundled simulator (`cargo run -p tine-query-loop --example one_turn`).
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod context;

@@ -37,16 +37,26 @@ impl tine_tools::ContextExtension for CheckedCall {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PermissionOutcome {
     /// Run it, with the input as given or as the checker rewrote it.
-    Allow { updated_input: Option<Value> },
+    Allow {
+        /// The input to run with instead, if the checker rewrote it.
+        updated_input: Option<Value>,
+    },
     /// Refuse it; the model gets `reason` as an error result.
-    Deny { reason: String },
+    Deny {
+        /// Why.
+        reason: String,
+    },
     /// Only a person may decide. The loop asks the [`PermissionPrompter`] if it has one; without
     /// one (headless, background forks) the call is denied with `reason`.
-    Ask { reason: String },
+    Ask {
+        /// What to ask.
+        reason: String,
+    },
 }
 
 /// Asks a person about a call the checker could not decide. Returns `Allow` or `Deny`.
 pub trait PermissionPrompter: Send + Sync {
+    /// Asks about `tool` called with `input`; `reason` is the checker's.
     fn ask<'a>(
         &'a self,
         tool: &'a dyn Tool,
@@ -58,6 +68,7 @@ pub trait PermissionPrompter: Send + Sync {
 /// The host's permission check (`can_use_tool`). Headless, an answer that would need a person
 /// is a denial; in a fork, too.
 pub trait CanUseTool: Send + Sync {
+    /// Whether `tool` may run with `input`.
     fn check<'a>(
         &'a self,
         tool: &'a dyn Tool,
@@ -123,6 +134,7 @@ impl CanUseTool for AllowAll {
 /// A history the compactor produced, and what kind of change it was.
 #[derive(Debug, Clone)]
 pub struct Compacted {
+    /// The new history.
     pub messages: Vec<Message>,
     /// The transition the loop records when this answers a "prompt is too long"
     /// (`ReactiveCompact`, `HistorySnip` or `ContextCollapse`).
@@ -195,12 +207,16 @@ pub struct BeforeRequest {
 /// Why a compaction asked for did not happen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CompactError {
+    /// The conversation is empty.
     #[error("there is nothing to compact yet: the conversation is empty")]
     Empty,
+    /// The compaction was cancelled.
     #[error("compaction was cancelled")]
     Cancelled,
+    /// The session has no compactor.
     #[error("compaction is not set up for this session")]
     Unavailable,
+    /// The compaction failed, described.
     #[error("compaction failed: {0}")]
     Failed(String),
 }
@@ -238,9 +254,15 @@ pub enum StopHookOutcome {
     /// No hook objected: the turn ends as the model intended.
     Continue,
     /// A hook blocked the stop: give `reason` to the model and keep the loop going.
-    Block { reason: String },
+    Block {
+        /// Why, for the model.
+        reason: String,
+    },
     /// A hook asked to end the session's work now (`"continue": false`); `reason` is for the user.
-    Halt { reason: Option<String> },
+    Halt {
+        /// Why, for the user.
+        reason: Option<String>,
+    },
 }
 
 /// What the stop hooks see when the model ended a turn with no tool calls.
@@ -255,13 +277,16 @@ pub struct StopContext<'a> {
 
 /// Runs when a turn ends with no tool calls. Block → the loop continues with the reason.
 pub trait StopHooks: Send + Sync {
+    /// Decides whether the turn may end.
     fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome>;
 }
 
 /// A note a [`RequestMonitor`] wants kept in the transcript (record `kind`, payload `data`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Annotation {
+    /// The record's `kind`.
     pub kind: String,
+    /// The record's payload.
     pub data: Value,
 }
 

@@ -60,13 +60,16 @@ pub type EndAfterTools = Arc<dyn Fn(&[ToolUseBlock], &Message) -> bool + Send + 
 /// Post-sampling hooks with what their context needs.
 #[derive(Clone)]
 pub struct PostSampling {
+    /// The hooks.
     pub hooks: Arc<PostSamplingHooks>,
+    /// The session's id, for their context.
     pub session_id: SessionId,
 }
 
 /// Everything fixed for one run of the loop.
 #[derive(Clone)]
 pub struct QueryParams {
+    /// The model client.
     pub client: Arc<dyn ModelClient>,
     /// Model, system prompt, tool definitions, thinking, cache-write policy.
     pub template: RequestTemplate,
@@ -74,6 +77,7 @@ pub struct QueryParams {
     pub tools: Arc<[Arc<dyn Tool>]>,
     /// The context tool calls run in; its cancellation token cancels the loop.
     pub tool_context: ToolContext,
+    /// Judges every tool call.
     pub can_use_tool: Arc<dyn CanUseTool>,
     /// Asks a person when the checker says `Ask`. None: asks become denials (headless, forks).
     pub prompter: Option<Arc<dyn PermissionPrompter>>,
@@ -82,13 +86,18 @@ pub struct QueryParams {
     /// Forces the output limit (and disables escalation). Breaks a fork's cache sharing when
     /// thinking is on, because the thinking budget must shrink under it (seed 000 §5.1).
     pub max_output_tokens: Option<u32>,
+    /// Run when the model ends a turn without tool calls.
     pub stop_hooks: Option<Arc<dyn StopHooks>>,
+    /// How many times stop hooks may keep the loop going.
     pub max_stop_hook_continuations: u32,
     /// The user's command hooks: PreToolUse and PostToolUse run around every tool call
     /// (the main thread's; forks run none).
     pub hooks: Option<Hooks>,
+    /// Compacts the history when it grows too long.
     pub compactor: Option<Arc<dyn Compactor>>,
+    /// Hooks run after each reply is sampled.
     pub post_sampling: Option<PostSampling>,
+    /// The source the requests are reported under (`repl_main_thread`, a fork's label).
     pub query_source: QuerySource,
     /// Sees every request just before it is sent (cache-break detection, tests).
     pub on_request: Option<RequestObserver>,
@@ -152,12 +161,19 @@ impl QueryParams {
 pub struct LoopState {
     /// Requests sent so far.
     pub turn: u32,
+    /// The output limit of the next request.
     pub max_tokens: u32,
+    /// Whether the limit was raised after a cut reply.
     pub escalated: bool,
+    /// "Resume directly" recoveries so far.
     pub recovery_attempts: u32,
+    /// Times stop hooks kept the loop going.
     pub stop_hook_continuations: u32,
+    /// Whether the loop continues because of a stop hook.
     pub stop_hook_active: bool,
+    /// Whether a reactive compaction ran (at most once per loop).
     pub reactive_compacted: bool,
+    /// Why the loop went round, in order.
     pub transitions: Vec<Transition>,
     /// Identical failing calls in a row (a stuck model).
     pub failures: FailureStreak,

@@ -18,6 +18,7 @@ pub const PREVIEW_CHARS: usize = 2_000;
 /// replaced by `text`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContentReplacementState {
+    /// By `tool_use_id`: `None` kept whole, `Some(text)` replaced by `text`.
     pub decisions: BTreeMap<String, Option<String>>,
 }
 

@@ -96,11 +96,15 @@ pub fn tool_definitions(tools: &[Arc<dyn Tool>]) -> ToolArray {
 /// Everything of a request that stays fixed for the whole loop.
 #[derive(Debug, Clone)]
 pub struct RequestTemplate {
+    /// The model asked.
     pub model: String,
+    /// The system prompt, as sent.
     pub system: Arc<SystemPrompt>,
     /// Serialized once; every request sends these bytes.
     pub tools: ToolArray,
+    /// Extended thinking, when on.
     pub thinking: Option<ThinkingConfig>,
+    /// No cache breakpoint on the messages (a fork that only reads the parent's entry).
     pub skip_cache_write: bool,
     /// Frozen replacement decisions for oversized tool results (None: results go out whole).
     pub replacements: Option<SharedReplacements>,

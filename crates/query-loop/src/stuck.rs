@@ -18,10 +18,13 @@ const ERROR_EXCERPT_CHARS: usize = 300;
 /// The same call failing the same way `repeats` times in a row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RepeatedFailure {
+    /// The tool called.
     pub tool: String,
+    /// The call's input.
     pub input: Value,
     /// The error result the model got each time.
     pub error: String,
+    /// How many times in a row.
     pub repeats: u32,
 }
 
@@ -53,6 +56,7 @@ pub enum StuckDecision {
 
 /// Asked when the model is stuck. Without one (headless, forks) the turn stops.
 pub trait RepeatedFailureHandler: Send + Sync {
+    /// Whether the model may go on.
     fn on_repeated_failure<'a>(
         &'a self,
         failure: &'a RepeatedFailure,

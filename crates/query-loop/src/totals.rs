@@ -15,11 +15,13 @@ use crate::transition::Terminal;
 pub struct LoopTotals {
     /// Requests started (one per model call).
     pub requests: u32,
+    /// Usage summed over the requests.
     pub usage: Usage,
     /// The first request's usage: what a fork read of its parent's cache.
     pub first_request_usage: Option<Usage>,
     /// The last request's usage so far: the size of the context it sent.
     pub last_request_usage: Option<Usage>,
+    /// What the requests cost, in US dollars.
     pub cost_usd: f64,
     /// From each request's start to its usage (the end of its stream).
     pub api_duration: Duration,
@@ -28,6 +30,7 @@ pub struct LoopTotals {
 }
 
 impl LoopTotals {
+    /// Totals of no request.
     pub fn new() -> Self {
         Self::default()
     }

@@ -9,15 +9,29 @@ use serde::Serialize;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Transition {
     /// The model called tools; their results were appended.
-    ToolUse { tools: Vec<String> },
+    ToolUse {
+        /// The tools called.
+        tools: Vec<String>,
+    },
     /// The reply was cut at `max_tokens` under the capped default limit: the same request is
     /// sent again with the raised limit, and the cut reply is dropped.
-    MaxOutputTokensEscalation { from: u32, to: u32 },
+    MaxOutputTokensEscalation {
+        /// The limit before.
+        from: u32,
+        /// The limit now.
+        to: u32,
+    },
     /// The reply was cut at `max_tokens` with the raised limit: it is kept and a "resume
     /// directly" message is appended (`attempt` of [`crate::query::MAX_OUTPUT_RECOVERY_ATTEMPTS`]).
-    MaxOutputTokensRecovery { attempt: u32 },
+    MaxOutputTokensRecovery {
+        /// The attempt's number.
+        attempt: u32,
+    },
     /// A stop hook blocked the end of the turn; its reason was given to the model.
-    StopHook { reason: String },
+    StopHook {
+        /// The hook's reason.
+        reason: String,
+    },
     /// The prompt was too long; the compactor shrank the history (at most once per loop).
     ReactiveCompact,
     /// The host snipped old history to fit (a compactor may report this instead).
@@ -55,26 +69,45 @@ pub enum Terminal {
     /// The model ended its turn and no stop hook objected.
     Completed,
     /// The turn cap was reached with tool calls still coming.
-    MaxTurns { turns: u32 },
+    MaxTurns {
+        /// Requests made.
+        turns: u32,
+    },
     /// Cancelled (Ctrl-C, a parent's cancellation); running tools were killed.
     Aborted,
     /// The API refused the prompt as too long and compaction could not help.
     PromptTooLong {
+        /// The prompt's tokens, when the API said.
         tokens: Option<u64>,
+        /// The limit, when the API said.
         maximum: Option<u64>,
     },
     /// The API or the stream failed in a way retries could not mend.
-    ModelError { message: String },
+    ModelError {
+        /// What failed.
+        message: String,
+    },
     /// The conversation is over the context window before sending (nothing to compact it).
-    BlockingLimit { tokens: u64, limit: u64 },
+    BlockingLimit {
+        /// The context's tokens.
+        tokens: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A stop hook asked to end the work (`"continue": false`).
-    StopHookPrevented { reason: Option<String> },
+    StopHookPrevented {
+        /// The hook's reason, for the user.
+        reason: Option<String>,
+    },
     /// The model was stuck: it made the same tool call (same input) `repeats` times in a row
     /// and it failed the same way each time (`error` is the start of that error), so the turn
     /// was stopped rather than paying for more of the same (see [`crate::stuck`]).
     RepeatedToolFailure {
+        /// The tool.
         tool: String,
+        /// The start of its error.
         error: String,
+        /// How many times in a row.
         repeats: u32,
     },
 }

@@ -48,15 +48,19 @@ pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// What a front end shows about the session (the stream-json `init` line, a status line).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSummary {
+    /// The session's id (its transcript's name).
     pub session_id: SessionId,
+    /// The working directory (the project).
     pub cwd: PathBuf,
     /// `TINE_HOME`.
     pub home: PathBuf,
+    /// The model the session asks.
     pub model: String,
     /// The tool array's names, in order.
     pub tools: Vec<String>,
     /// The permission mode at start.
     pub permission_mode: PermissionMode,
+    /// Where the transcript is written.
     pub transcript_path: PathBuf,
     /// Whether the session continues an earlier one.
     pub resumed: bool,

@@ -16,6 +16,7 @@ pub struct CustomCommand {
     pub description: String,
     /// The prompt, front matter removed.
     pub body: String,
+    /// The command's file.
     pub path: PathBuf,
     /// The front matter's `allowed-tools`: permission rules (`Bash(git add:*)`) that allow
     /// their calls without a question while the command's turn runs.

@@ -17,8 +17,15 @@ pub enum StartError {
     /// The HTTP client could not be built (TLS roots).
     #[error("the HTTP client could not be built: {0}")]
     Client(String),
+    /// The working directory cannot be used.
     #[error("cannot use {path} as the working directory: {message}")]
-    Cwd { path: PathBuf, message: String },
+    Cwd {
+        /// The directory.
+        path: PathBuf,
+        /// Why not.
+        message: String,
+    },
+    /// tine's home cannot be found.
     #[error(transparent)]
     Home(#[from] PathsError),
     /// Fail closed: a settings file that exists could not be read or parsed, `--settings`
@@ -27,19 +34,26 @@ pub enum StartError {
     /// problems, `errors` the fatal ones, each naming its file and line.
     #[error("{refusal}")]
     Settings {
+        /// The settings' problems that cost only a key.
         warnings: Vec<String>,
+        /// The fatal problems, each with its file and line.
         errors: Vec<String>,
+        /// What to tell the person (the refusal, after the problems).
         refusal: String,
     },
     /// A rule of `--allowedTools` / `--disallowedTools`, or one settings gave that the
     /// permission engine cannot parse.
     #[error("{0}")]
     Rule(String),
+    /// `--permission-mode bypassPermissions` while a settings file disables it.
     #[error(
         "--permission-mode bypassPermissions is disabled by {file} \
          (permissions.disableBypassPermissionsMode)"
     )]
-    BypassDisabled { file: String },
+    BypassDisabled {
+        /// The settings file that disables it.
+        file: String,
+    },
     /// The sandbox decision refused (a required sandbox is unavailable, ...).
     #[error("{0}")]
     Sandbox(String),
@@ -47,8 +61,12 @@ pub enum StartError {
     /// in use, a `--fallback-model` that is the main model, ...); the message names it.
     #[error("{0}")]
     Flag(String),
+    /// `--continue` in a directory with no session.
     #[error("no session to continue in {}: start one with `tine -p PROMPT`", cwd.display())]
-    NoSessionToContinue { cwd: PathBuf },
+    NoSessionToContinue {
+        /// The directory.
+        cwd: PathBuf,
+    },
     /// Finding the latest session failed.
     #[error(transparent)]
     Transcript(#[from] TranscriptError),
@@ -80,6 +98,10 @@ pub struct StuckAnswerError(pub StuckId);
 /// Why [`crate::SessionHandle::set_permission_mode`] was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModeError {
+    /// bypassPermissions is disabled by a settings file.
     #[error("bypassPermissions is disabled by {file} (permissions.disableBypassPermissionsMode)")]
-    BypassDisabled { file: String },
+    BypassDisabled {
+        /// The settings file that disables it.
+        file: String,
+    },
 }

@@ -24,7 +24,10 @@ pub enum SessionEvent {
     Notice(Notice),
     /// A submission began (a prompt's turn, or a command). Exactly one [`SessionEvent::TurnEnded`]
     /// with the same id follows.
-    TurnStarted { id: SubmissionId },
+    TurnStarted {
+        /// The submission's id.
+        id: SubmissionId,
+    },
     /// One event of the running turn's loop, in order: text and thinking deltas, tool calls,
     /// progress and results, retries, the messages as they join the conversation,
     /// transitions, and the loop's `Terminal` last (then `TurnEnded`).
@@ -34,7 +37,9 @@ pub enum SessionEvent {
     ToolInput {
         /// The `tool_use` id (as in `QueryEvent::ToolUseStart` and `ToolResult`).
         id: String,
+        /// The tool's name.
         tool: String,
+        /// The call's complete input.
         input: Value,
     },
     /// A call needs a person's approval: answer it with
@@ -43,7 +48,10 @@ pub enum SessionEvent {
     PermissionRequest(PermissionRequest),
     /// A pending request was withdrawn without an answer (its turn was interrupted): take it
     /// off the screen.
-    PermissionWithdrawn { id: PermissionId },
+    PermissionWithdrawn {
+        /// The withdrawn request's id.
+        id: PermissionId,
+    },
     /// The model is stuck (the same call failed the same way several times in a row): answer
     /// with [`crate::SessionHandle::answer_stuck`] whether it goes on. Only with
     /// [`crate::Approvals::Interactive`] (headless sessions stop the turn); the question ends
@@ -56,13 +64,19 @@ pub enum SessionEvent {
     /// An open elicitation was withdrawn (its turn was interrupted, the session ended): take
     /// it off the screen; the server read "cancel".
     ElicitationWithdrawn {
+        /// The withdrawn elicitation's id.
         id: crate::elicitation::ElicitationId,
     },
     /// What a slash command answered.
     CommandOutput(CommandOutput),
     /// A UserPromptSubmit hook refused the submission's prompt: it was not sent (no request
     /// was made), and its `TurnEnded` follows as failed. `reason` is the hook's, for the user.
-    PromptBlocked { id: SubmissionId, reason: String },
+    PromptBlocked {
+        /// The submission's id.
+        id: SubmissionId,
+        /// The hook's reason.
+        reason: String,
+    },
     /// The submission is over.
     TurnEnded(TurnEnd),
     /// A background job started, finished (memory saved, a dream), failed or was cancelled.
@@ -96,11 +110,14 @@ pub enum NoticeLevel {
 /// A line for the person, returned as data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {
+    /// How much it matters.
     pub level: NoticeLevel,
+    /// What to show.
     pub text: String,
 }
 
 impl Notice {
+    /// An informational notice.
     pub fn info(text: impl Into<String>) -> Self {
         Self {
             level: NoticeLevel::Info,
@@ -108,6 +125,7 @@ impl Notice {
         }
     }
 
+    /// A warning.
     pub fn warning(text: impl Into<String>) -> Self {
         Self {
             level: NoticeLevel::Warning,
@@ -139,21 +157,26 @@ pub struct PermissionRequest {
 pub struct StuckQuestion {
     /// Echo it in [`crate::SessionHandle::answer_stuck`].
     pub id: StuckId,
+    /// The tool called.
     pub tool: String,
+    /// The call's input.
     pub input: Value,
     /// The start of the error the model got each time.
     pub error: String,
+    /// How many times in a row.
     pub repeats: u32,
 }
 
 /// What a slash command answered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandOutput {
+    /// The command's submission.
     pub id: SubmissionId,
     /// The command's name, without the slash.
     pub command: String,
     /// For people (markdown).
     pub text: String,
+    /// Whether the command failed.
     pub is_error: bool,
     /// Structured detail for machine-readable output (`Value::Null` when none).
     pub data: Value,
@@ -167,7 +190,10 @@ pub enum TurnOutcome {
     /// Cancelled by [`crate::SessionHandle::interrupt`] or the session's cancellation.
     Interrupted,
     /// Anything else, described.
-    Failed { message: String },
+    Failed {
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl TurnOutcome {
@@ -188,7 +214,9 @@ impl TurnOutcome {
 /// The end of one submission.
 #[derive(Debug, Clone)]
 pub struct TurnEnd {
+    /// The submission's id.
     pub id: SubmissionId,
+    /// How it ended.
     pub outcome: TurnOutcome,
     /// What the loop produced; `None` for a command that ran no turn, or a turn interrupted
     /// before it started.
@@ -210,6 +238,7 @@ pub const MAIN_SOURCE: &str = "main";
 /// source of the session's ledger (`extract_memories`, `memory_recall`, `web_fetch`, ...).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionCost {
+    /// Usage and cost per query source.
     pub by_source: BTreeMap<String, SourceUsage>,
 }
 
@@ -235,6 +264,7 @@ impl SessionCost {
 /// The status line's figures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UsageReport {
+    /// The session's model.
     pub model: String,
     /// Tokens of the last main-thread request's prompt (input + cache read + cache write).
     pub context_tokens: u64,
@@ -250,9 +280,13 @@ pub struct UsageReport {
 /// What a verbose session says about each main-thread request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestSummary {
+    /// The model asked.
     pub model: String,
+    /// Messages in the request.
     pub messages: usize,
+    /// Tools in the request.
     pub tools: usize,
+    /// The request's `max_tokens`.
     pub max_tokens: u32,
     /// Size of the request body.
     pub bytes: usize,

@@ -32,6 +32,7 @@ pub enum SessionEndReason {
 }
 
 impl SessionEndReason {
+    /// The reason as hooks get it (`clear`, `logout`, `prompt_input_exit`, `other`).
     pub fn as_str(self) -> &'static str {
         match self {
             SessionEndReason::Clear => "clear",

@@ -52,7 +52,10 @@
 //!   `--permission-prompt-tool`, an MCP tool answering headless asks.
 //! - [`commands`]: the slash commands the session answers; [`custom_commands`]: the
 //!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`.
-
+//!
+//! `examples/one_prompt.rs` runs the same on the bundled simulator, offline, printing the
+//! events (`cargo run -p tine-session --example one_prompt`).
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod actor;

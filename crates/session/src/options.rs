@@ -39,8 +39,11 @@ pub enum Approvals {
 
 /// What the Bash sandbox decision sees (the front end owns the sandbox launcher).
 pub struct SandboxInputs<'a> {
+    /// The working directory.
     pub cwd: &'a Path,
+    /// The settings as loaded.
     pub settings: &'a LoadedSettings,
+    /// The user's home, when known.
     pub user_home: Option<&'a Path>,
 }
 
@@ -89,6 +92,7 @@ pub struct SessionOptions {
     pub allowed_tools: Vec<String>,
     /// `--disallowedTools` rules, one per entry.
     pub disallowed_tools: Vec<String>,
+    /// A new session, `--continue` or `--resume ID`.
     pub resume: Resume,
     /// This session replaces one the user cleared (`/clear`): SessionStart hooks are told
     /// `source: "clear"`.
@@ -124,6 +128,7 @@ pub struct SessionOptions {
     pub permission_prompt_tool: Option<String>,
     /// The Bash sandbox, decided once settings are read; `None`: no sandbox.
     pub sandbox: Option<SandboxDecision>,
+    /// Who answers permission asks: a person (interactive) or the rules alone (headless).
     pub approvals: Approvals,
     /// Write the transcript.
     pub persist: bool,

@@ -10,7 +10,12 @@ pub enum Submission {
     Prompt(String),
     /// A slash command, without its slash: `Command { name: "compact", args: "keep the API" }`
     /// for `/compact keep the API`. See [`crate::commands`] for the ones the session knows.
-    Command { name: String, args: String },
+    Command {
+        /// The command's name, without the slash.
+        name: String,
+        /// The rest of the line.
+        args: String,
+    },
 }
 
 impl Submission {
@@ -75,7 +80,10 @@ pub enum PermissionAnswer {
     /// offer, the same as `Once`.
     Always,
     /// Do not run it; `feedback` (what to do instead) goes to the model with the refusal.
-    Deny { feedback: Option<String> },
+    Deny {
+        /// What to tell the model instead, if anything.
+        feedback: Option<String>,
+    },
 }
 
 #[cfg(test)]

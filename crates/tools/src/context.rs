@@ -42,6 +42,7 @@ impl fmt::Display for ToolProgress {
 
 /// Where running tools send progress. The UI implements it; tests collect into a vector.
 pub trait ProgressSink: Send + Sync {
+    /// Takes one progress report (called from the tool's task; must not block).
     fn report(&self, progress: ToolProgress);
 }
 

@@ -12,18 +12,26 @@ pub enum ToolDisplay {
     None,
     /// A file change as a unified diff (Edit, Write over an existing file).
     Diff {
+        /// The file changed.
         file_path: PathBuf,
+        /// The change as a unified diff.
         unified: String,
+        /// Lines added.
         added: usize,
+        /// Lines removed.
         removed: usize,
     },
     /// The todo list after TodoWrite.
     Todos(Vec<TodoItem>),
     /// A shell run.
     Shell {
+        /// The exit code (None when ended by a signal or still running).
         exit_code: Option<i32>,
+        /// Whether the command hit its timeout.
         timed_out: bool,
+        /// Whether the output was cut to fit.
         truncated: bool,
+        /// The background task's id, when it was started in the background.
         background_task: Option<String>,
     },
 }
@@ -32,8 +40,11 @@ pub enum ToolDisplay {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
+    /// Not started.
     Pending,
+    /// Being worked on.
     InProgress,
+    /// Done.
     Completed,
 }
 
@@ -42,6 +53,7 @@ pub enum TodoStatus {
 pub struct TodoItem {
     /// Imperative form ("Run the tests").
     pub content: String,
+    /// Where the item is.
     pub status: TodoStatus,
     /// Present continuous form shown while in progress ("Running the tests").
     #[serde(rename = "activeForm")]

@@ -29,8 +29,10 @@ pub struct FileState {
 /// Why a write to a file is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Staleness {
+    /// The file was never read in this session.
     #[error("{} has not been read yet; read it first before writing to it", .0.display())]
     NeverRead(PathBuf),
+    /// The file changed on disk after it was read.
     #[error("{} was modified since read — read it again before writing to it", .0.display())]
     ModifiedSinceRead(PathBuf),
 }

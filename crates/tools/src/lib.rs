@@ -16,6 +16,35 @@
 //!
 //! What a call touches and a tool's own verdict (`PermissionTarget`, `ToolVerdict`), the
 //! permission engine and bash analysis are `tine-permissions`'s, one layer down.
+//!
+//! # Example
+//!
+//! Run one built-in tool the way the loop does (input checked against its schema, errors
+//! turned into `is_error` results):
+//!
+//! ```
+//! use serde_json::json;
+//! use tine_tools::{ReadTool, Tool, ToolContext, run_tool};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("notes.md"), "first\nsecond\n")?;
+//! let ctx = ToolContext::new(dir.path());
+//!
+//! let output = run_tool(&ReadTool, json!({"file_path": "notes.md"}), &ctx).await;
+//! assert!(!output.is_error);
+//! assert!(output.content.contains("second"));
+//!
+//! let missing = run_tool(&ReadTool, json!({"file_path": "nope.md"}), &ctx).await;
+//! assert!(missing.is_error);
+//! # Ok::<(), std::io::Error>(())
+//! # }).unwrap();
+//! ```
+//!
+//! Whether a call may run at all is the permission engine's decision ([`PermissionTarget`]
+//! and [`ToolVerdict`] are what a tool tells it). `examples/run_tool.rs` runs Write, Bash and
+//! Read behind it in two permission modes (`cargo run -p tine-tools --example run_tool`).
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod builtin;
@@ -55,3 +84,6 @@ pub use read_listener::{FileReadListener, HEAD_LINES, OnFileRead};
 pub use sandbox::{BashSandbox, SandboxPolicy};
 pub use schema::{SchemaViolation, validate};
 pub use tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};
+// The vocabulary of `Tool::permission_target` and `Tool::check_permissions`, so a tool can be
+// written against this crate alone.
+pub use tine_permissions::{PermissionTarget, ToolVerdict};

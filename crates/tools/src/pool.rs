@@ -107,10 +107,12 @@ impl ToolPool {
         self.definitions.json()
     }
 
+    /// How many tools the pool holds.
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
+    /// Whether the pool holds no tool.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }

@@ -17,7 +17,9 @@ pub const SANDBOX_SUBCOMMAND: &str = "__sandbox";
 /// open network connections only when `allow_network`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxPolicy {
+    /// The directories a command may write beneath.
     pub write_roots: Vec<PathBuf>,
+    /// Whether a command may open network connections.
     pub allow_network: bool,
 }
 
@@ -32,6 +34,7 @@ pub struct BashSandbox {
 }
 
 impl BashSandbox {
+    /// A sandbox that runs commands through `launcher` under `policy`.
     pub fn new(launcher: impl Into<PathBuf>, policy: SandboxPolicy) -> Self {
         Self {
             launcher: launcher.into(),
@@ -69,6 +72,7 @@ impl BashSandbox {
         &self.launcher
     }
 
+    /// What a sandboxed command may do.
     pub fn policy(&self) -> &SandboxPolicy {
         &self.policy
     }
@@ -91,10 +95,13 @@ impl BashSandbox {
 /// Why the launcher's arguments could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SandboxArgsError {
+    /// `--write-root` without its directory.
     #[error("`--write-root` needs a directory")]
     MissingRoot,
+    /// An option the launcher does not know.
     #[error("unknown sandbox option `{0}`")]
     UnknownOption(String),
+    /// Nothing to run after `--`.
     #[error("no command after `--`")]
     MissingCommand,
 }
@@ -102,8 +109,11 @@ pub enum SandboxArgsError {
 /// A parsed launcher invocation: the policy, and the command to exec under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxInvocation {
+    /// The policy to apply.
     pub policy: SandboxPolicy,
+    /// The program to exec under it.
     pub program: OsString,
+    /// The program's arguments.
     pub args: Vec<OsString>,
 }
 

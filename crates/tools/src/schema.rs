@@ -10,7 +10,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", render(.field, .problem))]
 pub struct SchemaViolation {
+    /// The input's field, as a path (`edits[0].old_string`), or empty for the whole input.
     pub field: String,
+    /// What is wrong with it.
     pub problem: String,
 }
 

@@ -64,33 +64,53 @@ impl ToolOutput {
 /// Why a tool call failed. Every message says what to do next.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
+    /// The input cannot be used as given.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// The input does not match the tool's schema.
     #[error(transparent)]
     Schema(#[from] SchemaViolation),
+    /// The file does not exist.
     #[error("File does not exist: {}", .0.display())]
     NotFound(PathBuf),
+    /// The path is a directory.
     #[error("{} is a directory, not a file; use Glob or Bash `ls` to list it", .0.display())]
     IsDirectory(PathBuf),
+    /// The file is binary.
     #[error("{} is a binary file and cannot be shown as text", .0.display())]
     BinaryFile(PathBuf),
+    /// The file was not read, or changed since it was read.
     #[error(transparent)]
     Stale(#[from] crate::file_state::Staleness),
+    /// Edit's `old_string` is not in the file.
     #[error("`old_string` was not found in {}; read the file again and copy the text exactly, including whitespace", .0.display())]
     OldStringNotFound(PathBuf),
+    /// Edit's `old_string` is in the file more than once.
     #[error("`old_string` appears {count} times in {}; add surrounding context to make it unique, or set `replace_all` to change every occurrence", .path.display())]
-    OldStringAmbiguous { path: PathBuf, count: usize },
+    OldStringAmbiguous {
+        /// The file.
+        path: PathBuf,
+        /// How many times it appears.
+        count: usize,
+    },
+    /// Edit would change nothing.
     #[error("`old_string` and `new_string` are identical; there is nothing to change")]
     NoChange,
+    /// A file operation failed.
     #[error("{context} {}: {source}", .path.display())]
     Io {
+        /// What was being done (`cannot read`, `cannot write`).
         context: &'static str,
+        /// The file.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The call was cancelled.
     #[error("the tool call was cancelled")]
     Cancelled,
+    /// Any other failure, as the model should read it.
     #[error("{0}")]
     Failed(String),
 }

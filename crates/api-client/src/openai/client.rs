@@ -102,6 +102,7 @@ impl OpenAiClient {
         Self::new(OpenAiConfig::from_env()?)
     }
 
+    /// The configuration the client was built with.
     pub fn config(&self) -> &OpenAiConfig {
         &self.inner.config
     }

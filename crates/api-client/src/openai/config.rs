@@ -23,7 +23,9 @@ pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// takes both, llama.cpp and Ollama only the older one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MaxTokensField {
+    /// `max_tokens` (local servers, older models).
     MaxTokens,
+    /// `max_completion_tokens` (OpenAI's reasoning models).
     MaxCompletionTokens,
 }
 
@@ -49,6 +51,7 @@ pub struct OpenAiConfig {
     pub base_url: String,
     /// Sent as `Authorization: Bearer …`. Never printed by `Debug`.
     pub api_key: String,
+    /// Which field carries the output limit.
     pub max_tokens_field: MaxTokensField,
     /// TCP + TLS connect.
     pub connect_timeout: Duration,
@@ -58,6 +61,7 @@ pub struct OpenAiConfig {
     /// local model may think for minutes over a long prompt before its first token, and
     /// OpenAI-compatible servers send no pings meanwhile.
     pub stream_idle_timeout: Duration,
+    /// When and how failed requests are retried.
     pub retry: RetryPolicy,
     /// `user-agent` header.
     pub user_agent: String,
@@ -138,6 +142,7 @@ impl OpenAiConfig {
         Ok(config)
     }
 
+    /// With another retry policy.
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
         self

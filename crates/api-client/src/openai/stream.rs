@@ -80,16 +80,21 @@ struct FunctionDelta {
 /// `usage` as chat completions reports it.
 #[derive(Debug, Clone, Copy, Deserialize, Default, PartialEq, Eq)]
 pub struct ChatUsage {
+    /// Prompt tokens, cached ones included.
     #[serde(default)]
     pub prompt_tokens: u64,
+    /// Output tokens.
     #[serde(default)]
     pub completion_tokens: u64,
+    /// The prompt's breakdown, when the server gives one.
     #[serde(default)]
     pub prompt_tokens_details: Option<PromptTokensDetails>,
 }
 
+/// `usage.prompt_tokens_details` of chat completions.
 #[derive(Debug, Clone, Copy, Deserialize, Default, PartialEq, Eq)]
 pub struct PromptTokensDetails {
+    /// Prompt tokens read from the server's prefix cache.
     #[serde(default)]
     pub cached_tokens: Option<u64>,
 }
@@ -164,6 +169,7 @@ pub struct ChunkDecoder {
 }
 
 impl ChunkDecoder {
+    /// A decoder for a reply of `model`.
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             parser: SseParser::new(),

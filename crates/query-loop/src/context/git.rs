@@ -18,6 +18,7 @@ pub struct GitSnapshot {
     pub main_branch: Option<String>,
     /// `git status --short`, at most [`MAX_GIT_STATUS_CHARS`] characters.
     pub status: String,
+    /// Whether `status` was cut.
     pub status_truncated: bool,
     /// `git log --oneline -n 5`, newest first.
     pub recent_commits: Vec<String>,

@@ -30,6 +30,7 @@ pub enum InstructionSource {
 }
 
 impl InstructionSource {
+    /// How the source is named in the rendered context.
     pub fn label(self) -> &'static str {
         match self {
             Self::User => "user's private global instructions for all projects",
@@ -42,8 +43,11 @@ impl InstructionSource {
 /// One instruction file as read at session start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstructionFile {
+    /// The file.
     pub path: PathBuf,
+    /// Whose it is (the user's, the project's, a local one).
     pub source: InstructionSource,
+    /// Its text (imports resolved).
     pub content: String,
     /// The file was longer than [`MAX_INSTRUCTION_FILE_BYTES`] and `content` is its beginning.
     pub truncated: bool,

@@ -45,15 +45,18 @@ pub struct GatherOptions {
     pub home: PathBuf,
     /// The session's working directory (absolute, ideally canonical).
     pub cwd: PathBuf,
+    /// The session's model (named in the environment facts).
     pub model: String,
     /// `YYYY-MM-DD`; `None` for today (UTC).
     pub date: Option<String>,
     /// Take a git snapshot (off for `--bare` or when git must not run).
     pub git: bool,
+    /// How long git may take before the snapshot is skipped.
     pub git_timeout: Duration,
 }
 
 impl GatherOptions {
+    /// Options for a session of `model` in `cwd` under `home`: today's date, with git.
     pub fn new(home: PathBuf, cwd: PathBuf, model: impl Into<String>) -> Self {
         Self {
             home,
@@ -69,7 +72,9 @@ impl GatherOptions {
 /// Facts about the machine and directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvironmentFacts {
+    /// The working directory.
     pub cwd: PathBuf,
+    /// Whether it is inside a git repository.
     pub is_git_repo: bool,
     /// `std::env::consts::OS`: `linux`, `macos`, ...
     pub platform: String,
@@ -77,15 +82,18 @@ pub struct EnvironmentFacts {
     pub os_version: Option<String>,
     /// `YYYY-MM-DD`.
     pub date: String,
+    /// The session's model.
     pub model: String,
 }
 
 /// Everything gathered about the session's surroundings, once, at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionContext {
+    /// The machine and directory.
     pub environment: EnvironmentFacts,
     /// `None` outside a repository, without git, or when git timed out.
     pub git: Option<GitSnapshot>,
+    /// AGENTS.md / CLAUDE.md files found, in the order they are rendered.
     pub instructions: Vec<InstructionFile>,
 }
 

@@ -16,18 +16,28 @@ pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 /// The events tine runs hooks for (Claude Code's names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookEvent {
+    /// Before a tool call runs (may block it, allow it or ask).
     PreToolUse,
+    /// After a tool call ran.
     PostToolUse,
+    /// Before a prompt is sent (may add context or refuse it).
     UserPromptSubmit,
+    /// When a session starts, resumes, is cleared or compacted.
     SessionStart,
+    /// When a session ends.
     SessionEnd,
+    /// When tine notifies the user (a permission ask, an idle prompt).
     Notification,
+    /// Before a compaction.
     PreCompact,
+    /// When a sub-agent ends.
     SubagentStop,
+    /// When the model ends a turn.
     Stop,
 }
 
 impl HookEvent {
+    /// Every event, in Claude Code's order.
     pub const ALL: [HookEvent; 9] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
@@ -55,6 +65,7 @@ impl HookEvent {
         }
     }
 
+    /// The event named `name` (Claude Code's spelling), if tine has it.
     pub fn from_name(name: &str) -> Option<HookEvent> {
         HookEvent::ALL.into_iter().find(|e| e.name() == name)
     }
@@ -97,12 +108,16 @@ const RUN_ELSEWHERE_EVENTS: &[&str] = &["PostCompact"];
 /// in the value (`Notebook.*`, `mcp__github__.*`).
 #[derive(Debug, Clone)]
 pub enum Matcher {
+    /// Every value.
     All,
+    /// These values exactly.
     Exact(Vec<String>),
+    /// Values the regex matches somewhere.
     Regex(Regex),
 }
 
 impl Matcher {
+    /// Reads a matcher as Claude Code does.
     pub fn parse(text: &str) -> Result<Matcher, regex::Error> {
         let text = text.trim();
         if text.is_empty() || text == "*" {
@@ -119,6 +134,7 @@ impl Matcher {
         Regex::new(text).map(Matcher::Regex)
     }
 
+    /// Whether the matcher applies to `value` (a tool name, a source).
     pub fn matches(&self, value: &str) -> bool {
         match self {
             Matcher::All => true,
@@ -131,11 +147,15 @@ impl Matcher {
 /// One runnable hook.
 #[derive(Debug, Clone)]
 pub struct HookCommand {
+    /// The event it runs on.
     pub event: HookEvent,
+    /// What it applies to.
     pub matcher: Matcher,
     /// The matcher as written (empty when absent).
     pub matcher_text: String,
+    /// The shell command.
     pub command: String,
+    /// How long it may run.
     pub timeout: Duration,
     /// Where it was written (for messages): `file:line`.
     pub origin: String,
@@ -173,6 +193,7 @@ impl HookConfig {
         HookConfig { commands }
     }
 
+    /// Whether there is no hook at all.
     pub fn is_empty(&self) -> bool {
         self.commands.is_empty()
     }

@@ -19,20 +19,26 @@ type HookFn<C> = Arc<dyn Fn(C) -> BoxFuture<'static, Result<(), HookError>> + Se
 /// What the loop hands each post-sampling hook (cheap to clone: shared buffers).
 #[derive(Debug, Clone)]
 pub struct PostSamplingContext {
+    /// The session's id.
     pub session_id: SessionId,
+    /// The working directory.
     pub cwd: PathBuf,
     /// The whole conversation, including the response just sampled.
     pub messages: Arc<[Message]>,
     /// The system prompt exactly as sent.
     pub system_prompt: Arc<str>,
+    /// The model that answered.
     pub model: Arc<str>,
 }
 
 /// How a run of the hooks went (everything is also logged).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PostSamplingSummary {
+    /// Hooks that returned normally.
     pub succeeded: usize,
+    /// Hooks that returned an error.
     pub failed: usize,
+    /// Hooks that panicked.
     pub panicked: usize,
 }
 
@@ -60,6 +66,7 @@ impl<C> std::fmt::Debug for PostSamplingHooks<C> {
 }
 
 impl<C: Clone + Send + 'static> PostSamplingHooks<C> {
+    /// No hook registered.
     pub fn new() -> Self {
         Self::default()
     }
@@ -77,6 +84,7 @@ impl<C: Clone + Send + 'static> PostSamplingHooks<C> {
             .push((name.into(), hook));
     }
 
+    /// How many hooks are registered.
     pub fn len(&self) -> usize {
         self.hooks
             .read()
@@ -84,6 +92,7 @@ impl<C: Clone + Send + 'static> PostSamplingHooks<C> {
             .len()
     }
 
+    /// Whether no hook is registered.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

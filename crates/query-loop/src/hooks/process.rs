@@ -15,16 +15,22 @@ const MAX_CAPTURE: usize = 1 << 20;
 /// What a hook command did.
 #[derive(Debug)]
 pub struct CommandOutput {
+    /// How it exited.
     pub status: ExitStatus,
+    /// What it printed on stdout.
     pub stdout: Vec<u8>,
+    /// What it printed on stderr.
     pub stderr: Vec<u8>,
 }
 
 /// Why a hook command gave no output.
 #[derive(Debug)]
 pub enum RunError {
+    /// The shell could not be started.
     Spawn(std::io::Error),
+    /// Waiting for it failed.
     Wait(std::io::Error),
+    /// It ran past its timeout and was killed.
     Timeout,
 }
 

@@ -31,33 +31,50 @@ pub enum HookPermission {
 /// A hook that failed without blocking: shown to the user, never to the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HookRunFailure {
+    /// The command could not be started.
     #[error("{event} hook `{command}` could not start: {error}")]
     Spawn {
+        /// The hook event.
         event: &'static str,
+        /// The command.
         command: String,
+        /// Why it could not start.
         error: String,
     },
+    /// The command ran past its timeout.
     #[error(
         "{event} hook `{command}` timed out after {}s and was killed; raise its \"timeout\" in \
          settings if it needs longer",
         timeout.as_secs_f64()
     )]
     Timeout {
+        /// The hook event.
         event: &'static str,
+        /// The command.
         command: String,
+        /// Its timeout.
         timeout: Duration,
     },
+    /// The command failed (a non-zero exit other than 2).
     #[error("{event} hook `{command}` failed ({status}): {stderr}")]
     Failed {
+        /// The hook event.
         event: &'static str,
+        /// The command.
         command: String,
+        /// How it exited.
         status: String,
+        /// What it printed on stderr.
         stderr: String,
     },
+    /// The command printed JSON tine cannot read.
     #[error("{event} hook `{command}` printed invalid JSON on stdout: {error}")]
     InvalidOutput {
+        /// The hook event.
         event: &'static str,
+        /// The command.
         command: String,
+        /// What is wrong with the output.
         error: String,
     },
 }

@@ -28,22 +28,33 @@ pub type HookNotifier = Arc<dyn Fn(HookEvent, &str) + Send + Sync>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromptVerdict {
     /// Send it, with this context (`<system-reminder>` blocks) before it in the same message.
-    Proceed { context: Vec<String> },
+    Proceed {
+        /// What the hooks added.
+        context: Vec<String>,
+    },
     /// Do not send it (exit 2, `decision: "block"`, `continue: false`); `reason` is for the
     /// user, the model never sees the prompt.
-    Refused { reason: String },
+    Refused {
+        /// Why, for the user.
+        reason: String,
+    },
 }
 
 /// Why a session started, as SessionStart's `source` and matcher say it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionStartSource {
+    /// A new session.
     Startup,
+    /// A resumed session (`-c`, `-r`).
     Resume,
+    /// After `/clear`.
     Clear,
+    /// After a compaction.
     Compact,
 }
 
 impl SessionStartSource {
+    /// The source as hooks get it (`startup`, `resume`, `clear`, `compact`).
     pub fn as_str(self) -> &'static str {
         match self {
             SessionStartSource::Startup => "startup",
@@ -75,6 +86,7 @@ impl std::fmt::Debug for Hooks {
 }
 
 impl Hooks {
+    /// The hooks of `config` for a session, run in `cwd` with its transcript.
     pub fn new(
         config: HookConfig,
         session_id: SessionId,
@@ -96,10 +108,12 @@ impl Hooks {
         self
     }
 
+    /// The hook commands.
     pub fn config(&self) -> &HookConfig {
         &self.config
     }
 
+    /// The directory hooks run in.
     pub fn cwd(&self) -> &Path {
         &self.cwd
     }

@@ -33,8 +33,10 @@ pub use super::config::DEFAULT_HOOK_TIMEOUT;
 /// kept verbatim so settings round-trip.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HooksSettings {
+    /// `Stop` matcher groups.
     #[serde(rename = "Stop", default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<HookMatcher>,
+    /// Every other event, kept as written.
     #[serde(flatten)]
     pub other_events: BTreeMap<String, serde_json::Value>,
 }
@@ -42,8 +44,10 @@ pub struct HooksSettings {
 /// One matcher group. Stop events have no tool to match, so the matcher is ignored for them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HookMatcher {
+    /// The matcher as written.
     #[serde(default)]
     pub matcher: String,
+    /// The group's hooks.
     #[serde(default)]
     pub hooks: Vec<HookSpec>,
 }
@@ -52,12 +56,15 @@ pub struct HookMatcher {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum HookSpec {
+    /// A shell command.
     Command {
+        /// The command.
         command: String,
         /// Seconds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout: Option<u64>,
     },
+    /// Another hook type (skipped).
     #[serde(other)]
     Unsupported,
 }
@@ -65,7 +72,9 @@ pub enum HookSpec {
 /// A runnable stop hook command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StopHookCommand {
+    /// The shell command.
     pub command: String,
+    /// How long it may run.
     pub timeout: Duration,
 }
 
@@ -109,9 +118,13 @@ impl HooksSettings {
 /// What a stop hook reads on stdin (Claude Code's field names).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StopHookInput {
+    /// The session's id.
     pub session_id: SessionId,
+    /// The session's transcript.
     pub transcript_path: PathBuf,
+    /// The working directory.
     pub cwd: PathBuf,
+    /// `Stop` (or `SubagentStop`).
     pub hook_event_name: &'static str,
     /// True when the loop is already continuing because of a stop hook: scripts use it to
     /// avoid blocking forever.
@@ -119,6 +132,7 @@ pub struct StopHookInput {
 }
 
 impl StopHookInput {
+    /// The input for a session's Stop hooks.
     pub fn new(
         session_id: SessionId,
         transcript_path: PathBuf,
@@ -138,6 +152,7 @@ impl StopHookInput {
 /// The outcome plus everything worth showing the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StopHookReport {
+    /// What the hooks decided.
     pub outcome: StopHookOutcome,
     /// Hooks that failed without blocking (already logged).
     pub failures: Vec<HookFailure>,
@@ -197,9 +212,13 @@ pub fn stop_commands_from_settings(
 /// The user's Stop hook commands from settings, run as Claude Code runs them.
 #[derive(Debug, Clone)]
 pub struct CommandStopHooks {
+    /// The commands, in order.
     pub commands: Vec<StopHookCommand>,
+    /// The session's id.
     pub session_id: SessionId,
+    /// The session's transcript.
     pub transcript_path: PathBuf,
+    /// The directory the commands run in.
     pub cwd: PathBuf,
 }
 

@@ -25,30 +25,50 @@ pub use writer::{TranscriptAnnotator, TranscriptWriter, WriterOptions};
 /// [`TranscriptWarning`]s beside the records that did parse.
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptError {
+    /// The transcript's directory could not be created.
     #[error("cannot create the transcript directory {}: {source}", path.display())]
     CreateDir {
+        /// The directory.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// The transcript could not be opened.
     #[error("cannot open the transcript {}: {source}", path.display())]
     Open {
+        /// The file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// The transcript could not be written.
     #[error("cannot write to the transcript {}: {source} (the session continues unrecorded only if the caller chooses to)", path.display())]
     Write {
+        /// The file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// The transcript could not be read.
     #[error("cannot read the transcript {}: {source}", path.display())]
     Read {
+        /// The file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// No transcript has this session id.
     #[error("no session {session_id} in {}: check the id, or run `tine --continue` for the latest session of this directory", dir.display())]
-    SessionNotFound { session_id: String, dir: PathBuf },
+    SessionNotFound {
+        /// The id asked for.
+        session_id: String,
+        /// Where transcripts were looked for.
+        dir: PathBuf,
+    },
+    /// A record could not be encoded.
     #[error("cannot encode a transcript record: {0}")]
     Encode(#[from] serde_json::Error),
+    /// The writer's task failed.
     #[error("transcript I/O task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
 }
@@ -57,11 +77,24 @@ pub enum TranscriptError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TranscriptWarning {
     /// The last line has no newline and does not parse: a write cut short by a crash.
-    TornLastLine { line: usize, bytes: usize },
+    TornLastLine {
+        /// The line's number (1-based).
+        line: usize,
+        /// Its length in bytes.
+        bytes: usize,
+    },
     /// A complete line that is not a valid record; skipped.
-    CorruptLine { line: usize, error: String },
+    CorruptLine {
+        /// The line's number (1-based).
+        line: usize,
+        /// The parser's message.
+        error: String,
+    },
     /// A `parentUuid` names no record in the file; the resumed chain starts after the gap.
-    BrokenChain { missing_uuid: String },
+    BrokenChain {
+        /// The uuid no record has.
+        missing_uuid: String,
+    },
 }
 
 impl std::fmt::Display for TranscriptWarning {

@@ -26,7 +26,9 @@ const KEPT_LINE_BUFFER: usize = 1 << 20;
 /// Every record that parsed, in file order, and what was skipped.
 #[derive(Debug, Clone, Default)]
 pub struct TranscriptRead {
+    /// The records that parsed, in file order.
     pub records: Vec<TranscriptRecord>,
+    /// What the reader stepped over.
     pub warnings: Vec<TranscriptWarning>,
 }
 
@@ -108,7 +110,9 @@ fn scan(
 /// A session restored from its transcript: the conversation chain ending at the last message.
 #[derive(Debug, Clone)]
 pub struct ResumedSession {
+    /// The session's id.
     pub session_id: SessionId,
+    /// Its transcript.
     pub path: PathBuf,
     /// Conversation records (`user`, `assistant`, `system`) from the last compaction boundary
     /// (or the first record) to the leaf.

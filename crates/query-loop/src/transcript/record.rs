@@ -34,6 +34,7 @@ pub enum RecordType {
 }
 
 impl RecordType {
+    /// The type as written (`user`, `assistant`, `system`, ...).
     pub fn as_str(&self) -> &str {
         match self {
             Self::User => "user",
@@ -85,6 +86,7 @@ impl<'de> Deserialize<'de> for RecordType {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TranscriptRecord {
+    /// The record's type.
     #[serde(rename = "type")]
     pub kind: RecordType,
     /// Empty on annotations written since they stopped carrying one.
@@ -103,6 +105,7 @@ pub struct TranscriptRecord {
     /// True in a sub-agent's transcript.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_sidechain: bool,
+    /// In a sub-agent's transcript: its agent id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
     /// Present on `user` and `assistant` records.
@@ -168,6 +171,7 @@ pub enum CompactTrigger {
 }
 
 impl CompactTrigger {
+    /// The trigger as written (`auto`, `manual`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Auto => "auto",
@@ -203,9 +207,11 @@ pub struct DroppedContext {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactBoundary {
+    /// Automatic, reactive or manual.
     pub trigger: CompactTrigger,
     /// The context size before (estimated from the last usage) and after (estimated).
     pub tokens_before: u64,
+    /// The context size after (estimated).
     pub tokens_after: u64,
     /// Messages the summary replaced.
     pub messages_summarized: usize,
@@ -213,6 +219,7 @@ pub struct CompactBoundary {
     /// long (0 normally).
     #[serde(default)]
     pub rounds_dropped: usize,
+    /// What the summarized part held (files read, tools used, prompts).
     #[serde(default)]
     pub dropped: DroppedContext,
     /// What the user asked the summary to keep (`/compact FOCUS`) and what PreCompact hooks
@@ -225,6 +232,7 @@ pub struct CompactBoundary {
     /// The summary request's prompt and how much of it was read from the cache.
     #[serde(default)]
     pub summary_prompt_tokens: u64,
+    /// Of `summary_prompt_tokens`, those read from the cache.
     #[serde(default)]
     pub summary_cache_read_tokens: u64,
 }

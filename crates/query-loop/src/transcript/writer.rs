@@ -18,6 +18,7 @@ use tine_config::SessionId;
 /// Who writes a transcript: the envelope fields every record repeats.
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
+    /// The session's id.
     pub session_id: SessionId,
     /// The session's working directory, recorded on every line.
     pub cwd: PathBuf,
@@ -75,10 +76,12 @@ impl TranscriptWriter {
         }
     }
 
+    /// The transcript's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The session's id.
     pub fn session_id(&self) -> &SessionId {
         &self.options.session_id
     }
@@ -188,6 +191,7 @@ impl TranscriptAnnotator {
         write_line(&self.file, &self.path, line).await
     }
 
+    /// The transcript's path.
     pub fn path(&self) -> &Path {
         &self.path
     }

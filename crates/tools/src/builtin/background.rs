@@ -23,6 +23,7 @@ const TASK_LOG_BYTES: usize = 4 * 1024 * 1024;
 /// Where a background task is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskStatus {
+    /// Still running.
     Running,
     /// Exited with this code (None when ended by a signal).
     Exited(Option<i32>),
@@ -47,11 +48,15 @@ impl fmt::Display for TaskStatus {
 /// What [`BackgroundTasks::read_new`] returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskReport {
+    /// The task's id (what BashOutput and KillShell take).
     pub id: String,
+    /// The command line it runs.
     pub command: String,
+    /// Where it is.
     pub status: TaskStatus,
     /// Output since the previous read (capped like a foreground command's).
     pub new_output: String,
+    /// Time since it started.
     pub elapsed: Duration,
 }
 

@@ -23,6 +23,7 @@ pub type SummarizerError = Box<dyn std::error::Error + Send + Sync>;
 /// The fetched page WebFetch hands to the summarizer.
 #[derive(Debug, Clone, Copy)]
 pub struct WebSummaryRequest<'a> {
+    /// The page's URL.
     pub url: &'a str,
     /// The model's question about the page.
     pub prompt: &'a str,
@@ -33,6 +34,7 @@ pub struct WebSummaryRequest<'a> {
 /// Answers WebFetch's `prompt` about a page with a small, fast model. Implemented by the layer
 /// that owns model calls; without one, WebFetch returns the page text itself.
 pub trait WebSummarizer: Send + Sync {
+    /// The answer to `request.prompt` about `request.content`.
     fn summarize<'a>(
         &'a self,
         request: WebSummaryRequest<'a>,
