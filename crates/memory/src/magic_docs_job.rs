@@ -44,10 +44,13 @@ pub const MAGIC_DOC_MAX_BYTES: u64 = 64 * 1024;
 /// Why one update failed.
 #[derive(Debug, thiserror::Error)]
 pub enum MagicDocsError {
+    /// The update fork could not run.
     #[error(transparent)]
     Fork(#[from] ForkError),
+    /// The fork stopped before it finished.
     #[error("the Magic Docs fork did not finish: {0}")]
     Unfinished(String),
+    /// The task reading the tracked files panicked or was cancelled.
     #[error("the Magic Docs read task failed: {0}")]
     Join(String),
 }
