@@ -64,7 +64,8 @@ pub struct AgentRuntime {
 }
 
 impl AgentRuntime {
-    /// The spawner for `parent`'s sub-agents: `can_use_tool` judges their calls, `agents` are the types they can be started as, `tasks` tracks the background ones.
+    /// The spawner for `parent`'s sub-agents: `can_use_tool` judges their calls, `agents` are
+    /// the types they can be started as, `tasks` tracks the background ones.
     pub fn new(
         parent: Arc<ParentContext>,
         can_use_tool: Arc<dyn CanUseTool>,
