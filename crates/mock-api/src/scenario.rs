@@ -463,6 +463,36 @@ impl Reply {
         self
     }
 
+    pub fn with_redacted_thinking(mut self, data: &str) -> Self {
+        self.content.push(ReplyBlock::RedactedThinking {
+            data: data.to_string(),
+        });
+        self
+    }
+
+    /// A `web_search` server tool call with `query`, then its results: `(url, title)` pairs.
+    pub fn with_web_search(mut self, query: &str, results: &[(&str, &str)]) -> Self {
+        self.content.push(ReplyBlock::ServerToolUse {
+            id: None,
+            name: "web_search".to_string(),
+            input: serde_json::json!({ "query": query }),
+        });
+        let content = results
+            .iter()
+            .map(|(url, title)| {
+                serde_json::json!({
+                    "type": "web_search_result", "url": url, "title": title,
+                    "encrypted_content": format!("enc:{url}"), "page_age": null,
+                })
+            })
+            .collect();
+        self.content.push(ReplyBlock::WebSearchToolResult {
+            tool_use_id: None,
+            content: Value::Array(content),
+        });
+        self
+    }
+
     pub fn with_tool_use(mut self, name: &str, input: Value) -> Self {
         self.content.push(ReplyBlock::ToolUse {
             id: None,
@@ -507,6 +537,27 @@ pub enum ReplyBlock {
         name: String,
         #[serde(default = "empty_object")]
         input: Value,
+    },
+    /// Encrypted thinking, sent whole in its `content_block_start`.
+    RedactedThinking {
+        data: String,
+    },
+    /// A server tool's call (`web_search`), run by the "server": only when the request offers
+    /// that server tool (else the reply says it is missing instead).
+    ServerToolUse {
+        /// Generated (`srvtoolu_mock_0001`, ...) when absent.
+        #[serde(default)]
+        id: Option<String>,
+        name: String,
+        #[serde(default = "empty_object")]
+        input: Value,
+    },
+    /// The results of the server tool call just before: `content` as the API sends it (a list
+    /// of `web_search_result`s, or an error object).
+    WebSearchToolResult {
+        #[serde(default)]
+        tool_use_id: Option<String>,
+        content: Value,
     },
 }
 

@@ -221,6 +221,7 @@ pub fn render(reply: &Reply, caps: &Captures, max_tokens: u64, script: &Script) 
     let mut used = 0u64;
     let mut truncated = false;
     let mut has_tool_use = false;
+    let mut last_server_use: Option<String> = None;
     for block in &reply.content {
         let remaining = max_tokens.saturating_sub(used);
         match block {
@@ -240,10 +241,36 @@ pub fn render(reply: &Reply, caps: &Captures, max_tokens: u64, script: &Script) 
                     ReplyBlock::Thinking { signature, .. } => json!({
                         "type": "thinking",
                         "thinking": text,
-                        "signature": signature.clone().unwrap_or_else(|| "mock_signature".to_string()),
+                        "signature": signature.clone().unwrap_or_else(|| crate::validate::thinking_signature(&text)),
                     }),
                     _ => json!({"type": "text", "text": text}),
                 });
+            }
+            ReplyBlock::RedactedThinking { data } => {
+                used += tokens_for_bytes(data.len());
+                content.push(json!({"type": "redacted_thinking", "data": data}));
+            }
+            ReplyBlock::ServerToolUse { id, name, input } => {
+                let input = substitute_value(input, caps);
+                used += tokens_for_bytes(name.len() + canonical(&input).len());
+                let id = id
+                    .clone()
+                    .unwrap_or_else(|| script.next_tool_id().replacen("toolu_", "srvtoolu_", 1));
+                last_server_use = Some(id.clone());
+                content.push(json!({
+                    "type": "server_tool_use", "id": id, "name": name, "input": input,
+                }));
+            }
+            ReplyBlock::WebSearchToolResult {
+                tool_use_id,
+                content: results,
+            } => {
+                let id = tool_use_id.clone().or_else(|| last_server_use.clone());
+                content.push(json!({
+                    "type": "web_search_tool_result",
+                    "tool_use_id": id.unwrap_or_default(),
+                    "content": substitute_value(results, caps),
+                }));
             }
             ReplyBlock::ToolUse { id, name, input } => {
                 let input = substitute_value(input, caps);
@@ -280,6 +307,33 @@ pub fn render(reply: &Reply, caps: &Captures, max_tokens: u64, script: &Script) 
         content,
         stop_reason,
         output_tokens: used.max(1),
+    }
+}
+
+/// A reply's server tool calls run only when the request offers that server tool (a `tools`
+/// entry with a `type` and no `input_schema`); else the reply is replaced by a text saying so,
+/// which a test sees instead of results the request could not have had.
+pub fn check_server_tools(completion: &mut Completion, body: &Value) {
+    let offered: Vec<&str> = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|t| t.get("input_schema").is_none() && t.get("type").is_some())
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    let missing = completion.content.iter().find_map(|b| {
+        let name = b.get("name").and_then(Value::as_str)?;
+        (b.get("type").and_then(Value::as_str) == Some("server_tool_use")
+            && !offered.contains(&name))
+        .then(|| name.to_string())
+    });
+    if let Some(name) = missing {
+        completion.content = vec![json!({
+            "type": "text",
+            "text": format!("(mock) the server tool {name} is not offered in this request"),
+        })];
+        completion.stop_reason = "end_turn".to_string();
     }
 }
 
@@ -379,7 +433,30 @@ mod tests {
         assert_eq!(c.stop_reason, "tool_use");
         assert_eq!(c.content[2]["id"], "toolu_mock_0001");
         assert_eq!(c.content[2]["input"]["file_path"], "x.rs");
-        assert_eq!(c.content[0]["signature"], "mock_signature");
+        assert_eq!(
+            c.content[0]["signature"],
+            crate::validate::thinking_signature("think")
+        );
+
+        let searched = Reply::new()
+            .with_redacted_thinking("opaque")
+            .with_web_search("rust sse", &[("https://a.example", "A")]);
+        let mut c = render(&searched, &Captures::default(), 1000, &script);
+        assert_eq!(
+            c.content[0],
+            json!({"type": "redacted_thinking", "data": "opaque"})
+        );
+        assert_eq!(c.content[1]["id"], "srvtoolu_mock_0002");
+        assert_eq!(c.content[2]["tool_use_id"], "srvtoolu_mock_0002");
+        assert_eq!(c.content[2]["content"][0]["url"], "https://a.example");
+        let offered = json!({"tools": [{"type": "web_search_20250305", "name": "web_search"}]});
+        check_server_tools(&mut c, &offered);
+        assert_eq!(c.content.len(), 3);
+        check_server_tools(&mut c, &json!({"tools": []}));
+        assert_eq!(
+            c.content[0]["text"],
+            "(mock) the server tool web_search is not offered in this request"
+        );
 
         let long = Reply::text(&"word ".repeat(100));
         let c = render(&long, &Captures::default(), 10, &script);

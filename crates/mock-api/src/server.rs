@@ -473,12 +473,13 @@ fn prepare(
     let min = scenario.min_cacheable_for(&model);
     let now = shared.clock.now();
     let (report, ticket) = shared.cache().account(&prompt, min, now);
-    let completion = render(
+    let mut completion = render(
         &selection.reply,
         &selection.captures,
         max_tokens,
         &shared.script,
     );
+    crate::script::check_server_tools(&mut completion, &body);
     let mut usage = report.usage;
     usage.output_tokens = completion.output_tokens;
     record.usage = Some(usage);

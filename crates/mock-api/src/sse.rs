@@ -79,11 +79,13 @@ pub fn events(id: &str, model: &str, completion: &Completion, usage: &Usage) -> 
     for (index, block) in completion.content.iter().enumerate() {
         let kind = block.get("type").and_then(Value::as_str).unwrap_or("text");
         let start_block = match kind {
-            "tool_use" => {
-                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
+            "tool_use" | "server_tool_use" => {
+                json!({"type": kind, "id": block["id"], "name": block["name"], "input": {}})
             }
             "thinking" => json!({"type": "thinking", "thinking": "", "signature": ""}),
-            _ => json!({"type": "text", "text": ""}),
+            "text" => json!({"type": "text", "text": ""}),
+            // Redacted thinking and server tool results arrive whole, without deltas.
+            _ => block.clone(),
         };
         out.push(frame(
             "content_block_start",
@@ -96,7 +98,7 @@ pub fn events(id: &str, model: &str, completion: &Completion, usage: &Usage) -> 
             )
         };
         match kind {
-            "tool_use" => {
+            "tool_use" | "server_tool_use" => {
                 let input = block.get("input").map(Value::to_string).unwrap_or_default();
                 out.push(delta(
                     json!({"type": "input_json_delta", "partial_json": ""}),
@@ -121,7 +123,7 @@ pub fn events(id: &str, model: &str, completion: &Completion, usage: &Usage) -> 
                     .unwrap_or_default();
                 out.push(delta(json!({"type": "signature_delta", "signature": sig})));
             }
-            _ => {
+            "text" => {
                 let text = block
                     .get("text")
                     .and_then(Value::as_str)
@@ -130,6 +132,7 @@ pub fn events(id: &str, model: &str, completion: &Completion, usage: &Usage) -> 
                     out.push(delta(json!({"type": "text_delta", "text": part})));
                 }
             }
+            _ => {}
         }
         out.push(frame(
             "content_block_stop",

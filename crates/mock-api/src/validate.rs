@@ -122,7 +122,77 @@ pub fn check_body(body: &Value, endpoint: Endpoint) -> Result<(), ApiError> {
             }
         }
     }
-    check_tool_pairing(messages)
+    check_tool_pairing(messages)?;
+    check_thinking_blocks(body, messages)
+}
+
+/// The signature the mock gives a thinking block it wrote: `mocksig:` and a hash of the text
+/// (FNV-1a, stable across processes), so an altered block is caught when it comes back.
+pub fn thinking_signature(thinking: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in thinking.as_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{SIGNATURE_PREFIX}{hash:016x}")
+}
+
+const SIGNATURE_PREFIX: &str = "mocksig:";
+
+/// Thinking blocks come back as the mock wrote them (a signature of its own must match the
+/// text; every signature must be there), and with thinking enabled an assistant message whose
+/// tool calls the last message answers must start with its thinking, as the real API requires.
+fn check_thinking_blocks(body: &Value, messages: &[Value]) -> Result<(), ApiError> {
+    for (i, message) in messages.iter().enumerate() {
+        if message.get("role").and_then(Value::as_str) != Some("assistant") {
+            continue;
+        }
+        let content = message.get("content").unwrap_or(&Value::Null);
+        for (k, block) in content_blocks(content).iter().enumerate() {
+            if block_type(block) != Some("thinking") {
+                continue;
+            }
+            let text = block
+                .get("thinking")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let signature = block
+                .get("signature")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if signature.is_empty() {
+                return Err(ApiError::invalid(format!(
+                    "messages.{i}.content.{k}.thinking.signature: Field required"
+                )));
+            }
+            if signature.starts_with(SIGNATURE_PREFIX) && signature != thinking_signature(text) {
+                return Err(ApiError::invalid(format!(
+                    "messages.{i}.content.{k}: Invalid `signature` in `thinking` block"
+                )));
+            }
+        }
+    }
+    let enabled = body
+        .get("thinking")
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str)
+        == Some("enabled");
+    let answers_tools = messages.last().is_some_and(|m| {
+        content_blocks(m.get("content").unwrap_or(&Value::Null))
+            .iter()
+            .any(|b| block_type(b) == Some("tool_result"))
+    });
+    if enabled && answers_tools && messages.len() >= 2 {
+        let i = messages.len() - 2;
+        let blocks = content_blocks(messages[i].get("content").unwrap_or(&Value::Null));
+        let first = blocks.first().and_then(|b| block_type(b)).unwrap_or("text");
+        if !matches!(first, "thinking" | "redacted_thinking") {
+            return Err(ApiError::invalid(format!(
+                "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{first}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn check_thinking(body: &Value, max_tokens: Option<u64>) -> Result<(), ApiError> {
@@ -277,6 +347,46 @@ mod tests {
         );
         b["thinking"] = json!({"type": "enabled", "budget_tokens": 1999});
         check_body(&b, Endpoint::Messages).unwrap();
+    }
+
+    #[test]
+    fn thinking_blocks_must_come_back_unchanged_and_first() {
+        let sig = thinking_signature("plan");
+        let turn = |thinking: Value| {
+            let mut b = with_messages(json!([
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [thinking, {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]},
+            ]));
+            b["max_tokens"] = json!(4000);
+            b["thinking"] = json!({"type": "enabled", "budget_tokens": 2000});
+            b
+        };
+        check_body(
+            &turn(json!({"type": "thinking", "thinking": "plan", "signature": sig})),
+            Endpoint::Messages,
+        )
+        .unwrap();
+        check_body(
+            &turn(json!({"type": "redacted_thinking", "data": "abc"})),
+            Endpoint::Messages,
+        )
+        .unwrap();
+        let err = check_body(
+            &turn(json!({"type": "thinking", "thinking": "plan!", "signature": sig})),
+            Endpoint::Messages,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.message,
+            "messages.1.content.0: Invalid `signature` in `thinking` block"
+        );
+        let err = check_body(
+            &turn(json!({"type": "text", "text": "hi"})),
+            Endpoint::Messages,
+        )
+        .unwrap_err();
+        assert!(err.message.starts_with("messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`."), "{}", err.message);
     }
 
     #[test]
