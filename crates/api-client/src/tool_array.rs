@@ -12,9 +12,14 @@ use serde_json::value::RawValue;
 use crate::types::ToolDefinition;
 
 /// Tool definitions and their JSON array. Equal when the bytes are.
+///
+/// Server tools (the API's own, such as `{"type": "web_search_20250305", "name": "web_search",
+/// "max_uses": 8}`) follow the client tools in the array, as given; they have no input schema
+/// and are not in [`ToolArray::definitions`].
 #[derive(Clone, Default)]
 pub struct ToolArray {
     definitions: Arc<[ToolDefinition]>,
+    server_tools: Arc<[serde_json::Value]>,
     /// `None` only if serializing failed (it cannot for these types): then the definitions
     /// are serialized as they are sent.
     json: Option<Arc<RawValue>>,
@@ -23,15 +28,44 @@ pub struct ToolArray {
 impl ToolArray {
     /// Serializes `definitions` once, exactly as a `Vec<ToolDefinition>` serializes.
     pub fn new(definitions: impl Into<Arc<[ToolDefinition]>>) -> Self {
-        let definitions = definitions.into();
-        let json = match serde_json::value::to_raw_value(&*definitions) {
+        Self::serialize(definitions.into(), Arc::from(Vec::new()))
+    }
+
+    /// This array with `server_tools` after the client tools (serialized once, again).
+    pub fn with_server_tools(&self, server_tools: Vec<serde_json::Value>) -> Self {
+        let mut all = self.server_tools.to_vec();
+        all.extend(server_tools);
+        Self::serialize(Arc::clone(&self.definitions), Arc::from(all))
+    }
+
+    fn serialize(
+        definitions: Arc<[ToolDefinition]>,
+        server_tools: Arc<[serde_json::Value]>,
+    ) -> Self {
+        let json = match serde_json::value::to_raw_value(&Entries(&definitions, &server_tools)) {
             Ok(raw) => Some(Arc::from(raw)),
             Err(error) => {
                 tracing::error!(%error, "serializing tool definitions");
                 None
             }
         };
-        Self { definitions, json }
+        Self {
+            definitions,
+            server_tools,
+            json,
+        }
+    }
+
+    /// The server tools, in order.
+    pub fn server_tools(&self) -> &[serde_json::Value] {
+        &self.server_tools
+    }
+
+    /// Whether a server tool of this `name` is offered (`web_search`).
+    pub fn has_server_tool(&self, name: &str) -> bool {
+        self.server_tools
+            .iter()
+            .any(|t| t.get("name").and_then(serde_json::Value::as_str) == Some(name))
     }
 
     /// The definitions, in order.
@@ -43,13 +77,31 @@ impl ToolArray {
     pub fn json(&self) -> String {
         match &self.json {
             Some(raw) => raw.get().to_owned(),
-            None => serde_json::to_string(&*self.definitions).unwrap_or_default(),
+            None => serde_json::to_string(&Entries(&self.definitions, &self.server_tools))
+                .unwrap_or_default(),
         }
     }
 
     /// Whether the array holds no tool.
     pub fn is_empty(&self) -> bool {
-        self.definitions.is_empty()
+        self.definitions.is_empty() && self.server_tools.is_empty()
+    }
+}
+
+/// The wire array: client tools, then server tools.
+struct Entries<'a>(&'a [ToolDefinition], &'a [serde_json::Value]);
+
+impl Serialize for Entries<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.len() + self.1.len()))?;
+        for definition in self.0 {
+            seq.serialize_element(definition)?;
+        }
+        for tool in self.1 {
+            seq.serialize_element(tool)?;
+        }
+        seq.end()
     }
 }
 
@@ -65,14 +117,17 @@ impl PartialEq for ToolArray {
     fn eq(&self, other: &Self) -> bool {
         match (&self.json, &other.json) {
             (Some(a), Some(b)) => a.get() == b.get(),
-            _ => self.definitions == other.definitions,
+            _ => self.definitions == other.definitions && self.server_tools == other.server_tools,
         }
     }
 }
 
 impl fmt::Debug for ToolArray {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.definitions.iter()).finish()
+        f.debug_list()
+            .entries(self.definitions.iter())
+            .entries(self.server_tools.iter())
+            .finish()
     }
 }
 
@@ -98,14 +153,28 @@ impl Serialize for ToolArray {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.json {
             Some(raw) => raw.serialize(serializer),
-            None => self.definitions.serialize(serializer),
+            None => Entries(&self.definitions, &self.server_tools).serialize(serializer),
         }
     }
 }
 
 impl<'de> Deserialize<'de> for ToolArray {
+    /// Entries without an `input_schema` are server tools.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Vec::<ToolDefinition>::deserialize(deserializer).map(Self::new)
+        let entries = Vec::<serde_json::Value>::deserialize(deserializer)?;
+        let mut definitions = Vec::new();
+        let mut server_tools = Vec::new();
+        for entry in entries {
+            if entry.get("input_schema").is_some() {
+                definitions.push(serde_json::from_value(entry).map_err(serde::de::Error::custom)?);
+            } else {
+                server_tools.push(entry);
+            }
+        }
+        Ok(Self::serialize(
+            Arc::from(definitions),
+            Arc::from(server_tools),
+        ))
     }
 }
 
@@ -139,6 +208,26 @@ mod tests {
         let expected = serde_json::to_string(&definitions()).unwrap();
         assert_eq!(array.json(), expected);
         assert_eq!(serde_json::to_string(&array).unwrap(), expected);
+    }
+
+    #[test]
+    fn server_tools_follow_the_client_tools_and_decode_back() {
+        let array = ToolArray::new(definitions()).with_server_tools(vec![
+            json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 8}),
+        ]);
+        let mut expected: Vec<serde_json::Value> =
+            serde_json::from_str(&serde_json::to_string(&definitions()).unwrap()).unwrap();
+        expected.push(json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 8}));
+        let sent: Vec<serde_json::Value> = serde_json::from_str(&array.json()).unwrap();
+        assert_eq!(sent, expected);
+        // The client tools' bytes are those of the array without server tools.
+        let plain = ToolArray::new(definitions()).json();
+        assert!(array.json().starts_with(plain.trim_end_matches(']')));
+        assert_eq!(array.definitions().len(), 2);
+        assert!(array.has_server_tool("web_search"));
+        let decoded: ToolArray = serde_json::from_str(&array.json()).unwrap();
+        assert_eq!(decoded, array);
+        assert_eq!(decoded.server_tools(), array.server_tools());
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod elicitation;
 pub mod history;
 pub mod local;
 pub mod replay;
+pub mod server_tools;
 #[cfg(test)]
 mod tests;
 

@@ -175,7 +175,9 @@ impl Printer {
                     // The cut reply was dropped; the same request goes again with more room.
                     Transition::MaxOutputTokensEscalation { .. } => ReplyStart::Replacement,
                     // The cut reply was kept; the model picks up where it stopped.
-                    Transition::MaxOutputTokensRecovery { .. } => ReplyStart::Continuation,
+                    Transition::MaxOutputTokensRecovery { .. } | Transition::PauseTurn => {
+                        ReplyStart::Continuation
+                    }
                     Transition::ToolUse { .. }
                     | Transition::StopHook { .. }
                     | Transition::ReactiveCompact

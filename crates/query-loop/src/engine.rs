@@ -346,6 +346,17 @@ impl QueryEngine {
         self.config.tool_definitions = definitions;
     }
 
+    /// The thinking config of the requests from now on (the TUI's toggle, `/thinking`). A
+    /// change is a cache break where the messages start, as with Claude Code's toggle.
+    pub fn set_thinking(&mut self, thinking: Option<ThinkingConfig>) {
+        self.config.thinking = thinking;
+    }
+
+    /// The thinking config the session asks for (before [`crate::thinking::fit_to_model`]).
+    pub fn thinking(&self) -> Option<ThinkingConfig> {
+        self.config.thinking
+    }
+
     /// The fixed part of every request of this session.
     pub fn request_template(&self) -> RequestTemplate {
         RequestTemplate {

@@ -13,6 +13,7 @@
 //! - [`repair`]: the tool-use pairing repair run on the history before every request.
 //! - [`replacement`]: oversized tool results replaced by a preview, each decision frozen.
 //! - [`stuck`]: the same call failing the same way again and again ends the turn.
+//! - [`thinking`]: the thinking budget made valid against the model and `max_tokens`.
 //! - [`query`](mod@query): [`query()`], the loop itself as a stream of events.
 //! - [`spawn`]: how a tool call sees the turn in progress ([`TurnInProgress`], filled by the
 //!   loop per call) and the [`SubagentSpawner`] the Agent tool starts sub-agents through.
@@ -91,6 +92,7 @@ pub mod replacement;
 pub mod request;
 pub mod spawn;
 pub mod stuck;
+pub mod thinking;
 pub mod timestamp;
 mod tool_calls;
 pub mod totals;

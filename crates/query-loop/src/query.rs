@@ -268,14 +268,20 @@ async fn run_loop(
 
         state.turn += 1;
         let sent = messages.len();
-        let request =
-            template.build_reading(&messages, state.max_tokens, params.parent_cached_messages);
+        // Room for the thinking budget on top of the answer (not part of the cache key).
+        let max_tokens = crate::thinking::max_tokens_with(
+            template.thinking.as_ref(),
+            state.max_tokens,
+            DEFAULT_MAX_OUTPUT_TOKENS,
+            model_max_output(&template.model),
+        );
+        let request = template.build_reading(&messages, max_tokens, params.parent_cached_messages);
         if let Some(observer) = &params.on_request {
             observer(&request);
         }
         emit.send(QueryEvent::RequestStart {
             turn: state.turn,
-            max_tokens: state.max_tokens,
+            max_tokens,
         })
         .await;
 
@@ -400,6 +406,11 @@ async fn run_loop(
             });
         }
 
+        if uses.is_empty() && reply.stop_reason == Some(StopReason::PauseTurn) {
+            // The reply is the last message: the next request continues it.
+            record(&mut state, emit, Transition::PauseTurn).await;
+            continue;
+        }
         if uses.is_empty() {
             let Some(hooks) = &params.stop_hooks else {
                 return Terminal::Completed;
@@ -525,13 +536,10 @@ fn model_max_output(model: &str) -> u32 {
 /// it (which changes the cache key: only forks that do not share the cache may do it).
 fn effective_template(params: &QueryParams) -> RequestTemplate {
     let mut template = params.template.clone();
-    if let (Some(limit), Some(tine_api_client::ThinkingConfig::Enabled { budget_tokens })) =
-        (params.max_output_tokens, template.thinking)
-        && budget_tokens >= limit
-    {
-        template.thinking = Some(tine_api_client::ThinkingConfig::Enabled {
-            budget_tokens: limit.saturating_sub(1).max(1024),
-        });
+    template.thinking =
+        crate::thinking::fit_to_model(template.thinking, model_max_output(&template.model));
+    if let Some(limit) = params.max_output_tokens {
+        template.thinking = crate::thinking::fit_to_limit(template.thinking, limit);
     }
     template
 }

@@ -348,7 +348,40 @@ fn result_block(id: &str, name: &str, output: ToolOutput) -> ContentBlock {
     } else {
         output.content
     };
-    ContentBlock::tool_result(id, content, output.is_error)
+    if output.media.is_empty() {
+        return ContentBlock::tool_result(id, content, output.is_error);
+    }
+    // The text, then each image or document, as content blocks of the one result.
+    let mut blocks = vec![ContentBlock::text(content)];
+    blocks.extend(output.media.into_iter().map(media_block));
+    ContentBlock::ToolResult(tine_api_client::ToolResultBlock {
+        tool_use_id: id.to_owned(),
+        content: Some(tine_api_client::ToolResultContent::Blocks(blocks)),
+        is_error: output.is_error.then_some(true),
+        cache_control: None,
+    })
+}
+
+fn media_block(media: tine_tools::ToolMedia) -> ContentBlock {
+    match media.kind {
+        tine_tools::MediaKind::Image => ContentBlock::Image(tine_api_client::ImageBlock {
+            source: tine_api_client::ImageSource::Base64 {
+                media_type: media.media_type,
+                data: media.data,
+            },
+            cache_control: None,
+        }),
+        tine_tools::MediaKind::Document => ContentBlock::Document(tine_api_client::DocumentBlock {
+            source: tine_api_client::DocumentSource::Base64 {
+                media_type: media.media_type,
+                data: media.data,
+            },
+            title: None,
+            context: None,
+            citations: None,
+            cache_control: None,
+        }),
+    }
 }
 
 /// The turn as its tool calls see it, when the context has a spawner to hand it to (the

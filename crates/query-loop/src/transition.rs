@@ -40,6 +40,9 @@ pub enum Transition {
     ContextCollapse,
     /// The host moved the running turn to the background and the loop carried on there.
     AutoBackground,
+    /// The API paused a long turn (`pause_turn`, server tools such as web search): the reply
+    /// is sent back as it is so the model carries on.
+    PauseTurn,
 }
 
 impl Transition {
@@ -58,6 +61,7 @@ impl Transition {
             Self::HistorySnip => "history_snip".to_owned(),
             Self::ContextCollapse => "context_collapse".to_owned(),
             Self::AutoBackground => "auto_background".to_owned(),
+            Self::PauseTurn => "pause_turn".to_owned(),
         }
     }
 }

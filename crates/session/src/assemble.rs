@@ -262,7 +262,11 @@ pub(crate) async fn assemble(
             })
             .collect();
     }
-    let tool_names = pool.names().into_iter().map(str::to_owned).collect();
+    let tool_definitions = crate::web_search::offer(tool_definitions, &permissions);
+    let mut tool_names: Vec<String> = pool.names().into_iter().map(str::to_owned).collect();
+    if tool_definitions.has_server_tool("web_search") {
+        tool_names.push(crate::web_search::WEB_SEARCH_RULE.to_owned());
+    }
 
     let model = model_from(options.model.as_deref(), &loaded);
     let context = gather_context(&home, &cwd, &model, options.bare).await;
@@ -467,7 +471,10 @@ pub(crate) async fn assemble(
         user_context: Some(user_context),
         tools,
         tool_definitions,
-        thinking: None,
+        thinking: crate::thinking::session_thinking(
+            std::env::var("MAX_THINKING_TOKENS").ok().as_deref(),
+            &loaded,
+        ),
         max_turns: options.max_turns,
         can_use_tool: Arc::new(SessionPermissions(Arc::clone(&permissions))),
         // The checker asks the person itself (it knows the ask's suggestions); the loop's

@@ -64,6 +64,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         runs_turn: true,
     },
     CommandSpec {
+        name: "thinking",
+        summary: "extended thinking on or off from the next request (`/thinking on|off`; alone, or Tab in the TUI, toggles)",
+        runs_turn: false,
+    },
+    CommandSpec {
         name: "mcp",
         summary: "the MCP servers and their state (`/mcp restart NAME` reconnects one)",
         runs_turn: false,
@@ -125,6 +130,13 @@ pub(crate) async fn run(
         }
         "compact" => compact(actor, args.trim(), &token).await,
         "mcp" => crate::mcp::command(actor, args).await,
+        "thinking" => match crate::thinking::command(actor.engine.thinking(), args) {
+            Ok((next, text, data)) => {
+                actor.engine.set_thinking(next);
+                (text, false, data)
+            }
+            Err(text) => (text, true, Value::Null),
+        },
         _ => return custom_or_text(actor, id, name, args, token).await,
     };
     actor.emit(SessionEvent::CommandOutput(CommandOutput {

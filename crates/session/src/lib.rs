@@ -37,12 +37,17 @@
 //!   checker and the task (SessionStart, UserPromptSubmit, SessionEnd).
 //! - `agents`: sub-agents: typed agents' definitions, the Agent and task tools, the spawner
 //!   and task registry on the tool context.
+//! - `plan_mode`: an ExitPlanMode call: the plan approved by a person (leaving plan mode) or
+//!   sent back with feedback; refused headless.
 //! - `stuck`: a stuck model asked about (interactive sessions).
 //! - [`away`]: the away summary, for a person back after an idle gap.
 //! - [`speculation`]: read-only tools pre-run on the draft the person is typing.
 //! - `magic`: Magic Docs wired in (the Read listener, the job, tracking rebuilt on resume).
 //! - `elicitation`: an MCP server's question to the person (interactive sessions; declined
 //!   headless).
+//! - `thinking`: extended thinking at start (`MAX_THINKING_TOKENS`, `alwaysThinkingEnabled`)
+//!   and `/thinking`.
+//! - `web_search`: the API's web search server tool, offered when the rules allow `WebSearch`.
 //! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
 //!   stopped at shutdown.
 //! - `flags`: start-up's checks of the flags that shape a session (`--system-prompt`,
@@ -75,12 +80,15 @@ mod main_client;
 mod mcp;
 pub mod options;
 mod permission;
+mod plan_mode;
 mod private_state;
 mod prompt_tool;
 pub mod speculation;
 mod structured;
 mod stuck;
 pub mod submission;
+mod thinking;
+mod web_search;
 
 pub use assemble::{
     DEFAULT_MODEL, SessionSummary, gather_context, model_from, settings_paths, user_home_from_env,

@@ -91,6 +91,11 @@ impl Permissions {
         self.approvals == Approvals::Interactive
     }
 
+    /// Who answers asks.
+    pub(crate) fn approvals(&self) -> Approvals {
+        self.approvals
+    }
+
     /// Allow rules for the running turn (empty: none); replaces the previous turn's.
     pub(crate) fn set_turn_allow(&self, rules: Vec<PermissionRule>) {
         *self
@@ -152,7 +157,7 @@ impl Permissions {
     }
 
     /// The engine's decision for one call.
-    fn decide(
+    pub(crate) fn decide(
         &self,
         tool: &dyn Tool,
         input: &Value,
@@ -191,6 +196,9 @@ impl Permissions {
         input: &Value,
         ctx: &ToolContext,
     ) -> PermissionOutcome {
+        if tool.name() == tine_tools::EXIT_PLAN_MODE {
+            return crate::plan_mode::exit_outcome(self, tool, input, ctx).await;
+        }
         let (target, decision) = self.decide(tool, input, ctx);
         match decision {
             PermissionDecision::Allow { .. } => PermissionOutcome::Allow {
@@ -224,6 +232,10 @@ impl Permissions {
         input: &Value,
         ctx: &ToolContext,
     ) -> PermissionOutcome {
+        if tool.name() == tine_tools::EXIT_PLAN_MODE && self.mode() == PermissionMode::Plan {
+            // The hook approved the plan.
+            return crate::plan_mode::approved(self, PermissionMode::Default);
+        }
         let (_, decision) = self.decide(tool, input, ctx);
         let keeps_asking = match &decision {
             PermissionDecision::Ask { reason, .. } => match reason {
@@ -293,6 +305,27 @@ impl Permissions {
         rule: Option<PermissionRule>,
         ctx: &ToolContext,
     ) -> PermissionOutcome {
+        let always = rule.as_ref().map(ToString::to_string);
+        match self
+            .ask_answer(tool, input, target, &reason, always, ctx)
+            .await
+        {
+            Ok(answer) => self.apply(tool, input, answer, rule),
+            Err(denied) => denied,
+        }
+    }
+
+    /// Sends a request offering `always` as option 2, and waits for the person's answer; an
+    /// interrupted turn withdraws it (`Err`: the denial the model reads).
+    pub(crate) async fn ask_answer(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        target: String,
+        reason: &str,
+        always: Option<String>,
+        ctx: &ToolContext,
+    ) -> Result<PermissionAnswer, PermissionOutcome> {
         let id = PermissionId(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.pending
@@ -306,8 +339,8 @@ impl Permissions {
                 tool: tool.name().to_owned(),
                 input: input.clone(),
                 target,
-                reason: reason.clone(),
-                always_rule: rule.as_ref().map(ToString::to_string),
+                reason: reason.to_owned(),
+                always_rule: always,
             }));
         if let Some(hooks) = &self.hooks {
             // The question is on the screen already; a slow hook must not hold it up.
@@ -326,11 +359,11 @@ impl Permissions {
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id);
             let _ = self.events.send(SessionEvent::PermissionWithdrawn { id });
-            return PermissionOutcome::Deny {
+            return Err(PermissionOutcome::Deny {
                 reason: format!("{reason}; the turn was interrupted before the user answered"),
-            };
+            });
         };
-        self.apply(tool, input, answer, rule)
+        Ok(answer)
     }
 
     fn apply(

@@ -10,8 +10,9 @@
 //! - [`sandbox`]: the OS sandbox Bash runs under when the session enabled one (its policy and
 //!   the launcher's argument protocol; the cli applies it).
 //! - [`file_state`]: the LRU file-state cache behind Edit and Write's read-before-write rule.
-//! - [`builtin`]: Read, Write, Edit, Bash, Glob, Grep, TodoWrite, WebFetch.
 //! - [`read_listener`]: who is told about the files Read shows (Magic Docs).
+//! - [`builtin`]: Read (text, images, PDFs, notebooks), Write, Edit, NotebookEdit, Bash, Glob,
+//!   Grep, TodoWrite, WebFetch, ExitPlanMode.
 //! - [`pool`]: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
 //!
 //! What a call touches and a tool's own verdict (`PermissionTarget`, `ToolVerdict`), the
@@ -63,8 +64,10 @@ pub use builtin::bash::BashTool;
 pub use builtin::bash_output::{BashOutputTool, KillShellTool};
 pub use builtin::builtin_tools;
 pub use builtin::edit::EditTool;
+pub use builtin::exit_plan_mode::{EXIT_PLAN_MODE, ExitPlanModeTool, PLAN_APPROVED};
 pub use builtin::glob::GlobTool;
 pub use builtin::grep::GrepTool;
+pub use builtin::notebook::NotebookEditTool;
 pub use builtin::read::ReadTool;
 pub use builtin::shell::CREDENTIAL_ENV_VARS;
 pub use builtin::shell::kill_tool_processes;
@@ -83,7 +86,9 @@ pub use pool::{ToolPool, definition_of};
 pub use read_listener::{FileReadListener, HEAD_LINES, OnFileRead};
 pub use sandbox::{BashSandbox, SandboxPolicy};
 pub use schema::{SchemaViolation, validate};
-pub use tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input, run_tool};
+pub use tool::{
+    MediaKind, Tool, ToolError, ToolFuture, ToolMedia, ToolOutput, parse_input, run_tool,
+};
 // The vocabulary of `Tool::permission_target` and `Tool::check_permissions`, so a tool can be
 // written against this crate alone.
 pub use tine_permissions::{PermissionTarget, ToolVerdict};

@@ -25,6 +25,28 @@ pub struct ToolOutput {
     pub summary: String,
     /// Structured extras a UI may render instead of `content`.
     pub display: ToolDisplay,
+    /// Images and documents sent with the text (Read of a PNG or a PDF): the `tool_result`
+    /// then carries content blocks, the text first.
+    pub media: Vec<ToolMedia>,
+}
+
+/// A binary attachment of a result, base64-encoded as the API takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolMedia {
+    pub kind: MediaKind,
+    /// `image/png`, `image/jpeg`, `image/gif`, `image/webp`, `application/pdf`.
+    pub media_type: String,
+    /// The bytes in standard base64.
+    pub data: String,
+}
+
+/// Which content block a [`ToolMedia`] becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaKind {
+    /// An `image` block.
+    Image,
+    /// A `document` block (PDF).
+    Document,
 }
 
 impl ToolOutput {
@@ -37,6 +59,7 @@ impl ToolOutput {
             is_error: false,
             summary,
             display: ToolDisplay::None,
+            media: Vec::new(),
         }
     }
 
@@ -51,6 +74,12 @@ impl ToolOutput {
     /// Replaces the UI summary.
     pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
         self.summary = summary.into();
+        self
+    }
+
+    /// Attaches an image or document.
+    pub fn with_media(mut self, media: ToolMedia) -> Self {
+        self.media.push(media);
         self
     }
 

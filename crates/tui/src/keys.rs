@@ -4,7 +4,7 @@
 //! backslash insert a newline. Esc interrupts a running turn (or rejects the permission request
 //! shown, or closes a list). Ctrl+C interrupts, else clears the input, and exits when pressed
 //! again within two seconds; Ctrl+D exits on an empty prompt. Shift+Tab cycles the permission
-//! mode, Ctrl+O expands results, Ctrl+T shows background tasks, Ctrl+Z suspends (the terminal
+//! mode, Tab toggles extended thinking, Ctrl+O expands results, Ctrl+T shows background tasks, Ctrl+Z suspends (the terminal
 //! restored; `fg` brings the UI back). PageUp/PageDown, the mouse
 //! wheel, Ctrl+Home/Ctrl+End (and Home/End on an empty prompt) scroll the transcript.
 
@@ -139,6 +139,9 @@ impl App {
         }
         if let Some(commands) = self.completion_key(key) {
             return commands;
+        }
+        if key.code == KeyCode::Tab && key.modifiers.is_empty() {
+            return self.toggle_thinking();
         }
         let before = self.input.text().to_owned();
         let out = self.edit_key(key, ctrl, alt, shift);

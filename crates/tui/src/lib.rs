@@ -17,7 +17,8 @@
 //! - [`input`]: the prompt box's editor, history and pastes.
 //! - [`slash`]: slash commands and their completion.
 //! - [`permission`]: the permission dialog and its queue; [`elicitation`]: an MCP server's
-//!   question (its form) and its queue.
+//!   question (its form) and its queue; `plan_approval`: its ExitPlanMode labels; `thinking`:
+//!   Tab toggles extended thinking.
 //! - [`away`], [`speculation`]: the away card after an idle gap; drafts handed to the session
 //!   for speculation while typing pauses.
 //! - [`wrap`], [`theme`]: word wrapping with hanging prefixes; colours.
@@ -37,12 +38,14 @@ pub mod input;
 pub mod keys;
 pub mod markdown;
 pub mod permission;
+mod plan_approval;
 pub mod run;
 pub mod slash;
 pub mod speculation;
 pub mod stream;
 pub mod terminal;
 pub mod theme;
+mod thinking;
 pub mod tool_call;
 pub mod transcript;
 pub mod view;

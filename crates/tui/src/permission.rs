@@ -235,14 +235,15 @@ impl PermissionDialog {
                 ratatui::style::Style::default()
             };
             let marker = if chosen { "❯ " } else { "  " };
-            let label = match choice {
+            let plan_label = crate::plan_approval::label(&request.tool, *choice);
+            let label = plan_label.unwrap_or_else(|| match choice {
                 Choice::Once => "Yes".to_owned(),
                 Choice::Always => format!(
                     "Yes, and don't ask again for {}",
                     request.always_rule.as_deref().unwrap_or(&request.tool)
                 ),
                 Choice::No => "No, and tell tine what to do differently (esc)".to_owned(),
-            };
+            });
             let line = IndentedLine {
                 first: vec![Span::styled(format!("{marker}{}. ", i + 1), style)],
                 rest: vec![Span::raw("     ")],
@@ -387,6 +388,9 @@ impl PermissionDialog {
 }
 
 fn title(tool: &str) -> String {
+    if let Some(title) = crate::plan_approval::title(tool) {
+        return title;
+    }
     match tool {
         "Bash" => "Bash command".to_owned(),
         "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => format!("{tool} file"),

@@ -181,8 +181,10 @@ impl Adapter {
             }],
             // Figures come from the session's `Usage` report; the messages are in the
             // transcript already (they streamed).
+            QueryEvent::AssistantMessage { message, .. } => {
+                super::server_tools::server_tool_events(&message)
+            }
             QueryEvent::Usage { .. }
-            | QueryEvent::AssistantMessage { .. }
             | QueryEvent::UserMessage { .. }
             | QueryEvent::HistoryReplaced { .. } => Vec::new(),
             QueryEvent::ToolDenied {

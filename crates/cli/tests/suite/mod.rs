@@ -33,7 +33,9 @@ mod small_window;
 mod state;
 mod stuck;
 mod terminal;
+mod thinking;
 mod tool_hooks;
+mod tools_media;
 mod wire;
 
 use std::path::Path;

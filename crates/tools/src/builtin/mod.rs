@@ -1,15 +1,18 @@
-//! The built-in tools: Read, Write, Edit, Bash (with BashOutput and KillShell for background
-//! runs), Glob, Grep, TodoWrite, WebFetch. Each is a unit struct implementing [`crate::Tool`].
+//! The built-in tools: Read, Write, Edit, NotebookEdit, Bash (with BashOutput and KillShell for
+//! background runs), Glob, Grep, TodoWrite, WebFetch, ExitPlanMode. Each is a unit struct implementing [`crate::Tool`].
 
 pub mod background;
 pub mod bash;
 pub mod bash_output;
 pub mod edit;
+pub mod exit_plan_mode;
 pub(crate) mod files;
 pub mod glob;
 pub mod grep;
 pub mod html;
+pub mod notebook;
 pub mod read;
+pub mod read_media;
 pub(crate) mod shell;
 pub mod todo;
 pub(crate) mod walk;
@@ -27,8 +30,10 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(bash_output::BashOutputTool),
         Arc::new(bash_output::KillShellTool),
         Arc::new(edit::EditTool),
+        Arc::new(exit_plan_mode::ExitPlanModeTool),
         Arc::new(glob::GlobTool),
         Arc::new(grep::GrepTool),
+        Arc::new(notebook::NotebookEditTool),
         Arc::new(read::ReadTool),
         Arc::new(todo::TodoWriteTool),
         Arc::new(web_fetch::WebFetchTool),

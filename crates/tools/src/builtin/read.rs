@@ -1,5 +1,6 @@
 //! Read: a text file as numbered lines (`N<tab>line`, as Claude Code sends them), recorded in
 //! the file-state cache so Edit and Write can later check the model saw what they change.
+//! Images, PDFs and notebooks are read by `read_media` and `notebook`.
 //!
 //! The file is streamed, never loaded whole: lines before `offset` are skipped as they pass,
 //! only the lines shown are kept (each cut at [`MAX_LINE_CHARS`]), and the scan goes on past
@@ -41,6 +42,7 @@ struct ReadInput {
     file_path: String,
     offset: Option<u64>,
     limit: Option<u64>,
+    pages: Option<String>,
 }
 
 /// The Read tool.
@@ -58,8 +60,10 @@ working directory).
 to read the whole file by not providing them.
 - Lines longer than 2000 characters are truncated.
 - Results are returned as `N<tab>line`, with line numbers starting at 1.
-- It reads text files only; it refuses directories (use Glob or `ls` through Bash) and binary \
-files.
+- It reads images (PNG, JPEG, GIF, WebP): you see them. It reads PDFs whole (up to 100 \
+pages), or some pages with `pages` (e.g. \"1-5\", at most 20 at a time). It reads Jupyter \
+notebooks (.ipynb) as their cells with their outputs.
+- It refuses directories (use Glob or `ls` through Bash) and other binary files.
 - You can call several tools in one response; it is better to speculatively read several \
 potentially useful files at once.
 - A file must be read with this tool before it is changed with Edit or Write.";
@@ -90,6 +94,10 @@ impl Tool for ReadTool {
                     "type": "integer",
                     "minimum": 1,
                     "description": "The number of lines to read. Only provide if the file is too large to read at once."
+                },
+                "pages": {
+                    "type": "string",
+                    "description": "Page range for PDF files (e.g., \"1-5\", \"3\", \"10-20\"). Only applicable to PDF files. Maximum 20 pages per request."
                 }
             },
             "required": ["file_path"],
@@ -101,6 +109,9 @@ impl Tool for ReadTool {
         Box::pin(async move {
             let input: ReadInput = parse_input(input)?;
             let path = ctx.resolve_path(&input.file_path);
+            if let Some(output) = super::read_media::read_special(&path, input.pages, ctx).await {
+                return output;
+            }
             let offset = usize::try_from(input.offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX);
             let limit = input.limit.map_or(DEFAULT_LINE_LIMIT, |limit| {
                 usize::try_from(limit).unwrap_or(usize::MAX)

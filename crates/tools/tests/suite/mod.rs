@@ -6,6 +6,7 @@ mod file_state;
 mod fuzz_bash;
 mod fuzz_tools;
 mod git_config_secrets;
+mod media;
 mod pool;
 mod read;
 mod schema;

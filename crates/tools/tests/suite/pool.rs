@@ -51,9 +51,11 @@ fn builtins_sorted_then_mcp_sorted_then_deduplicated() {
             "Bash",
             "BashOutput",
             "Edit",
+            "ExitPlanMode",
             "Glob",
             "Grep",
             "KillShell",
+            "NotebookEdit",
             "Read",
             "TodoWrite",
             "WebFetch",
@@ -99,7 +101,7 @@ fn serialized_definitions_are_byte_identical_for_the_same_set() {
     assert!(one.serialized_definitions().starts_with(prefix));
 
     let parsed: Vec<Value> = serde_json::from_str(&one.serialized_definitions()).unwrap();
-    assert_eq!(parsed.len(), 12);
+    assert_eq!(parsed.len(), 14);
     let keys: Vec<&String> = parsed[0].as_object().unwrap().keys().collect();
     assert_eq!(keys.len(), 3);
     assert_eq!(parsed[0]["name"], "Bash");
@@ -110,7 +112,18 @@ fn serialized_definitions_are_byte_identical_for_the_same_set() {
 fn every_builtin_schema_is_an_object_schema_with_claude_code_fields() {
     let pool = ToolPool::builtin(|_| false);
     let expect = [
-        ("Read", vec!["file_path", "offset", "limit"]),
+        ("Read", vec!["file_path", "offset", "limit", "pages"]),
+        (
+            "NotebookEdit",
+            vec![
+                "notebook_path",
+                "cell_id",
+                "new_source",
+                "cell_type",
+                "edit_mode",
+            ],
+        ),
+        ("ExitPlanMode", vec!["plan"]),
         ("Write", vec!["file_path", "content"]),
         (
             "Edit",

@@ -3,3 +3,4 @@ mod background_ui;
 mod event_loop;
 mod snapshots;
 mod support;
+mod thinking;

@@ -1,0 +1,87 @@
+//! Leaving plan mode: the session's answer to an ExitPlanMode call (see
+//! `tine_tools::builtin::exit_plan_mode`). Only in plan mode: a person sees the plan and
+//! approves it, the session switching to default ("Yes, and manually approve edits", option
+//! 1) or acceptEdits ("Yes, and auto-accept edits", option 2), or sends it back with feedback
+//! (the model stays in plan mode). Headless, nobody can approve, so the call is refused and the
+//! model is told to give its plan as the answer, as `claude -p --permission-mode plan` ends
+//! with the plan.
+
+use serde_json::Value;
+use tine_permissions::{PermissionDecision, PermissionMode};
+use tine_query_loop::PermissionOutcome;
+use tine_tools::{Tool, ToolContext};
+
+use crate::options::Approvals;
+use crate::permission::Permissions;
+use crate::submission::PermissionAnswer;
+
+/// Option 2's label: what the TUI shows for the `always_rule` of a plan approval.
+pub const ACCEPT_EDITS_OPTION: &str = "acceptEdits";
+
+/// The outcome of an ExitPlanMode call.
+pub(crate) async fn exit_outcome(
+    permissions: &Permissions,
+    tool: &dyn Tool,
+    input: &Value,
+    ctx: &ToolContext,
+) -> PermissionOutcome {
+    let mode = permissions.mode();
+    if mode != PermissionMode::Plan {
+        return PermissionOutcome::Deny {
+            reason: format!(
+                "Not in plan mode (the permission mode is {}): there is no plan to approve. Go \
+                 on with the task.",
+                mode.as_str()
+            ),
+        };
+    }
+    let (plan, decision) = permissions.decide(tool, input, ctx);
+    let reason = match decision {
+        PermissionDecision::Deny { message, .. } => {
+            return PermissionOutcome::Deny { reason: message };
+        }
+        PermissionDecision::Allow { .. } => return approved(permissions, PermissionMode::Default),
+        PermissionDecision::Ask { message, .. } => message,
+    };
+    if permissions.approvals() == Approvals::Headless {
+        return PermissionOutcome::Deny {
+            reason: "The plan was not approved: nobody can approve it in non-interactive mode \
+                     (-p), so the session stays in plan mode and changes nothing. Give the plan \
+                     as your final answer."
+                .to_owned(),
+        };
+    }
+    let always = Some(ACCEPT_EDITS_OPTION.to_owned());
+    match permissions
+        .ask_answer(tool, input, plan, &reason, always, ctx)
+        .await
+    {
+        Ok(PermissionAnswer::Once) => approved(permissions, PermissionMode::Default),
+        Ok(PermissionAnswer::Always) => approved(permissions, PermissionMode::AcceptEdits),
+        Ok(PermissionAnswer::Deny { feedback }) => PermissionOutcome::Deny {
+            reason: match feedback.filter(|f| !f.trim().is_empty()) {
+                Some(feedback) => format!(
+                    "The user did not approve the plan; you are still in plan mode. Revise the \
+                     plan with this feedback, then call ExitPlanMode again. The user said: \
+                     {feedback}"
+                ),
+                None => "The user did not approve the plan; you are still in plan mode. Stop \
+                         and wait for the user to tell you how to proceed."
+                    .to_owned(),
+            },
+        },
+        Err(withdrawn) => withdrawn,
+    }
+}
+
+/// Approved: the session leaves plan mode for `mode`, then the call runs.
+pub(crate) fn approved(permissions: &Permissions, mode: PermissionMode) -> PermissionOutcome {
+    match permissions.set_mode(mode) {
+        Ok(()) => PermissionOutcome::Allow {
+            updated_input: None,
+        },
+        Err(error) => PermissionOutcome::Deny {
+            reason: error.to_string(),
+        },
+    }
+}
