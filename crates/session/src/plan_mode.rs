@@ -1,10 +1,10 @@
 //! Leaving plan mode: the session's answer to an ExitPlanMode call (see
 //! `tine_tools::builtin::exit_plan_mode`). Only in plan mode: a person sees the plan and
-//! approves it, the session switching to default ("Yes, and manually approve edits", option
-//! 1) or acceptEdits ("Yes, and auto-accept edits", option 2), or sends it back with feedback
-//! (the model stays in plan mode). Headless, nobody can approve, so the call is refused and the
-//! model is told to give its plan as the answer, as `claude -p --permission-mode plan` ends
-//! with the plan.
+//! approves it, the session switching to default (the first option, "Yes, and manually
+//! approve edits") or acceptEdits (the second, "Yes, and auto-accept edits"), or sends it
+//! back with feedback (the model stays in plan mode). Headless, nobody can approve, so the
+//! call is refused and the model is told to give its plan as the answer, as
+//! `claude -p --permission-mode plan` ends with the plan.
 
 use serde_json::Value;
 use tine_permissions::{PermissionDecision, PermissionMode};

@@ -33,6 +33,7 @@ pub struct ToolOutput {
 /// A binary attachment of a result, base64-encoded as the API takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolMedia {
+    /// Image or document.
     pub kind: MediaKind,
     /// `image/png`, `image/jpeg`, `image/gif`, `image/webp`, `application/pdf`.
     pub media_type: String,

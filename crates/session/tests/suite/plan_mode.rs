@@ -113,13 +113,13 @@ async fn approving_the_plan_leaves_plan_mode_and_the_write_runs() {
     let (world, events) = asked(PermissionAnswer::Always).await;
     assert_eq!(mode_changes(&events), [PermissionMode::AcceptEdits]);
     let results = results(&events);
-    assert_eq!(results[0].0, false, "{results:?}");
+    assert!(!results[0].0, "{results:?}");
     assert!(
         results[0].1.starts_with("User has approved your plan"),
         "{results:?}"
     );
     // acceptEdits: the Write inside the project runs without another question.
-    assert_eq!(results[1].0, false, "{results:?}");
+    assert!(!results[1].0, "{results:?}");
     assert_eq!(
         std::fs::read_to_string(world.cwd.join("plan.txt")).unwrap(),
         "done\n"
