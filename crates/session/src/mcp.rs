@@ -214,7 +214,9 @@ fn offer_tools(engine: &mut QueryEngine, manager: &McpManager, permissions: &Per
         definitions.push(definition_of(tool.as_ref()));
         tools.push(tool);
     }
-    let array = ToolArray::new(definitions);
+    // The server tools (web search) stay where they were, after the client tools.
+    let array = ToolArray::new(definitions)
+        .with_server_tools(config.tool_definitions.server_tools().to_vec());
     if array == config.tool_definitions {
         return false;
     }
