@@ -12,6 +12,7 @@
 //! complete) and prints how to resume. SIGTERM and SIGHUP restore the terminal and end at once.
 
 pub mod adapter;
+pub mod agents;
 pub mod driver;
 pub mod elicitation;
 pub mod history;
@@ -252,6 +253,7 @@ pub async fn start(launch: &Launch, resume: Resume) -> Result<Started> {
         adapter: Adapter::new(summary.cwd.clone()),
         idle_flush: driver::IDLE_FLUSH,
         idle_at: None,
+        agents: driver::AgentTurns::default(),
     };
     if summary.resumed {
         driver.replay().await;

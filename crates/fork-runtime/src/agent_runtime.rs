@@ -242,7 +242,20 @@ impl AgentRuntime {
             self.start_background(id.clone(), agent.name.clone(), params, output.clone());
             return Ok(launched(&id, &request.description, &output));
         }
-        let (state, report) = self.run(&id, &agent.name, params, &output).await;
+        // On its own task, so Ctrl+B can send it to the background without losing its work;
+        // until then it is the call's (aborted if the call is dropped).
+        let mut run = AbortOnDrop(Some({
+            let runtime = self.clone();
+            let (task, agent_type, output) = (id.clone(), agent.name.clone(), output.clone());
+            tokio::spawn(async move { runtime.run(&task, &agent_type, params, &output).await })
+        }));
+        let (state, report) = tokio::select! {
+            ran = run.wait() => ran,
+            () = self.tasks.until_backgrounded(&id) => {
+                run.detach();
+                return Ok(sent_to_background(&id, &request.description, &output));
+            }
+        };
         match state {
             TaskState::Completed => Ok(ToolOutput::text(format!(
                 "{report}\n\nagentId: {id} (output: {})",
@@ -358,6 +371,46 @@ impl SubagentSpawner for AgentRuntime {
             }
         })
     }
+}
+
+/// A foreground agent's task: aborted when dropped, unless detached (sent to the background).
+struct AbortOnDrop(Option<tokio::task::JoinHandle<(TaskState, String)>>);
+
+impl AbortOnDrop {
+    async fn wait(&mut self) -> (TaskState, String) {
+        let Some(handle) = self.0.as_mut() else {
+            return std::future::pending().await;
+        };
+        let ran = handle.await;
+        self.0 = None;
+        ran.unwrap_or_else(|error| {
+            let why = format!("the agent's task failed: {error}");
+            (TaskState::Failed(why.clone()), why)
+        })
+    }
+
+    fn detach(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            handle.abort();
+        }
+    }
+}
+
+/// What the parent reads when the person sent a running agent to the background.
+fn sent_to_background(id: &str, description: &str, output: &TaskOutput) -> ToolOutput {
+    ToolOutput::text(format!(
+        "The user sent this agent to the background.\nagentId: {id} ({description})\nIt goes on \
+         working; you will be notified with a <task-notification> when it completes. Do not \
+         duplicate its work. Its output so far: {} (or TaskOutput with task_id {id}).",
+        output.path().display()
+    ))
+    .with_summary(format!("sent {id} to the background"))
 }
 
 /// What the parent reads when an agent was started in the background.

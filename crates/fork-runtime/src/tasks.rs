@@ -309,6 +309,52 @@ impl TaskRegistry {
         }
     }
 
+    /// Sends running foreground task `id` to the background (Ctrl+B in the TUI): the call
+    /// waiting for it returns at once ([`TaskRegistry::until_backgrounded`]) and its end
+    /// leaves a notification. False when it is not a running foreground task.
+    pub fn send_to_background(&self, id: &str) -> bool {
+        let moved = match self.lock().get_mut(id) {
+            Some(entry)
+                if !entry.snapshot.background && entry.snapshot.state == TaskState::Running =>
+            {
+                entry.snapshot.background = true;
+                true
+            }
+            _ => false,
+        };
+        if moved {
+            self.inner.changed.notify_waiters();
+        }
+        moved
+    }
+
+    /// Sends every running foreground agent to the background; returns how many.
+    pub fn send_agents_to_background(&self) -> usize {
+        let foreground: Vec<String> = self
+            .list()
+            .into_iter()
+            .filter(|t| t.kind == TaskKind::Agent && !t.background)
+            .map(|t| t.id)
+            .collect();
+        foreground
+            .iter()
+            .filter(|id| self.send_to_background(id))
+            .count()
+    }
+
+    /// Resolves once task `id` runs in the background (never for a task that is not known).
+    pub async fn until_backgrounded(&self, id: &str) {
+        loop {
+            let changed = self.inner.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.get(id).is_some_and(|t| t.background) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
     /// The task ended. A background task's end is queued as a notification for the model.
     pub fn finish(&self, id: &str, state: TaskState, result: String, usage: Usage, cost_usd: f64) {
         let notification = {
@@ -495,5 +541,33 @@ mod tests {
         );
         assert_ne!(id, new_task_id(TaskKind::Agent));
         assert!(new_task_id(TaskKind::Shell).starts_with("b_"));
+    }
+
+    #[tokio::test]
+    async fn a_foreground_agent_sent_to_the_background_releases_its_call_and_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = TaskRegistry::new(dir.path().join("tasks"));
+        let (id, _output) = registry
+            .register(TaskKind::Agent, "survey", false, CancellationToken::new())
+            .unwrap();
+        let waiting = tokio::spawn({
+            let (registry, id) = (registry.clone(), id.clone());
+            async move { registry.until_backgrounded(&id).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "a foreground call waits");
+        assert_eq!(registry.send_agents_to_background(), 1);
+        waiting.await.unwrap();
+        assert_eq!(registry.send_agents_to_background(), 0, "once");
+        registry.finish(
+            &id,
+            TaskState::Completed,
+            "done".into(),
+            Usage::default(),
+            0.0,
+        );
+        let notes = registry.take_notifications();
+        assert_eq!(notes.len(), 1, "its end is reported as a background task's");
+        assert_eq!(notes[0].task_id, id);
     }
 }

@@ -57,6 +57,8 @@ pub(crate) enum Op {
     AwaySummary,
     /// The person paused typing this draft: speculate on it.
     Speculate { draft: String },
+    /// The prompt has waited a minute since a turn ended: Notification `idle_prompt`.
+    NotifyIdle,
 }
 
 pub(crate) struct Actor {
@@ -176,6 +178,7 @@ impl Actor {
                     let started = self.pipeline.flush();
                     tracing::debug!(started, "idle: deferred background work started");
                 }
+                Some(Op::NotifyIdle) => self.hooks.idle_prompt(),
                 Some(Op::Shutdown { reason, reply }) => {
                     let report = self.shutdown(reason).await;
                     let _ = reply.send(report);

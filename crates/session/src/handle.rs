@@ -20,6 +20,8 @@ use crate::options::SessionOptions;
 use crate::permission::Permissions;
 use crate::stuck::{StuckAsker, StuckQuestions};
 use crate::submission::{PermissionAnswer, PermissionId, StuckId, Submission, SubmissionId};
+use crate::tasks::{StopTaskError, Stoppable, StoppedTask};
+use tine_memory::AutoMemory;
 use tine_query_loop::StuckDecision;
 use tine_tools::BackgroundTasks;
 
@@ -73,6 +75,11 @@ impl Session {
             .tool_context
             .as_ref()
             .map(|context| (*context.ext_or_default::<BackgroundTasks>()).clone());
+        let stoppable = Stoppable {
+            tasks: assembled.tasks.clone(),
+            shells: shells.clone(),
+            dream: assembled.memory.as_ref().and_then(AutoMemory::dream_job),
+        };
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
         let actor = Actor::new(assembled, Arc::clone(&shared), events_tx, drain_grace);
         tokio::spawn(actor.run(ops_rx));
@@ -82,6 +89,7 @@ impl Session {
                 shared,
                 summary,
                 shells,
+                stoppable,
             },
             events_rx,
         ))
@@ -130,6 +138,8 @@ pub struct SessionHandle {
     summary: SessionSummary,
     /// The main thread's background shells (`run_in_background`), shared with its tools.
     shells: Option<BackgroundTasks>,
+    /// What [`SessionHandle::stop_task`] can stop.
+    stoppable: Stoppable,
 }
 
 impl SessionHandle {
@@ -216,6 +226,29 @@ impl SessionHandle {
         let _ = self.ops.send(Op::Speculate {
             draft: draft.into(),
         });
+    }
+
+    /// The person has not typed since the last turn ended, for about a minute (Claude Code's
+    /// 60 s): Notification hooks run with `notification_type` `idle_prompt` and the message
+    /// "tine is waiting for your input". A front end calls it once per idle stretch.
+    pub fn notify_idle(&self) {
+        let _ = self.ops.send(Op::NotifyIdle);
+    }
+
+    /// Stops running background task `id` at once, also while a turn runs: a sub-agent (an
+    /// `a_…` id; as TaskStop does: its end is reported to the model as it comes), a
+    /// background shell (killed), or the dream (`auto_dream` or its task id: the fork is
+    /// aborted and the consolidation lock's mtime rolled back, so the next eligible session
+    /// consolidates).
+    pub fn stop_task(&self, id: &str) -> Result<StoppedTask, StopTaskError> {
+        self.stoppable.stop(id)
+    }
+
+    /// Sends the sub-agents running in the foreground to the background (Ctrl+B): their Agent
+    /// calls return at once, the turn goes on, and each reports with a notification when it
+    /// ends (see [`SessionHandle::agent_reports`]). Returns how many were sent.
+    pub fn background_agents(&self) -> usize {
+        self.shared.tasks.send_agents_to_background()
     }
 
     /// The main thread's background shells (Bash `run_in_background`): a front end lists

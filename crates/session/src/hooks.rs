@@ -17,6 +17,10 @@ use tokio::sync::mpsc;
 
 use crate::event::{Notice, SessionEvent};
 
+/// Notification's message when the prompt has waited (Claude Code's "Claude is waiting for
+/// your input").
+pub const IDLE_MESSAGE: &str = "tine is waiting for your input";
+
 /// Why a session ends, as SessionEnd's `reason` (and its matcher) says it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SessionEndReason {
@@ -109,6 +113,15 @@ impl SessionHooks {
             None => PromptVerdict::Proceed {
                 context: Vec::new(),
             },
+        }
+    }
+
+    /// Notification `idle_prompt` (the prompt has waited since the last turn ended), on its
+    /// own task: a slow hook holds nothing up.
+    pub(crate) fn idle_prompt(&self) {
+        if let Some(hooks) = self.with(HookEvent::Notification) {
+            let hooks = hooks.clone();
+            tokio::spawn(async move { hooks.notification(IDLE_MESSAGE, "idle_prompt").await });
         }
     }
 

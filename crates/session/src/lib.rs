@@ -48,6 +48,8 @@
 //! - `thinking`: extended thinking at start (`MAX_THINKING_TOKENS`, `alwaysThinkingEnabled`)
 //!   and `/thinking`.
 //! - `web_search`: the API's web search server tool, offered when the rules allow `WebSearch`.
+//! - `tasks`: background work a front end stops ([`SessionHandle::stop_task`]): agents,
+//!   shells, the dream.
 //! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
 //!   stopped at shutdown.
 //! - `flags`: start-up's checks of the flags that shape a session (`--system-prompt`,
@@ -89,6 +91,7 @@ mod stuck;
 pub mod submission;
 mod thinking;
 mod web_search;
+mod tasks;
 
 pub use assemble::{
     DEFAULT_MODEL, SessionSummary, gather_context, model_from, settings_paths, user_home_from_env,
@@ -110,5 +113,6 @@ pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};
 pub use submission::{PermissionAnswer, PermissionId, StuckId, Submission, SubmissionId};
 /// A person's answer to an [`ElicitationQuestion`] ([`SessionHandle::answer_elicitation`]).
 pub use tine_mcp::ElicitationAnswer;
+pub use tasks::{StopTaskError, StoppedTask};
 /// How a stuck model's question is answered ([`SessionHandle::answer_stuck`]).
 pub use tine_query_loop::StuckDecision;

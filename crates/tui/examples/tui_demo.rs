@@ -91,8 +91,12 @@ async fn fake_session(
                     text: format!("`/{name} {args}`: **$0.0123** this session, cache read 87%"),
                 });
             }
-            // The demo's model is never stuck, and it has no MCP server to ask anything.
-            UiCommand::AnswerStuck { .. } | UiCommand::AnswerElicitation { .. } => {}
+            // The demo's model is never stuck, it has no MCP server to ask anything, and it
+            // starts no background work.
+            UiCommand::AnswerStuck { .. }
+            | UiCommand::AnswerElicitation { .. }
+            | UiCommand::StopTask { .. }
+            | UiCommand::BackgroundAgents => {}
             UiCommand::CyclePermissionMode { to } => {
                 let _ = ui.send(UiEvent::PermissionModeChanged(to));
             }

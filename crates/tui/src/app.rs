@@ -84,6 +84,8 @@ pub struct App {
     pub(crate) elicitation: ElicitationDialog,
     pub(crate) help_open: bool,
     pub(crate) tasks_open: bool,
+    /// The tasks panel's selected row (in its order: running first).
+    pub(crate) task_selected: usize,
     pub(crate) tasks: Vec<TaskView>,
     pub(crate) usage: UsageView,
     pub(crate) mode: PermissionMode,
@@ -125,6 +127,7 @@ impl App {
             elicitation: ElicitationDialog::default(),
             help_open: false,
             tasks_open: false,
+            task_selected: 0,
             tasks: Vec::new(),
             usage: UsageView {
                 model: config.model,
@@ -363,6 +366,10 @@ impl App {
                 self.transcript.push(Entry::User { text });
             }
             UiEvent::Cleared => self.clear_transcript(),
+            UiEvent::Compacted(view) => {
+                self.close_open();
+                self.transcript.push(Entry::Compacted(view));
+            }
         }
         Vec::new()
     }

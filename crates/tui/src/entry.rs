@@ -4,7 +4,7 @@
 use ratatui::text::{Line, Span};
 use tokio::time::Instant;
 
-use crate::event::NoticeLevel;
+use crate::event::{CompactionView, NoticeLevel};
 use crate::stream::MarkdownStream;
 use crate::theme;
 use crate::tool_call::ToolCall;
@@ -46,6 +46,8 @@ pub enum Entry {
     CommandOutput {
         body: MarkdownStream,
     },
+    /// The conversation was replaced by a summary (automatically or by `/compact`).
+    Compacted(CompactionView),
 }
 
 /// The first-row prefix of the assistant's text and of tool calls.
@@ -69,7 +71,8 @@ impl Entry {
             | Entry::Notice { .. }
             | Entry::Interrupted
             | Entry::Error { .. }
-            | Entry::CommandOutput { .. } => 0,
+            | Entry::CommandOutput { .. }
+            | Entry::Compacted(_) => 0,
         }
     }
 
@@ -130,6 +133,7 @@ impl Entry {
                 let (head, tail) = body.rows(ctx.width, &first, &rest);
                 return head.iter().chain(tail.iter()).cloned().collect();
             }
+            Entry::Compacted(view) => compacted(view, &mut lines),
         }
         let mut rows = Vec::with_capacity(lines.len());
         for line in &lines {
@@ -189,4 +193,50 @@ fn thinking(text: &str, done: bool, expanded: bool, out: &mut Vec<IndentedLine>)
             });
         }
     }
+}
+
+/// "✻ Conversation compacted automatically · 156,855 → 11,902 tokens", then how many
+/// messages the summary replaced and where to see what was dropped.
+fn compacted(view: &CompactionView, out: &mut Vec<IndentedLine>) {
+    let how = match view.trigger.as_str() {
+        "auto" => "automatically",
+        "reactive" => "(the prompt was too long)",
+        _ => "(/compact)",
+    };
+    out.push(IndentedLine::plain(Line::from(vec![
+        Span::styled(format!("✻ Conversation compacted {how}"), theme::accent()),
+        Span::styled(
+            format!(
+                " · {} → {} tokens",
+                thousands(view.tokens_before),
+                thousands(view.tokens_after)
+            ),
+            theme::dim(),
+        ),
+    ])));
+    let unit = if view.messages_summarized == 1 {
+        "message"
+    } else {
+        "messages"
+    };
+    out.push(result_line(Line::from(Span::styled(
+        format!(
+            "{} {unit} summarized · /compact log shows what was dropped",
+            view.messages_summarized
+        ),
+        theme::dim(),
+    ))));
+}
+
+/// 156855 → "156,855".
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

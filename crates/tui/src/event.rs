@@ -74,6 +74,21 @@ pub enum UiEvent {
     /// What was being done and what comes next, for the person back after an idle gap: the
     /// away card (the answer to [`UiCommand::AwaySummary`]).
     AwaySummary(String),
+    /// The session replaced the conversation by a summary: on its own near the context's
+    /// limit, when the API said the prompt was too long, or for `/compact`.
+    Compacted(CompactionView),
+}
+
+/// A compaction as the transcript shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionView {
+    /// `auto`, `manual` (`/compact`) or `reactive` (the prompt was too long).
+    pub trigger: String,
+    /// The context before (estimated from the last usage) and after (estimated).
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Messages the summary replaced.
+    pub messages_summarized: usize,
 }
 
 /// How a turn ended (`Terminal` of query-loop, in three kinds a person distinguishes).
@@ -282,6 +297,12 @@ pub enum UiCommand {
     },
     /// Shift+Tab: the mode the person cycled to (shown at once; the session applies it).
     CyclePermissionMode { to: PermissionMode },
+    /// Stop background task `id` (the tasks panel's `k`): an agent as TaskStop stops it, a
+    /// shell, or the dream (its consolidation lock rolled back).
+    StopTask { id: String },
+    /// Ctrl+B while a sub-agent runs in the foreground: send it to the background (the turn
+    /// goes on without waiting; its report comes as a notification).
+    BackgroundAgents,
     /// Leave (`/exit`, Ctrl-D on an empty prompt, Ctrl-C twice).
     Exit,
     /// The person is back after an idle gap: summarize where things stand.

@@ -4,8 +4,10 @@
 //! backslash insert a newline. Esc interrupts a running turn (or rejects the permission request
 //! shown, or closes a list). Ctrl+C interrupts, else clears the input, and exits when pressed
 //! again within two seconds; Ctrl+D exits on an empty prompt. Shift+Tab cycles the permission
-//! mode, Tab toggles extended thinking, Ctrl+O expands results, Ctrl+T shows background tasks, Ctrl+Z suspends (the terminal
-//! restored; `fg` brings the UI back). PageUp/PageDown, the mouse
+//! mode, Tab toggles extended thinking, Ctrl+O expands results, Ctrl+T shows background tasks
+//! (the panel then has the keys: `tasks_panel`), Ctrl+B sends a sub-agent running in the
+//! foreground to the background, Ctrl+Z suspends (the terminal restored; `fg` brings the UI
+//! back). PageUp/PageDown, the mouse
 //! wheel, Ctrl+Home/Ctrl+End (and Home/End on an empty prompt) scroll the transcript.
 
 use crossterm::event::{
@@ -100,6 +102,9 @@ impl App {
         if self.dialog.is_open() {
             return self.dialog_key(key);
         }
+        if let Some(commands) = self.tasks_key(key) {
+            return commands;
+        }
         if self.help_open {
             self.help_open = false;
             if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) {
@@ -114,8 +119,11 @@ impl App {
                 return Vec::new();
             }
             KeyCode::Char('t') if ctrl => {
-                self.tasks_open = !self.tasks_open;
+                self.toggle_tasks();
                 return Vec::new();
+            }
+            KeyCode::Char('b') if ctrl && self.foreground_agent_running() => {
+                return vec![UiCommand::BackgroundAgents];
             }
             KeyCode::PageUp => {
                 let page = self.transcript.page();
@@ -329,7 +337,7 @@ impl App {
                 }
                 "exit" => self.exit(),
                 "tasks" => {
-                    self.tasks_open = !self.tasks_open;
+                    self.toggle_tasks();
                     Vec::new()
                 }
                 _ => self.dispatch(Queued::Command { spec, args }),

@@ -21,6 +21,8 @@
 //!   Tab toggles extended thinking.
 //! - [`away`], [`speculation`]: the away card after an idle gap; drafts handed to the session
 //!   for speculation while typing pauses.
+//! - [`tasks_panel`]: the tasks panel (`/tasks`, Ctrl+T): background work listed, the selected
+//!   task stopped.
 //! - [`wrap`], [`theme`]: word wrapping with hanging prefixes; colours.
 //! - [`run`](mod@run), [`terminal`]: the terminal loop (raw mode, alternate screen, frame pacing) and
 //!   restoring the terminal on exit and on panic; [`frame_times`]: what each frame cost.
@@ -43,6 +45,7 @@ pub mod run;
 pub mod slash;
 pub mod speculation;
 pub mod stream;
+pub mod tasks_panel;
 pub mod terminal;
 pub mod theme;
 mod thinking;
@@ -56,9 +59,9 @@ pub use elicitation::{
     ElicitationField, ElicitationReply, ElicitationRequest, FieldKind, FieldValue,
 };
 pub use event::{
-    DiffSource, NoticeLevel, PermissionAnswer, PermissionMode, PermissionRequest, StuckQuestion,
-    TaskKind, TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView, ToolResultView,
-    TurnEndReason, UiCommand, UiEvent, UsageView,
+    CompactionView, DiffSource, NoticeLevel, PermissionAnswer, PermissionMode, PermissionRequest,
+    StuckQuestion, TaskKind, TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView,
+    ToolResultView, TurnEndReason, UiCommand, UiEvent, UsageView,
 };
 pub use run::{FRAME_INTERVAL, LoopEnd, LoopStats, TuiError, event_loop, run};
 pub use slash::SlashCommandSpec;

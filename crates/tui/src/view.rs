@@ -14,7 +14,7 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::app::{App, SPINNER};
 use crate::entry::LayoutCtx;
-use crate::event::{PermissionMode, TaskKind, TaskStatus};
+use crate::event::{PermissionMode, TaskStatus};
 use crate::theme;
 use crate::transcript::Scroll;
 use crate::wrap::truncate;
@@ -22,7 +22,6 @@ use crate::wrap::truncate;
 /// Rows of the prompt box's text before it scrolls.
 const INPUT_MAX_ROWS: usize = 8;
 const QUEUED_MAX_ROWS: usize = 3;
-const TASKS_MAX_ROWS: usize = 8;
 
 impl App {
     /// Draws the whole screen.
@@ -104,12 +103,7 @@ impl App {
         };
         self.transcript.render(transcript_area, buf, &ctx);
         self.render_spinner(spinner_area, buf, now);
-        draw_panel(
-            tasks_area,
-            buf,
-            " Background tasks (ctrl+t to hide) ",
-            &tasks,
-        );
+        draw_panel(tasks_area, buf, crate::tasks_panel::TASKS_TITLE, &tasks);
         draw_panel(help_area, buf, " Help (esc to close) ", &help);
         draw_panel(away_area, buf, " While you were away ", &away);
         let mut cursor = None;
@@ -205,7 +199,8 @@ impl App {
             ("ctrl+d", "exit (empty prompt)"),
             ("shift+tab", "permission mode"),
             ("ctrl+o", "expand tool results"),
-            ("ctrl+t", "background tasks"),
+            ("ctrl+t", "background tasks (↑/↓, k stops one)"),
+            ("ctrl+b", "send a running sub-agent to the background"),
             ("pgup/pgdn, wheel", "scroll; ctrl+home/end: top/latest"),
             ("↑/↓", "history"),
         ] {
@@ -213,59 +208,6 @@ impl App {
                 Span::styled(format!("  {keys:<26}"), theme::accent()),
                 Span::raw(what),
             ]));
-        }
-        rows
-    }
-
-    fn task_rows(&self) -> Vec<Line<'static>> {
-        if self.tasks.is_empty() {
-            return vec![Line::from(Span::styled(
-                "No background tasks",
-                theme::dim(),
-            ))];
-        }
-        let mut tasks: Vec<_> = self.tasks.iter().collect();
-        // Running ones first, then the most recent.
-        tasks.reverse();
-        tasks.sort_by_key(|t| !matches!(t.status, TaskStatus::Running));
-        let mut rows: Vec<Line<'static>> = tasks
-            .iter()
-            .take(TASKS_MAX_ROWS)
-            .map(|t| {
-                let (icon, style, detail) = match &t.status {
-                    TaskStatus::Running => ("◐ ", theme::accent(), "running".to_owned()),
-                    TaskStatus::Finished { summary } => (
-                        "✓ ",
-                        theme::success(),
-                        if summary.is_empty() {
-                            "done".to_owned()
-                        } else {
-                            summary.clone()
-                        },
-                    ),
-                    TaskStatus::Failed { error } => {
-                        ("✗ ", theme::error(), format!("failed: {error}"))
-                    }
-                    TaskStatus::Cancelled => ("○ ", theme::dim(), "cancelled".to_owned()),
-                };
-                let kind = match t.kind {
-                    TaskKind::Job => "job",
-                    TaskKind::Shell => "shell",
-                    TaskKind::Agent => "agent",
-                };
-                Line::from(vec![
-                    Span::styled(icon, style),
-                    Span::styled(format!("{kind:<6}"), theme::dim()),
-                    Span::raw(format!("{}  ", t.title)),
-                    Span::styled(detail, theme::dim()),
-                ])
-            })
-            .collect();
-        if tasks.len() > TASKS_MAX_ROWS {
-            rows.push(Line::from(Span::styled(
-                format!("… {} more", tasks.len() - TASKS_MAX_ROWS),
-                theme::dim(),
-            )));
         }
         rows
     }

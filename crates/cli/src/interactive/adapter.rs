@@ -9,16 +9,16 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tine_fork_runtime::BackgroundEvent;
 use tine_permissions::PermissionMode as ToolMode;
-use tine_query_loop::QueryEvent;
+use tine_query_loop::{CompactBoundary, QueryEvent};
 use tine_session::{
     NoticeLevel as SessionNoticeLevel, SessionEvent, SubmissionId, TurnOutcome, UsageReport,
 };
 use tine_tools::TodoStatus as ToolTodoStatus;
 use tine_tools::{ToolDisplay, ToolOutput};
 use tine_tui::{
-    DiffSource, NoticeLevel, PermissionMode, PermissionRequest, StuckQuestion, TaskKind,
-    TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView, ToolResultView, TurnEndReason,
-    UiEvent, UsageView,
+    CompactionView, DiffSource, NoticeLevel, PermissionMode, PermissionRequest, StuckQuestion,
+    TaskKind, TaskStatus, TaskView, TodoStatus, TodoView, ToolDisplayView, ToolResultView,
+    TurnEndReason, UiEvent, UsageView,
 };
 
 /// What the adapter remembers between events.
@@ -120,6 +120,15 @@ impl Adapter {
             // cause (shutdown) ends with the turn.
             SessionEvent::PermissionWithdrawn { id: _ } => Vec::new(),
             SessionEvent::CommandOutput(output) => {
+                // `/compact` shows its card, as an automatic compaction does.
+                if let Some(boundary) = output
+                    .data
+                    .get("compact_boundary")
+                    .filter(|b| !b.is_null())
+                    .and_then(|b| serde_json::from_value::<CompactBoundary>(b.clone()).ok())
+                {
+                    return vec![UiEvent::Compacted(compaction_view(&boundary))];
+                }
                 if output.is_error {
                     vec![UiEvent::Notice {
                         level: NoticeLevel::Error,
@@ -185,8 +194,11 @@ impl Adapter {
                 super::server_tools::server_tool_events(&message)
             }
             QueryEvent::Usage { .. }
-            | QueryEvent::UserMessage { .. }
-            | QueryEvent::HistoryReplaced { .. } => Vec::new(),
+            | QueryEvent::UserMessage { .. } => Vec::new(),
+            // Automatic (and reactive) compaction, mid-turn: the card says so.
+            QueryEvent::HistoryReplaced { boundary, .. } => {
+                vec![UiEvent::Compacted(compaction_view(&boundary))]
+            }
             QueryEvent::ToolDenied {
                 tool_use_id,
                 tool,
@@ -245,6 +257,16 @@ impl Adapter {
             // The session's `TurnEnded` follows and ends the turn.
             QueryEvent::Terminal(_) => Vec::new(),
         }
+    }
+}
+
+/// The transcript's card for a compaction.
+pub fn compaction_view(boundary: &CompactBoundary) -> CompactionView {
+    CompactionView {
+        trigger: boundary.trigger.as_str().to_owned(),
+        tokens_before: boundary.tokens_before,
+        tokens_after: boundary.tokens_after,
+        messages_summarized: boundary.messages_summarized,
     }
 }
 

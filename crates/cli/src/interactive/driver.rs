@@ -5,17 +5,22 @@
 //! status line starts again with the new one. It also puts the model's background shells in
 //! the tasks panel until they end, and, when the person has been idle for
 //! [`IDLE_FLUSH`], has the session start what background jobs put off (a batched memory
-//! extraction), so memories do not wait for the exit.
+//! extraction), so memories do not wait for the exit, and Notification hooks hear
+//! `idle_prompt`. Sub-agents are listed in the tasks panel too (see `agents`), a task the
+//! person stops there is stopped by the session, and background agents' reports become the
+//! next turn's input.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use tine_config::SessionId;
+use tine_fork_runtime::TaskNotification;
 use tine_query_loop::{QueryEvent, load_session};
 use tine_session::custom_commands::CustomCommand;
 use tine_session::{
     ElicitationId, PermissionAnswer as SessionAnswer, PermissionId, Resume, Session,
-    SessionEndReason, SessionEvent, SessionHandle, SessionOptions, SessionSummary, StuckDecision,
+    SessionEndReason, SessionEvent, SessionHandle, SessionOptions, SessionSummary, StoppedTask,
+    StuckDecision,
     StuckId, Submission,
 };
 use tine_tools::{TaskStatus as ShellStatus, ToolDisplay};
@@ -27,6 +32,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 use super::adapter::{Adapter, session_mode, ui_mode};
+use super::agents::{AgentTasks, report_notice, reports_prompt};
 use super::{history, local, replay};
 
 /// How long after a turn, with nothing typed, the deferred background work starts.
@@ -66,6 +72,21 @@ pub struct Driver {
     pub idle_flush: Duration,
     /// When the deferred background work starts, if the person stays idle.
     pub idle_at: Option<tokio::time::Instant>,
+    /// Sub-agents in the tasks panel, and their reports waiting for the next turn.
+    pub agents: AgentTurns,
+}
+
+/// Background agents' reports, delivered as the next turn's input once no turn runs.
+#[derive(Debug, Default)]
+pub struct AgentTurns {
+    /// What the tasks panel was told about each agent.
+    pub tasks: AgentTasks,
+    /// Whether a background agent may still report (the driver waits for it).
+    pub armed: bool,
+    /// Reports that came while a turn ran.
+    pub pending: Vec<TaskNotification>,
+    /// Whether a turn the UI shows runs (between its `TurnStarted` and `TurnEnded`).
+    pub busy: bool,
 }
 
 /// How the driver ended: the last session's summary (for the line after exit).
@@ -85,6 +106,8 @@ impl Driver {
         let mut reason = SessionEndReason::Other;
         while let Some(session) = self.session.as_mut() {
             let idle_at = self.idle_at;
+            let registry = session.handle.tasks().clone();
+            let reports = self.agents.armed;
             tokio::select! {
                 event = session.events.recv() => match event {
                     Some(event) => self.forward(event),
@@ -106,6 +129,13 @@ impl Driver {
                 {
                     self.idle_at = None;
                     session.handle.flush_background();
+                    session.handle.notify_idle();
+                }
+                notifications = registry.next_notifications(far_future()), if reports => {
+                    match notifications {
+                        Some(notifications) => self.agent_reports(notifications),
+                        None => self.agents.armed = false,
+                    }
                 }
             }
         }
@@ -128,11 +158,64 @@ impl Driver {
         {
             self.watch_shell(id);
         }
+        let mut ended = false;
         for event in self.adapter.map(event) {
-            if matches!(event, UiEvent::TurnEnded { .. }) {
-                self.idle_at = Some(tokio::time::Instant::now() + self.idle_flush);
+            match event {
+                UiEvent::TurnStarted => self.agents.busy = true,
+                UiEvent::TurnEnded { .. } => {
+                    self.idle_at = Some(tokio::time::Instant::now() + self.idle_flush);
+                    self.agents.busy = false;
+                    ended = true;
+                }
+                _ => {}
             }
             let _ = self.ui.send(event);
+        }
+        self.sync_agents();
+        if ended && !self.agents.pending.is_empty() {
+            let pending = std::mem::take(&mut self.agents.pending);
+            self.agent_reports(pending);
+        }
+    }
+
+    /// The registry's agents into the tasks panel; waits for reports while any runs in the
+    /// background.
+    fn sync_agents(&mut self) {
+        let Some(session) = &self.session else {
+            return;
+        };
+        let registry = session.handle.tasks();
+        for event in self.agents.tasks.changes(registry) {
+            let _ = self.ui.send(event);
+        }
+        if registry.running_in_background() > 0 {
+            self.agents.armed = true;
+        }
+    }
+
+    /// Background agents ended: their reports are the next turn's input (now, or when the
+    /// running turn ends), each said in the transcript.
+    fn agent_reports(&mut self, notifications: Vec<TaskNotification>) {
+        self.sync_agents();
+        if self.agents.busy {
+            self.agents.pending.extend(notifications);
+            return;
+        }
+        let Some(session) = &self.session else {
+            return;
+        };
+        for notification in &notifications {
+            let _ = self.ui.send(report_notice(notification));
+        }
+        self.idle_at = None;
+        if session
+            .handle
+            .submit(Submission::Prompt(reports_prompt(&notifications)))
+            .is_ok()
+        {
+            // The UI holds its guard from the turn's `TurnStarted`; nothing else may start
+            // before it comes.
+            self.agents.busy = true;
         }
     }
 
@@ -281,6 +364,29 @@ impl Driver {
                     let current = ui_mode(handle.permission_mode());
                     let _ = self.ui.send(UiEvent::PermissionModeChanged(current));
                 }
+            }
+            UiCommand::StopTask { id } => match handle.stop_task(&id) {
+                Ok(stopped) => {
+                    let text = match stopped {
+                        StoppedTask::Agent { description } => {
+                            format!("stopping agent \"{description}\"")
+                        }
+                        StoppedTask::Shell { command } => format!("killed `{command}`"),
+                        StoppedTask::Dream => "dream killed; its lock was rolled back".to_owned(),
+                    };
+                    self.notice(NoticeLevel::Info, text);
+                }
+                Err(error) => self.notice(NoticeLevel::Warning, error.to_string()),
+            },
+            UiCommand::BackgroundAgents => {
+                let moved = handle.background_agents();
+                let text = match moved {
+                    0 => "no sub-agent is running in the foreground".to_owned(),
+                    1 => "sent the sub-agent to the background; it reports when done".to_owned(),
+                    n => format!("sent {n} sub-agents to the background; they report when done"),
+                };
+                self.notice(NoticeLevel::Info, text);
+                self.agents.armed = true;
             }
             // The run loop ends on it before it gets here.
             UiCommand::Exit => {}
@@ -435,6 +541,11 @@ pub fn custom_specs(custom: &[CustomCommand]) -> Vec<SlashCommandSpec> {
         .iter()
         .map(|c| SlashCommandSpec::new(&c.name, &c.description, true))
         .collect()
+}
+
+/// A deadline nobody reaches: the UI waits for agents as long as they run.
+fn far_future() -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_secs(365 * 24 * 3_600)
 }
 
 /// Whether the UI holds its turn guard for built-in `name`.

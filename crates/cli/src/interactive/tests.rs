@@ -731,14 +731,16 @@ async fn background_shells_compact_and_the_status_line_after_clear() {
     );
 
     ui.type_line("/compact");
-    let (output, seen) = ui
+    let (card, seen) = ui
         .until(|e| match e {
-            UiEvent::CommandOutput { command, text } if command == "compact" => Some(text.clone()),
-            UiEvent::Notice { text, .. } if text.contains("compact") => Some(text.clone()),
+            UiEvent::Compacted(view) => Some(Ok(view.clone())),
+            UiEvent::Notice { text, .. } if text.contains("compact") => Some(Err(text.clone())),
             _ => None,
         })
         .await;
-    assert!(output.starts_with("Compacted"), "{output} after {seen:?}");
+    let card = card.unwrap_or_else(|notice| panic!("{notice} after {seen:?}"));
+    assert_eq!(card.trigger, "manual");
+    assert!(card.messages_summarized > 0, "{card:?}");
     ui.turn_end().await;
 
     ui.type_line("/clear");
@@ -754,3 +756,5 @@ async fn background_shells_compact_and_the_status_line_after_clear() {
         "the status line still shows the previous session: {status}"
     );
 }
+
+mod tasks;

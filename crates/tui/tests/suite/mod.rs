@@ -4,3 +4,4 @@ mod event_loop;
 mod snapshots;
 mod support;
 mod thinking;
+mod tasks_and_compaction;
