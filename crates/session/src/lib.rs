@@ -89,9 +89,9 @@ pub mod speculation;
 mod structured;
 mod stuck;
 pub mod submission;
+mod tasks;
 mod thinking;
 mod web_search;
-mod tasks;
 
 pub use assemble::{
     DEFAULT_MODEL, SessionSummary, gather_context, model_from, settings_paths, user_home_from_env,
@@ -111,8 +111,8 @@ pub use options::{
 };
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};
 pub use submission::{PermissionAnswer, PermissionId, StuckId, Submission, SubmissionId};
+pub use tasks::{StopTaskError, StoppedTask};
 /// A person's answer to an [`ElicitationQuestion`] ([`SessionHandle::answer_elicitation`]).
 pub use tine_mcp::ElicitationAnswer;
-pub use tasks::{StopTaskError, StoppedTask};
 /// How a stuck model's question is answered ([`SessionHandle::answer_stuck`]).
 pub use tine_query_loop::StuckDecision;

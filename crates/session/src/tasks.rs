@@ -13,10 +13,16 @@ use tine_tools::{BackgroundTasks, TaskStatus as ShellStatus};
 /// What [`crate::SessionHandle::stop_task`] stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoppedTask {
-    /// A sub-agent (its description); its end is reported as it comes.
-    Agent { description: String },
-    /// A background shell (its command).
-    Shell { command: String },
+    /// A sub-agent; its end is reported as it comes.
+    Agent {
+        /// The agent's description, as its Agent call gave it.
+        description: String,
+    },
+    /// A background shell, killed.
+    Shell {
+        /// The command the shell ran.
+        command: String,
+    },
     /// The running dream; its lock was rolled back.
     Dream,
 }

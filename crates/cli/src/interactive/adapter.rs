@@ -193,8 +193,7 @@ impl Adapter {
             QueryEvent::AssistantMessage { message, .. } => {
                 super::server_tools::server_tool_events(&message)
             }
-            QueryEvent::Usage { .. }
-            | QueryEvent::UserMessage { .. } => Vec::new(),
+            QueryEvent::Usage { .. } | QueryEvent::UserMessage { .. } => Vec::new(),
             // Automatic (and reactive) compaction, mid-turn: the card says so.
             QueryEvent::HistoryReplaced { boundary, .. } => {
                 vec![UiEvent::Compacted(compaction_view(&boundary))]

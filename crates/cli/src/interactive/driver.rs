@@ -20,8 +20,7 @@ use tine_session::custom_commands::CustomCommand;
 use tine_session::{
     ElicitationId, PermissionAnswer as SessionAnswer, PermissionId, Resume, Session,
     SessionEndReason, SessionEvent, SessionHandle, SessionOptions, SessionSummary, StoppedTask,
-    StuckDecision,
-    StuckId, Submission,
+    StuckDecision, StuckId, Submission,
 };
 use tine_tools::{TaskStatus as ShellStatus, ToolDisplay};
 use tine_tui::{
