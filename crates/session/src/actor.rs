@@ -89,6 +89,8 @@ pub(crate) struct Actor {
     compactor: Arc<SessionCompactor>,
     /// Where custom slash commands are looked up.
     pub command_dirs: Vec<std::path::PathBuf>,
+    /// The skills read at start.
+    pub skills: crate::skills::SessionSkills,
     /// `--json-schema`: where the StructuredOutput tool leaves the answer.
     structured: Option<crate::structured::StructuredSlot>,
     /// The away summary, when on.
@@ -130,6 +132,7 @@ impl Actor {
             start_context: Vec::new(),
             compactor: assembled.compactor,
             command_dirs: assembled.command_dirs,
+            skills: assembled.skills,
             structured: assembled.structured,
             away: assembled.away,
             speculator: assembled.speculator,
@@ -215,6 +218,8 @@ impl Actor {
                 }
             }
         };
+        // A skill's `allowed-tools` hold while the submission that loaded it runs.
+        self.shared.permissions.set_turn_allow(Vec::new());
         self.shared.turns().running = None;
         self.emit(SessionEvent::TurnEnded(end));
         self.emit(SessionEvent::Usage(self.usage_report()));

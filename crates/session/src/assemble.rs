@@ -90,6 +90,8 @@ pub(crate) struct Assembled {
     pub hooks: SessionHooks,
     /// Where custom slash commands are looked up, in order.
     pub command_dirs: Vec<PathBuf>,
+    /// The skills read at start (`/NAME`, `/skills`).
+    pub skills: crate::skills::SessionSkills,
     /// SessionStart's `source` is `clear` (else `startup`, or `resume` for a resumed one).
     pub cleared: bool,
     /// The compaction levels; their window is what the usage figure is shown against.
@@ -214,6 +216,9 @@ pub(crate) async fn assemble(
     )
     .await;
     let agents = crate::agents::definitions(&cwd, &home, user_home.as_deref(), &mut notices);
+    let skills =
+        crate::skills::SessionSkills::load(&cwd, &home, user_home.as_deref(), &mut notices);
+    let turn_allow = crate::permission::TurnAllow::default();
     // `--json-schema`: the StructuredOutput tool is in the array from the first request.
     let structured = match &options.json_schema {
         Some(schema) => {
@@ -235,7 +240,8 @@ pub(crate) async fn assemble(
         tine_tools::builtin_tools()
             .into_iter()
             .chain(crate::agents::tools(&agents))
-            .chain(structured_tool),
+            .chain(structured_tool)
+            .chain(crate::skill_tool::tool(&skills, bare, &turn_allow)),
         mcp_tools,
         |name| permissions.is_tool_denied(name),
     );
@@ -374,6 +380,11 @@ pub(crate) async fn assemble(
         None => rendered_user_context,
         Some(memory) => Arc::from(format!("{rendered_user_context}\n\n{}", memory.context())),
     };
+    // The skills' names and descriptions, likewise once (never their bodies).
+    let user_context = match bare {
+        true => user_context,
+        false => crate::skills::with_listing(user_context, &skills.skills),
+    };
 
     // One tool context (cwd, file-state cache) for the session and its forks' parent. The
     // parent holds the session's token, so a fork outlives the turn that started it; each
@@ -453,7 +464,8 @@ pub(crate) async fn assemble(
             events.clone(),
         )
         .with_hooks(hooks.hooks())
-        .with_prompt_tool(prompt_tool),
+        .with_prompt_tool(prompt_tool)
+        .with_turn_allow(turn_allow),
     );
 
     let config = EngineConfig {
@@ -542,6 +554,7 @@ pub(crate) async fn assemble(
         notices,
         hooks,
         command_dirs,
+        skills,
         cleared: options.cleared,
         compactor,
         structured,

@@ -69,6 +69,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         runs_turn: false,
     },
     CommandSpec {
+        name: "skills",
+        summary: "the skills of this project and user (`/NAME [args]` runs one), and where each is from",
+        runs_turn: false,
+    },
+    CommandSpec {
         name: "mcp",
         summary: "the MCP servers and their state (`/mcp restart NAME` reconnects one)",
         runs_turn: false,
@@ -137,6 +142,11 @@ pub(crate) async fn run(
             }
             Err(text) => (text, true, Value::Null),
         },
+        "skills" => (
+            crate::skills::list_text(&actor.skills.skills, &actor.skills.warnings),
+            false,
+            json!({"skills": actor.skills.skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>()}),
+        ),
         _ => return custom_or_text(actor, id, name, args, token).await,
     };
     actor.emit(SessionEvent::CommandOutput(CommandOutput {
@@ -177,6 +187,11 @@ async fn custom_or_text(
     let custom = custom_commands::load(&actor.command_dirs)
         .into_iter()
         .find(|c| c.name == name);
+    if custom.is_none()
+        && let Some(skill) = actor.skills.find(name).cloned()
+    {
+        return run_skill(actor, id, &skill, args, token).await;
+    }
     let Some(custom) = custom else {
         let text = if args.is_empty() {
             format!("/{name}")
@@ -209,6 +224,34 @@ async fn custom_or_text(
     actor.shared.permissions.set_turn_allow(Vec::new());
     actor.engine.set_model(previous_model);
     end
+}
+
+/// `/NAME [args]` of a skill: its instructions are the prompt, its `allowed-tools` allowed
+/// while the turn runs (the actor clears them when the submission ends).
+async fn run_skill(
+    actor: &mut Actor,
+    id: SubmissionId,
+    skill: &crate::skills::Skill,
+    args: &str,
+    token: CancellationToken,
+) -> TurnEnd {
+    let (rules, errors) = crate::skill_tool::parse_allowed(skill);
+    for error in errors {
+        actor.emit(SessionEvent::Notice(crate::event::Notice::warning(error)));
+    }
+    // The folder listing reads the disk: off the runtime's threads.
+    let (owned, owned_args) = (skill.clone(), args.to_owned());
+    let invocation =
+        tokio::task::spawn_blocking(move || crate::skills::invocation_text(&owned, &owned_args))
+            .await
+            .unwrap_or_else(|_| crate::skills::invocation_text(skill, args));
+    let prompt = format!(
+        "<command-name>/{}</command-name>\n<command-args>{}</command-args>\n\n{invocation}",
+        skill.name,
+        args.trim()
+    );
+    actor.shared.permissions.set_turn_allow(rules);
+    actor.run_turn(id, &prompt, token).await
 }
 
 /// `/help`: the session's commands and the custom ones.

@@ -123,7 +123,7 @@ fn split_front_matter(text: &str) -> (String, String) {
 
 /// `Bash(git add:*), Bash(git status:*), Read` (or a `[...]` list): the rules, split at commas
 /// outside parentheses.
-fn split_rules(value: &str) -> Vec<String> {
+pub(crate) fn split_rules(value: &str) -> Vec<String> {
     let value = value.trim().trim_start_matches('[').trim_end_matches(']');
     let mut rules = Vec::new();
     let (mut depth, mut current) = (0usize, String::new());

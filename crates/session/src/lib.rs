@@ -59,6 +59,8 @@
 //!   `--permission-prompt-tool`, an MCP tool answering headless asks.
 //! - [`commands`]: the slash commands the session answers; [`custom_commands`]: the
 //!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`.
+//! - [`skills`]: the skills of `.tine/skills/`, `.claude/skills/` and the user's folders, their
+//!   listing in the first user message; `skill_tool`: the `Skill` tool that loads one.
 //!
 //! `examples/one_prompt.rs` runs the same on the bundled simulator, offline, printing the
 //! events (`cargo run -p tine-session --example one_prompt`).
@@ -86,6 +88,8 @@ mod plan_mode;
 mod private_state;
 mod prompt_tool;
 pub mod speculation;
+mod skill_tool;
+pub mod skills;
 mod structured;
 mod stuck;
 pub mod submission;

@@ -37,6 +37,9 @@ struct Pending {
     answer: oneshot::Sender<PermissionAnswer>,
 }
 
+/// Allow rules that hold until the running submission ends.
+pub(crate) type TurnAllow = Arc<Mutex<Vec<PermissionRule>>>;
+
 /// The session's permission state, shared by the loop's checker and the handle.
 pub(crate) struct Permissions {
     context: RwLock<PermissionContext>,
@@ -51,8 +54,9 @@ pub(crate) struct Permissions {
     events: mpsc::UnboundedSender<SessionEvent>,
     /// The user's hooks: Notification runs when a person is asked.
     hooks: Option<Hooks>,
-    /// Allow rules of the running turn only (a custom command's `allowed-tools`).
-    turn_allow: Mutex<Vec<PermissionRule>>,
+    /// Allow rules of the running turn only (a custom command's or a skill's
+    /// `allowed-tools`); shared with the Skill tool, which adds to them.
+    turn_allow: TurnAllow,
     /// `--permission-prompt-tool`: headless, the MCP tool that answers asks.
     prompt_tool: Option<Arc<dyn Tool>>,
 }
@@ -75,7 +79,7 @@ impl Permissions {
             next_id: AtomicU64::new(1),
             events,
             hooks: None,
-            turn_allow: Mutex::new(Vec::new()),
+            turn_allow: TurnAllow::default(),
             prompt_tool: None,
         }
     }
@@ -94,6 +98,12 @@ impl Permissions {
     /// Who answers asks.
     pub(crate) fn approvals(&self) -> Approvals {
         self.approvals
+    }
+
+    /// The turn's allow rules are `shared`'s (the Skill tool adds a skill's there).
+    pub(crate) fn with_turn_allow(mut self, shared: TurnAllow) -> Self {
+        self.turn_allow = shared;
+        self
     }
 
     /// Allow rules for the running turn (empty: none); replaces the previous turn's.
