@@ -18,6 +18,7 @@
 //! - [`memory_cmd`]: `tine memory path|list|show NAME|dream`.
 //! - [`compact_cmd`]: `tine compact log [SESSION]` (`/compact` is a command of the session).
 //! - [`mcp_cmd`]: `tine mcp list|get|add|remove|trust`.
+//! - [`skills_cmd`]: `tine skills list` (`/skills` is a command of the session).
 //! - [`doctor`]: `tine doctor`, what this installation would run with.
 //! - [`sandbox_settings`], [`sandbox_exec`]: the optional Bash sandbox (Landlock): its settings,
 //!   the start-up probe, and the hidden launcher `tine __sandbox ... -- COMMAND`.
@@ -38,6 +39,7 @@ mod sandbox_exec;
 mod sandbox_settings;
 mod setup;
 mod signals;
+mod skills_cmd;
 mod text;
 
 use std::process::ExitCode;
@@ -75,6 +77,13 @@ fn main() -> ExitCode {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         return memory_cmd::run(&rest);
+    }
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("skills")) {
+        let rest: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return skills_cmd::run(&rest);
     }
     if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("mcp")) {
         let rest: Vec<String> = std::env::args_os()

@@ -28,6 +28,7 @@ mod security;
 mod session_cache;
 mod settings_fail_closed;
 mod signals;
+mod skills;
 mod slash_commands;
 mod small_window;
 mod state;

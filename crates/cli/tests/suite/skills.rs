@@ -1,0 +1,325 @@
+//! Skills (issue 22) through the binary against the mock: the listing (names and
+//! descriptions, never a body) in the first user message with the system prompt and tool array
+//! the same bytes across requests and sessions; the Skill tool loading a body and the folder's
+//! files with the prefix unchanged (and read from the cache); `/NAME` in `-p`; `allowed-tools`
+//! pre-approving a call only while the skill runs; a malformed skill skipped with a warning;
+//! `tine skills list` and `/skills`.
+
+use serde_json::{Value, json};
+use tine_e2e::tine_mock_api::{Reply, Rule, Scenario};
+use tine_e2e::{Project, request_bodies};
+
+use super::{mock, tine};
+
+fn project_with_skills() -> Project {
+    let project = Project::new();
+    project.write(
+        ".tine/skills/release/SKILL.md",
+        "---\nname: release\ndescription: Cut a release of this project\n---\n\
+         RELEASE-BODY: bump the version in $ARGUMENTS, then run scripts/bump.sh\n",
+    );
+    project.write(".tine/skills/release/scripts/bump.sh", "echo bump\n");
+    project.write(
+        ".claude/skills/touch-it/SKILL.md",
+        "---\ndescription: Create marker files\nallowed-tools: Bash(touch:*)\n---\n\
+         TOUCH-BODY: create the file asked for with touch\n",
+    );
+    project
+}
+
+/// The request with every `cache_control` removed: breakpoints move from request to request
+/// and are not part of the cache key.
+fn without_breakpoints(mut value: Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                map.remove("cache_control");
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_listing_has_no_bodies_and_the_skill_tool_loads_one_with_the_prefix_unchanged() {
+    let project = project_with_skills();
+    let server =
+        mock(
+            Scenario::new()
+                .rule(
+                    Rule::new()
+                        .last_user_contains("ship it")
+                        .assistant_turns(0)
+                        .reply(Reply::text("Loading the skill.").with_tool_use(
+                            "Skill",
+                            json!({"skill": "release", "args": "Cargo.toml"}),
+                        )),
+                )
+                .rule(
+                    Rule::new()
+                        .tool_results(true)
+                        .reply(Reply::text("Released.")),
+                )
+                .default_reply(Reply::text("Hello.")),
+        )
+        .await;
+    let out = tine(&project, &server)
+        .args(["-p", "ship it", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    assert_eq!(out.json()["result"], "Released.");
+    tine(&project, &server)
+        .args(["-p", "hi again"])
+        .run()
+        .await
+        .assert_success();
+
+    let bodies = request_bodies(&server);
+    assert_eq!(bodies.len(), 3);
+    let (first, second, other_session) = (&bodies[0], &bodies[1], &bodies[2]);
+    // The listing: in the first user message, names and descriptions only.
+    let context = first["messages"][0].to_string();
+    assert!(
+        context.contains("- release: Cut a release of this project"),
+        "{context}"
+    );
+    assert!(
+        context.contains("- touch-it: Create marker files"),
+        "{context}"
+    );
+    let whole = first.to_string();
+    assert!(
+        !whole.contains("RELEASE-BODY") && !whole.contains("TOUCH-BODY"),
+        "{whole}"
+    );
+    assert!(!first["system"].to_string().contains("release"));
+    assert!(tool_names(first).contains(&"Skill".to_owned()));
+    let skill_tool = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "Skill")
+        .unwrap();
+    assert!(
+        !skill_tool.to_string().contains("release"),
+        "the listing is not in the tool"
+    );
+
+    // The tool result carries the body with its arguments and the folder's other files.
+    let messages = second["messages"].as_array().unwrap();
+    let result = messages.last().unwrap().to_string();
+    assert!(
+        result.contains("RELEASE-BODY: bump the version in Cargo.toml"),
+        "{result}"
+    );
+    let script = project.cwd().join(".tine/skills/release/scripts/bump.sh");
+    assert!(result.contains(&script.display().to_string()), "{result}");
+    assert!(
+        !result.contains("TOUCH-BODY"),
+        "only the invoked skill loads"
+    );
+
+    // While it loads, the prefix is the same bytes: system, tools, earlier messages.
+    let (a, b) = (
+        without_breakpoints(first.clone()),
+        without_breakpoints(second.clone()),
+    );
+    assert_eq!(a["system"], b["system"]);
+    assert_eq!(a["tools"], b["tools"]);
+    let earlier = a["messages"].as_array().unwrap();
+    assert_eq!(
+        &b["messages"].as_array().unwrap()[..earlier.len()],
+        &earlier[..]
+    );
+    // And another session of the project sends the same system prompt and tool array.
+    let c = without_breakpoints(other_session.clone());
+    assert_eq!(a["system"], c["system"]);
+    assert_eq!(a["tools"], c["tools"]);
+
+    // The cache agrees: the request that loaded the skill read the whole earlier prompt.
+    let log = server.requests();
+    let before = log[0].usage.unwrap();
+    let after = log[1].usage.unwrap();
+    let cached_before = before.cache_read_input_tokens + before.cache_creation_input_tokens;
+    assert!(
+        after.cache_read_input_tokens >= cached_before,
+        "{before:?} {after:?}"
+    );
+    assert!(after.cache_read_input_tokens > 0, "{after:?}");
+    let third = log[2].usage.unwrap();
+    assert!(third.cache_read_input_tokens > 0, "{third:?}");
+}
+
+#[tokio::test]
+async fn slash_name_runs_a_skill_with_its_allowed_tools_for_that_turn_only() {
+    let project = project_with_skills();
+    let server = mock(
+        Scenario::new()
+            .rule(
+                Rule::new()
+                    .tool_results(false)
+                    .last_user_contains("TOUCH-BODY")
+                    .reply(
+                        Reply::text("Touching.")
+                            .with_tool_use("Bash", json!({"command": "touch made.txt"})),
+                    ),
+            )
+            .rule(
+                Rule::new()
+                    .tool_results(false)
+                    .last_user_contains("touch it yourself")
+                    .reply(
+                        Reply::text("Touching.")
+                            .with_tool_use("Bash", json!({"command": "touch made.txt"})),
+                    ),
+            )
+            .rule(Rule::new().tool_results(true).reply(Reply::text("Done.")))
+            .default_reply(Reply::text("ok")),
+    )
+    .await;
+    let out = tine(&project, &server)
+        .args(["-p", "/touch-it made.txt", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    assert_eq!(out.json()["result"], "Done.");
+    // allowed-tools allowed the call without a question (headless, it would be denied).
+    assert!(project.cwd().join("made.txt").exists(), "{}", out.stderr);
+    let bodies = request_bodies(&server);
+    let sent = bodies[0]["messages"][0].to_string();
+    assert!(
+        sent.contains("TOUCH-BODY") && sent.contains("made.txt"),
+        "{sent}"
+    );
+
+    // Without the skill the same call is denied: the grant lasted its turn.
+    std::fs::remove_file(project.cwd().join("made.txt")).unwrap();
+    tine(&project, &server)
+        .args(["-p", "touch it yourself"])
+        .run()
+        .await
+        .assert_success();
+    assert!(!project.cwd().join("made.txt").exists());
+}
+
+#[tokio::test]
+async fn a_skill_invoked_by_the_model_grants_its_tools_only_when_the_skill_is_allowed() {
+    let project = project_with_skills();
+    let scenario = || {
+        Scenario::new()
+            .rule(
+                Rule::new()
+                    .assistant_turns(0)
+                    .reply(Reply::tool_use("Skill", json!({"skill": "touch-it"}))),
+            )
+            .rule(Rule::new().assistant_turns(1).reply(Reply::tool_use(
+                "Bash",
+                json!({"command": "touch made.txt"}),
+            )))
+            .default_reply(Reply::text("Done."))
+    };
+    // A skill that pre-approves tools is itself a grant: headless, it needs a rule.
+    let server = mock(scenario()).await;
+    tine(&project, &server)
+        .args(["-p", "make the marker"])
+        .run()
+        .await
+        .assert_success();
+    assert!(!project.cwd().join("made.txt").exists());
+
+    let server = mock(scenario()).await;
+    let out = tine(&project, &server)
+        .args(["-p", "make the marker", "--allowedTools", "Skill(touch-it)"])
+        .run()
+        .await;
+    out.assert_success();
+    assert!(project.cwd().join("made.txt").exists(), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn a_malformed_skill_is_skipped_with_a_warning_and_the_lists_show_the_rest() {
+    let project = project_with_skills();
+    let broken = project.write(".tine/skills/broken/SKILL.md", "no frontmatter here\n");
+    let server = mock(Scenario::new().default_reply(Reply::text("Hello."))).await;
+    let out = tine(&project, &server).args(["-p", "hi"]).run().await;
+    out.assert_success();
+    assert!(
+        out.stderr.contains(&broken.display().to_string()) && out.stderr.contains("skipped"),
+        "{}",
+        out.stderr
+    );
+    let context = request_bodies(&server)[0]["messages"][0].to_string();
+    assert!(
+        context.contains("- release:") && !context.contains("broken"),
+        "{context}"
+    );
+
+    let out = tine(&project, &server).args(["-p", "/skills"]).run().await;
+    out.assert_success();
+    assert!(
+        out.stdout.contains("- release (project, "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("- touch-it (project, "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&broken.display().to_string()),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(server.requests().len(), 1, "/skills made no request");
+
+    let out = tine(&project, &server).args(["skills", "list"]).run().await;
+    out.assert_success();
+    assert!(
+        out.stdout.contains("- release (project, "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("Cut a release of this project"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&broken.display().to_string()),
+        "{}",
+        out.stdout
+    );
+}
+
+#[tokio::test]
+async fn without_skills_there_is_no_skill_tool_and_no_listing() {
+    let project = Project::new();
+    let server = mock(Scenario::new().default_reply(Reply::text("Hello."))).await;
+    tine(&project, &server)
+        .args(["-p", "hi"])
+        .run()
+        .await
+        .assert_success();
+    let body = &request_bodies(&server)[0];
+    assert!(!tool_names(body).contains(&"Skill".to_owned()));
+    assert!(
+        !body
+            .to_string()
+            .contains("available for use with the Skill tool")
+    );
+}
