@@ -223,7 +223,13 @@ pub async fn start(launch: &Launch, resume: Resume) -> Result<Started> {
         .await
         .map_err(|e| anyhow!(e))?;
     let summary = running.handle.summary().clone();
-    let custom = custom_commands::load(&custom_commands::command_dirs(
+    let mut custom = custom_commands::load(&custom_commands::command_dirs(
+        &summary.cwd,
+        &launch.home,
+        launch.user_home.as_deref(),
+    ));
+    // Skills are `/NAME` too: the session loads the one named (custom commands win a name).
+    custom.extend(skill_commands(
         &summary.cwd,
         &launch.home,
         launch.user_home.as_deref(),
@@ -234,7 +240,14 @@ pub async fn start(launch: &Launch, resume: Resume) -> Result<Started> {
         model: summary.model.clone(),
         permission_mode: ui_mode(summary.permission_mode),
         bypass_available,
-        custom_commands: custom_specs(&custom),
+        custom_commands: custom_specs(&custom)
+            .into_iter()
+            .chain([tine_tui::slash::SlashCommandSpec::new(
+                "skills",
+                "Show the skills of this project and user",
+                false,
+            )])
+            .collect(),
         history: history::load(&history_path, &summary.cwd),
     });
     // The session's settings: the away card's idle gap, speculation while typing.
@@ -263,6 +276,27 @@ pub async fn start(launch: &Launch, resume: Resume) -> Result<Started> {
         app,
         ui_events,
     })
+}
+
+/// The skills as the UI's commands (completion, dispatch); the session runs them.
+fn skill_commands(
+    cwd: &std::path::Path,
+    home: &std::path::Path,
+    user_home: Option<&std::path::Path>,
+) -> Vec<custom_commands::CustomCommand> {
+    use tine_session::skills;
+    let (found, _warnings) = skills::load(&skills::skill_dirs(cwd, home, user_home));
+    found
+        .into_iter()
+        .map(|skill| custom_commands::CustomCommand {
+            name: skill.name,
+            description: format!("(skill) {}", skill.description),
+            body: String::new(),
+            path: skill.path,
+            allowed_tools: Vec::new(),
+            model: None,
+        })
+        .collect()
 }
 
 /// Whether settings refuse bypassPermissions (then Shift+Tab never reaches it).
