@@ -223,17 +223,19 @@ pub async fn start(launch: &Launch, resume: Resume) -> Result<Started> {
         .await
         .map_err(|e| anyhow!(e))?;
     let summary = running.handle.summary().clone();
-    let mut custom = custom_commands::load(&custom_commands::command_dirs(
+    // Skills are `/NAME` too: the session runs the one named (a skill wins a name over a
+    // custom command, as in Claude Code).
+    let mut custom = skill_commands(&summary.cwd, &launch.home, launch.user_home.as_deref());
+    let commands = custom_commands::load(&custom_commands::command_dirs(
         &summary.cwd,
         &launch.home,
         launch.user_home.as_deref(),
     ));
-    // Skills are `/NAME` too: the session loads the one named (custom commands win a name).
-    custom.extend(skill_commands(
-        &summary.cwd,
-        &launch.home,
-        launch.user_home.as_deref(),
-    ));
+    for command in commands {
+        if !custom.iter().any(|c| c.name == command.name) {
+            custom.push(command);
+        }
+    }
     let history_path = history::history_path(&launch.home);
     let bypass_available = !bypass_disabled(launch, &summary);
     let mut app = App::new(AppConfig {

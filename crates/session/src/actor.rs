@@ -219,7 +219,7 @@ impl Actor {
             }
         };
         // A skill's `allowed-tools` hold while the submission that loaded it runs.
-        self.shared.permissions.set_turn_allow(Vec::new());
+        crate::skill_tool::grants(self.engine.tool_context()).clear();
         self.shared.turns().running = None;
         self.emit(SessionEvent::TurnEnded(end));
         self.emit(SessionEvent::Usage(self.usage_report()));

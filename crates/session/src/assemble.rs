@@ -218,7 +218,6 @@ pub(crate) async fn assemble(
     let agents = crate::agents::definitions(&cwd, &home, user_home.as_deref(), &mut notices);
     let skills =
         crate::skills::SessionSkills::load(&cwd, &home, user_home.as_deref(), &mut notices);
-    let turn_allow = crate::permission::TurnAllow::default();
     // `--json-schema`: the StructuredOutput tool is in the array from the first request.
     let structured = match &options.json_schema {
         Some(schema) => {
@@ -241,7 +240,7 @@ pub(crate) async fn assemble(
             .into_iter()
             .chain(crate::agents::tools(&agents))
             .chain(structured_tool)
-            .chain(crate::skill_tool::tool(&skills, bare, &turn_allow)),
+            .chain(crate::skill_tool::tool(&skills, bare)),
         mcp_tools,
         |name| permissions.is_tool_denied(name),
     );
@@ -464,8 +463,7 @@ pub(crate) async fn assemble(
             events.clone(),
         )
         .with_hooks(hooks.hooks())
-        .with_prompt_tool(prompt_tool)
-        .with_turn_allow(turn_allow),
+        .with_prompt_tool(prompt_tool),
     );
 
     let config = EngineConfig {

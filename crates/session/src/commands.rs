@@ -94,7 +94,11 @@ pub(crate) async fn run(
     token: CancellationToken,
 ) -> TurnEnd {
     let (text, is_error, data) = match name {
-        "help" => (help(&actor.command_dirs), false, Value::Null),
+        "help" => (
+            help(&actor.command_dirs, &actor.skills.skills),
+            false,
+            Value::Null,
+        ),
         "model" => model(actor, args.trim()),
         "memory" => match &actor.memory {
             Some(memory) => (tine_memory::list(memory.dir()), false, Value::Null),
@@ -175,8 +179,8 @@ Add (1) the commands used to build, lint and test, including how to run a single
 AGENTS.md or CLAUDE.md already exists, improve it instead of starting over. Be concise: do not \
 list what the file tree shows at a glance, and do not invent anything (no generic advice).";
 
-/// A custom command's turn (its body expanded, on its `model`, with its `allowed-tools`), or
-/// the text of an unknown `/word` sent as a prompt.
+/// A skill's turn, a custom command's (its body expanded, on its `model`, with its
+/// `allowed-tools`), or the text of an unknown `/word` sent as a prompt.
 async fn custom_or_text(
     actor: &mut Actor,
     id: SubmissionId,
@@ -184,14 +188,14 @@ async fn custom_or_text(
     args: &str,
     token: CancellationToken,
 ) -> TurnEnd {
+    // A skill wins a name over a custom command, as in Claude Code ("if a skill and a
+    // command share the same name, the skill takes precedence").
+    if let Some(skill) = actor.skills.find(name).cloned() {
+        return run_skill(actor, id, &skill, args, token).await;
+    }
     let custom = custom_commands::load(&actor.command_dirs)
         .into_iter()
         .find(|c| c.name == name);
-    if custom.is_none()
-        && let Some(skill) = actor.skills.find(name).cloned()
-    {
-        return run_skill(actor, id, &skill, args, token).await;
-    }
     let Some(custom) = custom else {
         let text = if args.is_empty() {
             format!("/{name}")
@@ -250,21 +254,32 @@ async fn run_skill(
         skill.name,
         args.trim()
     );
-    actor.shared.permissions.set_turn_allow(rules);
+    // The main thread's grants (a sub-agent it starts has its own).
+    crate::skill_tool::grants(actor.engine.tool_context()).extend(rules);
     actor.run_turn(id, &prompt, token).await
 }
 
-/// `/help`: the session's commands and the custom ones.
-fn help(command_dirs: &[std::path::PathBuf]) -> String {
+/// `/help`: the session's commands, the custom ones and the skills (a custom command a skill
+/// of the same name hides is left out: `/NAME` runs the skill).
+fn help(command_dirs: &[std::path::PathBuf], skills: &[crate::skills::Skill]) -> String {
     let mut text = String::from("Commands:\n");
     for spec in COMMANDS {
         text.push_str(&format!("- /{}: {}\n", spec.name, spec.summary));
     }
-    let custom = custom_commands::load(command_dirs);
+    let custom: Vec<_> = custom_commands::load(command_dirs)
+        .into_iter()
+        .filter(|c| !skills.iter().any(|s| s.name == c.name))
+        .collect();
     if !custom.is_empty() {
         text.push_str("\nCustom commands:\n");
         for command in custom {
             text.push_str(&format!("- /{}: {}\n", command.name, command.description));
+        }
+    }
+    if !skills.is_empty() {
+        text.push_str("\nSkills (`/NAME [args]` runs one; the model loads them as it needs):\n");
+        for skill in skills {
+            text.push_str(&format!("- /{}: {}\n", skill.name, skill.description));
         }
     }
     text.push_str("\nAny other /word is sent to the model as text.\n");

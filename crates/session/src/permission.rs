@@ -37,9 +37,6 @@ struct Pending {
     answer: oneshot::Sender<PermissionAnswer>,
 }
 
-/// Allow rules that hold until the running submission ends.
-pub(crate) type TurnAllow = Arc<Mutex<Vec<PermissionRule>>>;
-
 /// The session's permission state, shared by the loop's checker and the handle.
 pub(crate) struct Permissions {
     context: RwLock<PermissionContext>,
@@ -54,9 +51,9 @@ pub(crate) struct Permissions {
     events: mpsc::UnboundedSender<SessionEvent>,
     /// The user's hooks: Notification runs when a person is asked.
     hooks: Option<Hooks>,
-    /// Allow rules of the running turn only (a custom command's or a skill's
-    /// `allowed-tools`); shared with the Skill tool, which adds to them.
-    turn_allow: TurnAllow,
+    /// Allow rules of the running turn only (a custom command's `allowed-tools`; a skill's
+    /// are its agent's tool context's, [`crate::skill_tool::SkillGrants`]).
+    turn_allow: Mutex<Vec<PermissionRule>>,
     /// `--permission-prompt-tool`: headless, the MCP tool that answers asks.
     prompt_tool: Option<Arc<dyn Tool>>,
 }
@@ -79,7 +76,7 @@ impl Permissions {
             next_id: AtomicU64::new(1),
             events,
             hooks: None,
-            turn_allow: TurnAllow::default(),
+            turn_allow: Mutex::new(Vec::new()),
             prompt_tool: None,
         }
     }
@@ -98,12 +95,6 @@ impl Permissions {
     /// Who answers asks.
     pub(crate) fn approvals(&self) -> Approvals {
         self.approvals
-    }
-
-    /// The turn's allow rules are `shared`'s (the Skill tool adds a skill's there).
-    pub(crate) fn with_turn_allow(mut self, shared: TurnAllow) -> Self {
-        self.turn_allow = shared;
-        self
     }
 
     /// Allow rules for the running turn (empty: none); replaces the previous turn's.
@@ -181,15 +172,20 @@ impl Permissions {
             verdict: &verdict,
             is_read_only: tool.is_read_only(input),
         };
-        let turn_allow = self
+        let mut turn_allow = self
             .turn_allow
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
+        // The skills this agent loaded (never another agent's: see SkillGrants).
+        if let Some(grants) = ctx.ext::<crate::skill_tool::SkillGrants>() {
+            turn_allow.extend(grants.rules());
+        }
         let decision = if turn_allow.is_empty() {
             self.read().decide(&request)
         } else {
-            // A command's `allowed-tools`: allow rules for its turn only (deny rules still win).
+            // A command's or a skill's `allowed-tools`: allow rules for its turn only (deny
+            // rules still win).
             let mut context = self.read().clone();
             for rule in turn_allow {
                 context.add_session_rule(rule, RuleBehavior::Allow, RuleSource::Session);

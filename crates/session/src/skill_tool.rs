@@ -1,30 +1,69 @@
 //! The `Skill` tool: `{skill, args?}` loads a skill's instructions into the turn (its body
 //! with the arguments, and the paths of the folder's other files) and, while the submission
-//! runs, allows the calls its `allowed-tools` name. Its description is fixed text: which
+//! runs, allows the calls its `allowed-tools` name — in the context of the agent that loaded
+//! it only ([`SkillGrants`]: a sub-agent's grants end with it and never reach the main
+//! thread, nor the main thread's a sub-agent). Its description is fixed text: which
 //! skills exist is said once in the first user message ([`crate::skills::listing`]), so the
 //! tool array is the same bytes in every session that has skills.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 use tine_permissions::{PermissionRule, PermissionTarget, ToolVerdict};
-use tine_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+use tine_tools::{ContextExtension, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
-use crate::permission::TurnAllow;
 use crate::skills::{Skill, invocation_text};
 
 /// The tool's name (Claude Code's).
 pub(crate) const SKILL_TOOL: &str = "Skill";
 
+/// The allow rules the skills loaded in one agent's tool context granted (their
+/// `allowed-tools`): the main thread's until its submission ends (the actor clears them), a
+/// sub-agent's for its run. A fork starts with none, so a grant stays with the agent that
+/// loaded the skill; the permission check reads the calling context's.
+#[derive(Debug, Default)]
+pub(crate) struct SkillGrants(Mutex<Vec<PermissionRule>>);
+
+impl ContextExtension for SkillGrants {
+    fn fork(&self) -> Option<Self> {
+        None
+    }
+}
+
+impl SkillGrants {
+    /// The rules granted so far.
+    pub(crate) fn rules(&self) -> Vec<PermissionRule> {
+        self.lock().clone()
+    }
+
+    /// Adds `rules` (a skill was loaded).
+    pub(crate) fn extend(&self, rules: Vec<PermissionRule>) {
+        self.lock().extend(rules);
+    }
+
+    /// Ends every grant (the submission that made them ended).
+    pub(crate) fn clear(&self) {
+        self.lock().clear();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<PermissionRule>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// `ctx`'s grants (the agent whose context it is), made empty the first time.
+pub(crate) fn grants(ctx: &ToolContext) -> Arc<SkillGrants> {
+    ctx.ext_or_default::<SkillGrants>()
+}
+
 /// The Skill tool of a session with skills.
 pub(crate) struct SkillTool {
     skills: Arc<[Skill]>,
-    turn_allow: TurnAllow,
 }
 
 impl SkillTool {
-    pub(crate) fn new(skills: Arc<[Skill]>, turn_allow: TurnAllow) -> Self {
-        Self { skills, turn_allow }
+    pub(crate) fn new(skills: Arc<[Skill]>) -> Self {
+        Self { skills }
     }
 
     fn find(&self, name: &str) -> Option<&Skill> {
@@ -35,17 +74,9 @@ impl SkillTool {
 
 /// The Skill tool of a session with skills (none without: a session that has no skills
 /// sends no Skill tool). `--bare` has neither the tool nor the listing; `/NAME` still works.
-pub(crate) fn tool(
-    skills: &crate::skills::SessionSkills,
-    bare: bool,
-    turn_allow: &TurnAllow,
-) -> Option<Arc<dyn Tool>> {
-    (!bare && !skills.skills.is_empty()).then(|| {
-        Arc::new(SkillTool::new(
-            Arc::clone(&skills.skills),
-            Arc::clone(turn_allow),
-        )) as Arc<dyn Tool>
-    })
+pub(crate) fn tool(skills: &crate::skills::SessionSkills, bare: bool) -> Option<Arc<dyn Tool>> {
+    (!bare && !skills.skills.is_empty())
+        .then(|| Arc::new(SkillTool::new(Arc::clone(&skills.skills))) as Arc<dyn Tool>)
 }
 
 /// A skill's `allowed-tools` as rules, and what could not be read as one.
@@ -94,7 +125,7 @@ impl Tool for SkillTool {
         })
     }
 
-    fn call<'a>(&'a self, input: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             // `run_tool` checked the schema: `skill` is a string, `args` one if given.
             let requested = input
@@ -125,10 +156,7 @@ impl Tool for SkillTool {
             let (skill, mut text) = text;
             let (rules, errors) = parse_allowed(&skill);
             if !rules.is_empty() {
-                self.turn_allow
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .extend(rules);
+                grants(ctx).extend(rules);
             }
             for error in errors {
                 text.push_str(&format!("\n\n(note: {error})"));
@@ -190,7 +218,7 @@ mod tests {
     use super::*;
     use crate::skills::{SkillScope, parse_skill};
 
-    fn tool(dir: &std::path::Path) -> (SkillTool, TurnAllow) {
+    fn tool(dir: &std::path::Path) -> SkillTool {
         let folder = dir.join("git-log");
         std::fs::create_dir_all(folder.join("ref")).unwrap();
         std::fs::write(folder.join("ref/format.md"), "x").unwrap();
@@ -200,15 +228,15 @@ mod tests {
             SkillScope::Project,
         )
         .unwrap();
-        let allow = TurnAllow::default();
-        (SkillTool::new(vec![skill].into(), allow.clone()), allow)
+        SkillTool::new(vec![skill].into())
     }
 
     #[tokio::test]
     async fn invoking_loads_the_body_and_files_and_grants_allowed_tools() {
         let dir = tempfile::tempdir().unwrap();
-        let (tool, allow) = tool(dir.path());
+        let tool = tool(dir.path());
         let ctx = ToolContext::new(dir.path());
+        let sub_agent = ctx.fork();
         let output =
             tine_tools::run_tool(&tool, json!({"skill": "git-log", "args": "main"}), &ctx).await;
         assert!(!output.is_error, "{output:?}");
@@ -229,9 +257,12 @@ mod tests {
             "{}",
             output.content
         );
-        let rules = allow.lock().unwrap().clone();
+        let rules = grants(&ctx).rules();
         assert_eq!(rules.len(), 1);
         assert_eq!(rules[0].to_string(), "Bash(git log:*)");
+        // The grant is the calling context's: a fork (made before or after) has none.
+        assert!(grants(&sub_agent).rules().is_empty());
+        assert!(grants(&ctx.fork()).rules().is_empty());
         // A grant is not read-only: the rules decide.
         assert!(!tool.is_read_only(&json!({"skill": "git-log"})));
     }
@@ -239,11 +270,11 @@ mod tests {
     #[tokio::test]
     async fn an_unknown_skill_is_an_error_naming_the_skills() {
         let dir = tempfile::tempdir().unwrap();
-        let (tool, allow) = tool(dir.path());
+        let tool = tool(dir.path());
         let ctx = ToolContext::new(dir.path());
         let output = tine_tools::run_tool(&tool, json!({"skill": "nope"}), &ctx).await;
         assert!(output.is_error);
         assert!(output.content.contains("git-log"), "{}", output.content);
-        assert!(allow.lock().unwrap().is_empty());
+        assert!(grants(&ctx).rules().is_empty());
     }
 }

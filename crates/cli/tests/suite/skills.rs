@@ -323,3 +323,219 @@ async fn without_skills_there_is_no_skill_tool_and_no_listing() {
             .contains("available for use with the Skill tool")
     );
 }
+
+const TOUCHER: &str = "---\nname: toucher\ndescription: Makes marker files\ntools: Skill, Bash\n---\n\
+                       You are TOUCHER-PROMPT.\n";
+
+/// A skill a sub-agent loads grants its `allowed-tools` to that agent alone: its own call runs,
+/// and the main thread's same call afterwards, in the same submission, is decided by the rules
+/// (headless: denied), not by the sub-agent's grant.
+#[tokio::test]
+async fn a_sub_agents_skill_grants_stay_with_that_agent() {
+    let project = project_with_skills();
+    project.write(".tine/agents/toucher.md", TOUCHER);
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .system_contains("TOUCHER-PROMPT")
+                .assistant_turns(0)
+                .named("agent-skill")
+                .reply(Reply::tool_use("Skill", json!({"skill": "touch-it"}))),
+        )
+        .rule(
+            Rule::new()
+                .system_contains("TOUCHER-PROMPT")
+                .assistant_turns(1)
+                .named("agent-touch")
+                .reply(Reply::tool_use(
+                    "Bash",
+                    json!({"command": "touch agent.txt"}),
+                )),
+        )
+        .rule(
+            Rule::new()
+                .system_contains("TOUCHER-PROMPT")
+                .named("agent-done")
+                .reply(Reply::text("marker made")),
+        )
+        .rule(
+            Rule::new()
+                .assistant_turns(0)
+                .named("main")
+                .reply(Reply::tool_use(
+                    "Agent",
+                    json!({"description": "markers", "prompt": "MAKE-MARKERS", "subagent_type": "toucher"}),
+                )),
+        )
+        .rule(
+            Rule::new()
+                .assistant_turns(1)
+                .named("main-touch")
+                .reply(Reply::tool_use("Bash", json!({"command": "touch main.txt"}))),
+        )
+        .default_reply(Reply::text("Main done."));
+    let server = mock(scenario).await;
+    let out = tine(&project, &server)
+        .args([
+            "-p",
+            "make the markers",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Skill(touch-it)",
+        ])
+        .run()
+        .await;
+    out.assert_success();
+    assert_eq!(out.json()["result"], "Main done.", "{}", out.stdout);
+    let log = server.requests();
+    let ran: Vec<_> = log.iter().filter_map(|r| r.rule.as_deref()).collect();
+    assert_eq!(
+        ran,
+        [
+            "main",
+            "agent-skill",
+            "agent-touch",
+            "agent-done",
+            "main-touch",
+            "default"
+        ]
+    );
+    // The sub-agent's grant let its own call run.
+    assert!(project.cwd().join("agent.txt").exists(), "{}", out.stderr);
+    // The main thread's call was the rules' to decide: denied, headless.
+    assert!(!project.cwd().join("main.txt").exists(), "{}", out.stderr);
+    let last = log.last().unwrap().json().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(last.contains("is_error"), "{last}");
+}
+
+/// `--bare` skips skill discovery for the model, as it skips CLAUDE.md and memory: no listing,
+/// no Skill tool. `/NAME` still runs a skill, as Claude Code's `--bare` says ("skills still
+/// resolve via /skill-name").
+#[tokio::test]
+async fn bare_sends_no_listing_and_no_skill_tool_but_slash_name_runs_one() {
+    let project = project_with_skills();
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    tine(&project, &server)
+        .args(["-p", "hi", "--bare"])
+        .run()
+        .await
+        .assert_success();
+    tine(&project, &server)
+        .args(["-p", "/release Cargo.toml", "--bare"])
+        .run()
+        .await
+        .assert_success();
+    let bodies = request_bodies(&server);
+    assert_eq!(bodies.len(), 2);
+    for body in &bodies {
+        assert!(!tool_names(body).contains(&"Skill".to_owned()));
+        assert!(!body.to_string().contains("- touch-it:"), "{body}");
+    }
+    let sent = bodies[1]["messages"][0].to_string();
+    assert!(
+        sent.contains("RELEASE-BODY: bump the version in Cargo.toml"),
+        "{sent}"
+    );
+}
+
+/// A skill and a custom command of the same name: `/NAME` runs the skill (Claude Code: "if a
+/// skill and a command share the same name, the skill takes precedence"), and `/help` lists
+/// it once, with the skills; the other custom commands stay.
+#[tokio::test]
+async fn a_skill_wins_its_name_over_a_custom_command_and_help_lists_skills() {
+    let project = project_with_skills();
+    project.write(
+        ".tine/commands/release.md",
+        "---\ndescription: The old release command\n---\nCOMMAND-BODY $ARGUMENTS\n",
+    );
+    project.write(
+        ".claude/commands/lint.md",
+        "---\ndescription: Lint the code\n---\nLINT-BODY\n",
+    );
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    tine(&project, &server)
+        .args(["-p", "/release v2"])
+        .run()
+        .await
+        .assert_success();
+    let sent = request_bodies(&server)[0]["messages"][0].to_string();
+    assert!(
+        sent.contains("RELEASE-BODY: bump the version in v2"),
+        "{sent}"
+    );
+    assert!(!sent.contains("COMMAND-BODY"), "{sent}");
+
+    let out = tine(&project, &server).args(["-p", "/help"]).run().await;
+    out.assert_success();
+    let help = &out.stdout;
+    let skills = help.find("\nSkills").expect("a Skills section");
+    assert!(
+        help[skills..].contains("- /release: Cut a release of this project"),
+        "{help}"
+    );
+    assert!(
+        help[skills..].contains("- /touch-it: Create marker files"),
+        "{help}"
+    );
+    assert!(help.contains("- /lint: Lint the code"), "{help}");
+    assert!(!help.contains("The old release command"), "{help}");
+    assert_eq!(server.requests().len(), 1, "/help made no request");
+}
+
+/// `Skill(NAME)` rules: a deny rule refuses the skill (its body never sent) even though loading
+/// one touches nothing; the other skill still loads.
+#[tokio::test]
+async fn a_skill_deny_rule_refuses_that_skill_only() {
+    let project = project_with_skills();
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .assistant_turns(0)
+                .reply(Reply::tool_use("Skill", json!({"skill": "release"}))),
+        )
+        .rule(
+            Rule::new()
+                .assistant_turns(1)
+                .reply(Reply::tool_use("Skill", json!({"skill": "/touch-it"}))),
+        )
+        .default_reply(Reply::text("Done."));
+    let server = mock(scenario).await;
+    tine(&project, &server)
+        .args([
+            "-p",
+            "release it",
+            "--disallowedTools",
+            "Skill(release)",
+            "--allowedTools",
+            "Skill(touch-it)",
+        ])
+        .run()
+        .await
+        .assert_success();
+    let bodies = request_bodies(&server);
+    assert_eq!(bodies.len(), 3);
+    let refused = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(refused.contains("is_error"), "{refused}");
+    assert!(
+        !bodies[2].to_string().contains("RELEASE-BODY"),
+        "the body was never sent"
+    );
+    let loaded = bodies[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(loaded.contains("TOUCH-BODY"), "{loaded}");
+}
