@@ -757,4 +757,5 @@ async fn background_shells_compact_and_the_status_line_after_clear() {
     );
 }
 
+mod skills;
 mod tasks;
