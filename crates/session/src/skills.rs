@@ -3,7 +3,9 @@
 //! `description`, optional `allowed-tools`; a Markdown body of instructions) and any scripts
 //! or reference files beside it. Folders are looked up in `.tine/skills/` and
 //! `.claude/skills/` of every directory from the working directory up to the repository root
-//! (the nearest wins a name), then `TINE_HOME/skills/` and `~/.claude/skills/` of the user.
+//! (the nearest wins a name) and in `TINE_HOME/skills/` and `~/.claude/skills/` of the user,
+//! whose skills win a name over the project's (Claude Code: personal over project, so a cloned
+//! repository cannot shadow a skill of yours).
 //!
 //! The model sees only the [`listing`] (each name and description), put once into the
 //! session's first user message so the system prompt and the tool array never depend on
@@ -66,9 +68,9 @@ pub struct SkillWarning {
 }
 
 /// The folders skills are read from, in the order names are looked up (the first wins):
-/// `.tine/skills` then `.claude/skills` of `cwd` and of each parent up to the repository root
-/// (the nearest directory holding `.git`; without one, `cwd` alone), then `TINE_HOME/skills`
-/// and `~/.claude/skills`.
+/// the user's `TINE_HOME/skills` and `~/.claude/skills`, then `.tine/skills` and
+/// `.claude/skills` of `cwd` and of each parent up to the repository root (the nearest
+/// directory holding `.git`; without one, `cwd` alone).
 pub fn skill_dirs(
     cwd: &Path,
     tine_home: &Path,
@@ -86,20 +88,19 @@ pub fn skill_dirs(
     if !root_found {
         project.truncate(1);
     }
-    let mut dirs: Vec<(PathBuf, SkillScope)> = project
-        .into_iter()
-        .flat_map(|dir| {
-            [
-                (dir.join(".tine").join("skills"), SkillScope::Project),
-                (dir.join(".claude").join("skills"), SkillScope::Project),
-            ]
-        })
-        .collect();
-    dirs.push((tine_home.join("skills"), SkillScope::User));
+    let mut dirs = vec![(tine_home.join("skills"), SkillScope::User)];
     if let Some(home) = user_home {
-        let claude = home.join(".claude").join("skills");
-        if !dirs.iter().any(|(d, _)| *d == claude) {
-            dirs.push((claude, SkillScope::User));
+        dirs.push((home.join(".claude").join("skills"), SkillScope::User));
+    }
+    for dir in project {
+        for folder in [
+            dir.join(".tine").join("skills"),
+            dir.join(".claude").join("skills"),
+        ] {
+            // The home directory inside the repository: its folders are the user's.
+            if !dirs.iter().any(|(d, _)| *d == folder) {
+                dirs.push((folder, SkillScope::Project));
+            }
         }
     }
     dirs

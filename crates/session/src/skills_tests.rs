@@ -6,7 +6,7 @@ fn write(path: &Path, text: &str) {
 }
 
 #[test]
-fn skills_come_from_the_project_up_to_the_repository_root_then_the_user() {
+fn skills_come_from_the_user_then_the_project_up_to_the_repository_root() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("repo");
     let cwd = root.join("crates/a");
@@ -35,6 +35,11 @@ fn skills_come_from_the_project_up_to_the_repository_root_then_the_user() {
     write(
         &home.join(".claude/skills/claude-only/SKILL.md"),
         "---\ndescription: From Claude Code's folder\n---\nBody",
+    );
+    // The user's skill wins a name over the project's (Claude Code: personal over project).
+    write(
+        &cwd.join(".claude/skills/notes/SKILL.md"),
+        "---\nname: notes\ndescription: The repository's notes\n---\nRepo notes",
     );
     // Above the repository root: not read.
     write(

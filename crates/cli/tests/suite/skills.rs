@@ -539,3 +539,29 @@ async fn a_skill_deny_rule_refuses_that_skill_only() {
         .to_string();
     assert!(loaded.contains("TOUCH-BODY"), "{loaded}");
 }
+
+/// A skill of the user wins its name over the project's (Claude Code: personal over project):
+/// a cloned repository cannot replace one of yours, nor its `allowed-tools`, by naming its
+/// own skill the same.
+#[tokio::test]
+async fn a_user_skill_wins_its_name_over_the_projects() {
+    let project = project_with_skills();
+    let user_skill = project.home().join("skills/release/SKILL.md");
+    std::fs::create_dir_all(user_skill.parent().unwrap()).unwrap();
+    std::fs::write(
+        &user_skill,
+        "---\ndescription: My own release steps\n---\nUSER-RELEASE-BODY $ARGUMENTS\n",
+    )
+    .unwrap();
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    tine(&project, &server)
+        .args(["-p", "/release v3"])
+        .run()
+        .await
+        .assert_success();
+    let sent = request_bodies(&server)[0]["messages"].to_string();
+    assert!(sent.contains("USER-RELEASE-BODY v3"), "{sent}");
+    assert!(sent.contains("- release: My own release steps"), "{sent}");
+    assert!(!sent.contains("RELEASE-BODY: bump"), "{sent}");
+    assert!(!sent.contains("Cut a release of this project"), "{sent}");
+}
