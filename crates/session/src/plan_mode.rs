@@ -1,8 +1,8 @@
 //! Leaving plan mode: the session's answer to an ExitPlanMode call (see
 //! `tine_tools::builtin::exit_plan_mode`). Only in plan mode: a person sees the plan and
-//! approves it, the session switching to default (the first option, "Yes, and manually
-//! approve edits") or acceptEdits (the second, "Yes, and auto-accept edits"), or sends it
-//! back with feedback (the model stays in plan mode). Headless, nobody can approve, so the
+//! approves it, the session switching to acceptEdits (`Always`: Claude Code's first option,
+//! "Yes, and auto-accept edits") or default (`Once`: "Yes, and manually approve edits"), or
+//! sends it back with feedback (the model stays in plan mode). Headless, nobody can approve, so the
 //! call is refused and the model is told to give its plan as the answer, as
 //! `claude -p --permission-mode plan` ends with the plan.
 
@@ -15,7 +15,7 @@ use crate::options::Approvals;
 use crate::permission::Permissions;
 use crate::submission::PermissionAnswer;
 
-/// Option 2's label: what the TUI shows for the `always_rule` of a plan approval.
+/// The `always_rule` of a plan approval (the auto-accept option, the TUI's first).
 pub const ACCEPT_EDITS_OPTION: &str = "acceptEdits";
 
 /// The outcome of an ExitPlanMode call.

@@ -81,10 +81,16 @@ impl PermissionDialog {
 
     pub fn choices(&self) -> Vec<Choice> {
         match self.current() {
-            Some(Ask::Permission(r)) if r.always_rule.is_some() => {
-                vec![Choice::Once, Choice::Always, Choice::No]
+            Some(Ask::Permission(r)) => {
+                crate::plan_approval::choices(&r.tool).unwrap_or_else(|| {
+                    if r.always_rule.is_some() {
+                        vec![Choice::Once, Choice::Always, Choice::No]
+                    } else {
+                        vec![Choice::Once, Choice::No]
+                    }
+                })
             }
-            Some(Ask::Permission(_) | Ask::Stuck(_)) => vec![Choice::Once, Choice::No],
+            Some(Ask::Stuck(_)) => vec![Choice::Once, Choice::No],
             None => Vec::new(),
         }
     }
@@ -221,7 +227,9 @@ impl PermissionDialog {
             }
         }
         logical.push(IndentedLine::blank());
-        logical.push(IndentedLine::plain(Line::from("Do you want to proceed?")));
+        let question =
+            crate::plan_approval::question(&request.tool).unwrap_or("Do you want to proceed?");
+        logical.push(IndentedLine::plain(Line::from(question)));
         let mut rows = Vec::new();
         for line in &logical {
             line.wrap(inner, &mut rows);

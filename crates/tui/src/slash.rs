@@ -42,7 +42,17 @@ pub fn builtins() -> Vec<SlashCommandSpec> {
             false,
         ),
         ("model", "Show or change the model", false),
+        (
+            "thinking",
+            "Extended thinking on or off (/thinking on|off; Tab toggles)",
+            false,
+        ),
         ("memory", "Show the memory files", false),
+        (
+            "init",
+            "Write an AGENTS.md for this project from its code",
+            true,
+        ),
         ("resume", "Resume an earlier conversation", false),
         ("tasks", "Show or hide background tasks", false),
         ("permissions", "Show the permission rules", false),
@@ -204,6 +214,8 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(names("/c"), ["clear", "compact", "cost", "mcp"]);
+        assert_eq!(names("/th"), ["thinking"]);
+        assert_eq!(names("/in"), ["init", "thinking"]);
         assert_eq!(names("/rev"), ["review-pr"]);
         assert!(names("/cost now").is_empty(), "arguments end completion");
         assert!(names("plain").is_empty());

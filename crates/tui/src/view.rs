@@ -198,6 +198,7 @@ impl App {
             ("ctrl+c", "clear the prompt; twice to exit"),
             ("ctrl+d", "exit (empty prompt)"),
             ("shift+tab", "permission mode"),
+            ("tab", "extended thinking on/off"),
             ("ctrl+o", "expand tool results"),
             ("ctrl+t", "background tasks (↑/↓, k stops one)"),
             ("ctrl+b", "send a running sub-agent to the background"),

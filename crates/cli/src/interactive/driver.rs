@@ -525,7 +525,7 @@ impl Driver {
         let summary = session.handle.summary();
         match load_session(&summary.home, &summary.cwd, &summary.session_id).await {
             Ok(resumed) => {
-                for event in replay::replay(&resumed.into_messages()) {
+                for event in replay::replay_chain(&resumed.chain) {
                     let _ = self.ui.send(event);
                 }
             }

@@ -1,21 +1,62 @@
 //! A resumed conversation shown again (`tine -c`, `tine -r ID`, `/resume`): the transcript's
 //! messages as the events they were, per turn `UserMessage`, the reply's text and tool calls,
 //! then `TurnEnded`. What tine itself put into user messages (`<system-reminder>` blocks: the
-//! session's context, recalled memories) is not the person's and is left out.
+//! session's context, recalled memories) is not the person's and is left out. A compaction
+//! boundary (the chain starts at the last one) is its card, as it was live; the summary message
+//! after it is the model's new history, not something the person typed, so the card stands for
+//! it.
 
 use std::collections::HashMap;
 
 use tine_api_client::{ContentBlock, Message, MessageContent, Role, ToolResultContent};
+use tine_query_loop::{CompactBoundary, RecordType, TranscriptRecord};
 use tine_tui::{ToolDisplayView, ToolResultView, TurnEndReason, UiEvent};
 
-use super::adapter::tool_args;
+use super::adapter::{compaction_view, tool_args};
 
-/// The UI's events for `messages`, oldest first.
-pub fn replay(messages: &[Message]) -> Vec<UiEvent> {
+/// One step of a resumed chain.
+enum Item<'a> {
+    /// A `compact_boundary` record.
+    Compacted(CompactBoundary),
+    Message(&'a Message),
+}
+
+/// The UI's events for a resumed session's chain (`ResumedSession::chain`), oldest first.
+pub fn replay_chain(chain: &[TranscriptRecord]) -> Vec<UiEvent> {
+    replay(chain.iter().filter_map(|record| {
+        if let Some(boundary) = CompactBoundary::from_record(record) {
+            return Some(Item::Compacted(boundary));
+        }
+        match record.kind {
+            RecordType::User | RecordType::Assistant => record.message.as_ref().map(Item::Message),
+            _ => None,
+        }
+    }))
+}
+
+/// The UI's events for `items`, oldest first.
+fn replay<'a>(items: impl Iterator<Item = Item<'a>>) -> Vec<UiEvent> {
     let mut out = Vec::new();
     let mut in_turn = false;
     let mut tools: HashMap<String, String> = HashMap::new();
-    for message in messages {
+    // The user message right after a boundary is the summary the card stands for.
+    let mut summary_next = false;
+    for item in items {
+        let message = match item {
+            Item::Compacted(boundary) => {
+                if in_turn {
+                    out.push(turn_end());
+                    in_turn = false;
+                }
+                out.push(UiEvent::Compacted(compaction_view(&boundary)));
+                summary_next = true;
+                continue;
+            }
+            Item::Message(message) => message,
+        };
+        if std::mem::take(&mut summary_next) && message.role == Role::User {
+            continue;
+        }
         match message.role {
             Role::User => {
                 let prompt = prompt_text(&message.content);
@@ -160,7 +201,7 @@ mod tests {
 
     #[test]
     fn each_turn_is_its_prompt_its_reply_and_its_end() {
-        let messages = vec![
+        let messages = [
             Message::user(vec![
                 ContentBlock::text("<system-reminder>context</system-reminder>"),
                 ContentBlock::text("list the files"),
@@ -179,7 +220,7 @@ mod tests {
             },
             Message::user("thanks".to_owned()),
         ];
-        let events = replay(&messages);
+        let events = replay(messages.iter().map(Item::Message));
         let users: Vec<_> = events
             .iter()
             .filter_map(|e| match e {
@@ -199,5 +240,89 @@ mod tests {
             args: "ls".into()
         }));
         assert!(matches!(events.last(), Some(UiEvent::TurnEnded { .. })));
+    }
+
+    fn record(
+        kind: RecordType,
+        message: Option<Message>,
+        data: Option<serde_json::Value>,
+    ) -> TranscriptRecord {
+        TranscriptRecord {
+            kind,
+            uuid: String::new(),
+            parent_uuid: None,
+            session_id: None,
+            timestamp: String::new(),
+            cwd: None,
+            is_sidechain: false,
+            agent_id: None,
+            message,
+            data,
+        }
+    }
+
+    #[test]
+    fn a_compaction_boundary_is_its_card_and_the_summary_is_not_a_prompt() {
+        let boundary = CompactBoundary {
+            trigger: tine_query_loop::CompactTrigger::Manual,
+            tokens_before: 156_855,
+            tokens_after: 11_902,
+            messages_summarized: 42,
+            rounds_dropped: 0,
+            dropped: Default::default(),
+            focus: None,
+            files_reattached: Vec::new(),
+            summary_prompt_tokens: 0,
+            summary_cache_read_tokens: 0,
+        };
+        let chain = vec![
+            record(RecordType::System, None, Some(boundary.to_data())),
+            record(
+                RecordType::User,
+                Some(Message::user(vec![
+                    ContentBlock::text("<system-reminder>context</system-reminder>"),
+                    ContentBlock::text(
+                        "This session is being continued from an earlier conversation. SUMMARY",
+                    ),
+                ])),
+                None,
+            ),
+            record(
+                RecordType::User,
+                Some(Message::user("next question".to_owned())),
+                None,
+            ),
+            record(
+                RecordType::Assistant,
+                Some(Message {
+                    role: Role::Assistant,
+                    content: MessageContent::Text("An answer.".into()),
+                }),
+                None,
+            ),
+        ];
+        let events = replay_chain(&chain);
+        assert_eq!(
+            events[0],
+            UiEvent::Compacted(tine_tui::CompactionView {
+                trigger: "manual".into(),
+                tokens_before: 156_855,
+                tokens_after: 11_902,
+                messages_summarized: 42,
+            })
+        );
+        let users: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                UiEvent::UserMessage(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            users,
+            ["next question"],
+            "the summary is no prompt: {events:?}"
+        );
+        assert!(events.contains(&UiEvent::TextDelta("An answer.".into())));
     }
 }

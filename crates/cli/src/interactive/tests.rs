@@ -757,5 +757,6 @@ async fn background_shells_compact_and_the_status_line_after_clear() {
     );
 }
 
+mod resume;
 mod skills;
 mod tasks;
