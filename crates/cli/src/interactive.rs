@@ -242,14 +242,7 @@ pub async fn start(launch: &Launch, resume: Resume) -> Result<Started> {
         model: summary.model.clone(),
         permission_mode: ui_mode(summary.permission_mode),
         bypass_available,
-        custom_commands: custom_specs(&custom)
-            .into_iter()
-            .chain([tine_tui::slash::SlashCommandSpec::new(
-                "skills",
-                "Show the skills of this project and user",
-                false,
-            )])
-            .collect(),
+        custom_commands: custom_specs(&custom),
         history: history::load(&history_path, &summary.cwd),
     });
     // The session's settings: the away card's idle gap, speculation while typing.

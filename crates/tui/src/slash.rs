@@ -56,6 +56,7 @@ pub fn builtins() -> Vec<SlashCommandSpec> {
         ("resume", "Resume an earlier conversation", false),
         ("tasks", "Show or hide background tasks", false),
         ("permissions", "Show the permission rules", false),
+        ("skills", "Show the skills of this project and user", false),
         ("mcp", "Show MCP servers", false),
         ("exit", "Exit tine", false),
     ]

@@ -277,7 +277,7 @@ async fn slash_completion_list() {
 async fn help_panel() {
     let mut app = app();
     submit(&mut app, "/help");
-    assert_snapshot!("help", screen(&mut app, 80, 34));
+    assert_snapshot!("help", screen(&mut app, 80, 40));
 }
 
 #[tokio::test(start_paused = true)]
