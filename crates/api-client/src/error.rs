@@ -530,10 +530,10 @@ impl ApiError {
 
 /// The error kind an OpenAI-compatible server's "prompt does not fit" maps to
 /// (`ApiErrorKind::Other`, named after OpenAI's `code`).
-pub const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
+pub(crate) const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
 
 /// Parse `prompt is too long: 219898 tokens > 200000 maximum` (anywhere in `message`).
-pub fn parse_prompt_too_long(message: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_prompt_too_long(message: &str) -> Option<(u64, u64)> {
     let rest = &message[message.find("prompt is too long:")? + "prompt is too long:".len()..];
     let (actual, rest) = leading_number(rest)?;
     let rest = rest
@@ -546,7 +546,7 @@ pub fn parse_prompt_too_long(message: &str) -> Option<(u64, u64)> {
 }
 
 /// Parse ``input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000``.
-pub fn parse_context_limit(message: &str) -> Option<(u64, u64, u64)> {
+pub(crate) fn parse_context_limit(message: &str) -> Option<(u64, u64, u64)> {
     const NEEDLE: &str = "exceed context limit:";
     let rest = &message[message.find(NEEDLE)? + NEEDLE.len()..];
     let (input, rest) = leading_number(rest)?;

@@ -156,7 +156,7 @@ fn missing(event: &str, field: &str) -> ApiError {
 
 /// Decode one event's `data` JSON. `Ok(None)` for event or delta types this crate does not
 /// know (they are to be ignored); `Err` for malformed JSON or a known event missing a field.
-pub fn decode_event(data: &str) -> Result<Option<StreamEvent>, ApiError> {
+pub(crate) fn decode_event(data: &str) -> Result<Option<StreamEvent>, ApiError> {
     let raw: RawEvent = serde_json::from_str(data).map_err(|e| ApiError::Decode {
         what: "stream event".to_owned(),
         message: format!("{e}; data: {}", data.chars().take(200).collect::<String>()),

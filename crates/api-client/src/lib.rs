@@ -1,24 +1,26 @@
 //! tine-api-client: the lowest layer. A complete, streaming, retrying client for the
-//! Anthropic Messages API, the same for OpenAI-compatible chat completions ([`openai`]), and the
-//! `ModelClient` trait every upper crate is tested against with scripted fakes. It knows nothing
+//! Anthropic Messages API, the same for OpenAI-compatible chat completions ([`OpenAiClient`]), and the
+//! [`ModelClient`] trait every upper crate is tested against with scripted fakes. It knows nothing
 //! above the wire (no tools, sessions or files).
 //!
-//! Modules in reading order:
-//! - [`types`]: wire types of `POST /v1/messages`; byte-stable [`MessagesRequest::to_json_bytes`].
-//! - [`usage`]: [`Usage`] with the prompt-cache fields, per-model prices, context windows, cost.
-//! - [`error`]: [`ApiError`], typed from HTTP status, `error.type` and in-stream errors.
-//! - [`events`]: typed [`StreamEvent`]s of a streamed response.
-//! - [`sse`]: SSE framing of byte chunks into events.
-//! - [`accumulate`]: [`MessageAccumulator`], events → final [`ResponseMessage`].
-//! - [`retry`]: [`RetryPolicy`] and the [`RetryNotice`] a UI shows (and its discard contract).
-//! - [`model_client`]: the [`ModelClient`] trait, [`ClientEvent`], [`collect_message`].
-//! - [`config`]: [`ClientConfig`] from `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` /
+//! Modules in reading order (private: the items below, re-exported at the root, are the API):
+//! - `types`: wire types of `POST /v1/messages`; byte-stable [`MessagesRequest::to_json_bytes`].
+//! - `usage`: [`Usage`] with the prompt-cache fields, per-model prices, context windows, cost.
+//! - `error`: [`ApiError`], typed from HTTP status, `error.type` and in-stream errors.
+//! - `events`: typed [`StreamEvent`]s of a streamed response.
+//! - `sse`: SSE framing of byte chunks into events.
+//! - `accumulate`: [`MessageAccumulator`], events → final [`ResponseMessage`].
+//! - `retry`: [`RetryPolicy`] and the [`RetryNotice`] a UI shows (and its discard contract).
+//! - `model_client`: the [`ModelClient`] trait, [`ClientEvent`], [`collect_message`].
+//! - `config`: [`ClientConfig`] from `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` /
 //!   `ANTHROPIC_BASE_URL`, headers and timeouts.
-//! - [`client`]: [`HttpClient`], the reqwest implementation with retries.
-//! - [`openai`]: [`OpenAiClient`], OpenAI-compatible chat completions mapped to our requests
+//! - `client`: [`HttpClient`], the reqwest implementation with retries.
+//! - `openai`: [`OpenAiClient`], OpenAI-compatible chat completions mapped to our requests
 //!   and events (Ollama, vLLM, llama.cpp, LM Studio, OpenAI).
-//! - [`provider`]: [`Provider`] and [`ProviderConfig`], choosing one of the two.
-//! - [`scripted`]: [`ScriptedClient`], the fake upper crates test with, and [`message_events`].
+//! - `provider`: [`Provider`] and [`ProviderConfig`], choosing one of the two.
+//! - `scripted`: [`ScriptedClient`], the fake upper crates test with, and [`message_events`].
+//! - `tool_array`: [`ToolArray`], the `tools` array of a request serialized once (its bytes are
+//!   part of the prompt-cache key).
 //!
 //! Upper layers hold an `Arc<dyn ModelClient>`, call `stream(request)` and either forward the
 //! [`ClientEvent`]s to a UI while feeding a [`MessageAccumulator`] (resetting it on every
@@ -60,36 +62,33 @@
 //! `examples/stream_reply.rs` does it over HTTP against the bundled simulator, printing the
 //! text as it streams, the usage with its cache figures, and the cost
 //! (`cargo run -p tine-api-client --example stream_reply`).
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod accumulate;
-pub mod client;
-pub mod config;
-pub mod error;
-pub mod events;
-pub mod model_client;
-pub mod openai;
-pub mod provider;
-pub mod retry;
-pub mod scripted;
-pub mod sse;
-pub mod tool_array;
-pub mod types;
-pub mod usage;
+mod accumulate;
+mod client;
+mod config;
+mod error;
+mod events;
+mod model_client;
+mod openai;
+mod provider;
+mod retry;
+mod scripted;
+mod sse;
+mod tool_array;
+mod types;
+mod usage;
 
 pub use accumulate::MessageAccumulator;
 pub use client::HttpClient;
 pub use config::{
     ANTHROPIC_VERSION, CONTEXT_WINDOW_VAR, ClientConfig, Credentials, DEFAULT_BASE_URL,
 };
-pub use error::{
-    ApiError, ApiErrorKind, CONTEXT_LENGTH_EXCEEDED, ErrorBody, parse_context_limit,
-    parse_prompt_too_long,
-};
-pub use events::{ContentDelta, MessageDeltaBody, StreamEvent, decode_event};
+pub use error::{ApiError, ApiErrorKind, ErrorBody};
+pub use events::{ContentDelta, MessageDeltaBody, StreamEvent};
 pub use model_client::{ClientEvent, EventStream, ModelClient, collect_message};
-pub use openai::{DEFAULT_OPENAI_BASE_URL, OpenAiClient, OpenAiConfig};
+pub use openai::{DEFAULT_OPENAI_BASE_URL, MaxTokensField, OpenAiClient, OpenAiConfig};
 pub use provider::{Provider, ProviderConfig};
 pub use retry::{RetryNotice, RetryPolicy};
 pub use scripted::{Script, ScriptedClient, message_events, reply};
@@ -103,7 +102,6 @@ pub use types::{
     ToolUseBlock,
 };
 pub use usage::{
-    CONTEXT_1M_BETA, CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW,
-    MODEL_ALIASES, ModelInfo, Usage, UsageDelta, context_window, cost_usd, model_info,
-    resolve_model_alias, split_one_million,
+    CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW, ModelInfo, Usage,
+    UsageDelta, context_window, cost_usd, model_info, resolve_model_alias,
 };

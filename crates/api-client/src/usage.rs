@@ -272,7 +272,7 @@ pub fn model_info(model: &str) -> ModelInfo {
 
 /// The current model of each alias Claude Code users type (`--model opus`, `/model haiku`,
 /// `model: sonnet` in settings or a command's front matter).
-pub const MODEL_ALIASES: &[(&str, &str)] = &[
+pub(crate) const MODEL_ALIASES: &[(&str, &str)] = &[
     ("opus", "claude-opus-4-6"),
     ("sonnet", "claude-sonnet-4-6"),
     ("haiku", "claude-haiku-4-5"),
@@ -294,12 +294,12 @@ pub fn resolve_model_alias(model: &str) -> String {
 }
 
 /// The `anthropic-beta` flag a `[1m]` model needs: the one-million-token context window.
-pub const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
+pub(crate) const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 
 /// `model` without its `[1m]` suffix (the id the API knows), and whether it had one. tine
 /// keeps the suffix in the model's name everywhere else: it selects the 1M window for
 /// compaction's thresholds and the long-context prices.
-pub fn split_one_million(model: &str) -> (&str, bool) {
+pub(crate) fn split_one_million(model: &str) -> (&str, bool) {
     match model.len().checked_sub(4) {
         Some(at) if model.is_char_boundary(at) && model[at..].eq_ignore_ascii_case("[1m]") => {
             (&model[..at], true)

@@ -4,22 +4,20 @@
 //! body, and the chunks that come back are decoded into the very [`crate::StreamEvent`]
 //! sequence the Anthropic stream gives.
 //!
-//! Modules in reading order:
-//! - [`config`]: [`OpenAiConfig`] from `OPENAI_BASE_URL` (with its `/v1`) and `OPENAI_API_KEY`.
-//! - [`request`]: the request mapping, deterministic to the byte (forks share the prefix).
-//! - [`stream`]: [`ChunkDecoder`], chunks → events (tool calls keyed by id and index, usage,
+//! Modules in reading order (private; the crate root re-exports the public items):
+//! - `config`: [`OpenAiConfig`] from `OPENAI_BASE_URL` (with its `/v1`) and `OPENAI_API_KEY`.
+//! - `request`: the request mapping, deterministic to the byte (forks share the prefix).
+//! - `stream`: the chunk decoder, chunks → events (tool calls keyed by id and index, usage,
 //!   finish reasons).
 //! - `error`: error bodies and statuses → [`crate::ApiError`] (context length exceeded → the
 //!   loop's prompt-too-long path).
-//! - [`client`]: [`OpenAiClient`], the reqwest implementation with retries.
+//! - `client`: [`OpenAiClient`], the reqwest implementation with retries.
 
-pub mod client;
-pub mod config;
-pub(crate) mod error;
-pub mod request;
-pub mod stream;
+mod client;
+mod config;
+mod error;
+mod request;
+mod stream;
 
 pub use client::OpenAiClient;
 pub use config::{DEFAULT_OPENAI_BASE_URL, MaxTokensField, OpenAiConfig};
-pub use request::chat_request_bytes;
-pub use stream::{ChatUsage, ChunkDecoder};

@@ -187,7 +187,8 @@ impl ChunkDecoder {
     }
 
     /// Whether `[DONE]` (or an error) ended the stream: anything after it is ignored.
-    pub fn is_done(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_done(&self) -> bool {
         self.done
     }
 

@@ -11,8 +11,8 @@
 
 use proptest::prelude::*;
 use serde_json::json;
-use tine_api_client::types::ResponseMessage;
-use tine_api_client::usage::UsageDelta;
+use tine_api_client::ResponseMessage;
+use tine_api_client::UsageDelta;
 use tine_api_client::{
     ContentDelta, EventDecoder, MessageAccumulator, MessageDeltaBody, SseFrame, SseParser,
     StreamEvent,
@@ -100,7 +100,7 @@ fn event() -> impl Strategy<Value = StreamEvent> {
         1 => "[a-z0-9_]{1,12}".prop_map(message_start),
         1 => (0usize..4, text()).prop_map(|(index, t)| StreamEvent::ContentBlockStart {
             index,
-            content_block: tine_api_client::types::ContentBlock::text(t),
+            content_block: tine_api_client::ContentBlock::text(t),
         }),
         1 => (proptest::option::of(0u64..1_000_000)).prop_map(|output_tokens| StreamEvent::MessageDelta {
             delta: MessageDeltaBody::default(),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tine_api_client::openai::MaxTokensField;
+use tine_api_client::MaxTokensField;
 use tine_api_client::{
     ApiError, ClientEvent, Message, MessageAccumulator, MessagesRequest, ModelClient, OpenAiClient,
     OpenAiConfig, RetryNotice, RetryPolicy, StopReason, collect_message,
