@@ -16,7 +16,7 @@ use futures::future::BoxFuture;
 use tine_api_client::{ContentBlock, Message, Usage};
 use tine_config::transcript_path;
 use tine_fork_runtime::{CacheSafeParams, JobContext, JobError, JobOutcome, ParentContext};
-use tine_query_loop::replacement::lock;
+use tine_query_loop::lock_replacements as lock;
 use tine_query_loop::{
     BeforeRequest, CompactBoundary, CompactContext, CompactError, CompactTrigger, Compacted,
     Compactor, ContextWarning, Transition,

@@ -12,12 +12,12 @@ pub const MAX_REPLY_RESERVE_TOKENS: u64 = 20_000;
 /// The warning level, in percent of the effective window.
 pub const WARNING_PERCENT: u64 = 85;
 /// Consecutive failures after which auto compaction stays off for the session.
-pub const MAX_CONSECUTIVE_FAILURES: u32 = 3;
+pub(crate) const MAX_CONSECUTIVE_FAILURES: u32 = 3;
 /// The prompt cache's lifetime: after a longer idle gap the cache is cold, and old tool results
 /// are cleared (micro-compaction) since keeping their bytes saves nothing any more.
 pub const CACHE_TTL: Duration = Duration::from_secs(5 * 60);
 /// Tool results micro-compaction always keeps, the most recent ones.
-pub const KEEP_RECENT_TOOL_RESULTS: usize = 5;
+pub(crate) const KEEP_RECENT_TOOL_RESULTS: usize = 5;
 
 /// tine's cap on the window compaction plans for, in tokens.
 pub const WINDOW_ENV: &str = "TINE_AUTO_COMPACT_WINDOW";

@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use tine_api_client::{ContentBlock, Message, MessageContent, ToolResultContent};
-use tine_query_loop::replacement::{MAX_TOOL_RESULT_CHARS, PREVIEW_CHARS};
 use tine_query_loop::{ContentReplacementState, RequestTemplate};
+use tine_query_loop::{MAX_TOOL_RESULT_CHARS, PREVIEW_CHARS};
 
 /// Bytes per estimated token.
 pub const BYTES_PER_TOKEN: u64 = 4;

@@ -5,19 +5,20 @@
 //! reads the parent's whole cached prefix. A sibling of memory: memory's hook is wired in by
 //! the host as a plain function.
 //!
-//! Modules, in reading order:
-//! - [`config`]: thresholds (effective window − 13k), the switches, [`CompactionConfig`].
-//! - [`estimate`]: the context size from the last usage plus an estimate of what came since.
-//! - [`micro`]: clearing old tool results through the content-replacement decisions.
-//! - [`prompt`]: the summary instruction (nine sections after an `<analysis>` scratchpad), the
+//! Modules, in reading order (private: the items named below, re-exported at the root, are the
+//! API):
+//! - `config`: thresholds (effective window − 13k), the switches, [`CompactionConfig`].
+//! - `estimate`: the context size from the last usage plus an estimate of what came since.
+//! - `micro`: clearing old tool results through the content-replacement decisions.
+//! - `prompt`: the summary instruction (nine sections after an `<analysis>` scratchpad), the
 //!   reading of the reply, the continuation message.
-//! - [`rounds`]: dropping the oldest whole API rounds when the summary request is too long.
-//! - [`summary`]: the summary fork and its retries.
-//! - [`dropped`]: what the summarized part held (for the boundary record).
-//! - [`reattach`]: recent files, todos and running shells put back after the summary.
-//! - [`hooks`]: PreCompact / PostCompact commands from settings.
-//! - [`compactor`]: [`SessionCompactor`], the plug itself, with the circuit breaker.
-//! - [`log`]: `/compact log` and `tine compact log`.
+//! - `rounds`: dropping the oldest whole API rounds when the summary request is too long.
+//! - `summary`: the summary fork and its retries.
+//! - `dropped`: what the summarized part held (for the boundary record).
+//! - `reattach`: recent files, todos and running shells put back after the summary.
+//! - `hooks`: PreCompact / PostCompact commands from settings.
+//! - `compactor`: [`SessionCompactor`], the plug itself, with the circuit breaker.
+//! - `log`: `/compact log` and `tine compact log`.
 //!
 //! # Example
 //!
@@ -30,7 +31,7 @@
 //!
 //! ```
 //! use tine_compaction::Thresholds;
-//! use tine_compaction::prompt::format_summary;
+//! use tine_compaction::format_summary;
 //!
 //! // Claude's 200k window: the reply's 20k room, then a 13k buffer.
 //! let levels = Thresholds::for_model("claude-sonnet-4-5", None);
@@ -42,32 +43,30 @@
 //! let reply = "<analysis>thinking aloud</analysis>\n<summary>Fixed the parser.</summary>";
 //! assert_eq!(format_summary(reply).as_deref(), Some("Fixed the parser."));
 //! ```
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod compactor;
-pub mod config;
-pub mod dropped;
-pub mod error;
-pub mod estimate;
-pub mod hooks;
-pub mod log;
-pub mod micro;
-pub mod prompt;
-pub mod reattach;
-pub mod rounds;
-pub mod summary;
+mod compactor;
+mod config;
+mod dropped;
+mod error;
+mod estimate;
+mod hooks;
+mod log;
+mod micro;
+mod prompt;
+mod reattach;
+mod rounds;
+mod summary;
 
 pub use compactor::{
     BeforeCompaction, Clock, CompactionReport, ManualClock, SessionCompactor, SystemClock,
 };
-pub use config::{
-    AUTO_COMPACT_SETTING, CACHE_TTL, CompactionConfig, IDLE_CLEAR_ENV, KEEP_RECENT_TOOL_RESULTS,
-    MAX_CONSECUTIVE_FAILURES, Thresholds,
-};
+pub use config::{AUTO_COMPACT_SETTING, CACHE_TTL, CompactionConfig, IDLE_CLEAR_ENV, Thresholds};
 pub use error::CompactionError;
 pub use hooks::{CompactHookCommand, CompactHookCommands, CompactHooks};
-pub use log::{LogEntry, LogError, compact_log, format_log, log_entries};
+pub use log::{LogEntry, LogError, compact_log};
 pub use micro::CLEARED_TOOL_RESULT;
-pub use prompt::{CONTINUATION_PREFIX, SUMMARY_INSTRUCTION_MARKER};
-pub use summary::{COMPACT_QUERY_SOURCE, DenyAllTools, MAX_TOO_LONG_RETRIES};
+pub use prompt::{CONTINUATION_PREFIX, SUMMARY_INSTRUCTION_MARKER, format_summary};
+pub use rounds::TRUNCATED_MARKER;
+pub use summary::MAX_TOO_LONG_RETRIES;

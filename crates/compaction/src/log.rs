@@ -19,7 +19,7 @@ pub struct LogEntry {
 }
 
 /// The boundaries among `records`, in order.
-pub fn log_entries(records: &[TranscriptRecord]) -> Vec<LogEntry> {
+pub(crate) fn log_entries(records: &[TranscriptRecord]) -> Vec<LogEntry> {
     records
         .iter()
         .filter_map(|r| {
@@ -71,7 +71,7 @@ pub async fn compact_log(
 }
 
 /// The entries as text.
-pub fn format_log(session: &SessionId, entries: &[LogEntry]) -> String {
+pub(crate) fn format_log(session: &SessionId, entries: &[LogEntry]) -> String {
     let mut out = String::new();
     if entries.is_empty() {
         let _ = writeln!(out, "Session {session} has not been compacted.");

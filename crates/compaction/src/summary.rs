@@ -21,14 +21,14 @@ use crate::prompt::{format_summary, summary_instruction};
 use crate::rounds::drop_oldest_rounds;
 
 /// The fork's query source and label (usage is billed under it).
-pub const COMPACT_QUERY_SOURCE: &str = "compact";
+pub(crate) const COMPACT_QUERY_SOURCE: &str = "compact";
 /// Retries of a summary request refused as too long.
 pub const MAX_TOO_LONG_RETRIES: u32 = 3;
 
 /// The summary fork's `can_use_tool`: the tool array stays (it is part of the cache key), but a
 /// summary needs no tool, so every call is refused.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct DenyAllTools;
+pub(crate) struct DenyAllTools;
 
 impl CanUseTool for DenyAllTools {
     fn check<'a>(
@@ -55,8 +55,6 @@ pub struct Summary {
     pub usage: Option<Usage>,
     /// Oldest rounds left out to make the request fit.
     pub rounds_dropped: usize,
-    /// Requests made (more than one when a prompt was too long).
-    pub attempts: u32,
 }
 
 /// Summarizes `messages` with a fork of `parent` on `template`. `parent_cached`: how many of
@@ -132,7 +130,6 @@ pub async fn summarize(
             text,
             usage: result.first_request_usage,
             rounds_dropped,
-            attempts: attempt,
         });
     }
 }

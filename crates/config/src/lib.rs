@@ -4,9 +4,11 @@
 //! modes are handed out as the text the user wrote, with its file and line, and the
 //! permission engine (`tine-permissions`) parses them.
 //!
-//! Modules in reading order:
+//! Modules in reading order (`paths` is private, its items re-exported at the root; `private_fs`
+//! and `settings` are public namespaces of functions such as [`settings::load`] and
+//! [`private_fs::create_dir_all`]):
 //!
-//! - [`paths`]: `TINE_HOME`, a project's folder under `projects/` (the sanitized path plus a
+//! - `paths`: `TINE_HOME`, a project's folder under `projects/` (the sanitized path plus a
 //!   hash of the whole path, so look-alike paths never share one), transcript paths,
 //!   [`SessionId`], and adopting the folders of older versions (`paths/legacy.rs`).
 //! - [`private_fs`]: how tine creates its own state (directories 0700, files 0600, atomic
@@ -43,10 +45,10 @@
 //!
 //! `examples/layered_settings.rs` does the same with every source and prints the rules and
 //! warnings (`cargo run -p tine-config --example layered_settings`).
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod paths;
+mod paths;
 pub mod private_fs;
 pub mod settings;
 

@@ -23,10 +23,10 @@ mod legacy;
 pub use legacy::{Adoption, adopt_legacy_project_dir, recorded_cwd, recorded_in};
 
 /// Longest sanitized name kept whole; longer ones are cut here and get a hash suffix.
-pub const MAX_SANITIZED_LEN: usize = 200;
+pub(crate) const MAX_SANITIZED_LEN: usize = 200;
 
 /// Hex digits of the path hash in a project folder's name (48 bits).
-pub const PROJECT_HASH_LEN: usize = 12;
+pub(crate) const PROJECT_HASH_LEN: usize = 12;
 
 /// Longest accepted session or agent id (ids become file names).
 const MAX_ID_LEN: usize = 128;
@@ -69,7 +69,7 @@ pub fn tine_home_from_env() -> Result<PathBuf, PathsError> {
 }
 
 /// A path turned into a readable directory name: every character outside `[A-Za-z0-9]` becomes
-/// `-`. Names over [`MAX_SANITIZED_LEN`] characters are cut and get `-` plus 8 hex digits of
+/// `-`. Names over 200 characters are cut and get `-` plus 8 hex digits of
 /// the SHA-256 of the original path bytes. Not collision-free (`/a-b` and `/a_b` agree): this
 /// is the folder name of older versions, and the readable prefix of [`project_dir_name`].
 pub fn sanitize_path(path: &Path) -> String {
@@ -97,8 +97,8 @@ fn path_hash(path: &Path, len: usize) -> String {
     hex
 }
 
-/// The name of a path's project folder: the sanitized path (at most [`MAX_SANITIZED_LEN`]
-/// characters) for people, then `-` and [`PROJECT_HASH_LEN`] hex digits of the SHA-256 of the
+/// The name of a path's project folder: the sanitized path (at most 200
+/// characters) for people, then `-` and 12 hex digits of the SHA-256 of the
 /// whole path, always, so two paths that sanitize alike still get their own folders.
 pub fn project_dir_name(path: &Path) -> String {
     let mut readable = sanitized_chars(path);

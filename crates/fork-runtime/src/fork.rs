@@ -191,7 +191,7 @@ pub async fn run_forked_agent(
         &template.replacements,
     ) {
         (Some(state), _) => state.clone(),
-        (None, Some(parent_state)) => tine_query_loop::replacement::lock(parent_state).clone(),
+        (None, Some(parent_state)) => tine_query_loop::lock_replacements(parent_state).clone(),
         (None, None) => context.content_replacements.clone(),
     };
     template.replacements = Some(Arc::new(std::sync::Mutex::new(replacements)));

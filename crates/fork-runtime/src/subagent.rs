@@ -198,7 +198,7 @@ pub fn create_subagent_context(
         Arc::new(NoAppState)
     };
     let content_replacements = overrides.content_replacements.clone().unwrap_or_else(|| {
-        tine_query_loop::replacement::lock(&parent.content_replacements).clone()
+        tine_query_loop::lock_replacements(&parent.content_replacements).clone()
     });
     SubagentContext {
         client: Arc::clone(&parent.client),

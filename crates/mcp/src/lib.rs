@@ -1,19 +1,20 @@
 //! tine-mcp: MCP servers through rmcp, the official Rust SDK (seed 003 §八). Their tools become
 //! tine [`Tool`](tine_tools::Tool)s named `mcp__SERVER__TOOL`, which the `ToolPool` orders after
-//! the built-ins. Modules in reading order:
+//! the built-ins. Modules in reading order (private but `test_server`, behind the `test-server`
+//! feature: the items re-exported at the root are the API):
 //!
-//! - [`config`]: one server's configuration in Claude Code's shape (stdio or streamable HTTP),
-//!   with `${VAR}` expansion ([`expand`]).
-//! - [`sources`]: where configurations come from (`--mcp-config`, `.mcp.json`, user and local
+//! - `config`: one server's configuration in Claude Code's shape (stdio or streamable HTTP),
+//!   with `${VAR}` expansion (`expand`).
+//! - `sources`: where configurations come from (`--mcp-config`, `.mcp.json`, user and local
 //!   settings, `~/.claude.json`) and which wins for a name.
-//! - [`trust`]: whether a project's `.mcp.json` server may start.
-//! - [`names`]: `mcp__SERVER__TOOL` within the API's name rules.
-//! - [`client`]: one connection (child process group or HTTP), the handshake under a deadline,
-//!   elicitation; [`http`]: rmcp's HTTP transport over the workspace's reqwest.
-//! - [`manager`]: the session's servers: parallel bounded start, statuses, exits reported,
+//! - `trust`: whether a project's `.mcp.json` server may start.
+//! - `names`: `mcp__SERVER__TOOL` within the API's name rules.
+//! - `client`: one connection (child process group or HTTP), the handshake under a deadline,
+//!   elicitation; `http`: rmcp's HTTP transport over the workspace's reqwest.
+//! - `manager`: the session's servers: parallel bounded start, statuses, exits reported,
 //!   restart, shutdown.
-//! - [`tool`], [`resources`], [`output`]: the tools the model calls and how results read.
-//! - [`commands`]: `tine mcp list|get|add|remove|trust`.
+//! - `tool`, `resources`, `output`: the tools the model calls and how results read.
+//! - `commands`: `tine mcp list|get|add|remove|trust`.
 //!
 //! # Example
 //!
@@ -23,7 +24,7 @@
 //! ```
 //! use serde_json::json;
 //! use tine_mcp::McpServerConfig;
-//! use tine_mcp::names::tool_name;
+//! use tine_mcp::tool_name;
 //!
 //! let config = McpServerConfig::from_json(&json!({"command": "npx", "args": ["my-server"]}))?;
 //! assert_eq!(config.transport_name(), "stdio");
@@ -34,21 +35,21 @@
 //! [`McpManager::start`] connects the configured servers and returns their tools.
 //! `examples/mcp_client.rs` does it against the crate's small test server over streamable
 //! HTTP, in-process (`cargo run -p tine-mcp --example mcp_client`).
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod client;
-pub mod commands;
-pub mod config;
-pub mod expand;
-pub mod http;
-pub mod manager;
-pub mod names;
-pub mod output;
-pub mod resources;
-pub mod sources;
-pub mod tool;
-pub mod trust;
+mod client;
+mod commands;
+mod config;
+mod expand;
+mod http;
+mod manager;
+mod names;
+mod output;
+mod resources;
+mod sources;
+mod tool;
+mod trust;
 
 #[cfg(feature = "test-server")]
 pub mod test_server;

@@ -34,11 +34,6 @@ pub fn tool_name(server: &str, tool: &str) -> String {
     format!("{}_{hash}", &full[..keep])
 }
 
-/// The server-wide prefix `mcp__SERVER` (what an `mcp__SERVER` permission rule names).
-pub fn server_prefix(server: &str) -> String {
-    format!("{MCP_PREFIX}{}", sanitize(server))
-}
-
 /// Why a server name cannot be used.
 pub fn invalid_server_name(name: &str) -> Option<&'static str> {
     if name.is_empty() {

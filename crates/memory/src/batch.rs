@@ -102,10 +102,10 @@ const ACK_WORDS: &[&str] = &[
 ];
 
 /// The longest prompt that can still be an acknowledgement ("ok thanks, that looks good").
-pub const MAX_ACK_WORDS: usize = 6;
+pub(crate) const MAX_ACK_WORDS: usize = 6;
 
 /// Whether `text` is only an acknowledgement (or empty): nothing in it to remember.
-pub fn is_acknowledgement(text: &str) -> bool {
+pub(crate) fn is_acknowledgement(text: &str) -> bool {
     let mut words = 0;
     for raw in text.split_whitespace() {
         let word = raw
@@ -155,7 +155,7 @@ fn has_tool_results(message: &Message) -> bool {
 
 /// Splits `messages` into turns and sorts them. Messages before the first prompt (a window
 /// starting mid-turn, after compaction) form a turn of their own.
-pub fn assess(messages: &[Message], sandbox: &MemorySandbox, cwd: &Path) -> Batch {
+pub(crate) fn assess(messages: &[Message], sandbox: &MemorySandbox, cwd: &Path) -> Batch {
     let mut batch = Batch::default();
     let mut start = 0;
     while start < messages.len() {

@@ -109,7 +109,7 @@ pub struct DreamCommand {
 }
 
 /// The note `tine memory dream` starts with: why its first request reads nothing from the cache.
-pub const STANDALONE_DREAM_NOTE: &str = "no session's prompt cache to share here, so this dream     forks a minimal parent (the system prompt and tools, no conversation): its first request     writes the cache, the following ones read it";
+pub(crate) const STANDALONE_DREAM_NOTE: &str = "no session's prompt cache to share here, so this dream     forks a minimal parent (the system prompt and tools, no conversation): its first request     writes the cache, the following ones read it";
 
 /// `tine memory dream`: one dream now, ignoring the time and session gates but taking the lock
 /// (an error says so when another session holds it). `progress` gets a line per step (the

@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime};
 use crate::error::MemoryError;
 
 /// The lock file in the memory directory (hidden: the memory forks cannot touch it).
-pub const CONSOLIDATION_LOCK_FILE: &str = ".consolidate-lock";
+pub(crate) const CONSOLIDATION_LOCK_FILE: &str = ".consolidate-lock";
 
 /// How many times the path may change under an acquirer before it gives up (each change is
 /// another process taking the lock, so this is never reached in practice).

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use tine_api_client::Message;
 
 /// The transcript annotation kind of a cursor.
-pub const MEMORY_CURSOR_KIND: &str = "memory_cursor";
+pub(crate) const MEMORY_CURSOR_KIND: &str = "memory_cursor";
 
 /// Where the last successful run stopped: `count` messages, the last of which hashed to `hash`.
 #[derive(Debug, Clone, PartialEq, Eq)]

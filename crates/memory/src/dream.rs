@@ -26,7 +26,7 @@ use tine_fork_runtime::{
     run_forked_agent,
 };
 use tine_permissions::PermissionContext;
-use tine_query_loop::timestamp::utc_date;
+use tine_query_loop::utc_date;
 use tine_query_loop::{CanUseTool, Terminal};
 
 use crate::consolidation_lock::ConsolidationLock;

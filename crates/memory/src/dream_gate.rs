@@ -26,19 +26,19 @@ use crate::consolidation_lock::{Acquire, ConsolidationLock, age, recorded_consol
 use crate::error::MemoryError;
 
 /// The fork's turn cap: consolidation reads and rewrites several files.
-pub const DREAM_MAX_TURNS: u32 = 30;
+pub(crate) const DREAM_MAX_TURNS: u32 = 30;
 /// Default of `autoDreamMinHours`.
 pub const DEFAULT_DREAM_MIN_HOURS: f64 = 24.0;
 /// Default of `autoDreamMinSessions`.
 pub const DEFAULT_DREAM_MIN_SESSIONS: usize = 5;
 /// The session scan runs at most this often per process.
-pub const DREAM_SCAN_INTERVAL: Duration = Duration::from_secs(10 * 60);
+pub(crate) const DREAM_SCAN_INTERVAL: Duration = Duration::from_secs(10 * 60);
 /// The setting that turns auto dream on or off.
-pub const DREAM_ENABLED_SETTING: &str = "autoDreamEnabled";
+pub(crate) const DREAM_ENABLED_SETTING: &str = "autoDreamEnabled";
 /// The setting for the hours between consolidations.
-pub const DREAM_MIN_HOURS_SETTING: &str = "autoDreamMinHours";
+pub(crate) const DREAM_MIN_HOURS_SETTING: &str = "autoDreamMinHours";
 /// The setting for the sessions between consolidations.
-pub const DREAM_MIN_SESSIONS_SETTING: &str = "autoDreamMinSessions";
+pub(crate) const DREAM_MIN_SESSIONS_SETTING: &str = "autoDreamMinSessions";
 
 /// How auto dream behaves.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -14,11 +14,12 @@ pub const DREAM_PROMPT_SESSIONS: usize = 20;
 /// Changed memories named in the prompt; the rest are counted.
 const CHANGED_LISTED: usize = 20;
 /// What the prompt costs without its lists and paths (a test holds it to this).
-pub const DREAM_PROMPT_BUDGET: usize = 1_500;
+#[cfg(test)]
+pub(crate) const DREAM_PROMPT_BUDGET: usize = 1_500;
 
 /// What the prompt names.
 #[derive(Debug, Clone)]
-pub struct DreamPromptInput<'a> {
+pub(crate) struct DreamPromptInput<'a> {
     /// The memory directory, absolute.
     pub dir: &'a Path,
     /// The project's transcripts directory (`<id>.jsonl` per session).
@@ -34,7 +35,7 @@ pub struct DreamPromptInput<'a> {
 }
 
 /// The dream prompt.
-pub fn build_dream_prompt(input: &DreamPromptInput<'_>) -> String {
+pub(crate) fn build_dream_prompt(input: &DreamPromptInput<'_>) -> String {
     let dir = input.dir.display();
     let transcripts = input.transcripts.display();
     let mut p = String::with_capacity(2_048);

@@ -29,7 +29,7 @@ use tine_fork_runtime::{
     run_forked_agent,
 };
 use tine_permissions::PermissionContext;
-use tine_query_loop::timestamp::utc_date;
+use tine_query_loop::utc_date;
 use tine_query_loop::{CanUseTool, EndAfterTools, Terminal, TranscriptAnnotator, TranscriptRecord};
 
 use crate::batch::{Batch, assess};
@@ -45,14 +45,14 @@ use crate::topic::scan_memories;
 /// The job's name in pipeline events.
 pub const EXTRACTION_JOB: &str = "extract_memories";
 /// The fork's turn cap (seed 000 §8.1: typically 2–4 turns; 5 stops rabbit holes).
-pub const EXTRACTION_MAX_TURNS: u32 = 5;
+pub(crate) const EXTRACTION_MAX_TURNS: u32 = 5;
 /// Memories listed in the fork's manifest.
 const MANIFEST_LIMIT: usize = 200;
 /// The default of [`ExtractionOptions::every`], measured by `cargo xtask bench cost` (the
 /// 100-turn chat): see the README's "Memory" section for the figures.
 pub const DEFAULT_EXTRACT_EVERY: u32 = 8;
 /// The setting that overrides [`DEFAULT_EXTRACT_EVERY`] (a number of eligible turns, >= 1).
-pub const EXTRACT_EVERY_SETTING: &str = "autoMemoryExtractEvery";
+pub(crate) const EXTRACT_EVERY_SETTING: &str = "autoMemoryExtractEvery";
 
 /// Why one extraction run failed.
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +103,7 @@ struct Inner {
 /// How the extraction fork runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExtractionOptions {
-    /// The fork's turn cap ([`EXTRACTION_MAX_TURNS`]).
+    /// The fork's turn cap (5 by default).
     pub max_turns: u32,
     /// Put the fork's cache breakpoint on the parent's last message instead of on the fork's
     /// own prompt (default: on). The fork still reads the parent's whole cached prefix, and
@@ -129,7 +129,7 @@ impl Default for ExtractionOptions {
 }
 
 impl ExtractionOptions {
-    /// The defaults with [`EXTRACT_EVERY_SETTING`] applied. A value that is not a whole
+    /// The defaults with the `autoMemoryExtractEvery` setting applied. A value that is not a whole
     /// number >= 1 is ignored with a warning the host should show.
     pub fn from_settings(settings: &LoadedSettings) -> (Self, Option<String>) {
         let mut options = Self::default();
@@ -641,7 +641,11 @@ fn listed_in_context(messages: &[Message], file_name: &str) -> bool {
 
 /// Whether an assistant message among `messages` called Write or Edit on a file inside the
 /// memory directory.
-pub fn main_agent_wrote_memory(messages: &[Message], sandbox: &MemorySandbox, cwd: &Path) -> bool {
+pub(crate) fn main_agent_wrote_memory(
+    messages: &[Message],
+    sandbox: &MemorySandbox,
+    cwd: &Path,
+) -> bool {
     messages
         .iter()
         .filter(|m| m.role == Role::Assistant)

@@ -12,7 +12,7 @@ pub const EXTRACTION_MARKER: &str = "<memory-extraction>";
 
 /// What the prompt is built from.
 #[derive(Debug, Clone)]
-pub struct ExtractPromptInput<'a> {
+pub(crate) struct ExtractPromptInput<'a> {
     /// The memory directory, absolute.
     pub dir: &'a Path,
     /// How many messages at the end of the conversation are new since the last extraction.
@@ -32,10 +32,11 @@ pub struct ExtractPromptInput<'a> {
 /// The most bytes the prompt may have apart from the memory directory's path and the manifest
 /// (checked by a test). Every byte of it is sent uncached on each extraction request (it
 /// follows the parent's cached prefix), so it stays short (1.5 KB; the first form was 4.3 KB).
-pub const EXTRACT_PROMPT_BUDGET: usize = 1600;
+#[cfg(test)]
+pub(crate) const EXTRACT_PROMPT_BUDGET: usize = 1600;
 
 /// The user message the extraction fork is given after the parent's conversation.
-pub fn build_extract_prompt(input: &ExtractPromptInput<'_>) -> String {
+pub(crate) fn build_extract_prompt(input: &ExtractPromptInput<'_>) -> String {
     let dir = input.dir.display();
     let n = input.new_messages;
     let turns = input.max_turns;

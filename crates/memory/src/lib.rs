@@ -1,34 +1,35 @@
 //! tine-memory: automatic memory (seed 001 §16.2.4 ①, seed 000 §七–§八, seed 003 §十). Tell
 //! tine once that the project uses React 18 and PostgreSQL, and the next session knows.
 //!
-//! Modules in reading order:
-//! - [`memdir`]: where the memory directory is (`TINE_MEMORY_DIR`, `autoMemoryDirectory`, or
+//! Modules in reading order (private: the items named below, re-exported at the root, are the
+//! API):
+//! - `memdir`: where the memory directory is (`TINE_MEMORY_DIR`, `autoMemoryDirectory`, or
 //!   `$TINE_HOME/projects/<project>/memory`), whether auto memory is on, and `MEMORY.md` as
 //!   loaded into the context once per session.
-//! - [`topic`]: topic files (frontmatter `name`, `description`, `type`), the tolerant scan,
+//! - `topic`: topic files (frontmatter `name`, `description`, `type`), the tolerant scan,
 //!   index lines, saving a memory.
-//! - [`sandbox`]: [`MemorySandbox`], the memory forks' `can_use_tool`.
-//! - [`write_guard`]: [`guard_memory_writes`], Read/Write/Edit made safe for several sessions
+//! - `sandbox`: [`MemorySandbox`], the memory forks' `can_use_tool`.
+//! - `write_guard`: [`guard_memory_writes`], Read/Write/Edit made safe for several sessions
 //!   saving memories at once (a lock across processes, `MEMORY.md` merged, files 0600).
-//! - [`batch`]: which turns are worth extracting (not "ok, thanks") and when a batch is due.
-//! - [`cursor`]: where extraction stopped, kept in the session's transcript.
-//! - [`extract_prompt`], [`extract`]: the [`ExtractionJob`], a background job of the stop-hook
+//! - `batch`: which turns are worth extracting (not "ok, thanks") and when a batch is due.
+//! - `cursor`: where extraction stopped, kept in the session's transcript.
+//! - `extract_prompt`, `extract`: the [`ExtractionJob`], a background job of the stop-hook
 //!   pipeline that forks on the parent's prompt cache every few eligible turns (and when the
 //!   host flushes it: idle, exit, before compaction) and saves memories.
-//! - [`fork_changes`]: what a memory fork changed in the directory and what it cost.
-//! - [`magic_docs`], [`magic_docs_job`]: Magic Docs: files whose first line is
+//! - `fork_changes`: what a memory fork changed in the directory and what it cost.
+//! - `magic_docs`, `magic_docs_job`: Magic Docs: files whose first line is
 //!   `# MAGIC DOC: <title>` are tracked when Read shows them, and a cache-sharing fork that may
 //!   only Edit them keeps them true to the conversation after each turn.
-//! - [`consolidation_lock`]: [`ConsolidationLock`], `.consolidate-lock`: the last
+//! - `consolidation_lock`: [`ConsolidationLock`], `.consolidate-lock`: the last
 //!   consolidation as its mtime, an OS lock held for a whole dream, exact across processes.
-//! - [`dream_gate`]: when a dream runs: enabled, time, scan throttle, sessions, lock.
-//! - [`dream_prompt`], [`dream_task`], [`dream`]: the [`DreamJob`], a background job that
+//! - `dream_gate`: when a dream runs: enabled, time, scan throttle, sessions, lock.
+//! - `dream_prompt`, `dream_task`, `dream`: the [`DreamJob`], a background job that
 //!   consolidates memory on the parent's prompt cache once the gates pass, as a killable
 //!   [`DreamTask`] whose failure or kill rolls the lock back.
-//! - [`recall`]: [`Recall`], which attaches the memories relevant to a prompt to its turn.
-//! - [`session`]: [`AutoMemory`], all of the above for one session, made at its start.
-//! - [`commands`]: `tine memory path|list|show|dream`.
-//! - [`error`]: the crate's typed errors ([`MemoryError`]).
+//! - `recall`: [`Recall`], which attaches the memories relevant to a prompt to its turn.
+//! - `session`: [`AutoMemory`], all of the above for one session, made at its start.
+//! - `commands`: `tine memory path|list|show|dream`.
+//! - `error`: the crate's typed errors ([`MemoryError`]).
 //!
 //! How a host wires it: resolve the directory with [`resolve_memory_dir`]; when enabled,
 //! [`AutoMemory::start`], swap the session's tools for [`guard_memory_writes`]'s (before the
@@ -69,78 +70,64 @@
 //! parent's cache that writes topic files) and [`DreamJob`], with [`Recall`] attaching the
 //! relevant files to a turn. `examples/remember_and_recall.rs` runs both over a scripted
 //! session on the bundled simulator (`cargo run -p tine-memory --example remember_and_recall`).
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod batch;
-pub mod commands;
-pub mod consolidation_lock;
-pub mod cursor;
-pub mod dream;
-pub mod dream_gate;
-pub mod dream_prompt;
-pub mod dream_task;
-pub mod error;
-pub mod extract;
-pub mod extract_prompt;
-pub mod fork_changes;
-pub mod magic_docs;
-pub mod magic_docs_job;
-pub mod memdir;
-pub mod recall;
-pub mod sandbox;
-pub mod session;
-pub mod topic;
-pub mod write_guard;
+mod batch;
+mod commands;
+mod consolidation_lock;
+mod cursor;
+mod dream;
+mod dream_gate;
+mod dream_prompt;
+mod dream_task;
+mod error;
+mod extract;
+mod extract_prompt;
+mod fork_changes;
+mod magic_docs;
+mod magic_docs_job;
+mod memdir;
+mod recall;
+mod sandbox;
+mod session;
+mod topic;
+mod write_guard;
 
-pub use batch::{Batch, MAX_ACK_WORDS, assess, is_acknowledgement};
-pub use commands::{
-    DreamCommand, STANDALONE_DREAM_NOTE, dream as dream_now, list, memory_path, show,
-};
-pub use consolidation_lock::{
-    Acquire, CONSOLIDATION_LOCK_FILE, ConsolidationLock, recorded_consolidation,
-};
-pub use cursor::MEMORY_CURSOR_KIND;
+pub use batch::Batch;
+
+pub use commands::{DreamCommand, dream as dream_now, list, memory_path, show};
+pub use consolidation_lock::{Acquire, ConsolidationLock, recorded_consolidation};
 pub use dream::{DREAM_JOB, DreamError, DreamJob, DreamRun, OnDreamProgress};
 pub use dream_gate::{
-    DEFAULT_DREAM_MIN_HOURS, DEFAULT_DREAM_MIN_SESSIONS, DREAM_ENABLED_SETTING, DREAM_MAX_TURNS,
-    DREAM_MIN_HOURS_SETTING, DREAM_MIN_SESSIONS_SETTING, DREAM_SCAN_INTERVAL, DreamIo,
-    DreamOptions, FileStamp, GateOutcome, Gates, Ready, ScanThrottle, SystemIo,
+    DEFAULT_DREAM_MIN_HOURS, DEFAULT_DREAM_MIN_SESSIONS, DreamIo, DreamOptions, FileStamp,
+    GateOutcome, Gates, Ready, ScanThrottle, SystemIo,
 };
-pub use dream_prompt::{DREAM_MARKER, DREAM_PROMPT_BUDGET, DreamPromptInput, build_dream_prompt};
+pub use dream_prompt::DREAM_MARKER;
 pub use dream_task::{DreamPhase, DreamStatus, DreamTask, DreamTaskState, DreamTurn};
 pub use error::MemoryError;
 pub use extract::{
-    DEFAULT_EXTRACT_EVERY, EXTRACT_EVERY_SETTING, EXTRACTION_JOB, EXTRACTION_MAX_TURNS,
-    ExtractError, ExtractionJob, ExtractionOptions, ForkRun, RunReport, main_agent_wrote_memory,
+    DEFAULT_EXTRACT_EVERY, EXTRACTION_JOB, ExtractError, ExtractionJob, ExtractionOptions, ForkRun,
+    RunReport,
 };
-pub use extract_prompt::{
-    EXTRACT_PROMPT_BUDGET, EXTRACTION_MARKER, ExtractPromptInput, build_extract_prompt,
-};
+pub use extract_prompt::EXTRACTION_MARKER;
 pub use fork_changes::billed_equivalent_input;
-pub use magic_docs::{
-    MAGIC_DOC_PREFIX, MAGIC_DOCS_SETTING, MagicDocHeader, MagicDocs, MagicDocsOptions,
-    detect_magic_doc_header, read_magic_doc_header,
-};
+pub use magic_docs::{MAGIC_DOC_PREFIX, MagicDocHeader, MagicDocs, MagicDocsOptions};
 pub use magic_docs_job::{
-    MAGIC_DOC_MAX_BYTES, MAGIC_DOCS_JOB, MAGIC_DOCS_MARKER, MAGIC_DOCS_MAX_TURNS, MagicDocsError,
-    MagicDocsJob, MagicDocsSandbox,
+    MAGIC_DOCS_JOB, MAGIC_DOCS_MARKER, MagicDocsError, MagicDocsJob, MagicDocsSandbox,
 };
 pub use memdir::{
-    DirSource, INDEX_FILE, IndexForContext, IndexMerge, IndexTruncation, MAX_INDEX_BYTES,
-    MAX_INDEX_LINE_CHARS, MAX_INDEX_LINES, MemoryDir, MemoryEnv, MemoryResolution, MemoryWriteLock,
-    WRITE_LOCK_FILE, WRITE_LOCK_TIMEOUT, check_file_name, default_memory_dir, merge_index,
-    resolve_memory_dir, write_atomic,
+    DirSource, INDEX_FILE, IndexForContext, IndexTruncation, MAX_INDEX_BYTES, MAX_INDEX_LINE_CHARS,
+    MAX_INDEX_LINES, MemoryDir, MemoryEnv, MemoryResolution, default_memory_dir,
+    resolve_memory_dir,
 };
 pub use recall::{
-    MemorySelector, RECALL_INLINE_BYTES, RECALL_MARKER, RECALL_MAX_FILE_BYTES, RECALL_MAX_FILES,
-    RECALL_MAX_LINES, RECALL_MAX_SESSION_BYTES, RECALL_MAX_TOKENS, RECALL_QUERY_SOURCE, Recall,
-    RecallAttachment, RecallError, Selection, SessionMemories, SideQuerySelector, selection_schema,
+    MemorySelector, RECALL_MARKER, Recall, RecallAttachment, RecallError, Selection,
+    SessionMemories, SideQuerySelector,
 };
 pub use sandbox::MemorySandbox;
 pub use session::AutoMemory;
 pub use topic::{
-    Frontmatter, MemoryHeader, MemoryIssue, MemoryType, NewMemory, Scan, index_line,
-    parse_frontmatter, render_topic, save_memory, scan_memories,
+    Frontmatter, MemoryHeader, MemoryIssue, MemoryType, NewMemory, Scan, save_memory, scan_memories,
 };
 pub use write_guard::guard_memory_writes;

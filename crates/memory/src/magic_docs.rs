@@ -20,7 +20,7 @@ use tine_config::settings::LoadedSettings;
 use tine_tools::{FileReadListener, HEAD_LINES};
 
 /// The setting that turns Magic Docs off (`false`); on by default.
-pub const MAGIC_DOCS_SETTING: &str = "magicDocsEnabled";
+pub(crate) const MAGIC_DOCS_SETTING: &str = "magicDocsEnabled";
 
 /// The first line's prefix (matched without regard to case or the spaces around its words).
 pub const MAGIC_DOC_PREFIX: &str = "# MAGIC DOC:";
@@ -41,7 +41,7 @@ pub struct MagicDocHeader {
 
 /// The header of a Magic Doc from the first lines of its text, or `None` when the first line
 /// is not `# MAGIC DOC: <title>` with a non-empty title.
-pub fn detect_magic_doc_header(text: &str) -> Option<MagicDocHeader> {
+pub(crate) fn detect_magic_doc_header(text: &str) -> Option<MagicDocHeader> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     let header_line = lines.next()?.trim_end_matches('\r');
@@ -88,7 +88,7 @@ fn italic_text(line: &str) -> Option<String> {
 
 /// Reads the first lines of `path` from disk and detects its header (blocking I/O: a few
 /// kilobytes at most).
-pub fn read_magic_doc_header(path: &Path) -> Option<MagicDocHeader> {
+pub(crate) fn read_magic_doc_header(path: &Path) -> Option<MagicDocHeader> {
     use std::io::Read;
     let file = std::fs::File::open(path).ok()?;
     if !file.metadata().ok()?.is_file() {

@@ -37,9 +37,9 @@ pub const MAGIC_DOCS_JOB: &str = "magic_docs";
 /// The tag opening the fork's prompt (how a test or a log finds it).
 pub const MAGIC_DOCS_MARKER: &str = "<magic-docs-update>";
 /// The fork's turn cap: its edits in one turn, a retry of a failed one, a last word.
-pub const MAGIC_DOCS_MAX_TURNS: u32 = 3;
+pub(crate) const MAGIC_DOCS_MAX_TURNS: u32 = 3;
 /// A tracked file bigger than this is not quoted whole, so it is left alone this turn.
-pub const MAGIC_DOC_MAX_BYTES: u64 = 64 * 1024;
+pub(crate) const MAGIC_DOC_MAX_BYTES: u64 = 64 * 1024;
 
 /// Why one update failed.
 #[derive(Debug, thiserror::Error)]

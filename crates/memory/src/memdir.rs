@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use tine_config::LoadedSettings;
 use tine_config::{Adoption, adopt_legacy_project_dir, project_dir};
-use tine_query_loop::context::find_repo_root;
+use tine_query_loop::find_repo_root;
 
 use tine_config::private_fs;
 
@@ -31,9 +31,9 @@ pub const MAX_INDEX_BYTES: usize = 25_000;
 /// Longest index line (`- [Title](file.md) — hook`), in characters.
 pub const MAX_INDEX_LINE_CHARS: usize = 150;
 /// The lock file every writer of the directory holds (hidden: the forks cannot touch it).
-pub const WRITE_LOCK_FILE: &str = ".write-lock";
+pub(crate) const WRITE_LOCK_FILE: &str = ".write-lock";
 /// How long a writer waits for [`MemoryWriteLock`] before giving up with an error.
-pub const WRITE_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const WRITE_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The environment variables memory reads, taken once so tests never touch the real process
 /// environment.
@@ -241,7 +241,7 @@ impl MemoryDir {
     }
 
     /// Writes `content` to `name` inside the directory atomically (temp file + rename). Hold
-    /// the [`MemoryWriteLock`] around a read-modify-write.
+    /// the directory's write lock (`.write-lock`) around a read-modify-write.
     pub fn write_file(&self, name: &str, content: &str) -> Result<PathBuf, MemoryError> {
         check_file_name(name)?;
         self.ensure()?;
@@ -252,7 +252,7 @@ impl MemoryDir {
 }
 
 /// Checks a memory file name: `[A-Za-z0-9_.-]`, not hidden, ending in `.md`, no directories.
-pub fn check_file_name(name: &str) -> Result<(), MemoryError> {
+pub(crate) fn check_file_name(name: &str) -> Result<(), MemoryError> {
     let ok = !name.is_empty()
         && name.len() <= 200
         && !name.starts_with('.')
@@ -364,7 +364,7 @@ fn truncate_index(text: &str) -> (String, Option<IndexTruncation>) {
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
 /// reader never sees half a file. The file is 0600, new directories 0700.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
     private_fs::write_atomic(path, bytes).map_err(|e| MemoryError::io("cannot write", path, e))
 }
 
@@ -373,7 +373,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
 /// [`crate::save_memory`]. Released on drop, and by the kernel if the process dies, so a crash
 /// never leaves it held. Blocking: call it off the async runtime.
 #[derive(Debug)]
-pub struct MemoryWriteLock {
+pub(crate) struct MemoryWriteLock {
     _file: File,
 }
 
@@ -410,7 +410,7 @@ impl MemoryWriteLock {
 
 /// An index update merged with what other writers saved meanwhile.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexMerge {
+pub(crate) struct IndexMerge {
     /// The new `MEMORY.md`.
     pub text: String,
     /// Lines other writers added since `base` that were kept.
@@ -426,7 +426,7 @@ pub struct IndexMerge {
 ///   already links (we updated that memory's line: ours wins).
 ///
 /// With no `base` (the writer never read the file) nothing counts as removed: a union.
-pub fn merge_index(base: Option<&str>, ours: &str, theirs: &str) -> IndexMerge {
+pub(crate) fn merge_index(base: Option<&str>, ours: &str, theirs: &str) -> IndexMerge {
     let base: HashSet<&str> = base.map(|b| b.lines().collect()).unwrap_or_default();
     let ours_lines: HashSet<&str> = ours.lines().collect();
     let theirs_lines: HashSet<&str> = theirs.lines().collect();

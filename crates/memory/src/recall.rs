@@ -28,7 +28,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tine_api_client::{CacheControl, ContentBlock, Message, ModelClient, TextBlock, Usage};
 use tine_fork_runtime::{SideQuery, SideQueryError, UsageLedger, side_query};
-use tine_query_loop::timestamp::utc_date;
+use tine_query_loop::utc_date;
 
 use crate::batch::is_acknowledgement;
 use crate::topic::{MemoryHeader, scan_memories};
@@ -36,22 +36,22 @@ use crate::topic::{MemoryHeader, scan_memories};
 /// Memory files considered per turn.
 pub const RECALL_SCAN_LIMIT: usize = 200;
 /// Memories attached per turn.
-pub const RECALL_MAX_FILES: usize = 5;
+pub(crate) const RECALL_MAX_FILES: usize = 5;
 /// Lines of one attached memory.
-pub const RECALL_MAX_LINES: usize = 200;
+pub(crate) const RECALL_MAX_LINES: usize = 200;
 /// Bytes of one attached memory.
-pub const RECALL_MAX_FILE_BYTES: usize = 4 * 1024;
+pub(crate) const RECALL_MAX_FILE_BYTES: usize = 4 * 1024;
 /// Bytes attached over a whole session.
-pub const RECALL_MAX_SESSION_BYTES: usize = 60 * 1024;
+pub(crate) const RECALL_MAX_SESSION_BYTES: usize = 60 * 1024;
 /// The selection query's output cap: a list of file names needs no more.
-pub const RECALL_MAX_TOKENS: u32 = 256;
+pub(crate) const RECALL_MAX_TOKENS: u32 = 256;
 /// The query source recall's side queries are billed to.
-pub const RECALL_QUERY_SOURCE: &str = "memory_recall";
+pub(crate) const RECALL_QUERY_SOURCE: &str = "memory_recall";
 /// When every candidate together is at most this big, they are attached without a selection
 /// query, [`RECALL_MAX_FILES`] a turn: the query, sent on every turn until it picks them (its
 /// manifest too short to be cached), costs more than attaching them once (they then sit in the
 /// cached conversation at a tenth of the price).
-pub const RECALL_INLINE_BYTES: usize = 4 * 1024;
+pub(crate) const RECALL_INLINE_BYTES: usize = 4 * 1024;
 /// Opens the selection query's user message (mock scenarios match on it).
 pub const RECALL_MARKER: &str = "<memory-recall>";
 
@@ -153,7 +153,7 @@ impl SideQuerySelector {
 }
 
 /// The schema of the selection answer.
-pub fn selection_schema() -> Value {
+pub(crate) fn selection_schema() -> Value {
     json!({
         "type": "object",
         "properties": {

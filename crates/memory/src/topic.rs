@@ -144,7 +144,7 @@ impl Scan {
 }
 
 /// Parses frontmatter at the top of `text`. `Err` says why the file is not a memory.
-pub fn parse_frontmatter(text: &str) -> Result<(Frontmatter, Vec<String>), String> {
+pub(crate) fn parse_frontmatter(text: &str) -> Result<(Frontmatter, Vec<String>), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     match lines.next() {
@@ -204,7 +204,7 @@ pub const SCAN_HEAD_LINES: usize = 30;
 
 /// Scans the memory directory's topic files (every `*.md` but `MEMORY.md`, subdirectories
 /// included, hidden entries skipped): newest first, at most `limit`, reading only the first
-/// [`SCAN_HEAD_LINES`] lines of each. A missing directory is an empty scan.
+/// 30 lines of each. A missing directory is an empty scan.
 pub fn scan_memories(dir: &Path, limit: usize) -> Scan {
     let mut found: Vec<(PathBuf, String, SystemTime)> = Vec::new();
     let mut scan = Scan::default();
@@ -309,7 +309,7 @@ fn read_head(path: &Path, lines: usize) -> Result<String, String> {
 }
 
 /// The text of a topic file.
-pub fn render_topic(name: &str, description: &str, kind: MemoryType, body: &str) -> String {
+pub(crate) fn render_topic(name: &str, description: &str, kind: MemoryType, body: &str) -> String {
     let one_line = |s: &str| s.replace(['\n', '\r'], " ");
     format!(
         "---\nname: {}\ndescription: {}\ntype: {kind}\n---\n\n{}\n",
@@ -320,7 +320,7 @@ pub fn render_topic(name: &str, description: &str, kind: MemoryType, body: &str)
 }
 
 /// An index line, `- [Title](file.md) — hook`, cut to [`MAX_INDEX_LINE_CHARS`] characters.
-pub fn index_line(title: &str, file_name: &str, hook: &str) -> String {
+pub(crate) fn index_line(title: &str, file_name: &str, hook: &str) -> String {
     let line = format!(
         "- [{}]({file_name}) — {}",
         title.replace(['\n', '\r', '[', ']'], " "),
@@ -351,7 +351,7 @@ pub struct NewMemory<'a> {
 
 /// Saves a memory: the topic file, and its index line (replacing the line that links the same
 /// file, else appended). Both writes are atomic, and the whole read-modify-write holds the
-/// directory's [`MemoryWriteLock`], so sessions saving at once lose nothing. Blocking.
+/// directory's write lock, so sessions saving at once lose nothing. Blocking.
 pub fn save_memory(dir: &MemoryDir, memory: &NewMemory<'_>) -> Result<PathBuf, MemoryError> {
     check_file_name(memory.file_name)?;
     let _lock = MemoryWriteLock::acquire(dir.path(), WRITE_LOCK_TIMEOUT)?;

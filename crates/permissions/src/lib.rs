@@ -17,7 +17,7 @@
 //! file rules (deny and ask rules match the given or the resolved path, allow rules the
 //! resolved one) for every tool and for the paths of Bash commands (`bash_paths`).
 //!
-//! Bash is judged part by part ([`bash`]): a deny or ask rule matching any part catches
+//! Bash is judged part by part ([`analyze`]): a deny or ask rule matching any part catches
 //! the whole line, and the line is allowed only when every part is allowed by a rule or is
 //! read-only and reads only inside the project (or where a Read allow rule reaches). An allow
 //! rule for `a` therefore never lets `a && rm -rf x` through, and `cat ~/.ssh/id_rsa` asks.
@@ -57,21 +57,23 @@
 //! (`cargo run -p tine-permissions --example decide`); `tine-tools`'s `examples/run_tool.rs`
 //! runs a real tool behind them.
 //!
-//! Modules in reading order:
+//! Modules in reading order (private: the items re-exported at the root are the API):
 //!
-//! - [`verdict`]: the vocabulary shared with tools (what a call touches, a tool's own verdict).
+//! - `verdict`: the vocabulary shared with tools ([`PermissionTarget`], what a call touches;
+//!   [`ToolVerdict`], a tool's own verdict).
 //! - `mode`, `rule`: the permission modes and the rule grammar (`Bash(npm test:*)`).
 //! - `settings`: the rules and default mode of every settings source, parsed, fail-closed.
 //! - `resolve`: where a path really leads (symlinks followed for the part that exists).
 //! - `engine`, `engine_bash`, `bash_paths`, `matching`: the decision for one call, Bash part
 //!   by part and the paths its commands touch.
 //! - `answer`: a person's answer to an ask, persisted rules, the denial log.
-//! - [`bash`]: bash command analysis (tree-sitter-bash), read-only or not, part by part.
-#![warn(missing_docs)]
+//! - `bash`: bash command analysis (tree-sitter-bash), read-only or not, part by part
+//!   ([`analyze`], [`CommandAnalysis`]).
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod bash;
-pub mod verdict;
+mod bash;
+mod verdict;
 
 mod answer;
 mod bash_paths;
@@ -90,7 +92,10 @@ pub use resolve::{ResolvedPath, normalize, resolve_path};
 pub use rule::{PermissionRule, RuleBehavior, RuleParseError, RuleSource, SourcedRule};
 pub use settings::PermissionSettings;
 
-pub use bash::{CommandAnalysis, CommandKind, SimpleCommand, analyze, is_read_only_command};
+pub use bash::{
+    CommandAnalysis, CommandKind, KindSummary, Redirection, SimpleCommand, Word, analyze,
+    is_read_only_command,
+};
 pub use verdict::{PermissionTarget, ToolVerdict};
 
 #[cfg(test)]

@@ -312,7 +312,7 @@ impl QueryEngine {
     }
 
     /// Who decides when the model is stuck (the same call failing the same way again and
-    /// again; see [`crate::stuck`]): an interactive host asks the person. Without one the turn
+    /// again; see [`crate::StuckDecision`]): an interactive host asks the person. Without one the turn
     /// stops with `Terminal::RepeatedToolFailure`.
     pub fn set_repeated_failure_handler(&mut self, handler: Arc<dyn RepeatedFailureHandler>) {
         self.on_repeated_failure = Some(handler);
@@ -352,7 +352,7 @@ impl QueryEngine {
         self.config.thinking = thinking;
     }
 
-    /// The thinking config the session asks for (before [`crate::thinking::fit_to_model`]).
+    /// The thinking config the session asks for (before it is fitted to the model and `max_tokens`).
     pub fn thinking(&self) -> Option<ThinkingConfig> {
         self.config.thinking
     }

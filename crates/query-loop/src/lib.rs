@@ -1,34 +1,35 @@
 //! tine-query-loop: the agent loop and everything a session needs around it. It must not know
-//! forks, memory or compaction: it calls them through the traits of [`plug`].
+//! forks, memory or compaction: it calls them through the traits of `plug` ([`CanUseTool`], [`Compactor`], [`StopHooks`], …).
 //!
-//! Modules, in reading order:
-//! - [`events`]: [`QueryEvent`], what the loop tells its host while it runs.
-//! - [`transition`]: why the loop went round again ([`Transition`]) and why it stopped
+//! Modules, in reading order (private, their items re-exported at the root, but for
+//! [`hooks`], the hooks subsystem's own vocabulary):
+//! - `events`: [`QueryEvent`], what the loop tells its host while it runs.
+//! - `transition`: why the loop went round again ([`Transition`]) and why it stopped
 //!   ([`Terminal`]).
-//! - [`plug`]: the traits upper layers and the host implement ([`CanUseTool`],
+//! - `plug`: the traits upper layers and the host implement ([`CanUseTool`],
 //!   [`PermissionPrompter`], [`Compactor`], [`StopHooks`], [`RequestMonitor`]) and the
 //!   vocabulary of their answers.
-//! - [`request`]: [`RequestTemplate`], the fixed part of every request, and request building
+//! - `request`: [`RequestTemplate`], the fixed part of every request, and request building
 //!   with the two cache breakpoints.
-//! - [`repair`]: the tool-use pairing repair run on the history before every request.
-//! - [`replacement`]: oversized tool results replaced by a preview, each decision frozen.
-//! - [`stuck`]: the same call failing the same way again and again ends the turn.
-//! - [`thinking`]: the thinking budget made valid against the model and `max_tokens`.
-//! - [`query`](mod@query): [`query()`], the loop itself as a stream of events.
-//! - [`spawn`]: how a tool call sees the turn in progress ([`TurnInProgress`], filled by the
+//! - `repair`: the tool-use pairing repair run on the history before every request.
+//! - `replacement`: oversized tool results replaced by a preview, each decision frozen.
+//! - `stuck`: the same call failing the same way again and again ends the turn.
+//! - `thinking`: the thinking budget made valid against the model and `max_tokens`.
+//! - `query`: [`query()`], the loop itself as a stream of events.
+//! - `spawn`: how a tool call sees the turn in progress ([`TurnInProgress`], filled by the
 //!   loop per call) and the [`SubagentSpawner`] the Agent tool starts sub-agents through.
-//! - [`totals`]: [`LoopTotals`], one run's requests, usage, cost and terminal folded from its
+//! - `totals`: [`LoopTotals`], one run's requests, usage, cost and terminal folded from its
 //!   events (the engine's turns and forks count the same way).
-//! - [`transcript`]: the session's JSONL transcript: writer, tolerant reader, resume,
+//! - `transcript`: the session's JSONL transcript: writer, tolerant reader, resume,
 //!   `--continue`.
-//! - [`context`]: AGENTS.md / CLAUDE.md discovery, environment facts, git snapshot, and the
+//! - `context`: AGENTS.md / CLAUDE.md discovery, environment facts, git snapshot, and the
 //!   rendering of the system prompt and user context, once per session.
 //! - [`hooks`]: the user's command hooks for every Claude Code event ([`hooks::Hooks`], the
 //!   value a session holds; [`CommandStopHooks`] for Stop alone) and the post-sampling registry.
 //!   `tool_calls` (private) runs a reply's tool calls with their PreToolUse/PostToolUse hooks.
-//! - [`engine`]: [`QueryEngine`], the session: one [`query()`] per turn, messages, usage,
+//! - `engine`: [`QueryEngine`], the session: one [`query()`] per turn, messages, usage,
 //!   denials and the transcript across turns.
-//! - [`timestamp`]: RFC 3339 / day formatting used by the transcript and the context.
+//! - `timestamp`: RFC 3339 / day formatting used by the transcript and the context.
 //!
 //! # Example
 //!
@@ -77,31 +78,32 @@
 //! A session across turns is a [`QueryEngine`] made from an [`EngineConfig`]
 //! ([`EngineConfig::new`] for the defaults). `examples/one_turn.rs` runs a turn with tool calls
 //! against the bundled simulator (`cargo run -p tine-query-loop --example one_turn`).
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod context;
-pub mod engine;
+mod context;
+mod engine;
 mod engine_config;
-pub mod events;
+mod events;
 pub mod hooks;
-pub mod plug;
-pub mod query;
-pub mod repair;
-pub mod replacement;
-pub mod request;
-pub mod spawn;
-pub mod stuck;
-pub mod thinking;
-pub mod timestamp;
+mod plug;
+mod query;
+mod repair;
+mod replacement;
+mod request;
+mod spawn;
+mod stuck;
+mod thinking;
+mod timestamp;
 mod tool_calls;
-pub mod totals;
-pub mod transcript;
-pub mod transition;
+mod totals;
+mod transcript;
+mod transition;
 
 pub use context::{
     BASE_SYSTEM_PROMPT, EnvironmentFacts, GatherOptions, GitSnapshot, InstructionFile,
-    InstructionSource, RenderedContext, SessionContext, render_system_prompt,
+    InstructionSource, MAX_GIT_STATUS_CHARS, MAX_INSTRUCTION_FILE_BYTES, RenderedContext,
+    SessionContext, discover_instruction_files, find_repo_root,
 };
 pub use engine::{
     EngineConfig, EngineError, PermissionDenial, QueryEngine, TurnResult, prompt_text,
@@ -121,17 +123,19 @@ pub use query::{
     EndAfterTools, LoopState, PostSampling, QueryParams, QuerySource, RequestObserver,
     message_text, query,
 };
-pub use repair::{INTERRUPTED_TOOL_RESULT, is_well_paired, repair_tool_pairing};
-pub use replacement::{ContentReplacementState, MAX_TOOL_RESULT_CHARS, SharedReplacements};
-pub use request::{
-    RequestTemplate, prepare_messages, prepare_messages_reading, system_prompt_blocks,
-    tool_definitions,
+pub use repair::{is_well_paired, repair_tool_pairing};
+pub use replacement::{
+    ContentReplacementState, MAX_TOOL_RESULT_CHARS, PREVIEW_CHARS, SharedReplacements,
+    lock as lock_replacements,
 };
+pub use request::{RequestTemplate, system_prompt_blocks, tool_definitions};
 pub use spawn::{AgentRequest, Spawner, SubagentSpawner, TurnInProgress};
 pub use stuck::{
     DEFAULT_MAX_REPEATED_FAILURES, FailureStreak, RepeatedFailure, RepeatedFailureHandler,
     StuckDecision,
 };
+pub use thinking::{DEFAULT_THINKING_BUDGET, budget_from_env};
+pub use timestamp::utc_date;
 pub use totals::LoopTotals;
 pub use transcript::{
     COMPACT_BOUNDARY, CompactBoundary, CompactTrigger, DroppedContext, RecordType, ResumedSession,

@@ -102,7 +102,7 @@ pub struct QueryParams {
     /// Sees every request just before it is sent (cache-break detection, tests).
     pub on_request: Option<RequestObserver>,
     /// The same call failing the same way this many times in a row means the model is stuck
-    /// (0: never); see [`crate::stuck`].
+    /// (0: never); see [`crate::RepeatedFailureHandler`].
     pub max_repeated_failures: u32,
     /// Decides about a stuck model (the TUI asks the person). None: the turn stops.
     pub on_repeated_failure: Option<Arc<dyn RepeatedFailureHandler>>,
@@ -113,7 +113,7 @@ pub struct QueryParams {
     /// A fork that writes no cache (`template.skip_cache_write`) and whose history starts with
     /// the messages the parent's last request sent, this many: its breakpoint goes where the
     /// parent's was, so it reads that entry and writes nothing (see
-    /// [`crate::request::prepare_messages_reading`]). None: on the message before the last.
+    /// [`RequestTemplate::build_reading`]). None: on the message before the last.
     pub parent_cached_messages: Option<usize>,
 }
 

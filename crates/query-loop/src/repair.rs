@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use tine_api_client::{ContentBlock, Message, MessageContent, Role};
 
 /// The content of the result given to a `tool_use` that never got one.
-pub const INTERRUPTED_TOOL_RESULT: &str = "[Request interrupted by user for tool use]";
+pub(crate) const INTERRUPTED_TOOL_RESULT: &str = "[Request interrupted by user for tool use]";
 
 /// Returns the history with pairing repaired, or `None` when it is already well formed.
 pub fn repair_tool_pairing(messages: &[Message]) -> Option<Vec<Message>> {

@@ -29,7 +29,8 @@ pub fn system_prompt_blocks(text: &str) -> SystemPrompt {
 /// The history as sent: pairing repaired, every content as blocks (so a message serializes the
 /// same whether or not it carries the breakpoint), stray breakpoints removed, and one
 /// breakpoint on the last message (or the one before it with `skip_cache_write`).
-pub fn prepare_messages(messages: &[Message], skip_cache_write: bool) -> Vec<Message> {
+#[cfg(test)]
+pub(crate) fn prepare_messages(messages: &[Message], skip_cache_write: bool) -> Vec<Message> {
     prepare_messages_reading(messages, skip_cache_write, None)
 }
 
@@ -39,7 +40,7 @@ pub fn prepare_messages(messages: &[Message], skip_cache_write: bool) -> Vec<Mes
 /// neither its own suffix nor the parent's messages after that point, which only the parent's
 /// next request would have cached. Ignored when it does not fall inside the history or the
 /// pairing had to be repaired (the indices would no longer be the parent's).
-pub fn prepare_messages_reading(
+pub(crate) fn prepare_messages_reading(
     messages: &[Message],
     skip_cache_write: bool,
     parent_cached: Option<usize>,
@@ -116,7 +117,7 @@ impl RequestTemplate {
         self.build_reading(messages, max_tokens, None)
     }
 
-    /// [`RequestTemplate::build`] with the breakpoint placed by [`prepare_messages_reading`].
+    /// [`RequestTemplate::build`] with the breakpoint placed on the parent's last cached message.
     pub fn build_reading(
         &self,
         messages: &[Message],

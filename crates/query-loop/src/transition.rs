@@ -22,7 +22,7 @@ pub enum Transition {
         to: u32,
     },
     /// The reply was cut at `max_tokens` with the raised limit: it is kept and a "resume
-    /// directly" message is appended (`attempt` of [`crate::query::MAX_OUTPUT_RECOVERY_ATTEMPTS`]).
+    /// directly" message is appended (`attempt` of 3).
     MaxOutputTokensRecovery {
         /// The attempt's number.
         attempt: u32,
@@ -105,7 +105,7 @@ pub enum Terminal {
     },
     /// The model was stuck: it made the same tool call (same input) `repeats` times in a row
     /// and it failed the same way each time (`error` is the start of that error), so the turn
-    /// was stopped rather than paying for more of the same (see [`crate::stuck`]).
+    /// was stopped rather than paying for more of the same (see [`crate::RepeatedFailureHandler`]).
     RepeatedToolFailure {
         /// The tool.
         tool: String,

@@ -754,7 +754,7 @@ pub async fn gather_context(home: &Path, cwd: &Path, model: &str, bare: bool) ->
         let os_version = std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()
             .map(|r| format!("Linux {}", r.trim()));
-        let date = tine_query_loop::timestamp::utc_date(std::time::SystemTime::now());
+        let date = tine_query_loop::utc_date(std::time::SystemTime::now());
         return SessionContext {
             environment: EnvironmentFacts {
                 cwd: cwd.to_path_buf(),
@@ -769,6 +769,6 @@ pub async fn gather_context(home: &Path, cwd: &Path, model: &str, bare: bool) ->
         };
     }
     let mut options = GatherOptions::new(home.to_path_buf(), cwd.to_path_buf(), model);
-    options.git = tine_query_loop::context::find_repo_root(cwd).is_some();
+    options.git = tine_query_loop::find_repo_root(cwd).is_some();
     SessionContext::gather(&options).await
 }

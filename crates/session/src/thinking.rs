@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use tine_api_client::ThinkingConfig;
 use tine_config::settings::LoadedSettings;
-use tine_query_loop::thinking::{DEFAULT_THINKING_BUDGET, budget_from_env};
+use tine_query_loop::{DEFAULT_THINKING_BUDGET, budget_from_env};
 
 /// The session's thinking at start: `MAX_THINKING_TOKENS` (a budget, or 0 for off) wins, then
 /// `alwaysThinkingEnabled` (on with Claude Code's default budget), else off.

@@ -2,7 +2,7 @@
 //! again; a summary request too long itself is retried without the oldest rounds.
 
 use serde_json::json;
-use tine_compaction::{CompactionConfig, MAX_TOO_LONG_RETRIES, rounds::TRUNCATED_MARKER};
+use tine_compaction::{CompactionConfig, MAX_TOO_LONG_RETRIES, TRUNCATED_MARKER};
 use tine_mock_api::{Fault, Reply, Rule, Scenario};
 use tine_query_loop::{CompactBoundary, CompactTrigger, Terminal, Transition};
 

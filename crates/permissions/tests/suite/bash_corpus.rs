@@ -1,6 +1,6 @@
 //! The read-only corpus: every line of `tests/data/bash_corpus.txt` against `is_read_only_command`.
 
-use tine_permissions::bash::{analyze, is_read_only_command};
+use tine_permissions::{analyze, is_read_only_command};
 
 const CORPUS: &str = include_str!("../data/bash_corpus.txt");
 

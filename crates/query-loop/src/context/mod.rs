@@ -228,7 +228,7 @@ pub struct RenderedContext {
 /// The session's system prompt: `base`, the model, then `append` (`--append-system-prompt`).
 /// Nothing that changes while a person works (the date, git, files) goes here: the bytes must
 /// stay the same across the sessions of a project so each reads the previous one's cache.
-pub fn render_system_prompt(base: &str, model: &str, append: Option<&str>) -> String {
+pub(crate) fn render_system_prompt(base: &str, model: &str, append: Option<&str>) -> String {
     let mut out = base.trim_end().to_owned();
     let _ = write!(out, "\n\nYou are powered by the model {model}.");
     if let Some(append) = append.map(str::trim).filter(|a| !a.is_empty()) {

@@ -1,8 +1,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tine_query_loop::context::{MAX_INSTRUCTION_FILE_BYTES, discover_instruction_files};
 use tine_query_loop::{BASE_SYSTEM_PROMPT, GatherOptions, InstructionSource, SessionContext};
+use tine_query_loop::{MAX_INSTRUCTION_FILE_BYTES, discover_instruction_files};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -342,7 +342,7 @@ async fn resume_keeps_what_follows_the_last_compaction_and_streams_the_annotatio
         .append(
             RecordType::System,
             None,
-            Some(&json!({"subtype": tine_query_loop::transcript::COMPACT_BOUNDARY})),
+            Some(&json!({"subtype": tine_query_loop::COMPACT_BOUNDARY})),
         )
         .await
         .unwrap();

@@ -5,7 +5,7 @@
 //! `cargo xtask fuzz bash --cases N` runs N of each (`PROPTEST_CASES`).
 
 use proptest::prelude::*;
-use tine_permissions::bash::analyze;
+use tine_permissions::analyze;
 use tine_test_support::fuzz_config as config;
 use tine_tools::{BashTool, Tool};
 
