@@ -6,7 +6,8 @@
 //!   [`build_forked_messages`]. It always runs in the background.
 //! - A typed agent: its own system prompt, only its tools, its model, a conversation of one
 //!   message (the session's user context, then the prompt), in the foreground unless
-//!   `run_in_background`.
+//!   `run_in_background`; with `isolation: worktree`, in a git worktree of its own
+//!   ([`crate::worktree`]), whose fate its report ends with.
 //!
 //! Every agent is a task of the [`TaskRegistry`] (its id names its sidechain transcript and
 //! its output file), runs in a context from `create_subagent_context` under a child of the
@@ -14,10 +15,12 @@
 //! billed to the ledger as `agent:<type>:<id>`. A fork child calling Agent again gets an error
 //! result, never a grandchild ([`is_fork_child`]).
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
 use tine_api_client::{ContentBlock, Message, MessageContent, Role, Usage};
+use tine_config::subagent_transcript_path;
 use tine_query_loop::{
     AgentRequest, CanUseTool, PermissionOutcome, StopHooks, SubagentSpawner, Terminal,
     TurnInProgress, message_text, system_prompt_blocks, tool_definitions,
@@ -25,12 +28,16 @@ use tine_query_loop::{
 use tine_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent_stop::{AgentStopHooks, SubagentIdentity, SubagentStopHook};
 use crate::agents::{AgentDefinition, AgentSource, resolve_model};
 use crate::cache_safe::CacheSafeParams;
 use crate::fork::{ForkParams, ForkResult, OnMessage, run_forked_agent};
 use crate::fork_child::{FORK_QUERY_SOURCE, build_forked_messages, is_fork_child};
 use crate::subagent::ParentContext;
 use crate::tasks::{TaskKind, TaskOutput, TaskRegistry, TaskState};
+use crate::worktree::{
+    AgentWorktree, WORKTREE_ISOLATION, WorktreeError, WorktreeGuard, create_worktree, repository_of,
+};
 
 /// Tools a sub-agent never gets (it does not start sub-agents or manage the session's tasks).
 pub const AGENT_ONLY_TOOLS: [&str; 3] = ["Agent", "TaskOutput", "TaskStop"];
@@ -58,9 +65,12 @@ pub struct AgentRuntime {
     agents: Arc<[AgentDefinition]>,
     tasks: TaskRegistry,
     /// The SubagentStop hooks every sub-agent's loop runs when its model stops.
-    stop_hook: Option<Arc<dyn StopHooks>>,
+    stop_hook: Option<Arc<dyn SubagentStopHook>>,
     /// Put before a typed agent's task; `None`: the task alone.
     user_context: Option<AgentUserContext>,
+    /// One worktree made at a time (`git worktree add` of two agents at once would race on
+    /// the repository's files).
+    worktree_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl AgentRuntime {
@@ -79,6 +89,7 @@ impl AgentRuntime {
             tasks,
             stop_hook: None,
             user_context: None,
+            worktree_lock: Arc::default(),
         }
     }
 
@@ -90,7 +101,7 @@ impl AgentRuntime {
 
     /// Runs `hook` (the SubagentStop hooks) in every sub-agent's loop when its model ends a
     /// turn: a block makes the agent go on with the reason, as Claude Code does.
-    pub fn with_stop_hook(mut self, hook: Arc<dyn StopHooks>) -> Self {
+    pub fn with_stop_hook(mut self, hook: Arc<dyn SubagentStopHook>) -> Self {
         self.stop_hook = Some(hook);
         self
     }
@@ -158,6 +169,9 @@ impl AgentRuntime {
             Arc::clone(&self.can_use_tool),
             FORK_QUERY_SOURCE,
         );
+        // The turn's tools, not the session's first set: the child sends the turn's tool array
+        // (the cache key), which `/mcp restart` may have grown since.
+        params.overrides.tools = Some(Arc::clone(&turn.tools));
         self.prepare(&mut params, &id, "fork", &output, cancel);
         self.start_background(id.clone(), "fork".to_owned(), params, output.clone());
         Ok(launched(&id, &request.description, &output))
@@ -172,8 +186,23 @@ impl AgentRuntime {
         name: &str,
     ) -> Result<ToolOutput, ToolError> {
         let agent = self.find(name)?.clone();
-        let tools: Arc<[Arc<dyn Tool>]> = self
-            .parent()?
+        let main_checkout = self.parent()?.session.cwd.clone();
+        let isolated = match agent.isolation.as_deref().map(str::trim) {
+            None | Some("") => false,
+            Some(WORKTREE_ISOLATION) => {
+                // Refused before a task exists: the model reads why.
+                repository_of(&main_checkout)
+                    .await
+                    .map_err(|e| ToolError::Failed(e.to_string()))?;
+                true
+            }
+            Some(other) => {
+                return Err(ToolError::Failed(
+                    WorktreeError::Unsupported(other.to_owned()).to_string(),
+                ));
+            }
+        };
+        let tools: Arc<[Arc<dyn Tool>]> = turn
             .tools
             .iter()
             .filter(|t| !AGENT_ONLY_TOOLS.contains(&t.name()))
@@ -190,15 +219,49 @@ impl AgentRuntime {
             agent.model.as_deref(),
             &turn.template.model,
         );
+        let background = request.run_in_background.unwrap_or(false);
+        let cancel = ctx.cancellation().child_token();
+        let (id, output) = self
+            .tasks
+            .register(
+                TaskKind::Agent,
+                &request.description,
+                background,
+                cancel.clone(),
+            )
+            .map_err(|e| ToolError::Failed(e.to_string()))?;
+        let worktree = if isolated {
+            match self.make_worktree(&main_checkout, &id).await {
+                Ok(worktree) => Some(worktree),
+                Err(error) => {
+                    let why = error.to_string();
+                    self.tasks.finish(
+                        &id,
+                        TaskState::Failed(why.clone()),
+                        why.clone(),
+                        Usage::default(),
+                        0.0,
+                    );
+                    return Err(ToolError::Failed(why));
+                }
+            }
+        } else {
+            None
+        };
+        let working_dir = worktree
+            .as_ref()
+            .map_or_else(|| ctx.cwd(), |w| w.cwd.clone());
         let system = format!(
             "{}\n\nWorking directory: {}",
             agent.system_prompt,
-            ctx.cwd().display()
+            working_dir.display()
         );
         let template = tine_query_loop::RequestTemplate {
             model,
             system: Arc::new(system_prompt_blocks(&system)),
             tools: tool_definitions(&tools),
+            // As Claude Code: a typed agent runs with thinking disabled (its output tokens are
+            // the cost); only a fork child keeps the parent's config, which is in the cache key.
             thinking: None,
             skip_cache_write: false,
             replacements: None,
@@ -212,31 +275,25 @@ impl AgentRuntime {
         } else {
             Arc::clone(&self.can_use_tool)
         };
-        let background = request.run_in_background.unwrap_or(false);
-        let cancel = ctx.cancellation().child_token();
-        let (id, output) = self
-            .tasks
-            .register(
-                TaskKind::Agent,
-                &request.description,
-                background,
-                cancel.clone(),
-            )
-            .map_err(|e| ToolError::Failed(e.to_string()))?;
         let source = format!("agent:{}", agent.name);
-        let first = match &self.user_context {
-            Some(context) => {
-                let lean = agent.read_only && agent.source == AgentSource::BuiltIn;
-                let text = if lean { &context.lean } else { &context.full };
-                Message::user(vec![
-                    ContentBlock::text(text.as_ref()),
-                    ContentBlock::text(request.prompt.clone()),
-                ])
-            }
-            None => Message::user(request.prompt.clone()),
+        let mut blocks = Vec::with_capacity(3);
+        if let Some(context) = &self.user_context {
+            let lean = agent.read_only && agent.source == AgentSource::BuiltIn;
+            let text = if lean { &context.lean } else { &context.full };
+            blocks.push(ContentBlock::text(text.as_ref()));
+        }
+        if let Some(worktree) = &worktree {
+            blocks.push(ContentBlock::text(worktree.notice(&main_checkout)));
+        }
+        let first = if blocks.is_empty() {
+            Message::user(request.prompt.clone())
+        } else {
+            blocks.push(ContentBlock::text(request.prompt.clone()));
+            Message::user(blocks)
         };
         let mut params = ForkParams::new(cache_safe, vec![first], can_use_tool, &source);
         params.overrides.tools = Some(tools);
+        params.overrides.worktree = worktree;
         self.prepare(&mut params, &id, &agent.name, &output, cancel);
         if background {
             self.start_background(id.clone(), agent.name.clone(), params, output.clone());
@@ -263,10 +320,18 @@ impl AgentRuntime {
             ))
             .with_summary(format!("{} finished", agent.name))),
             TaskState::Cancelled => Err(ToolError::Cancelled),
-            TaskState::Failed(why) => Err(ToolError::Failed(format!(
-                "agent {id} ({}) stopped: {why}",
-                agent.name
-            ))),
+            TaskState::Failed(why) => {
+                // What it said before it stopped, and where its worktree is, if kept.
+                let said = if report.trim() == why.trim() {
+                    String::new()
+                } else {
+                    format!("\n\n{report}")
+                };
+                Err(ToolError::Failed(format!(
+                    "agent {id} ({}) stopped: {why}{said}",
+                    agent.name
+                )))
+            }
             TaskState::Running => Err(ToolError::Failed(format!(
                 "agent {id} ({}) did not finish",
                 agent.name
@@ -287,12 +352,53 @@ impl AgentRuntime {
         params.ledger_source = Some(Arc::from(format!("agent:{agent_type}:{id}")));
         params.skip_transcript = false;
         params.overrides.cancellation = Some(cancel);
-        params.stop_hooks = self.stop_hook.clone();
+        params.stop_hooks = self.stop_hook.as_ref().map(|hook| {
+            let worktree = params.overrides.worktree.as_ref();
+            let agent = self.identity(id, agent_type, worktree.map(|w| w.cwd.clone()));
+            Arc::new(AgentStopHooks {
+                hook: Arc::clone(hook),
+                agent,
+            }) as Arc<dyn StopHooks>
+        });
         let output = output.clone();
         let on_message: OnMessage = Arc::new(move |message: &Message| {
             output.append(&render_for_output(message));
         });
         params.on_message = Some(on_message);
+    }
+
+    /// Who the agent `id` is, for its hooks: its sidechain transcript (the session's), its
+    /// working directory (`cwd`, else the session's).
+    fn identity(&self, id: &str, agent_type: &str, cwd: Option<PathBuf>) -> SubagentIdentity {
+        let parent = self.parent.upgrade();
+        let transcript_path = parent.as_ref().and_then(|p| {
+            let session = &p.session;
+            subagent_transcript_path(&session.home, &session.cwd, &session.session_id, id).ok()
+        });
+        SubagentIdentity {
+            agent_id: id.to_owned(),
+            agent_type: agent_type.to_owned(),
+            transcript_path,
+            cwd: cwd
+                .or_else(|| parent.map(|p| p.tool_context.cwd()))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Agent `id`'s worktree of the repository `main_checkout` is in, under
+    /// `TINE_HOME/worktrees/`, one at a time.
+    async fn make_worktree(
+        &self,
+        main_checkout: &Path,
+        id: &str,
+    ) -> Result<AgentWorktree, WorktreeError> {
+        let dir = self
+            .parent
+            .upgrade()
+            .map(|p| p.session.home.join("worktrees"))
+            .ok_or_else(|| WorktreeError::Create("the session is ending".to_owned()))?;
+        let _one_at_a_time = self.worktree_lock.lock().await;
+        create_worktree(main_checkout, &dir, id).await
     }
 
     fn start_background(
@@ -317,6 +423,8 @@ impl AgentRuntime {
         params: ForkParams,
         output: &TaskOutput,
     ) -> (TaskState, String) {
+        // Dropped midway (the call interrupted), the guard still finishes the worktree.
+        let worktree = params.overrides.worktree.clone().map(WorktreeGuard::new);
         let ran = match self.parent() {
             Ok(parent) => run_forked_agent(&parent, params)
                 .await
@@ -334,6 +442,13 @@ impl AgentRuntime {
                 Usage::default(),
                 0.0,
             ),
+        };
+        let report = match worktree {
+            Some(guard) => match guard.finish().await {
+                Some(outcome) => format!("{report}\n\n{}", outcome.report_line()),
+                None => report,
+            },
+            None => report,
         };
         output.append(&format!("\n[{state}]\n"));
         tracing::debug!(task = %id, agent = %agent_type, %state, "sub-agent ended");

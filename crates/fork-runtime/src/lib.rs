@@ -18,6 +18,10 @@
 //! - [`agents`]: typed agents: the built-ins and `.tine/agents/*.md` and the like.
 //! - [`tasks`]: the [`TaskRegistry`]: task ids, output files under `TINE_HOME/tasks/`,
 //!   notifications of finished background tasks.
+//! - [`worktree`]: `isolation: worktree`, a typed agent's own git worktree
+//!   ([`AgentWorktree`]), kept with its branch when the agent changed something.
+//! - [`agent_stop`]: the [`SubagentStopHook`] call point and who a sub-agent is
+//!   ([`SubagentIdentity`]) for it.
 //! - [`agent_runtime`]: [`AgentRuntime`], the session's `SubagentSpawner` (fork path, typed
 //!   agents, foreground and background).
 //! - [`agent_tool`]: the Agent, TaskOutput and TaskStop tools.
@@ -57,6 +61,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent_runtime;
+pub mod agent_stop;
 pub mod agent_tool;
 pub mod agents;
 pub mod cache_break;
@@ -68,8 +73,10 @@ pub mod side_query;
 pub mod subagent;
 pub mod tasks;
 pub mod web_summary;
+pub mod worktree;
 
 pub use agent_runtime::{AGENT_ONLY_TOOLS, AgentRuntime, AgentUserContext};
+pub use agent_stop::{SubagentIdentity, SubagentStopHook, last_assistant_text};
 pub use agent_tool::{AgentTool, TaskOutputTool, TaskStopTool, agent_tools};
 pub use agents::{
     AgentDefinition, AgentFileError, AgentSource, agent_dirs, builtin_agents, load_agents,
@@ -103,3 +110,7 @@ pub use tasks::{
 };
 pub use tine_query_loop::{ContentReplacementState, SharedReplacements};
 pub use web_summary::{DEFAULT_SMALL_FAST_MODEL, SideQuerySummarizer, WEB_FETCH_QUERY_SOURCE};
+pub use worktree::{
+    AgentWorktree, WORKTREE_ISOLATION, WorktreeError, WorktreeGuard, WorktreeOutcome,
+    create_worktree, repository_of,
+};

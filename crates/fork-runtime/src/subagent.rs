@@ -19,6 +19,7 @@ use tine_query_loop::{ContentReplacementState, PermissionPrompter, SharedReplace
 use tine_tools::{FileStateCache, Tool, ToolContext};
 
 use crate::side_query::UsageLedger;
+use crate::worktree::AgentWorktree;
 
 /// Where app state updates go (token counters, status lines the UI shows).
 pub trait AppStateSink: Send + Sync {
@@ -150,6 +151,10 @@ pub struct SubagentOverrides {
     /// The tools the fork may call, instead of the parent's (a typed agent's own list; a
     /// cache-sharing fork never sets it).
     pub tools: Option<Arc<[Arc<dyn Tool>]>>,
+    /// A git worktree of its own to work in (`isolation: worktree`): the context's cwd and
+    /// its [`AgentWorktree`] extension, which the session's permission checker takes as the
+    /// fork's project.
+    pub worktree: Option<AgentWorktree>,
 }
 
 /// A fork's isolated context. Deliberately has no notification or tool-UI handle.
@@ -184,6 +189,10 @@ pub fn create_subagent_context(
     overrides: &SubagentOverrides,
 ) -> SubagentContext {
     let mut tool_context = parent.tool_context.fork();
+    if let Some(worktree) = &overrides.worktree {
+        tool_context.set_cwd(&worktree.cwd);
+        tool_context.insert_ext(worktree.clone());
+    }
     if let Some(cache) = &overrides.file_state {
         tool_context = tool_context.with_file_state(Arc::clone(cache));
     }

@@ -109,6 +109,11 @@ pub struct PermissionContext {
     pub additional_directories: Vec<PathBuf>,
     /// The user's home, where `~/x` rules start.
     pub home: Option<PathBuf>,
+    /// A checkout of tine's own the call works in (a sub-agent's worktree under
+    /// `TINE_HOME/worktrees/`): the protected directories (`.git`, `.tine`, `.claude`) are
+    /// looked for below it only, so the `.tine` of `~/.tine/worktrees/…` does not make every
+    /// write there ask. `None` (the main thread): along the whole path.
+    pub isolated_root: Option<PathBuf>,
     rules: Vec<SourcedRule>,
 }
 
@@ -120,6 +125,7 @@ impl PermissionContext {
             cwd: cwd.into(),
             additional_directories: Vec::new(),
             home: None,
+            isolated_root: None,
             rules: Vec::new(),
         }
     }
@@ -151,6 +157,7 @@ impl PermissionContext {
             cwd: cwd.into(),
             additional_directories,
             home,
+            isolated_root: None,
             rules,
         };
         (context, errors)
@@ -361,7 +368,7 @@ impl PermissionContext {
             };
         }
         if let (PermissionTarget::FileWrite { .. }, Some(path)) = (target, path)
-            && let Some(dir) = protected(path)
+            && let Some(dir) = self.protected(path)
         {
             return PermissionDecision::Ask {
                 message: format!("{tool} writes {}, {dir}", describe(path)),
@@ -500,19 +507,38 @@ pub(super) fn describe(path: &ResolvedPath) -> String {
     }
 }
 
-/// Where a write of `path` lands when it always asks, as given or as resolved: inside a
-/// protected directory (`.git`, `.tine`, `.claude`: "inside .git/") or a protected file
-/// (`.mcp.json`).
-pub(super) fn protected(path: &ResolvedPath) -> Option<String> {
-    path.both().find_map(|p| {
-        protected_dir(p)
-            .map(|dir| format!("inside {dir}/"))
-            .or_else(|| {
-                protected_file(p).map(|file| {
-                    format!("the project's MCP server list {file}, whose servers tine starts")
-                })
+impl PermissionContext {
+    /// Where a write of `path` lands when it always asks, as given or as resolved: inside a
+    /// protected directory (`.git`, `.tine`, `.claude`: "inside .git/"; below the
+    /// [`PermissionContext::isolated_root`] only, when the path is in it) or a protected file
+    /// (`.mcp.json`).
+    pub(super) fn protected(&self, path: &ResolvedPath) -> Option<String> {
+        path.both()
+            .find_map(|p| protected_at(p, self.below_isolated_root(p)))
+    }
+
+    /// The part of `path` below the isolated root, or the whole of it.
+    fn below_isolated_root<'p>(&self, path: &'p Path) -> &'p Path {
+        let Some(root) = &self.isolated_root else {
+            return path;
+        };
+        [root.clone(), resolve_path(root)]
+            .iter()
+            .find_map(|root| path.strip_prefix(root).ok())
+            .unwrap_or(path)
+    }
+}
+
+/// [`PermissionContext::protected`] for one spelling `path`, its directories looked for in
+/// `dirs` (the path, or its part below the isolated root).
+fn protected_at(path: &Path, dirs: &Path) -> Option<String> {
+    protected_dir(dirs)
+        .map(|dir| format!("inside {dir}/"))
+        .or_else(|| {
+            protected_file(path).map(|file| {
+                format!("the project's MCP server list {file}, whose servers tine starts")
             })
-    })
+        })
 }
 
 pub(super) fn deny(message: String, reason: DecisionReason) -> PermissionDecision {

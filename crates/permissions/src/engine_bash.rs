@@ -8,8 +8,8 @@ use crate::bash::{self, CommandAnalysis, SimpleCommand};
 use crate::verdict::ToolVerdict;
 
 use super::bash_paths::{PartPaths, line_paths};
+use super::engine::read_rule_for;
 use super::engine::{DecisionReason, PermissionDecision, PermissionRequest, deny, describe};
-use super::engine::{protected, read_rule_for};
 use super::matching::{bash_is_exact, bash_matches};
 use super::resolve::ResolvedPath;
 use super::{PermissionContext, PermissionRule, RuleBehavior, SourcedRule};
@@ -136,7 +136,7 @@ impl PermissionContext {
         let protected_write = paths
             .iter()
             .flat_map(|p| &p.writes)
-            .find_map(|path| protected(path).map(|dir| (path, dir)));
+            .find_map(|path| self.protected(path).map(|dir| (path, dir)));
         if let Some((path, dir)) = protected_write {
             return PermissionDecision::Ask {
                 message: format!("`{command}` may write {}, {dir}", describe(path)),

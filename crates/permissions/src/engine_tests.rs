@@ -300,6 +300,30 @@ fn git_and_tine_writes_ask_even_in_bypass_and_with_allow_rules() {
 }
 
 #[test]
+fn an_isolated_root_under_tine_home_is_protected_below_it_only() {
+    // A sub-agent's worktree at ~/.tine/worktrees/a_1 is its project.
+    let root = "/home/me/.tine/worktrees/a_1";
+    let mut c = ctx(PermissionMode::AcceptEdits, &[]);
+    c.cwd = PathBuf::from(root);
+    assert!(file(&c, "Edit", "/home/me/.tine/worktrees/a_1/src/a.rs", true).is_ask());
+    c.isolated_root = Some(PathBuf::from(root));
+    assert!(file(&c, "Edit", "/home/me/.tine/worktrees/a_1/src/a.rs", true).is_allow());
+    // Its own protected directories still ask, and so does everything outside it.
+    assert!(file(&c, "Edit", "/home/me/.tine/worktrees/a_1/.git", true).is_ask());
+    assert!(
+        file(
+            &c,
+            "Write",
+            "/home/me/.tine/worktrees/a_1/.tine/settings.json",
+            true
+        )
+        .is_ask()
+    );
+    assert!(file(&c, "Write", "/home/me/.tine/settings.json", true).is_ask());
+    assert!(file(&c, "Edit", "/work/proj/src/a.rs", true).is_ask());
+}
+
+#[test]
 fn tool_verdicts_sit_between_ask_and_allow_rules() {
     let c = ctx(PermissionMode::Default, &[("Bash(ls:*)", Allow)]);
     let target = PermissionTarget::Bash {

@@ -10,17 +10,21 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use tine_api_client::Message;
-use tine_tools::{ContextExtension, ToolContext, ToolError, ToolOutput};
+use tine_tools::{ContextExtension, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::query::QuerySource;
 use crate::request::RequestTemplate;
 
 /// The turn a tool call runs in, as the loop sees it when the call starts.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TurnInProgress {
     /// What every request of this loop is built from: system prompt bytes, the tool array,
     /// model, thinking, replacement decisions.
     pub template: RequestTemplate,
+    /// The tools that run the calls of this loop, the ones `template`'s tool array describes
+    /// (after `/mcp restart` they may be newer than the session's first set): a fork child
+    /// sends that array, so it must be able to run every tool in it.
+    pub tools: Arc<[Arc<dyn Tool>]>,
     /// The conversation so far; the last message is the reply whose tool calls are running.
     pub messages: Arc<[Message]>,
     /// Who runs the loop (`repl_main_thread`, a fork child's source, ...): the recursion
@@ -28,6 +32,18 @@ pub struct TurnInProgress {
     pub query_source: QuerySource,
     /// The `tool_use` id of the call this context belongs to.
     pub tool_use_id: String,
+}
+
+impl std::fmt::Debug for TurnInProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnInProgress")
+            .field("template", &self.template)
+            .field("tools", &self.tools.len())
+            .field("messages", &self.messages.len())
+            .field("query_source", &self.query_source)
+            .field("tool_use_id", &self.tool_use_id)
+            .finish()
+    }
 }
 
 impl ContextExtension for TurnInProgress {

@@ -394,6 +394,7 @@ pub(crate) fn turn_in_progress(
     params.tool_context.ext::<Spawner>()?;
     Some(TurnInProgress {
         template: template.clone(),
+        tools: Arc::clone(&params.tools),
         messages: Arc::from(messages),
         query_source: Arc::clone(&params.query_source),
         tool_use_id: String::new(),

@@ -10,13 +10,15 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use tine_fork_runtime::{
-    AgentDefinition, AgentRuntime, AgentUserContext, ParentContext, TaskNotification, TaskRegistry,
-    agent_dirs, agent_tools, load_agents,
+    AgentDefinition, AgentRuntime, AgentUserContext, AgentWorktree, ParentContext,
+    SubagentIdentity, SubagentStopHook, TaskNotification, TaskRegistry, agent_dirs, agent_tools,
+    last_assistant_text, load_agents,
 };
+use tine_permissions::PermissionContext;
 use tine_query_loop::SessionContext;
-use tine_query_loop::hooks::Hooks;
-use tine_query_loop::{QueryEngine, Spawner, StopContext, StopHookOutcome, StopHooks};
-use tine_tools::Tool;
+use tine_query_loop::hooks::{Hooks, SubagentStop};
+use tine_query_loop::{QueryEngine, Spawner, StopContext, StopHookOutcome};
+use tine_tools::{Tool, ToolContext};
 
 use crate::event::Notice;
 
@@ -79,6 +81,21 @@ fn user_context(context: &SessionContext, full: Arc<str>) -> AgentUserContext {
     }
 }
 
+/// The worktree of the sub-agent whose call `ctx` belongs to (`isolation: worktree`).
+pub(crate) fn worktree_of(ctx: &ToolContext) -> Option<Arc<AgentWorktree>> {
+    ctx.ext::<AgentWorktree>()
+}
+
+/// A call of a sub-agent in its own worktree is judged with that worktree as its project:
+/// its writes there follow the project's rules (its protected directories looked for below
+/// the worktree's root, not in `TINE_HOME`'s `.tine`), while a write back into the main
+/// checkout is an outside-project write. Rules written for the main checkout's paths stay
+/// rooted there.
+pub(crate) fn judge_in_worktree(context: &mut PermissionContext, worktree: &AgentWorktree) {
+    context.cwd = worktree.cwd.clone();
+    context.isolated_root = Some(worktree.root.clone());
+}
+
 /// The notifications of background agents that ended together, as one user message.
 pub(crate) fn notifications_prompt(notifications: &[TaskNotification]) -> String {
     notifications
@@ -91,13 +108,32 @@ pub(crate) fn notifications_prompt(notifications: &[TaskNotification]) -> String
 /// The user's SubagentStop hooks, run in a sub-agent's loop each time its model ends a turn:
 /// exit 2 or `"decision": "block"` gives the reason to the agent and it goes on (at most
 /// `DEFAULT_MAX_STOP_HOOK_CONTINUATIONS` times, then it stops anyway), as Claude Code does.
+/// Their input is Claude Code's: the common fields (`cwd` the agent's, its worktree if it has
+/// one), `stop_hook_active`, `agent_id`, `agent_type` (the matcher's target),
+/// `agent_transcript_path`, `last_assistant_message`.
 struct SubagentStopHooks(Hooks);
 
-impl StopHooks for SubagentStopHooks {
-    fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
+impl SubagentStopHook for SubagentStopHooks {
+    fn on_subagent_stop<'a>(
+        &'a self,
+        agent: &'a SubagentIdentity,
+        ctx: StopContext<'a>,
+    ) -> BoxFuture<'a, StopHookOutcome> {
         Box::pin(async move {
-            let outcome = self.0.subagent_stop(ctx.stop_hook_active).await;
-            tracing::debug!(?outcome, "SubagentStop hooks ran");
+            let stop = SubagentStop {
+                stop_hook_active: ctx.stop_hook_active,
+                agent_id: agent.agent_id.clone(),
+                agent_type: agent.agent_type.clone(),
+                agent_transcript_path: agent.transcript_path.clone(),
+                last_assistant_message: last_assistant_text(&ctx),
+            };
+            let hooks = if agent.cwd == self.0.cwd() {
+                self.0.clone()
+            } else {
+                self.0.in_dir(agent.cwd.clone())
+            };
+            let outcome = hooks.subagent_stop(&stop).await;
+            tracing::debug!(?outcome, agent = %agent.agent_id, "SubagentStop hooks ran");
             outcome
         })
     }

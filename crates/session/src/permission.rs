@@ -181,12 +181,16 @@ impl Permissions {
         if let Some(grants) = ctx.ext::<crate::skill_tool::SkillGrants>() {
             turn_allow.extend(grants.rules());
         }
-        let decision = if turn_allow.is_empty() {
+        let worktree = crate::agents::worktree_of(ctx);
+        let decision = if turn_allow.is_empty() && worktree.is_none() {
             self.read().decide(&request)
         } else {
+            let mut context = self.read().clone();
+            if let Some(worktree) = worktree {
+                crate::agents::judge_in_worktree(&mut context, &worktree);
+            }
             // A command's or a skill's `allowed-tools`: allow rules for its turn only (deny
             // rules still win).
-            let mut context = self.read().clone();
             for rule in turn_allow {
                 context.add_session_rule(rule, RuleBehavior::Allow, RuleSource::Session);
             }

@@ -395,6 +395,48 @@ async fn typed_agents_get_their_own_prompt_tools_and_model() {
     assert!(sources.keys().any(|k| k.starts_with("agent:Explore:a_")));
 }
 
+/// A typed agent runs with thinking off, as Claude Code's (`thinkingConfig: disabled` for
+/// every sub-agent but a fork child, whose config is in the cache key), while the parent's
+/// requests carry the session's budget.
+#[tokio::test]
+async fn a_typed_agent_runs_without_the_parents_thinking() {
+    let project = Project::new();
+    project.write(".tine/agents/reviewer.md", REVIEWER);
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .system_contains("REVIEWER-PROMPT")
+                .named("reviewer")
+                .reply(Reply::text("review done")),
+        )
+        .rule(
+            Rule::new().assistant_turns(0).named("parent").reply(
+                Reply::new().with_thinking("Delegate it.").with_tool_use(
+                    "Agent",
+                    json!({"description": "review", "prompt": "REVIEW-TASK", "subagent_type": "reviewer"}),
+                ),
+            ),
+        )
+        .default_reply(Reply::text("Parent done."));
+    let server = mock(scenario).await;
+    let out = tine(&project, &server)
+        .env("MAX_THINKING_TOKENS", "4096")
+        .args(["-p", "review it"])
+        .run()
+        .await;
+    out.assert_success();
+    let log = server.requests();
+    let parent = named(&log, "parent")[0].json().unwrap();
+    assert_eq!(
+        parent["thinking"],
+        json!({"type": "enabled", "budget_tokens": 4096})
+    );
+    let reviewer = named(&log, "reviewer");
+    assert_eq!(reviewer.len(), 1);
+    let body = reviewer[0].json().unwrap();
+    assert!(body.get("thinking").is_none(), "{}", body["thinking"]);
+}
+
 /// A SubagentStop hook that blocks (exit 2, the reason on stderr) makes the sub-agent go on
 /// with the reason as its next input, as Claude Code does; the parent reads the report it gave
 /// after that.
@@ -402,10 +444,13 @@ async fn typed_agents_get_their_own_prompt_tools_and_model() {
 async fn a_blocking_subagent_stop_hook_makes_the_agent_continue() {
     let project = Project::new();
     project.write(".tine/agents/reviewer.md", REVIEWER);
-    let script = "if [ -e sub-hook-ran ]; then exit 0; fi; touch sub-hook-ran; \
+    let script = "cat >> sub-hook-inputs.jsonl; echo >> sub-hook-inputs.jsonl; \
+                  if [ -e sub-hook-ran ]; then exit 0; fi; touch sub-hook-ran; \
                   echo 'cite the file you checked' >&2; exit 2";
+    // The matcher is the agent type, as in Claude Code.
     let settings = json!({"hooks": {"SubagentStop": [
-        {"matcher": "", "hooks": [{"type": "command", "command": script}]}
+        {"matcher": "reviewer", "hooks": [{"type": "command", "command": script}]},
+        {"matcher": "Explore", "hooks": [{"type": "command", "command": "touch explore-hook-ran"}]}
     ]}});
     project.write(".tine/settings.json", &settings.to_string());
     let scenario = Scenario::new()
@@ -457,6 +502,43 @@ async fn a_blocking_subagent_stop_hook_makes_the_agent_continue() {
         .unwrap()
         .to_string();
     assert!(results.contains("second report"), "{results}");
+
+    // Claude Code's SubagentStop input: who the agent is, its transcript, its last reply.
+    assert!(!project.cwd().join("explore-hook-ran").exists());
+    let inputs: Vec<Value> = std::fs::read_to_string(project.cwd().join("sub-hook-inputs.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(inputs.len(), 2, "{inputs:?}");
+    let (first, second) = (&inputs[0], &inputs[1]);
+    assert_eq!(first["hook_event_name"], "SubagentStop");
+    assert_eq!(first["agent_type"], "reviewer");
+    assert_eq!(first["stop_hook_active"], false);
+    assert_eq!(second["stop_hook_active"], true);
+    assert_eq!(first["last_assistant_message"], "first report");
+    assert_eq!(
+        second["last_assistant_message"],
+        "second report: checked src/a.rs"
+    );
+    let id = first["agent_id"].as_str().unwrap();
+    assert!(id.starts_with("a_") && id.len() == 10, "{id}");
+    assert_eq!(second["agent_id"], id);
+    let transcript = first["agent_transcript_path"].as_str().unwrap();
+    assert!(
+        transcript.ends_with(&format!("subagents/agent-{id}.jsonl")),
+        "{transcript}"
+    );
+    assert!(std::path::Path::new(transcript).exists(), "{transcript}");
+    let session = first["session_id"].as_str().unwrap();
+    assert!(transcript.contains(session), "{transcript}");
+    assert!(
+        first["transcript_path"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{session}.jsonl"))
+    );
 }
 
 /// With `--input-format stream-json`, a background agent's report is delivered as a turn as
@@ -538,4 +620,110 @@ async fn stream_json_input_delivers_an_agents_report_while_the_input_is_open() {
     assert!(position("notified") < position("second"), "{order:?}");
     assert!(stdout.contains("Got the report."), "{stdout}");
     assert!(stdout.contains("Second answered."), "{stdout}");
+}
+
+/// After `/mcp restart` offers a server's tools, a fork child (which sends the turn's tool
+/// array) and a typed agent (all tools) can call them: they run the turn's tools, not the
+/// session's first set, which had none of that server's.
+#[tokio::test]
+async fn sub_agents_call_mcp_tools_offered_by_mcp_restart() {
+    let echo = |text: &str| Reply::tool_use("mcp__late__echo", json!({"text": text}));
+    let scenario = Scenario::new()
+        .rule(
+            Rule::new()
+                .marker("from the fork")
+                .named("child-after")
+                .reply(Reply::text("Scope: echo\nResult: echoed")),
+        )
+        .rule(
+            Rule::new()
+                .marker("from the typed agent")
+                .named("typed-after")
+                .reply(Reply::text("typed agent done")),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("Your directive: CALL-ECHO")
+                .named("child")
+                .reply(echo("from the fork")),
+        )
+        .rule(
+            Rule::new()
+                .system_contains("You are an agent for tine")
+                .named("typed")
+                .reply(echo("from the typed agent")),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("<task-notification>")
+                .named("notified")
+                .reply(Reply::text("Reported.")),
+        )
+        .rule(
+            Rule::new()
+                .last_user_contains("delegate it")
+                .named("parent")
+                .reply(
+                    Reply::text("Delegating.")
+                        .with_tool_use("Agent", fork_call("CALL-ECHO"))
+                        .with_tool_use(
+                            "Agent",
+                            json!({"description": "echo", "prompt": "echo it", "subagent_type": "general-purpose"}),
+                        ),
+                ),
+        )
+        .default_reply(Reply::text("ok"));
+    let server = mock(scenario).await;
+    let project = Project::new();
+    let flag = project.root().join("late.failed-once");
+    let config = json!({"mcpServers": {"late": {
+        "command": super::mcp_session::server_binary().display().to_string(),
+        "args": ["--no-resources", "--fail-first", flag.display().to_string()],
+    }}})
+    .to_string();
+    let line = |text: &str| {
+        json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
+    };
+    let input = [
+        line("hello"),
+        line("/mcp restart late"),
+        line("delegate it"),
+    ]
+    .concat();
+    let out = tine(&project, &server)
+        .env("TINE_MCP_TIMEOUT", "30000")
+        .args(["--mcp-config", &config, "--allowedTools", "mcp__late"])
+        .args(["-p", "--input-format", "stream-json"])
+        .args(["--output-format", "stream-json", "--verbose"])
+        .stdin(input)
+        .run()
+        .await;
+    out.assert_success();
+    assert!(out.stdout.contains("connected (8 tools)"), "{}", out.stdout);
+    let log = server.requests();
+    for (name, text) in [
+        ("child-after", "from the fork"),
+        ("typed-after", "from the typed agent"),
+    ] {
+        let after = named(&log, name);
+        assert_eq!(
+            after.len(),
+            1,
+            "{name}: {:?}",
+            log.iter().map(|r| &r.rule).collect::<Vec<_>>()
+        );
+        let body = after[0].json().unwrap();
+        let results = body["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+        let result = results
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["type"] == "tool_result")
+            .unwrap();
+        assert_ne!(result["is_error"], true, "{name}: {result}");
+        assert!(
+            result["content"].to_string().contains(text),
+            "{name}: {result}"
+        );
+    }
 }

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agents;
+mod agents_worktree;
 mod compaction;
 mod compaction_contract;
 mod compaction_tui;

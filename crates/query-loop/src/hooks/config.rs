@@ -71,8 +71,9 @@ impl HookEvent {
     }
 
     /// What the matcher is matched against: the tool name (Pre/PostToolUse), the notification
-    /// type, the compaction trigger, the session start source or end reason. The other events
-    /// have no matcher: their hooks always run.
+    /// type, the compaction trigger, the session start source or end reason, the agent type
+    /// (SubagentStop, as Claude Code). The other events have no matcher: their hooks always
+    /// run.
     fn has_matcher(self) -> bool {
         match self {
             HookEvent::PreToolUse
@@ -80,8 +81,9 @@ impl HookEvent {
             | HookEvent::Notification
             | HookEvent::PreCompact
             | HookEvent::SessionStart
-            | HookEvent::SessionEnd => true,
-            HookEvent::UserPromptSubmit | HookEvent::SubagentStop | HookEvent::Stop => false,
+            | HookEvent::SessionEnd
+            | HookEvent::SubagentStop => true,
+            HookEvent::UserPromptSubmit | HookEvent::Stop => false,
         }
     }
 }
@@ -341,6 +343,26 @@ mod tests {
         // Stop has no matcher: it always runs.
         let stop = config.matching(HookEvent::Stop, Some("anything"));
         assert_eq!(stop[0].timeout, DEFAULT_HOOK_TIMEOUT);
+    }
+
+    #[test]
+    fn subagent_stop_matches_the_agent_type() {
+        let (config, errors) = load(
+            r#"{"hooks": {"SubagentStop": [
+                {"matcher": "Explore|reviewer", "hooks": [{"type": "command", "command": "./a.sh"}]},
+                {"hooks": [{"type": "command", "command": "./all.sh"}]}
+            ]}}"#,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            config
+                .matching(HookEvent::SubagentStop, Some("reviewer"))
+                .len(),
+            2
+        );
+        let fork = config.matching(HookEvent::SubagentStop, Some("fork"));
+        assert_eq!(fork.len(), 1);
+        assert_eq!(fork[0].command, "./all.sh");
     }
 
     #[test]

@@ -24,7 +24,8 @@ pub use process::{
 };
 pub use run::{HookOutcome, HookPermission, HookRunFailure};
 pub use session::{
-    HookNotifier, Hooks, PromptVerdict, SessionStartSource, reminders as hook_reminders,
+    HookNotifier, Hooks, PromptVerdict, SessionStartSource, SubagentStop,
+    reminders as hook_reminders,
 };
 pub use stop::{
     CommandStopHooks, HookFailure, HookMatcher, HookSpec, HooksSettings, StopHookCommand,

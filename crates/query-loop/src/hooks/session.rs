@@ -65,6 +65,21 @@ impl SessionStartSource {
     }
 }
 
+/// What a SubagentStop hook is told about the sub-agent that stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentStop {
+    /// Whether the agent is already going on because of a stop hook.
+    pub stop_hook_active: bool,
+    /// The agent's task id (`a_` + 8 base-36), which names its sidechain transcript.
+    pub agent_id: String,
+    /// Its type: `fork`, `general-purpose`, `Explore`, `Plan` or a custom agent's name.
+    pub agent_type: String,
+    /// Its sidechain transcript.
+    pub agent_transcript_path: Option<PathBuf>,
+    /// The text of its last reply (so a hook need not parse the transcript).
+    pub last_assistant_message: Option<String>,
+}
+
 /// A session's hooks. Cheap to clone; the loop and the host hold the same one.
 #[derive(Clone)]
 pub struct Hooks {
@@ -237,10 +252,31 @@ impl Hooks {
         self.run(HookEvent::PreCompact, Some(trigger), fields).await
     }
 
-    /// When a sub-agent ends its work (as Stop, for the sub-agent's loop).
-    pub async fn subagent_stop(&self, stop_hook_active: bool) -> StopHookOutcome {
-        let fields = fields([("stop_hook_active", json!(stop_hook_active))]);
-        stop_outcome(self.run(HookEvent::SubagentStop, None, fields).await)
+    /// When a sub-agent ends its work (as Stop, for the sub-agent's loop), with what Claude
+    /// Code's `SubagentStopHookInput` carries besides the common fields: `stop_hook_active`,
+    /// `agent_id`, `agent_type` (also what the matcher is matched against),
+    /// `agent_transcript_path` and `last_assistant_message`.
+    pub async fn subagent_stop(&self, stop: &SubagentStop) -> StopHookOutcome {
+        let fields = fields([
+            ("stop_hook_active", json!(stop.stop_hook_active)),
+            ("agent_id", json!(stop.agent_id)),
+            ("agent_type", json!(stop.agent_type)),
+            ("agent_transcript_path", json!(stop.agent_transcript_path)),
+            ("last_assistant_message", json!(stop.last_assistant_message)),
+        ]);
+        let outcome = self
+            .run(HookEvent::SubagentStop, Some(&stop.agent_type), fields)
+            .await;
+        stop_outcome(outcome)
+    }
+
+    /// These hooks run in `cwd` (and say so in their input): a sub-agent working in a
+    /// worktree of its own.
+    pub fn in_dir(&self, cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            ..self.clone()
+        }
     }
 
     /// When the main thread's model ends a turn with no tool calls.
