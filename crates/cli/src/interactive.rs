@@ -237,13 +237,25 @@ pub async fn start(launch: &Launch, resume: Resume) -> Result<Started> {
         }
     }
     let history_path = history::history_path(&launch.home);
-    let bypass_available = !bypass_disabled(launch, &summary);
+    // Shift+Tab reaches bypassPermissions only in a session started in it
+    // (--dangerously-skip-permissions, --permission-mode, a settings defaultMode), as in
+    // Claude Code: three presses must not turn every check off. Never when settings disable it.
+    let bypass_available = summary.permission_mode == PermissionMode::BypassPermissions
+        && !bypass_disabled(launch, &summary);
     let mut app = App::new(AppConfig {
         model: summary.model.clone(),
         permission_mode: ui_mode(summary.permission_mode),
         bypass_available,
         custom_commands: custom_specs(&custom),
         history: history::load(&history_path, &summary.cwd),
+    });
+    // Claude Code's welcome line: where this is and where the help is.
+    app.handle(UiEvent::Notice {
+        level: tine_tui::NoticeLevel::Info,
+        text: format!(
+            "Welcome to tine · /help for commands and keys · cwd: {}",
+            summary.cwd.display()
+        ),
     });
     // The session's settings: the away card's idle gap, speculation while typing.
     app.set_away_after(summary.away_after);

@@ -85,7 +85,8 @@ impl Adapter {
                 vec![UiEvent::ToolStarted { id, tool, args }]
             }
             SessionEvent::PermissionRequest(request) => {
-                let preview = preview(&request.tool, &request.input);
+                // The resolved path (the call's may be relative to the session's directory).
+                let preview = preview(&request.tool, &request.input, &request.target);
                 let summary = if is_file_tool(&request.tool) {
                     self.shown(&request.target)
                 } else {
@@ -452,17 +453,40 @@ pub fn tool_args(tool: &str, input: &Value) -> String {
     })
 }
 
+/// Files larger than this are previewed from the Edit's strings alone.
+const EDIT_PREVIEW_MAX_BYTES: u64 = 1 << 20;
+
 /// For Edit/Write: the change the call would make.
-fn preview(tool: &str, input: &Value) -> Option<DiffSource> {
+fn preview(tool: &str, input: &Value, target: &str) -> Option<DiffSource> {
     let field = |name: &str| input.get(name).and_then(Value::as_str);
     match tool {
-        "Edit" => Some(DiffSource::Texts {
-            before: field("old_string")?.to_owned(),
-            after: field("new_string")?.to_owned(),
-        }),
+        "Edit" => {
+            let (old, new) = (field("old_string")?, field("new_string")?);
+            let replace_all = input.get("replace_all").and_then(Value::as_bool) == Some(true);
+            // The file before and after, so the dialog numbers the lines as the file does
+            // (and shows their context); the strings alone when the file says otherwise.
+            let file = std::fs::metadata(target)
+                .ok()
+                .filter(|meta| meta.len() <= EDIT_PREVIEW_MAX_BYTES)
+                .and_then(|_| std::fs::read_to_string(target).ok())
+                .filter(|text| !old.is_empty() && text.contains(old));
+            Some(match file {
+                Some(before) => {
+                    let after = if replace_all {
+                        before.replace(old, new)
+                    } else {
+                        before.replacen(old, new, 1)
+                    };
+                    DiffSource::Texts { before, after }
+                }
+                None => DiffSource::Texts {
+                    before: old.to_owned(),
+                    after: new.to_owned(),
+                },
+            })
+        }
         "Write" => {
-            let path = field("file_path")?;
-            let before = std::fs::read_to_string(path).unwrap_or_default();
+            let before = std::fs::read_to_string(target).unwrap_or_default();
             Some(DiffSource::Texts {
                 before,
                 after: field("content")?.to_owned(),
@@ -570,5 +594,28 @@ mod tests {
                 text: "saved 2 memories".into()
             }
         );
+    }
+
+    #[test]
+    fn an_edit_preview_numbers_the_lines_as_the_file_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.txt");
+        std::fs::write(&path, "one\ntwo\nthree\nfour\n").unwrap();
+        let target = path.to_str().unwrap();
+        let input = json!({"file_path": "x.txt", "old_string": "three", "new_string": "THREE"});
+        let lines = tine_tui::diff::diff_lines(&preview("Edit", &input, target).unwrap());
+        let removed = lines
+            .iter()
+            .find(|l| l.kind == tine_tui::diff::DiffLineKind::Removed)
+            .unwrap();
+        assert_eq!((removed.old, removed.text.as_str()), (Some(3), "three"));
+        assert!(
+            lines.iter().any(|l| l.text == "two"),
+            "context around the change: {lines:?}"
+        );
+        // Not in the file (yet): the strings alone.
+        let input = json!({"file_path": "x.txt", "old_string": "nine", "new_string": "NINE"});
+        let lines = tine_tui::diff::diff_lines(&preview("Edit", &input, target).unwrap());
+        assert_eq!(lines.len(), 2, "{lines:?}");
     }
 }

@@ -757,6 +757,7 @@ async fn background_shells_compact_and_the_status_line_after_clear() {
     );
 }
 
+mod modes;
 mod resume;
 mod skills;
 mod tasks;
