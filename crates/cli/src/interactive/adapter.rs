@@ -403,12 +403,35 @@ pub fn result_view(output: ToolOutput) -> ToolResultView {
             background_task,
         },
     };
+    let summary = match output.is_error {
+        true => declined_summary(&output.content).unwrap_or(output.summary),
+        false => output.summary,
+    };
     ToolResultView {
         is_error: output.is_error,
-        summary: output.summary,
+        summary,
         content: output.content,
         display,
     }
+}
+
+/// What the session tells the model when a person answered "No" (its `DECLINED`).
+const DECLINED_MARK: &str = "The user doesn't want to proceed with this tool use";
+/// Before the feedback typed with that "No".
+const FEEDBACK_MARK: &str = "The user said: ";
+
+/// A call the person refused reads "Rejected by you" (with what they said), not the
+/// instructions written for the model (the whole text stays behind Ctrl+O).
+fn declined_summary(content: &str) -> Option<String> {
+    if !content.contains(DECLINED_MARK) {
+        return None;
+    }
+    Some(match content.split_once(FEEDBACK_MARK) {
+        Some((_, feedback)) if !feedback.trim().is_empty() => {
+            format!("Rejected by you: {}", feedback.trim())
+        }
+        _ => "Rejected by you".to_owned(),
+    })
 }
 
 fn is_file_tool(tool: &str) -> bool {

@@ -272,8 +272,14 @@ async fn a_session_through_the_ui_streams_asks_interrupts_queues_and_runs_comman
     ui.type_line("make it");
     ui.ask().await;
     ui.key(KeyCode::Esc, KeyModifiers::NONE);
-    ui.turn_end().await;
+    let (_, seen) = ui.turn_end().await;
     assert!(!world.cwd.join("made.txt").exists());
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, UiEvent::ToolFinished { result, .. }
+            if result.is_error && result.summary == "Rejected by you")),
+        "the refusal reads as the person's, not as the model's instructions: {seen:?}"
+    );
 
     // "Yes, and don't ask again": the rule lands in .tine/settings.local.json, and the next
     // call is not asked.
