@@ -18,7 +18,7 @@ use tine_config::SessionId;
 use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionInfo};
 use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, Terminal};
-use tine_tools::builtin::builtin_tools;
+use tine_tools::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 
 const FILES: usize = 20;

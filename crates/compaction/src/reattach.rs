@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tine_tools::file_state::hash_content;
+use tine_tools::hash_content;
 use tine_tools::{BackgroundTasks, TaskStatus, TodoList, TodoStatus, ToolContext};
 
 use crate::estimate::{BYTES_PER_TOKEN, tokens_for_bytes};

@@ -19,7 +19,7 @@ pub const FORK_QUERY_SOURCE: &str = "agent:builtin:fork";
 pub const FORK_PLACEHOLDER_RESULT: &str = "Fork started — processing in background";
 
 /// The tag the directive is wrapped in (also the guard's fallback marker).
-pub const FORK_BOILERPLATE_TAG: &str = "fork-boilerplate";
+pub(crate) const FORK_BOILERPLATE_TAG: &str = "fork-boilerplate";
 
 /// The rules a child reads before its directive: the parent's system prompt (inherited byte
 /// for byte) may tell it to fork; this says it is the fork.

@@ -1,30 +1,30 @@
 //! tine-fork-runtime: background agents that run on the parent's prompt cache (seed 000).
 //!
-//! Modules in reading order:
-//! - [`cache_safe`]: [`CacheSafeParams`], the five parts of the cache key, and the per-session
+//! Modules in reading order (private: the items re-exported at the root are the API):
+//! - `cache_safe`: [`CacheSafeParams`], the five parts of the cache key, and the per-session
 //!   [`CacheSafeSlot`] they are saved into after each main-thread turn.
-//! - [`subagent`]: [`create_subagent_context`], a fork's isolated context (table 4.2 of seed 000).
-//! - [`fork`]: [`run_forked_agent`], the query loop on the parent's prefix plus the fork's prompt.
-//! - [`pipeline`]: the [`StopHookPipeline`], which saves the params, starts [`BackgroundJob`]s
+//! - `subagent`: [`create_subagent_context`], a fork's isolated context (table 4.2 of seed 000).
+//! - `fork`: [`run_forked_agent`], the query loop on the parent's prefix plus the fork's prompt.
+//! - `pipeline`: the [`StopHookPipeline`], which saves the params, starts [`BackgroundJob`]s
 //!   and runs the user's stop hooks.
-//! - [`side_query`](mod@side_query): [`side_query()`], one call with no loop and no tools,
+//! - `side_query`: [`side_query()`], one call with no loop and no tools,
 //!   optionally answering JSON validated against a schema; usage per query source in a
 //!   [`UsageLedger`].
-//! - [`cache_break`]: the [`CacheBreakDetector`], a `RequestMonitor` that names the part of
+//! - `cache_break`: the [`CacheBreakDetector`], a `RequestMonitor` that names the part of
 //!   the cache key ([`RequestFingerprint`], hashes only) that changed when a cache read fell short.
-//! - [`web_summary`]: [`SideQuerySummarizer`], WebFetch's summarizer on a small model.
-//! - [`fork_child`]: fork children of the turn in progress (seed 002):
+//! - `web_summary`: [`SideQuerySummarizer`], WebFetch's summarizer on a small model.
+//! - `fork_child`: fork children of the turn in progress (seed 002):
 //!   [`build_forked_messages`], the placeholder results, the boilerplate, the recursion guard.
-//! - [`agents`]: typed agents: the built-ins and `.tine/agents/*.md` and the like.
-//! - [`tasks`]: the [`TaskRegistry`]: task ids, output files under `TINE_HOME/tasks/`,
+//! - `agents`: typed agents: the built-ins and `.tine/agents/*.md` and the like.
+//! - `tasks`: the [`TaskRegistry`]: task ids, output files under `TINE_HOME/tasks/`,
 //!   notifications of finished background tasks.
-//! - [`worktree`]: `isolation: worktree`, a typed agent's own git worktree
+//! - `worktree`: `isolation: worktree`, a typed agent's own git worktree
 //!   ([`AgentWorktree`]), kept with its branch when the agent changed something.
-//! - [`agent_stop`]: the [`SubagentStopHook`] call point and who a sub-agent is
+//! - `agent_stop`: the [`SubagentStopHook`] call point and who a sub-agent is
 //!   ([`SubagentIdentity`]) for it.
-//! - [`agent_runtime`]: [`AgentRuntime`], the session's `SubagentSpawner` (fork path, typed
+//! - `agent_runtime`: [`AgentRuntime`], the session's `SubagentSpawner` (fork path, typed
 //!   agents, foreground and background).
-//! - [`agent_tool`]: the Agent, TaskOutput and TaskStop tools.
+//! - `agent_tool`: the Agent, TaskOutput and TaskStop tools.
 //!
 //! # Example
 //!
@@ -57,23 +57,23 @@
 //! # Ok::<(), tine_fork_runtime::SideQueryError>(())
 //! # }).unwrap();
 //! ```
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod agent_runtime;
-pub mod agent_stop;
-pub mod agent_tool;
-pub mod agents;
-pub mod cache_break;
-pub mod cache_safe;
-pub mod fork;
-pub mod fork_child;
-pub mod pipeline;
-pub mod side_query;
-pub mod subagent;
-pub mod tasks;
-pub mod web_summary;
-pub mod worktree;
+mod agent_runtime;
+mod agent_stop;
+mod agent_tool;
+mod agents;
+mod cache_break;
+mod cache_safe;
+mod fork;
+mod fork_child;
+mod pipeline;
+mod side_query;
+mod subagent;
+mod tasks;
+mod web_summary;
+mod worktree;
 
 pub use agent_runtime::{AGENT_ONLY_TOOLS, AgentRuntime, AgentUserContext};
 pub use agent_stop::{SubagentIdentity, SubagentStopHook, last_assistant_text};
@@ -89,8 +89,8 @@ pub use cache_break::{
 pub use cache_safe::{CacheSafeParams, CacheSafeSlot};
 pub use fork::{ForkError, ForkParams, ForkResult, OnMessage, run_forked_agent};
 pub use fork_child::{
-    FORK_BOILERPLATE_TAG, FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE, build_forked_messages,
-    fork_directive_text, is_fork_child,
+    FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE, build_forked_messages, fork_directive_text,
+    is_fork_child,
 };
 pub use pipeline::{
     BackgroundEvent, BackgroundJob, CANCEL_GRACE, DEFAULT_DRAIN_TIMEOUT, DrainReport, JobContext,
@@ -98,7 +98,7 @@ pub use pipeline::{
 };
 pub use side_query::{
     CLI_SYSTEM_PREFIX, DEFAULT_SIDE_QUERY_MAX_TOKENS, SideQuery, SideQueryError, SideQueryResult,
-    SourceUsage, UsageLedger, extract_json, side_query,
+    SourceUsage, UsageLedger, side_query,
 };
 pub use subagent::{
     AppStateSink, AppStateStore, NoAppState, NotificationSink, ParentContext, SessionInfo,
@@ -106,7 +106,6 @@ pub use subagent::{
 };
 pub use tasks::{
     TaskError, TaskKind, TaskNotification, TaskOutput, TaskRegistry, TaskSnapshot, TaskState,
-    new_task_id,
 };
 pub use tine_query_loop::{ContentReplacementState, SharedReplacements};
 pub use web_summary::{DEFAULT_SMALL_FAST_MODEL, SideQuerySummarizer, WEB_FETCH_QUERY_SOURCE};

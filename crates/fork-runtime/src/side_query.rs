@@ -222,7 +222,7 @@ impl UsageLedger {
 
 /// The first JSON value in `text`: the whole text, else a fenced block's body, else the first
 /// `{` or `[` from which a value parses (prose before and after is ignored).
-pub fn extract_json(text: &str) -> Option<Value> {
+pub(crate) fn extract_json(text: &str) -> Option<Value> {
     let trimmed = text.trim();
     if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
         return Some(value);

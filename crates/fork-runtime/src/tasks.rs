@@ -43,7 +43,7 @@ impl TaskKind {
 
 /// A fresh id: the kind's prefix, `_`, 8 random base-36 characters (lower case, so a
 /// double-click in a terminal selects it whole).
-pub fn new_task_id(kind: TaskKind) -> String {
+pub(crate) fn new_task_id(kind: TaskKind) -> String {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let mut n = uuid::Uuid::new_v4().as_u128();
     let mut id = String::with_capacity(10);

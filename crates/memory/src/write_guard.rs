@@ -28,9 +28,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tine_permissions::{PermissionTarget, ToolVerdict};
-use tine_tools::context::ToolProgress;
-use tine_tools::file_state::hash_content;
 use tine_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, parse_input};
+use tine_tools::{ToolProgress, hash_content};
 
 use crate::error::MemoryError;
 use crate::memdir::{INDEX_FILE, MemoryWriteLock, WRITE_LOCK_TIMEOUT, merge_index};

@@ -1,7 +1,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use serde_json::json;
-use tine_tools::builtin::builtin_tools;
+use tine_tools::builtin_tools;
 use tine_tools::run_tool;
 
 use super::*;

@@ -22,12 +22,13 @@
 //!
 //! The library never prints: warnings are [`Notice`] events.
 //!
-//! Modules, in reading order:
-//! - [`options`]: [`SessionOptions`], what a front end asks for.
-//! - [`submission`]: [`Submission`], [`PermissionAnswer`] and the ids events carry.
-//! - [`event`]: [`SessionEvent`] and what it carries ([`TurnEnd`], [`UsageReport`],
+//! Modules, in reading order (private but the namespaces [`custom_commands`], `skills` and
+//! [`speculation`]: the items re-exported at the root are the API):
+//! - `options`: [`SessionOptions`], what a front end asks for.
+//! - `submission`: [`Submission`], [`PermissionAnswer`] and the ids events carry.
+//! - `event`: [`SessionEvent`] and what it carries ([`TurnEnd`], [`UsageReport`],
 //!   [`SessionCost`], [`PermissionRequest`], [`Notice`]).
-//! - [`error`]: [`StartError`] and the handle's refusals.
+//! - `error`: [`StartError`] and the handle's refusals.
 //! - `assemble`: start-up, from options and settings to the engine and its forks' parent.
 //! - `handle`: [`Session::start`] and the [`SessionHandle`].
 //! - `actor`: the session's task and the turn protocol.
@@ -40,7 +41,7 @@
 //! - `plan_mode`: an ExitPlanMode call: the plan approved by a person (leaving plan mode) or
 //!   sent back with feedback; refused headless.
 //! - `stuck`: a stuck model asked about (interactive sessions).
-//! - [`away`]: the away summary, for a person back after an idle gap.
+//! - `away`: the away summary, for a person back after an idle gap.
 //! - [`speculation`]: read-only tools pre-run on the draft the person is typing.
 //! - `magic`: Magic Docs wired in (the Read listener, the job, tracking rebuilt on resume).
 //! - `elicitation`: an MCP server's question to the person (interactive sessions; declined
@@ -57,32 +58,32 @@
 //!   (the fallback model on overload, raw stream events for `--include-partial-messages`);
 //!   `structured`: `--json-schema`'s StructuredOutput tool; `prompt_tool`:
 //!   `--permission-prompt-tool`, an MCP tool answering headless asks.
-//! - [`commands`]: the slash commands the session answers; [`custom_commands`]: the
+//! - `commands`: the slash commands the session answers; [`custom_commands`]: the
 //!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`.
 //! - [`skills`]: the skills of `.tine/skills/`, `.claude/skills/` and the user's folders, their
 //!   listing in the first user message; `skill_tool`: the `Skill` tool that loads one.
 //!
 //! `examples/one_prompt.rs` runs the same on the bundled simulator, offline, printing the
 //! events (`cargo run -p tine-session --example one_prompt`).
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod actor;
 mod agents;
 mod assemble;
-pub mod away;
-pub mod commands;
+mod away;
+mod commands;
 pub mod custom_commands;
 mod elicitation;
-pub mod error;
-pub mod event;
+mod error;
+mod event;
 mod flags;
 mod handle;
 mod hooks;
 mod magic;
 mod main_client;
 mod mcp;
-pub mod options;
+mod options;
 mod permission;
 mod plan_mode;
 mod private_state;
@@ -92,7 +93,7 @@ pub mod skills;
 pub mod speculation;
 mod structured;
 mod stuck;
-pub mod submission;
+mod submission;
 mod tasks;
 mod thinking;
 mod web_search;
@@ -100,7 +101,8 @@ mod web_search;
 pub use assemble::{
     DEFAULT_MODEL, SessionSummary, gather_context, model_from, settings_paths, user_home_from_env,
 };
-pub use commands::{COMMANDS, CommandSpec};
+pub use away::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
+pub use commands::{COMMANDS, CommandSpec, find as find_command};
 pub use elicitation::{ElicitationAnswerError, ElicitationId, ElicitationQuestion};
 pub use error::{AnswerError, ModeError, SessionClosed, StartError, StuckAnswerError};
 pub use event::{

@@ -10,7 +10,7 @@
 //! The model sees only the [`listing`] (each name and description), put once into the
 //! session's first user message so the system prompt and the tool array never depend on
 //! which skills exist; the body reaches the conversation only when the skill is invoked,
-//! through the `Skill` tool ([`crate::skill_tool`]) or as `/NAME` by the user. A skill that
+//! through the `Skill` tool or as `/NAME` by the user. A skill that
 //! cannot be read is a [`SkillWarning`] (data, never printed here).
 
 use std::path::{Path, PathBuf};
@@ -311,7 +311,7 @@ pub fn invocation_text(skill: &Skill, args: &str) -> String {
 const MAX_OTHER_FILES: usize = 100;
 
 /// The files of `dir` other than its `SKILL.md` (three levels deep, sorted, at most
-/// [`MAX_OTHER_FILES`]).
+/// 100).
 pub fn other_files(dir: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         let Ok(entries) = std::fs::read_dir(dir) else {

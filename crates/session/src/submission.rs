@@ -9,7 +9,7 @@ pub enum Submission {
     /// A user prompt: one turn of the model (recall first, background jobs after).
     Prompt(String),
     /// A slash command, without its slash: `Command { name: "compact", args: "keep the API" }`
-    /// for `/compact keep the API`. See [`crate::commands`] for the ones the session knows.
+    /// for `/compact keep the API`. See [`crate::COMMANDS`] for the ones the session knows.
     Command {
         /// The command's name, without the slash.
         name: String,

@@ -8,7 +8,7 @@ use tine_api_client::{
 };
 use tine_mock_api::{MockConfig, MockServer, Scenario};
 use tine_tools::Tool;
-use tine_tools::builtin::builtin_tools;
+use tine_tools::builtin_tools;
 
 /// The model every session of the suites asks for.
 pub const MODEL: &str = "claude-sonnet-4-5";

@@ -12,8 +12,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tine_tools::builtin::glob::GlobTool;
-use tine_tools::builtin::grep::GrepTool;
+use tine_tools::GlobTool;
+use tine_tools::GrepTool;
 use tine_tools::{Tool, ToolContext, run_tool};
 
 const TARGET_RATIO: f64 = 1.2;

@@ -1,19 +1,20 @@
-//! tine-tools: what the model acts through. Modules in reading order:
+//! tine-tools: what the model acts through. Modules in reading order (private but `sandbox`, the
+//! launcher's protocol the cli speaks; the items re-exported at the root are the API):
 //!
-//! - [`tool`]: the `Tool` trait, `ToolOutput`, `ToolError`, and [`run_tool`], how the loop runs
+//! - `tool`: the `Tool` trait, `ToolOutput`, `ToolError`, and [`run_tool`], how the loop runs
 //!   one call (validate against the schema, call, errors become `is_error` results).
-//! - [`schema`]: the small JSON Schema validator behind that check.
-//! - [`context`]: `ToolContext`, what a call runs in (cwd, caches, cancellation, progress).
-//! - [`extensions`]: tool-specific state on the context by type (todos, background shells,
+//! - `schema`: the small JSON Schema validator behind that check.
+//! - `context`: `ToolContext`, what a call runs in (cwd, caches, cancellation, progress).
+//! - `extensions`: tool-specific state on the context by type (todos, background shells,
 //!   the WebFetch summarizer), so the context knows none of them.
-//! - [`display`]: what a result carries for UIs (diff, todos, shell run).
+//! - `display`: what a result carries for UIs (diff, todos, shell run).
 //! - [`sandbox`]: the OS sandbox Bash runs under when the session enabled one (its policy and
 //!   the launcher's argument protocol; the cli applies it).
-//! - [`file_state`]: the LRU file-state cache behind Edit and Write's read-before-write rule.
-//! - [`read_listener`]: who is told about the files Read shows (Magic Docs).
-//! - [`builtin`]: Read (text, images, PDFs, notebooks), Write, Edit, NotebookEdit, Bash, Glob,
+//! - `file_state`: the LRU file-state cache behind Edit and Write's read-before-write rule.
+//! - `read_listener`: who is told about the files Read shows (Magic Docs).
+//! - `builtin`: Read (text, images, PDFs, notebooks), Write, Edit, NotebookEdit, Bash, Glob,
 //!   Grep, TodoWrite, WebFetch, ExitPlanMode.
-//! - [`pool`]: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
+//! - `pool`: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
 //!
 //! What a call touches and a tool's own verdict (`PermissionTarget`, `ToolVerdict`), the
 //! permission engine and bash analysis are `tine-permissions`'s, one layer down.
@@ -45,19 +46,19 @@
 //! Whether a call may run at all is the permission engine's decision ([`PermissionTarget`]
 //! and [`ToolVerdict`] are what a tool tells it). `examples/run_tool.rs` runs Write, Bash and
 //! Read behind it in two permission modes (`cargo run -p tine-tools --example run_tool`).
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod builtin;
-pub mod context;
-pub mod display;
-pub mod extensions;
-pub mod file_state;
-pub mod pool;
-pub mod read_listener;
+mod builtin;
+mod context;
+mod display;
+mod extensions;
+mod file_state;
+mod pool;
+mod read_listener;
 pub mod sandbox;
-pub mod schema;
-pub mod tool;
+mod schema;
+mod tool;
 
 pub use builtin::background::{BackgroundTasks, TaskReport, TaskStatus};
 pub use builtin::bash::BashTool;
@@ -75,13 +76,14 @@ pub use builtin::shell::kill_tool_processes;
 pub use builtin::shell::track_group as track_tool_process_group;
 pub use builtin::todo::{TodoList, TodoWriteTool};
 pub use builtin::web_fetch::{
-    SummarizerError, WebFetchSummarizer, WebFetchTool, WebSummarizer, WebSummaryRequest,
+    MAX_CONTENT_CHARS as WEB_FETCH_MAX_CONTENT_CHARS, SummarizerError, WebFetchSummarizer,
+    WebFetchTool, WebSummarizer, WebSummaryRequest,
 };
 pub use builtin::write::WriteTool;
 pub use context::{ChannelProgress, NoProgress, ProgressSink, ToolContext, ToolProgress};
 pub use display::{TodoItem, TodoStatus, ToolDisplay};
 pub use extensions::ContextExtension;
-pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness};
+pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness, hash_content};
 pub use pool::{ToolPool, definition_of};
 pub use read_listener::{FileReadListener, HEAD_LINES, OnFileRead};
 pub use sandbox::{BashSandbox, SandboxPolicy};

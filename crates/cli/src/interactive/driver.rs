@@ -445,7 +445,7 @@ impl Driver {
             // The UI answers these itself.
             "help" | "tasks" | "exit" => {}
             _ => {
-                if let Some(spec) = tine_session::commands::find(name) {
+                if let Some(spec) = tine_session::find_command(name) {
                     match session.handle.submit(Submission::Command {
                         name: name.to_owned(),
                         args: args.to_owned(),

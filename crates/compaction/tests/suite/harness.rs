@@ -16,7 +16,7 @@ use tine_config::SessionId;
 use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionInfo};
 use tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule, Scenario};
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, QueryEvent, TurnResult};
-use tine_tools::builtin::builtin_tools;
+use tine_tools::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 
 /// What the scripted summaries say (after a scratchpad that must not survive).

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tine_memory::{INDEX_FILE, guard_memory_writes};
-use tine_tools::builtin::builtin_tools;
+use tine_tools::builtin_tools;
 use tine_tools::{Tool, ToolContext, ToolOutput, run_tool};
 
 const WRITERS: usize = 16;

@@ -9,7 +9,7 @@ use tine_api_client::{
 };
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, Terminal, read_transcript};
 use tine_tools::Tool;
-use tine_tools::builtin::builtin_tools;
+use tine_tools::builtin_tools;
 
 fn config(client: &ScriptedClient, home: &std::path::Path, cwd: &std::path::Path) -> EngineConfig {
     let tools: Vec<Arc<dyn Tool>> = builtin_tools();

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tine_api_client::{ModelClient, ScriptedClient, ToolDefinition};
 use tine_query_loop::{QueryParams, RequestTemplate, system_prompt_blocks};
-use tine_tools::builtin::builtin_tools;
+use tine_tools::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 
 /// The loop's params for a run in `dir` on `client`: the built-in tools, a short system prompt.

@@ -3,7 +3,7 @@
 //! call sends nothing.
 
 use tine_mock_api::{Reply, Rule, Scenario};
-use tine_session::away::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
+use tine_session::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
 use tine_session::{SessionEvent, Submission, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};

@@ -1,6 +1,6 @@
 use serde_json::json;
-use tine_tools::builtin::read::ReadTool;
-use tine_tools::builtin::todo::TodoWriteTool;
+use tine_tools::ReadTool;
+use tine_tools::TodoWriteTool;
 use tine_tools::{BackgroundTasks, ContextExtension, TodoList, TodoStatus, Tool, ToolDisplay};
 
 use super::support::{context, run};

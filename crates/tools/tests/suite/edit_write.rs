@@ -1,10 +1,10 @@
 use std::os::unix::fs::PermissionsExt;
 
 use serde_json::json;
+use tine_tools::EditTool;
+use tine_tools::ReadTool;
 use tine_tools::ToolDisplay;
-use tine_tools::builtin::edit::EditTool;
-use tine_tools::builtin::read::ReadTool;
-use tine_tools::builtin::write::WriteTool;
+use tine_tools::WriteTool;
 
 use super::support::{context, run};
 

@@ -1,5 +1,5 @@
 use serde_json::json;
-use tine_tools::builtin::read::ReadTool;
+use tine_tools::ReadTool;
 
 use super::support::{context, run};
 
@@ -164,10 +164,7 @@ async fn a_ranged_read_of_an_ordinary_file_records_it_for_edit() {
         "2\tb\n\n... (1 more lines; continue with offset=3)\n"
     );
     let state = ctx.file_state().get(&path).unwrap();
-    assert_eq!(
-        state.content_hash,
-        tine_tools::file_state::hash_content(b"a\nb\nc\n")
-    );
+    assert_eq!(state.content_hash, tine_tools::hash_content(b"a\nb\nc\n"));
 }
 
 #[cfg(unix)]

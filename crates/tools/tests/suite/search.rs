@@ -2,8 +2,8 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use serde_json::json;
-use tine_tools::builtin::glob::GlobTool;
-use tine_tools::builtin::grep::GrepTool;
+use tine_tools::GlobTool;
+use tine_tools::GrepTool;
 
 use super::support::{context, run};
 

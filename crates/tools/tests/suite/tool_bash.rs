@@ -2,9 +2,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use tine_tools::builtin::background::{BackgroundTasks, TaskStatus};
-use tine_tools::builtin::bash::BashTool;
-use tine_tools::builtin::bash_output::{BashOutputTool, KillShellTool};
+use tine_tools::BashTool;
+use tine_tools::{BackgroundTasks, TaskStatus};
+use tine_tools::{BashOutputTool, KillShellTool};
 use tine_tools::{ProgressSink, Tool, ToolDisplay, ToolProgress};
 
 use super::support::{context, run};

@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use serde_json::json;
-use tine_tools::builtin::web_fetch::{MAX_CONTENT_CHARS, WebFetchTool};
 use tine_tools::{SummarizerError, WebFetchSummarizer, WebSummarizer, WebSummaryRequest};
+use tine_tools::{WEB_FETCH_MAX_CONTENT_CHARS as MAX_CONTENT_CHARS, WebFetchTool};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
