@@ -43,6 +43,14 @@
 //! let reply = "<analysis>thinking aloud</analysis>\n<summary>Fixed the parser.</summary>";
 //! assert_eq!(format_summary(reply).as_deref(), Some("Fixed the parser."));
 //! ```
+//!
+//! # Types from lower crates
+//!
+//! Signatures use [`tine_query_loop`]'s compaction plug and boundary records
+//! ([`Compactor`](tine_query_loop::Compactor), [`CompactBoundary`](tine_query_loop::CompactBoundary)),
+//! [`tine_fork_runtime`]'s [`ParentContext`](tine_fork_runtime::ParentContext),
+//! [`tine_api_client`]'s messages and usage, [`tine_tools`]'s [`ToolContext`](tine_tools::ToolContext)
+//! and [`tine_config`]'s [`SessionId`](tine_config::SessionId).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

@@ -57,6 +57,15 @@
 //! # Ok::<(), tine_fork_runtime::SideQueryError>(())
 //! # }).unwrap();
 //! ```
+//!
+//! # Types from lower crates
+//!
+//! Signatures use [`tine_query_loop`]'s plug traits and request template
+//! ([`CanUseTool`](tine_query_loop::CanUseTool), [`RequestTemplate`](tine_query_loop::RequestTemplate),
+//! [`Terminal`](tine_query_loop::Terminal); the content-replacement state is re-exported here),
+//! [`tine_api_client`]'s messages, usage and [`ModelClient`](tine_api_client::ModelClient),
+//! [`tine_tools`]'s [`Tool`](tine_tools::Tool) and [`ToolContext`](tine_tools::ToolContext), and
+//! [`tine_config`]'s [`SessionId`](tine_config::SessionId).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

@@ -35,6 +35,12 @@
 //! [`McpManager::start`] connects the configured servers and returns their tools.
 //! `examples/mcp_client.rs` does it against the crate's small test server over streamable
 //! HTTP, in-process (`cargo run -p tine-mcp --example mcp_client`).
+//!
+//! # Types from lower crates
+//!
+//! Signatures use [`tine_tools`]'s [`Tool`](tine_tools::Tool) (an MCP tool is one) and
+//! [`tine_config`]'s settings ([`LoadedSettings`](tine_config::LoadedSettings),
+//! [`SettingsPaths`](tine_config::SettingsPaths)).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

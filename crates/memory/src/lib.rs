@@ -70,6 +70,14 @@
 //! parent's cache that writes topic files) and [`DreamJob`], with [`Recall`] attaching the
 //! relevant files to a turn. `examples/remember_and_recall.rs` runs both over a scripted
 //! session on the bundled simulator (`cargo run -p tine-memory --example remember_and_recall`).
+//!
+//! # Types from lower crates
+//!
+//! Signatures use [`tine_fork_runtime`]'s background jobs and parent context
+//! ([`BackgroundJob`](tine_fork_runtime::BackgroundJob), [`ParentContext`](tine_fork_runtime::ParentContext)),
+//! [`tine_query_loop`]'s transcript and permission vocabulary, [`tine_tools`]'s
+//! [`Tool`](tine_tools::Tool), [`tine_permissions`]'s [`PermissionContext`](tine_permissions::PermissionContext),
+//! [`tine_api_client`]'s messages and usage, and [`tine_config`]'s settings.
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

@@ -69,6 +69,12 @@
 //! - `answer`: a person's answer to an ask, persisted rules, the denial log.
 //! - `bash`: bash command analysis (tree-sitter-bash), read-only or not, part by part
 //!   ([`analyze`], [`CommandAnalysis`]).
+//!
+//! # Types from lower crates
+//!
+//! Signatures take [`tine_config`]'s settings ([`tine_config::LoadedSettings`],
+//! [`tine_config::SettingsPaths`], [`tine_config::RuleList`], [`tine_config::SettingsError`]):
+//! the rules are read from the settings files that crate loads.
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

@@ -78,6 +78,14 @@
 //! A session across turns is a [`QueryEngine`] made from an [`EngineConfig`]
 //! ([`EngineConfig::new`] for the defaults). `examples/one_turn.rs` runs a turn with tool calls
 //! against the bundled simulator (`cargo run -p tine-query-loop --example one_turn`).
+//!
+//! # Types from lower crates
+//!
+//! Signatures use [`tine_api_client`]'s wire types ([`Message`](tine_api_client::Message),
+//! [`ContentBlock`](tine_api_client::ContentBlock), [`Usage`](tine_api_client::Usage), the
+//! [`ModelClient`](tine_api_client::ModelClient) trait), [`tine_tools`]'s [`Tool`](tine_tools::Tool),
+//! [`ToolContext`](tine_tools::ToolContext) and [`ToolOutput`](tine_tools::ToolOutput), and
+//! [`tine_config`]'s [`SessionId`](tine_config::SessionId) and settings.
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

@@ -65,6 +65,16 @@
 //!
 //! `examples/one_prompt.rs` runs the same on the bundled simulator, offline, printing the
 //! events (`cargo run -p tine-session --example one_prompt`).
+//!
+//! # Types from lower crates
+//!
+//! Signatures use the lower crates' own types where a front end meets them:
+//! [`tine_api_client`]'s [`ModelClient`](tine_api_client::ModelClient) and messages,
+//! [`tine_permissions`]'s [`PermissionMode`](tine_permissions::PermissionMode),
+//! [`tine_config`]'s settings and [`SessionId`](tine_config::SessionId), [`tine_query_loop`]'s
+//! turn results ([`StuckDecision`] re-exported here), [`tine_mcp`]'s elicitation answer
+//! ([`ElicitationAnswer`], re-exported here) and [`tine_fork_runtime`]'s
+//! [`TaskRegistry`](tine_fork_runtime::TaskRegistry).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

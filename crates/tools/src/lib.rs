@@ -46,6 +46,12 @@
 //! Whether a call may run at all is the permission engine's decision ([`PermissionTarget`]
 //! and [`ToolVerdict`] are what a tool tells it). `examples/run_tool.rs` runs Write, Bash and
 //! Read behind it in two permission modes (`cargo run -p tine-tools --example run_tool`).
+//!
+//! # Types from lower crates
+//!
+//! Signatures use [`tine_api_client`]'s [`ToolDefinition`](tine_api_client::ToolDefinition) and
+//! [`ToolArray`](tine_api_client::ToolArray) (what the pool serializes), and
+//! [`tine_permissions`]'s [`PermissionTarget`] and [`ToolVerdict`], re-exported here.
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
