@@ -1,5 +1,5 @@
 //! Leaving plan mode: the session's answer to an ExitPlanMode call (see
-//! `tine_tools::builtin::exit_plan_mode`). Only in plan mode: a person sees the plan and
+//! `tine_tools::ExitPlanModeTool`). Only in plan mode: a person sees the plan and
 //! approves it, the session switching to acceptEdits (`Always`: Claude Code's first option,
 //! "Yes, and auto-accept edits") or default (`Once`: "Yes, and manually approve edits"), or
 //! sends it back with feedback (the model stays in plan mode). Headless, nobody can approve, so the
