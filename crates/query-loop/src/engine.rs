@@ -3,8 +3,9 @@
 //! the cancellation token, the session id and the transcript. Each [`QueryEngine::submit`] runs
 //! one turn of [`crate::query()`] and persists every message as it completes.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::StreamExt;
@@ -137,6 +138,8 @@ pub struct QueryEngine {
     /// Frozen decisions on oversized tool results; every request template carries it, so a fork
     /// built from the template clones the same decisions.
     replacements: crate::replacement::SharedReplacements,
+    /// The replaced results already written to the transcript (or read back from it).
+    recorded_replacements: BTreeSet<String>,
     /// Asked when the model is stuck (the TUI asks the person); `None`: the turn stops.
     on_repeated_failure: Option<Arc<dyn RepeatedFailureHandler>>,
 }
@@ -180,17 +183,38 @@ impl QueryEngine {
         mut on_annotation: impl FnMut(&TranscriptRecord) + Send + 'static,
     ) -> Result<Self, EngineError> {
         let monitor = config.monitor.clone();
+        // Replacement decisions the live session recorded (micro-compaction's clearing), so
+        // the first request sends the results as the last one did.
+        let restored = Arc::new(Mutex::new((
+            crate::replacement::ContentReplacementState::default(),
+            BTreeSet::new(),
+        )));
+        let sink = Arc::clone(&restored);
         let resumed = load_session_with(&config.home, &config.cwd, &session_id, move |record| {
             if let Some(monitor) = &monitor {
                 monitor.on_resume(&record);
             }
+            let mut sink = sink
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let ids = sink.0.restore(&record);
+            sink.1.extend(ids);
+            drop(sink);
             on_annotation(&record);
         })
         .await?;
         let parent = resumed.last_uuid().map(str::to_owned);
         let warnings = resumed.warnings.clone();
         let messages = resumed.into_messages();
-        Self::open(config, session_id, messages, parent, warnings).await
+        let mut engine = Self::open(config, session_id, messages, parent, warnings).await?;
+        let (state, recorded) = std::mem::take(
+            &mut *restored
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        engine.replacements = Arc::new(Mutex::new(state));
+        engine.recorded_replacements = recorded;
+        Ok(engine)
     }
 
     async fn open(
@@ -234,6 +258,7 @@ impl QueryEngine {
             transcript_path: path,
             resume_warnings,
             replacements: Arc::default(),
+            recorded_replacements: BTreeSet::new(),
             on_repeated_failure: None,
         })
     }
@@ -320,8 +345,15 @@ impl QueryEngine {
 
     /// Uses `state` as the session's content-replacement decisions: the host gives the forks'
     /// parent context the same state, so what a fork derives from the parent decides as the
-    /// main thread did. Call it before the first turn.
+    /// main thread did. Call it before the first turn. The decisions a resumed session read
+    /// back from its transcript are merged into `state`.
     pub fn share_replacements(&mut self, state: crate::replacement::SharedReplacements) {
+        if !Arc::ptr_eq(&self.replacements, &state) {
+            let restored = crate::replacement::lock(&self.replacements)
+                .decisions
+                .clone();
+            crate::replacement::lock(&state).decisions.extend(restored);
+        }
         self.replacements = state;
     }
 
@@ -457,7 +489,10 @@ impl QueryEngine {
                 QueryEvent::HistoryReplaced { messages, boundary } => {
                     self.replace_history(messages.clone(), boundary).await;
                 }
-                QueryEvent::ToolResultsCleared { .. } => self.prefix_reset().await,
+                QueryEvent::ToolResultsCleared { .. } => {
+                    self.record_replacements().await;
+                    self.prefix_reset().await;
+                }
                 QueryEvent::Transition(transition) => {
                     self.persist_other(
                         RecordType::Other("transition".to_owned()),
@@ -549,6 +584,17 @@ impl QueryEngine {
                 self.persist_other(RecordType::Other(note.kind), note.data)
                     .await;
             }
+        }
+    }
+
+    /// Writes the replaced results not yet in the transcript, so a resumed session sends them
+    /// as this one does (see [`crate::replacement`]).
+    async fn record_replacements(&mut self) {
+        let data = crate::replacement::lock(&self.replacements)
+            .unrecorded(&mut self.recorded_replacements);
+        if let Some(data) = data {
+            let kind = RecordType::Other(crate::replacement::REPLACEMENTS_KIND.to_owned());
+            self.persist_other(kind, data).await;
         }
     }
 

@@ -3,11 +3,18 @@
 //! whole stays whole forever (changing it would break the cache prefix); only results the
 //! state has never seen may be replaced. A fork gets a clone of the parent's state (seed 000
 //! §四), so it makes the same decisions for the same ids and its prefix serializes the same.
+//!
+//! A decision an upper layer makes later (micro-compaction clearing old results once the cache
+//! is cold) cannot be made again from the result alone, so the engine writes it to the
+//! transcript ([`REPLACEMENTS_KIND`]) and a resumed session takes it back: its first request
+//! then repeats the live one's prefix byte for byte.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tine_api_client::{ContentBlock, Message, MessageContent, ToolResultContent};
+
+use crate::transcript::TranscriptRecord;
 
 /// A tool result longer than this (in characters) is replaced when first sent.
 pub const MAX_TOOL_RESULT_CHARS: usize = 100_000;
@@ -21,6 +28,9 @@ pub struct ContentReplacementState {
     /// By `tool_use_id`: `None` kept whole, `Some(text)` replaced by `text`.
     pub decisions: BTreeMap<String, Option<String>>,
 }
+
+/// The transcript annotation that records replaced results: `{"replaced": {id: text}}`.
+pub const REPLACEMENTS_KIND: &str = "content_replacement";
 
 /// The state as sessions and forks hold it.
 pub type SharedReplacements = Arc<Mutex<ContentReplacementState>>;
@@ -54,6 +64,45 @@ impl ContentReplacementState {
     }
 }
 
+impl ContentReplacementState {
+    /// The replaced results not in `recorded`, as a [`REPLACEMENTS_KIND`] annotation's data
+    /// (`None` when there are none); they join `recorded`.
+    pub(crate) fn unrecorded(&self, recorded: &mut BTreeSet<String>) -> Option<serde_json::Value> {
+        let fresh: serde_json::Map<String, serde_json::Value> = self
+            .decisions
+            .iter()
+            .filter_map(|(id, d)| Some((id, d.as_ref()?)))
+            .filter(|(id, _)| recorded.insert((*id).clone()))
+            .map(|(id, text)| (id.clone(), serde_json::Value::String(text.clone())))
+            .collect();
+        (!fresh.is_empty()).then(|| serde_json::json!({ "replaced": fresh }))
+    }
+
+    /// Takes back the decisions a [`REPLACEMENTS_KIND`] annotation recorded (other records
+    /// are left alone); returns the ids restored.
+    pub(crate) fn restore(&mut self, record: &TranscriptRecord) -> Vec<String> {
+        if record.kind.as_str() != REPLACEMENTS_KIND {
+            return Vec::new();
+        }
+        let Some(replaced) = record
+            .data
+            .as_ref()
+            .and_then(|d| d.get("replaced"))
+            .and_then(serde_json::Value::as_object)
+        else {
+            return Vec::new();
+        };
+        let mut restored = Vec::new();
+        for (id, text) in replaced {
+            if let Some(text) = text.as_str() {
+                self.decisions.insert(id.clone(), Some(text.to_owned()));
+                restored.push(id.clone());
+            }
+        }
+        restored
+    }
+}
+
 /// Locks a shared state (a poisoned lock still holds usable decisions).
 pub fn lock(state: &SharedReplacements) -> std::sync::MutexGuard<'_, ContentReplacementState> {
     state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -78,6 +127,7 @@ fn decide(content: Option<&ToolResultContent>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::RecordType;
 
     fn result_msg(id: &str, text: &str) -> Message {
         Message::user(vec![ContentBlock::tool_result(id, text, false)])
@@ -129,5 +179,43 @@ mod tests {
         let mut fork_msgs = vec![result_msg("a", &big), result_msg("c", "new")];
         fork.apply(&mut fork_msgs);
         assert_eq!(parent_msgs[0], fork_msgs[0]);
+    }
+
+    #[test]
+    fn replaced_results_are_recorded_once_and_restored() {
+        let mut state = ContentReplacementState::default();
+        state.decisions.insert("kept".into(), None);
+        state.decisions.insert("a".into(), Some("cleared".into()));
+        let mut recorded = BTreeSet::new();
+        let data = state.unrecorded(&mut recorded).unwrap();
+        assert_eq!(data, serde_json::json!({"replaced": {"a": "cleared"}}));
+        assert_eq!(state.unrecorded(&mut recorded), None);
+        let record = TranscriptRecord {
+            kind: RecordType::Other(REPLACEMENTS_KIND.to_owned()),
+            uuid: String::new(),
+            parent_uuid: None,
+            session_id: None,
+            timestamp: String::new(),
+            cwd: None,
+            is_sidechain: false,
+            agent_id: None,
+            message: None,
+            data: Some(data),
+        };
+        let mut resumed = ContentReplacementState::default();
+        assert_eq!(resumed.restore(&record), ["a"]);
+        assert_eq!(
+            resumed.decisions.get("a"),
+            Some(&Some("cleared".to_owned()))
+        );
+        let other = TranscriptRecord {
+            kind: RecordType::Other("transition".to_owned()),
+            ..record
+        };
+        assert!(
+            ContentReplacementState::default()
+                .restore(&other)
+                .is_empty()
+        );
     }
 }

@@ -95,3 +95,63 @@ async fn within_the_cache_lifetime_nothing_is_cleared_and_zero_never_clears() {
         }
     }
 }
+
+fn without_breakpoints(mut value: serde_json::Value) -> serde_json::Value {
+    fn strip(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                map.remove("cache_control");
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
+/// The clearing is a decision the transcript keeps: `-c` replays the results as the live
+/// request sent them (cleared), so the resumed request repeats its prefix byte for byte and
+/// reads it from the cache, rather than sending the old results whole again.
+#[tokio::test]
+async fn a_resumed_session_sends_the_cleared_results_as_the_live_one_did() {
+    let server = mock(scenario()).await;
+    let project = project();
+    tine(&project, &server)
+        .env("TINE_MICRO_COMPACT_IDLE_SECS", "1")
+        .args(["-p", "read them all", "--allowedTools", "Bash"])
+        .run()
+        .await
+        .assert_success();
+    let before = server.requests().len();
+    let resumed = tine(&project, &server)
+        .args(["-c", "-p", "thanks", "--verbose"])
+        .run()
+        .await;
+    resumed.assert_success();
+    let log = server.requests();
+    let previous = without_breakpoints(log[before - 1].json().unwrap());
+    let next = without_breakpoints(log[before].json().unwrap());
+    let old = previous["messages"].as_array().unwrap();
+    let new = next["messages"].as_array().unwrap();
+    assert_eq!(
+        new.len(),
+        old.len() + 2,
+        "the last reply and the new prompt"
+    );
+    assert_eq!(&new[..old.len()], &old[..]);
+    assert_eq!(next.to_string().matches(CLEARED).count(), 3);
+    assert!(
+        !resumed.stderr.contains("[tine] cache break"),
+        "{}",
+        resumed.stderr
+    );
+    let usage = log[before].usage.unwrap();
+    let prompt =
+        usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.input_tokens;
+    assert!(
+        usage.cache_read_input_tokens as f64 / prompt as f64 >= 0.9,
+        "{usage:?}"
+    );
+}
