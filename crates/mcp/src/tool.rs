@@ -2,10 +2,10 @@
 //! schema, a call through rmcp bounded by `MCP_TOOL_TIMEOUT` and the call's cancellation.
 //!
 //! Permissions: every call needs approval unless a rule allows it (`mcp__SERVER`,
-//! `mcp__SERVER__*`, `mcp__SERVER__TOOL`): the tool's own verdict is `Passthrough` and it never
-//! calls itself read-only, because the engine lets read-only calls through and a server's
-//! `readOnlyHint` is only the server's word. The hint does make the call concurrency-safe
-//! (run beside other such calls), which costs nothing if it is wrong but time.
+//! `mcp__SERVER__*`, `mcp__SERVER__TOOL`): the tool's own verdict is `Passthrough`. A tool whose
+//! `readOnlyHint` is true calls itself read-only, as Claude Code counts it: plan mode and the
+//! read-only agents let it run. The permission engine still asks for it (a server's hint is
+//! only the server's word, so it never skips approval), and it may run beside other such calls.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -155,7 +155,7 @@ impl Tool for McpTool {
     }
 
     fn is_read_only(&self, _input: &Value) -> bool {
-        false
+        self.read_only_hint
     }
 
     fn is_destructive(&self, _input: &Value) -> bool {

@@ -395,7 +395,11 @@ impl PermissionContext {
             {
                 Some(DecisionReason::WorkingDirectory)
             }
-            PermissionTarget::Other { .. } if request.is_read_only => {
+            // An MCP tool's readOnlyHint is only its server's word: it spares the call plan
+            // mode's refusal, never the approval.
+            PermissionTarget::Other { .. }
+                if request.is_read_only && !request.tool.starts_with("mcp__") =>
+            {
                 Some(DecisionReason::ReadOnly)
             }
             // The tool's own allow never reaches a file outside the project.

@@ -14,6 +14,7 @@ mod headless;
 mod hooks;
 mod magic_docs;
 mod mcp;
+mod mcp_plan;
 mod mcp_session;
 mod memory;
 mod memory_forks;

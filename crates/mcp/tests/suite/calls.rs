@@ -149,6 +149,14 @@ async fn calls_need_approval_unless_a_server_or_tool_rule_allows_them() {
         let context = with_rule(Some(rule), PermissionMode::Default);
         assert_eq!(decide(&context, echo.as_ref(), &ctx), "ask", "{rule}");
     }
+    // Plan mode: a tool with readOnlyHint is read-only there (asked, or allowed by a rule); one
+    // without is refused even with a rule.
+    let add = find(&tools, "mcp__srv__add");
+    let plan = with_rule(None, PermissionMode::Plan);
+    assert_eq!(decide(&plan, echo.as_ref(), &ctx), "ask");
+    let plan = with_rule(Some("mcp__srv"), PermissionMode::Plan);
+    assert_eq!(decide(&plan, echo.as_ref(), &ctx), "allow");
+    assert_eq!(decide(&plan, add.as_ref(), &ctx), "deny");
     // A server-wide deny removes its tools from the pool.
     let mut deny = PermissionContext::new(PermissionMode::Default, &scratch.project);
     deny.add_session_rule(
