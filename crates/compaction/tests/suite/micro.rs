@@ -81,9 +81,19 @@ async fn an_idle_gap_past_the_cache_ttl_clears_all_but_the_last_five_results() {
     );
     // A deliberate change: no break reported.
     assert!(s.detector.take_breaks().is_empty());
-    // The transcript keeps them whole.
+    // The transcript keeps them whole; the clearing is one annotation beside them, for resume.
     let transcript = std::fs::read_to_string(s.engine.transcript_path()).unwrap();
-    assert!(!transcript.contains(CLEARED_TOOL_RESULT));
+    let (records, notes): (Vec<&str>, Vec<&str>) = transcript
+        .lines()
+        .partition(|l| !l.starts_with("{\"type\":\"content_replacement\""));
+    assert!(records.iter().all(|l| !l.contains(CLEARED_TOOL_RESULT)));
+    assert_eq!(notes.len(), 1, "{transcript}");
+    assert_eq!(
+        notes[0].matches(CLEARED_TOOL_RESULT).count(),
+        2,
+        "{}",
+        notes[0]
+    );
 
     // The next request and a fork on this history send the same bytes for them.
     s.turn("again").await;
