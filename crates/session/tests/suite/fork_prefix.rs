@@ -63,7 +63,7 @@ async fn a_forks_prefix_equals_the_parents_request_after_a_replaced_tool_result(
         ))
         .unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
-    s.until(|e| match e {
+    s.seen_or_until(|e| match e {
         SessionEvent::Background(BackgroundEvent::Finished { job, .. })
             if job == EXTRACTION_JOB =>
         {

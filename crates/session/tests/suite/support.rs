@@ -190,6 +190,18 @@ impl Running {
         }
     }
 
+    /// Like [`Running::until`], but first looks in the events already seen: a background job
+    /// started by a turn's stop hooks can end before the turn's own `TurnEnded` is sent.
+    pub async fn seen_or_until<T>(
+        &mut self,
+        mut pick: impl FnMut(&SessionEvent) -> Option<T>,
+    ) -> T {
+        if let Some(picked) = self.seen.iter().find_map(&mut pick) {
+            return picked;
+        }
+        self.until(pick).await
+    }
+
     pub async fn turn_end(&mut self) -> TurnEnd {
         self.until(|e| match e {
             SessionEvent::TurnEnded(end) => Some(end.clone()),
