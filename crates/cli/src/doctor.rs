@@ -474,7 +474,7 @@ fn sandbox(report: &mut Report, cwd: &Path, loaded: &LoadedSettings, home: Optio
             "off when sandboxed (sandbox.allowNetwork: false)"
         },
     );
-    let roots: Vec<String> = write_roots(cwd, loaded, &settings, home)
+    let roots: Vec<String> = write_roots(cwd, &[], loaded, &settings, home)
         .iter()
         .map(|r| r.display().to_string())
         .collect();

@@ -152,13 +152,7 @@ impl Launch {
         options.strict_mcp_config = self.strict_mcp_config;
         let flag = self.sandbox_flag;
         options.sandbox = Some(Box::new(move |inputs| {
-            crate::sandbox_settings::session_sandbox(
-                flag,
-                inputs.cwd,
-                inputs.settings,
-                inputs.user_home,
-            )
-            .map_err(|e| format!("{e:#}"))
+            crate::sandbox_settings::session_sandbox(flag, inputs).map_err(|e| format!("{e:#}"))
         }));
         options
     }

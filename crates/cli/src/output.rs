@@ -291,6 +291,21 @@ impl Printer {
         }
     }
 
+    /// `--fallback-model` switched: what follows names the model in use (stream-json says so
+    /// in a `system` line of its own, `model_fallback`; the notice said it on stderr).
+    pub fn model_fallback(&mut self, from: &str, to: &str) {
+        self.info.model = to.to_owned();
+        if self.format == OutputFormat::StreamJson {
+            self.line(&json!({
+                "type": "system",
+                "subtype": "model_fallback",
+                "from": from,
+                "model": to,
+                "session_id": self.info.session_id,
+            }));
+        }
+    }
+
     /// A line the session wants the person to read.
     pub fn notice(&mut self, notice: &Notice) {
         match notice.level {
@@ -439,6 +454,7 @@ pub fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
         "total_cost_usd": total.cost_usd,
         "usage": usage_value(&total.usage),
         "usage_by_source": by_source,
+        "modelUsage": model_usage_value(&summary.cost),
         "permission_denials": summary.denials.iter().map(|d| json!({
             "tool_name": d.tool_name,
             "tool_use_id": d.tool_use_id,
@@ -471,6 +487,27 @@ fn usage_value(usage: &Usage) -> Value {
             "ephemeral_1h_input_tokens": writes.ephemeral_1h_input_tokens,
         },
     })
+}
+
+/// Claude Code's `modelUsage`: each model that answered, with its tokens, cost and window
+/// (after a `--fallback-model` switch, the fallback is there beside what the main model did).
+fn model_usage_value(cost: &RunCost) -> Value {
+    cost.by_model
+        .iter()
+        .map(|(model, s)| {
+            let u = &s.usage;
+            let value = json!({
+                "inputTokens": u.input_tokens,
+                "outputTokens": u.output_tokens,
+                "cacheReadInputTokens": u.cache_read_input_tokens,
+                "cacheCreationInputTokens": u.cache_creation_input_tokens,
+                "costUSD": s.cost_usd,
+                "contextWindow": tine_api_client::context_window(model),
+            });
+            (model.clone(), value)
+        })
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
 }
 
 /// One source of `usage_by_source`: its requests, tokens and cost.

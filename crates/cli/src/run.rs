@@ -319,6 +319,7 @@ impl Front {
             SessionEvent::Request(request) => self.printer.request(&request),
             SessionEvent::CacheBreak(text) => eprintln!("[tine] cache break: {text}"),
             SessionEvent::StreamEvent(event) => self.printer.stream_event(&event),
+            SessionEvent::ModelFallback { from, to } => self.printer.model_fallback(&from, &to),
             // Only a front end with an idle clock asks for one.
             SessionEvent::AwaySummary(_) => {}
             SessionEvent::CommandOutput(output) => self.printer.command_output(&output),

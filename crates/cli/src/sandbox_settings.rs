@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use serde_json::Value;
 use tine_config::settings::{LoadedSettings, SettingsFormat, SettingsLayer, SettingsSource};
-use tine_session::SandboxOutcome;
+use tine_session::{SandboxInputs, SandboxOutcome};
 use tine_tools::sandbox::{BashSandbox, SandboxPolicy};
 
 use crate::sandbox_exec::{self, SandboxSupport};
@@ -154,15 +154,18 @@ fn resolve(path: &str, base_dir: &Path, home: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Where sandboxed Bash may write: the project, the additional directories of trusted sources,
-/// `allowWrite`, and the temporary directories (Bash itself keeps a file there per call).
+/// Where sandboxed Bash may write: the project, the `--add-dir` directories, the additional
+/// directories of trusted sources, `allowWrite`, and the temporary directories (Bash itself
+/// keeps a file there per call).
 pub fn write_roots(
     cwd: &Path,
+    add_dirs: &[PathBuf],
     loaded: &LoadedSettings,
     settings: &SandboxSettings,
     home: Option<&Path>,
 ) -> Vec<PathBuf> {
     let mut roots = vec![cwd.to_path_buf()];
+    roots.extend(add_dirs.iter().cloned());
     roots.extend(
         loaded
             .additional_directories(home)
@@ -186,12 +189,13 @@ pub fn write_roots(
 /// The session's sandbox: none when it is off, or unavailable and allowed to fall back (with
 /// one warning); an error when it is unavailable and `failIfUnavailable` is set. The warnings
 /// are the session's notices, said in start-up's order.
-pub fn session_sandbox(
-    flag: bool,
-    cwd: &Path,
-    loaded: &LoadedSettings,
-    home: Option<&Path>,
-) -> Result<SandboxOutcome> {
+pub fn session_sandbox(flag: bool, inputs: &SandboxInputs<'_>) -> Result<SandboxOutcome> {
+    let SandboxInputs {
+        cwd,
+        settings: loaded,
+        user_home: home,
+        add_dirs,
+    } = *inputs;
     let settings = SandboxSettings::from_settings(loaded, home);
     let mut warnings = settings.warnings.clone();
     if !(flag || settings.enabled) {
@@ -218,7 +222,7 @@ pub fn session_sandbox(
                 ));
             }
             let policy = SandboxPolicy {
-                write_roots: write_roots(cwd, loaded, &settings, home),
+                write_roots: write_roots(cwd, add_dirs, loaded, &settings, home),
                 allow_network: settings.allow_network,
             };
             tracing::info!(%policy, abi, "Bash sandbox on");

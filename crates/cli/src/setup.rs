@@ -67,13 +67,7 @@ pub fn session_options(args: &Args) -> Result<SessionOptions> {
     options.strict_mcp_config = args.strict_mcp_config;
     let flag = args.sandbox;
     options.sandbox = Some(Box::new(move |inputs| {
-        crate::sandbox_settings::session_sandbox(
-            flag,
-            inputs.cwd,
-            inputs.settings,
-            inputs.user_home,
-        )
-        .map_err(|error| format!("{error:#}"))
+        crate::sandbox_settings::session_sandbox(flag, inputs).map_err(|error| format!("{error:#}"))
     }));
     Ok(options)
 }

@@ -173,6 +173,9 @@ impl std::ops::AddAssign for SourceUsage {
 #[derive(Debug, Clone, Default)]
 pub struct UsageLedger {
     inner: Arc<Mutex<BTreeMap<String, SourceUsage>>>,
+    /// The same requests by the model that answered them (and the main thread's, which the
+    /// host counts by source itself: see [`UsageLedger::record_model`]).
+    by_model: Arc<Mutex<BTreeMap<String, SourceUsage>>>,
 }
 
 impl UsageLedger {
@@ -188,15 +191,40 @@ impl UsageLedger {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Adds one request's `usage` under `source`; returns its cost.
+    /// Adds one request's `usage` under `source` (and under `model`); returns its cost.
     pub fn record(&self, source: &str, model: &str, usage: &Usage) -> f64 {
-        let cost = cost_usd(model, usage);
+        let cost = self.record_model(model, usage);
         let mut map = self.lock();
         let entry = map.entry(source.to_owned()).or_default();
         entry.usage += *usage;
         entry.cost_usd += cost;
         entry.requests += 1;
         cost
+    }
+
+    /// Adds one request's `usage` under `model` only: for a host that keeps the source's
+    /// totals itself (the session's main thread) but reports usage by model too (`-p`'s
+    /// `modelUsage`). Returns its cost.
+    pub fn record_model(&self, model: &str, usage: &Usage) -> f64 {
+        let cost = cost_usd(model, usage);
+        let mut map = self
+            .by_model
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let entry = map.entry(model.to_owned()).or_default();
+        entry.usage += *usage;
+        entry.cost_usd += cost;
+        entry.requests += 1;
+        cost
+    }
+
+    /// Every model that answered, by id (what [`UsageLedger::record`] and
+    /// [`UsageLedger::record_model`] counted).
+    pub fn by_model(&self) -> BTreeMap<String, SourceUsage> {
+        self.by_model
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// What `source` used so far.

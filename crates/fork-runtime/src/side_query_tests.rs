@@ -68,4 +68,14 @@ fn the_ledger_sums_per_source_and_in_total() {
     assert_eq!(ledger.total().requests, 3);
     assert_eq!(ledger.snapshot().len(), 2);
     assert!(ledger.get("compact").is_none());
+    // By model too: the sources' requests and the host's own.
+    ledger.record_model("claude-haiku-4-5", &u);
+    let models = ledger.by_model();
+    assert_eq!(models["claude-sonnet-4-5"].requests, 3);
+    assert_eq!(models["claude-haiku-4-5"].requests, 1);
+    assert_eq!(
+        ledger.total().requests,
+        3,
+        "by model only: no source gained"
+    );
 }

@@ -38,6 +38,12 @@ pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_000;
 pub const ESCALATED_MAX_OUTPUT_TOKENS: u32 = 64_000;
 /// "Resume directly" nudges after the escalated limit is hit too.
 pub const MAX_OUTPUT_RECOVERY_ATTEMPTS: u32 = 3;
+
+/// `pause_turn` replies in a row the loop continues before it ends the turn with an error: a
+/// server tool (web search) that keeps pausing would otherwise be paid for without end. The
+/// API pauses a server-tool loop after about 10 of its own iterations, so 5 continuations
+/// allow some 50 searches in one answer; Claude Code documents no number.
+pub const MAX_PAUSE_TURN_CONTINUATIONS: u32 = 5;
 /// Tool calls running at once in a concurrency-safe batch.
 pub const MAX_PARALLEL_TOOLS: usize = 10;
 /// Consecutive stop-hook continuations before the loop ends the turn anyway.
@@ -177,6 +183,8 @@ pub struct LoopState {
     pub transitions: Vec<Transition>,
     /// Identical failing calls in a row (a stuck model).
     pub failures: FailureStreak,
+    /// `pause_turn` replies in a row (see [`MAX_PAUSE_TURN_CONTINUATIONS`]).
+    pub pause_continuations: u32,
 }
 
 /// Runs the loop on `messages` (the history, the new user message last). The stream ends with
@@ -229,6 +237,7 @@ async fn run_loop(
         reactive_compacted: false,
         transitions: Vec::new(),
         failures: FailureStreak::default(),
+        pause_continuations: 0,
     };
     let template = effective_template(params);
     loop {
@@ -407,10 +416,24 @@ async fn run_loop(
         }
 
         if uses.is_empty() && reply.stop_reason == Some(StopReason::PauseTurn) {
+            if state.pause_continuations >= MAX_PAUSE_TURN_CONTINUATIONS {
+                return Terminal::ModelError {
+                    message: format!(
+                        "the API paused this turn {} times in a row (stop_reason pause_turn, a \
+                         server tool such as WebSearch still running); stopped after {} \
+                         continuations. The answer so far is kept: send another message to go \
+                         on, or ask for a narrower search",
+                        state.pause_continuations + 1,
+                        MAX_PAUSE_TURN_CONTINUATIONS
+                    ),
+                };
+            }
+            state.pause_continuations += 1;
             // The reply is the last message: the next request continues it.
             record(&mut state, emit, Transition::PauseTurn).await;
             continue;
         }
+        state.pause_continuations = 0;
         if uses.is_empty() {
             let Some(hooks) = &params.stop_hooks else {
                 return Terminal::Completed;

@@ -97,6 +97,8 @@ pub(crate) struct Actor {
     away: Option<crate::away::AwaySummarizer>,
     /// Speculation, when on.
     pub(crate) speculator: Option<crate::speculation::Speculator>,
+    /// `--fallback-model`'s switch.
+    fallback: Option<crate::main_client::FallbackSwitch>,
 }
 
 impl Actor {
@@ -136,6 +138,7 @@ impl Actor {
             structured: assembled.structured,
             away: assembled.away,
             speculator: assembled.speculator,
+            fallback: assembled.fallback,
         }
     }
 
@@ -285,6 +288,7 @@ impl Actor {
             None => (None, None),
         };
         self.main_requests += u64::from(turn.num_turns);
+        crate::main_client::follow_fallback(&mut self.engine, self.fallback.as_ref());
         if let Some(last) = observer.turn.last_request_usage {
             self.last_usage = Some(last);
         }
@@ -454,6 +458,7 @@ impl TurnObserver {
         self.turn.fold(event, cost_usd);
         match event {
             QueryEvent::Usage { usage, model } => {
+                self.ledger.record_model(model, usage);
                 let cost = SessionCost::collect(self.main(), &self.ledger);
                 let window = self.compactor.thresholds(model).window;
                 let report = usage_report(model, window, Some(usage), cost);

@@ -102,6 +102,8 @@ pub(crate) struct Assembled {
     pub away: Option<crate::away::AwaySummarizer>,
     /// Speculation, when on.
     pub speculator: Option<crate::speculation::Speculator>,
+    /// `--fallback-model`'s switch, followed after each turn.
+    pub fallback: Option<crate::main_client::FallbackSwitch>,
 }
 
 pub(crate) async fn assemble(
@@ -161,7 +163,7 @@ pub(crate) async fn assemble(
     if let Some(mode) = mode {
         permissions.mode = mode;
     }
-    crate::flags::add_directories(&mut permissions, &options.add_dirs, &cwd)?;
+    let add_dirs = crate::flags::add_directories(&mut permissions, &options.add_dirs, &cwd)?;
 
     let bash_sandbox = match options.sandbox {
         None => None,
@@ -170,6 +172,7 @@ pub(crate) async fn assemble(
                 cwd: &cwd,
                 settings: &loaded,
                 user_home: user_home.as_deref(),
+                add_dirs: &add_dirs,
             })
             .map_err(StartError::Sandbox)?;
             notices.extend(outcome.warnings.into_iter().map(Notice::warning));
@@ -274,7 +277,9 @@ pub(crate) async fn assemble(
     }
 
     let model = model_from(options.model.as_deref(), &loaded);
-    let context = gather_context(&home, &cwd, &model, options.bare).await;
+    let mut context = gather_context(&home, &cwd, &model, options.bare).await;
+    // The model is told every directory it may work in, as Claude Code tells it.
+    context.environment.additional_directories = permissions.additional_directories.clone();
     // Rendered once: every request of the session sends these bytes. The system prompt depends
     // only on settings and version; the date and git status go in the first user message.
     let rendered_user_context: Arc<str> = context.user_context().into();
@@ -466,14 +471,15 @@ pub(crate) async fn assemble(
         .with_prompt_tool(prompt_tool),
     );
 
+    let (main_client, fallback) = crate::main_client::MainThreadClient::wrap(
+        client,
+        &model,
+        fallback_model,
+        options.include_partial_messages,
+        events,
+    );
     let config = EngineConfig {
-        client: crate::main_client::MainThreadClient::wrap(
-            client,
-            &model,
-            fallback_model,
-            options.include_partial_messages,
-            events,
-        ),
+        client: main_client,
         model: model.clone(),
         cwd: cwd.clone(),
         home: home.clone(),
@@ -558,6 +564,7 @@ pub(crate) async fn assemble(
         structured,
         away: away.map(|(summarizer, _)| summarizer),
         speculator,
+        fallback,
     })
 }
 
@@ -763,6 +770,7 @@ pub async fn gather_context(home: &Path, cwd: &Path, model: &str, bare: bool) ->
                 os_version,
                 date,
                 model: model.to_owned(),
+                additional_directories: Vec::new(),
             },
             git: None,
             instructions: Vec::new(),

@@ -93,6 +93,14 @@ pub enum SessionEvent {
     /// With [`crate::SessionOptions::include_partial_messages`] only: one raw server event of
     /// a main-thread response, as it arrived (stream-json's `stream_event` lines).
     StreamEvent(tine_api_client::StreamEvent),
+    /// `--fallback-model`: the main model stayed overloaded, so the session goes on with the
+    /// fallback from this request on (a [`SessionEvent::Notice`] says so in words too).
+    ModelFallback {
+        /// The overloaded model.
+        from: String,
+        /// The model in use from now on.
+        to: String,
+    },
     /// What was being done and what comes next, for the person back after an idle gap (the
     /// answer to `SessionHandle::away_summary`; 1-3 sentences from the small fast model).
     AwaySummary(String),
@@ -240,6 +248,9 @@ pub const MAIN_SOURCE: &str = "main";
 pub struct SessionCost {
     /// Usage and cost per query source.
     pub by_source: BTreeMap<String, SourceUsage>,
+    /// The same usage by the model that answered (the main thread's, a `--fallback-model`'s
+    /// after a switch, the small fast model's side queries): `-p`'s `modelUsage`.
+    pub by_model: BTreeMap<String, SourceUsage>,
 }
 
 impl SessionCost {
@@ -247,7 +258,10 @@ impl SessionCost {
     pub fn collect(main: SourceUsage, ledger: &UsageLedger) -> Self {
         let mut by_source = ledger.snapshot();
         *by_source.entry(MAIN_SOURCE.to_owned()).or_default() += main;
-        Self { by_source }
+        Self {
+            by_source,
+            by_model: ledger.by_model(),
+        }
     }
 
     /// Summed over every source.

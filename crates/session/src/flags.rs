@@ -43,12 +43,14 @@ pub(crate) fn system_prompt(
 }
 
 /// `--add-dir` directories join the project's (relative ones from `cwd`), each resolved
-/// through its links so the path resolver compares real paths.
+/// through its links so the path resolver compares real paths. Returns them resolved (the Bash
+/// sandbox's writable roots take them too).
 pub(crate) fn add_directories(
     permissions: &mut PermissionContext,
     dirs: &[PathBuf],
     cwd: &Path,
-) -> Result<(), StartError> {
+) -> Result<Vec<PathBuf>, StartError> {
+    let mut added = Vec::new();
     for dir in dirs {
         let joined = if dir.is_absolute() {
             dir.clone()
@@ -69,10 +71,13 @@ pub(crate) fn add_directories(
             )));
         }
         if !permissions.additional_directories.contains(&real) {
-            permissions.additional_directories.push(real);
+            permissions.additional_directories.push(real.clone());
+        }
+        if !added.contains(&real) {
+            added.push(real);
         }
     }
-    Ok(())
+    Ok(added)
 }
 
 /// The id of a new session: `--session-id`'s when it names no transcript of this directory
@@ -138,11 +143,11 @@ mod tests {
         std::fs::write(root.path().join("file"), "x").unwrap();
         let mut permissions =
             PermissionContext::new(tine_permissions::PermissionMode::Default, root.path());
-        add_directories(&mut permissions, &[PathBuf::from("link")], root.path()).unwrap();
-        assert_eq!(
-            permissions.additional_directories,
-            vec![std::fs::canonicalize(&real).unwrap()]
-        );
+        let added =
+            add_directories(&mut permissions, &[PathBuf::from("link")], root.path()).unwrap();
+        let real = std::fs::canonicalize(&real).unwrap();
+        assert_eq!(permissions.additional_directories, vec![real.clone()]);
+        assert_eq!(added, vec![real]);
         for bad in ["missing", "file"] {
             let error =
                 add_directories(&mut permissions, &[PathBuf::from(bad)], root.path()).unwrap_err();

@@ -2,7 +2,10 @@
 //! requests get. `--fallback-model`: after [`OVERLOADED_BEFORE_FALLBACK`] overloaded attempts
 //! in a row (529 / `overloaded_error`, as Claude Code counts them), the request goes again on
 //! the fallback model, the user is told, and the rest of the session stays on it (the
-//! overloaded model would only be tried, and fail, again). `--include-partial-messages`:
+//! overloaded model would only be tried, and fail, again): [`SessionEvent::ModelFallback`]
+//! says so, and after the turn the engine asks the fallback itself ([`follow_fallback`]), so
+//! what names the session's model (`/model`, the status line, forks, `modelUsage`) names the
+//! one in use. `--include-partial-messages`:
 //! every raw stream event is copied to the front end as [`SessionEvent::StreamEvent`].
 //! Forks and side queries use the session's client itself.
 
@@ -31,6 +34,24 @@ struct Fallback {
     tripped: AtomicBool,
 }
 
+/// What the session keeps of `--fallback-model`, to follow a switch.
+#[derive(Clone)]
+pub(crate) struct FallbackSwitch(Arc<Fallback>);
+
+/// After a turn: once the main model stayed overloaded, the engine asks the fallback from now
+/// on (unless the model was changed meanwhile, by `/model`).
+pub(crate) fn follow_fallback(
+    engine: &mut tine_query_loop::QueryEngine,
+    switch: Option<&FallbackSwitch>,
+) {
+    let Some(FallbackSwitch(fallback)) = switch else {
+        return;
+    };
+    if fallback.tripped.load(Ordering::Relaxed) && engine.config().model == fallback.main {
+        engine.set_model(fallback.fallback.clone());
+    }
+}
+
 /// The session's client as the main thread uses it.
 pub(crate) struct MainThreadClient {
     inner: Arc<dyn ModelClient>,
@@ -40,29 +61,32 @@ pub(crate) struct MainThreadClient {
 }
 
 impl MainThreadClient {
-    /// `inner` as is when neither option is on.
+    /// `inner` as is when neither option is on; the fallback's switch, when there is one.
     pub(crate) fn wrap(
         inner: Arc<dyn ModelClient>,
         main: &str,
         fallback: Option<String>,
         partial_messages: bool,
         events: &mpsc::UnboundedSender<SessionEvent>,
-    ) -> Arc<dyn ModelClient> {
+    ) -> (Arc<dyn ModelClient>, Option<FallbackSwitch>) {
         if fallback.is_none() && !partial_messages {
-            return inner;
+            return (inner, None);
         }
-        Arc::new(Self {
+        let fallback = fallback.map(|fallback| {
+            Arc::new(Fallback {
+                main: main.to_owned(),
+                fallback,
+                tripped: AtomicBool::new(false),
+            })
+        });
+        let switch = fallback.clone().map(FallbackSwitch);
+        let client = Arc::new(Self {
             inner,
-            fallback: fallback.map(|fallback| {
-                Arc::new(Fallback {
-                    main: main.to_owned(),
-                    fallback,
-                    tripped: AtomicBool::new(false),
-                })
-            }),
+            fallback,
             events: events.clone(),
             partial_messages,
-        })
+        });
+        (client, switch)
     }
 }
 
@@ -168,6 +192,10 @@ impl State {
                  the rest of this session",
                     fallback.main, fallback.fallback
                 ))));
+            let _ = self.events.send(SessionEvent::ModelFallback {
+                from: fallback.main.clone(),
+                to: fallback.fallback.clone(),
+            });
         }
         tracing::warn!(from = %fallback.main, to = %fallback.fallback, "model fallback");
         self.request.model = fallback.fallback.clone();

@@ -45,6 +45,9 @@ pub struct SandboxInputs<'a> {
     pub settings: &'a LoadedSettings,
     /// The user's home, when known.
     pub user_home: Option<&'a Path>,
+    /// The `--add-dir` directories, resolved (real paths): the user named them on the command
+    /// line, so sandboxed Bash may write there as the file tools may.
+    pub add_dirs: &'a [PathBuf],
 }
 
 /// What the sandbox decision came to.
@@ -75,8 +78,9 @@ pub struct SessionOptions {
     /// checked first of all. Another provider's client (the cli's `--provider openai`) is
     /// built by the front end and handed over here.
     pub client: Option<Arc<dyn ModelClient>>,
-    /// `--model`; else `ANTHROPIC_MODEL`, the settings' `model`, the default. Sent verbatim,
-    /// by forks too.
+    /// `--model`; else `ANTHROPIC_MODEL`, the settings' `model`, the default. An alias
+    /// (`opus`, `sonnet`, `haiku`) is resolved to its current id (a `[1m]` suffix stays: the
+    /// client strips it on the wire and sends the 1M-context beta); forks ask the same model. After a `--fallback-model` switch the session goes on with that one.
     pub model: Option<String>,
     /// The small fast model of side queries (WebFetch's summaries); `None`:
     /// `ANTHROPIC_SMALL_FAST_MODEL`, else the default. A front end handing over a non-Anthropic

@@ -167,7 +167,8 @@ impl Adapter {
                 Vec::new()
             }
             // Only `-p --include-partial-messages` asks for these.
-            SessionEvent::StreamEvent(_) => Vec::new(),
+            // Its notice said it; the status line's model follows the usage reports.
+            SessionEvent::StreamEvent(_) | SessionEvent::ModelFallback { .. } => Vec::new(),
             SessionEvent::AwaySummary(text) => vec![UiEvent::AwaySummary(text)],
         }
     }

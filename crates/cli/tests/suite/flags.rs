@@ -211,6 +211,101 @@ async fn settings_additional_directories_count_as_the_project() {
     assert!(!outside.join("in-outside.txt").exists());
 }
 
+/// The model is told the added directories in Claude Code's words, in the environment text of
+/// the first message, whose bytes stay the same on every request and on resume (the cache is
+/// read, `--verbose` names no break).
+#[tokio::test]
+async fn added_directories_are_in_the_environment_text_byte_for_byte_across_turns_and_resume() {
+    let (project, added, _) = add_dir_project();
+    project.write("notes.txt", "notes\n");
+    let server = mock(
+        Scenario::new()
+            .rule(
+                Rule::new()
+                    .assistant_turns(0)
+                    .reply(Reply::text("Reading.").with_tool_use(
+                        "Read",
+                        json!({"file_path": project.cwd().join("notes.txt")}),
+                    )),
+            )
+            .default_reply(Reply::text("Done.")),
+    )
+    .await;
+    let run = |prompt: &'static str, resume: Option<String>| {
+        let mut run = tine(&project, &server)
+            .args([
+                "-p",
+                prompt,
+                "--output-format",
+                "json",
+                "--verbose",
+                "--add-dir",
+            ])
+            .args([&added]);
+        if let Some(id) = resume {
+            run = run.args(["-r", &id]);
+        }
+        run.run()
+    };
+    let out = run("read", None).await;
+    out.assert_success();
+    let session = out.json()["session_id"].as_str().unwrap().to_owned();
+    let out = run("again", Some(session)).await;
+    out.assert_success();
+    assert!(!out.stderr.contains("cache break"), "{}", out.stderr);
+    let bodies = request_bodies(&server);
+    assert_eq!(bodies.len(), 3);
+    let first = &bodies[0]["messages"][0];
+    let real = std::fs::canonicalize(&added).unwrap();
+    let expected = format!(
+        "\nAdditional working directories: {}\nPlatform: ",
+        real.display()
+    );
+    let text: String = match &first["content"] {
+        Value::String(text) => text.clone(),
+        blocks => blocks
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b["text"].as_str())
+            .collect(),
+    };
+    assert!(text.contains(&expected), "{text}");
+    // The same bytes but for the breakpoint, which moves to the last message.
+    let without_breakpoints = |message: &Value| {
+        let mut message = message.clone();
+        for block in message["content"].as_array_mut().into_iter().flatten() {
+            if let Some(block) = block.as_object_mut() {
+                block.remove("cache_control");
+            }
+        }
+        message
+    };
+    for body in &bodies[1..] {
+        assert_eq!(
+            without_breakpoints(&body["messages"][0]),
+            without_breakpoints(first),
+            "the first message's bytes changed"
+        );
+    }
+    for (i, request) in server.requests().iter().enumerate().skip(1) {
+        let usage = request.usage.as_ref().unwrap();
+        assert!(usage.cache_read_input_tokens > 0, "request {i}: {usage:?}");
+    }
+    // Without the flag there is no such line.
+    let plain = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    tine(&project, &plain)
+        .args(["-p", "hi"])
+        .run()
+        .await
+        .assert_success();
+    assert!(
+        !request_bodies(&plain)[0]
+            .to_string()
+            .contains("Additional working directories")
+    );
+}
+
 fn is_root() -> bool {
     nix::unistd::getuid().is_root()
 }
@@ -370,6 +465,96 @@ async fn an_overloaded_model_falls_back_to_the_fallback_model() {
         .await;
     assert!(!out.status.success());
     assert!(out.stderr.contains("cannot be the same"), "{}", out.stderr);
+}
+
+/// After the switch, what names the model names the one in use: a `model_fallback` system
+/// line, the assistant lines, `modelUsage` of each result, and the engine (`/model`, the next
+/// turn's request) — the init line, printed before, names the main model.
+#[tokio::test]
+async fn after_a_fallback_the_reported_model_is_the_fallback() {
+    let project = Project::new();
+    let overloaded = Rule::new()
+        .when(When {
+            model: Some(TextMatch::Contains("sonnet".into())),
+            ..When::default()
+        })
+        .fault(Fault::http_retry_after(529, 0));
+    let server = mock(
+        Scenario::new()
+            .rule(overloaded)
+            .default_reply(Reply::text("Answered by the fallback.")),
+    )
+    .await;
+    let line = |text: &str| json!({"type": "user", "message": {"role": "user", "content": text}});
+    let out = tine(&project, &server)
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .args([
+            "--verbose",
+            "--model",
+            "sonnet",
+            "--fallback-model",
+            "haiku",
+        ])
+        .stdin(format!(
+            "{}\n{}\n{}\n",
+            line("hi"),
+            line("/model"),
+            line("again")
+        ))
+        .run()
+        .await;
+    out.assert_success();
+    let lines = out.json_lines();
+    let of = |kind: &str, subtype: Option<&str>| -> Vec<&Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == kind && subtype.is_none_or(|s| l["subtype"] == s))
+            .collect()
+    };
+    assert_eq!(of("system", Some("init"))[0]["model"], "claude-sonnet-4-6");
+    let switched = of("system", Some("model_fallback"));
+    assert_eq!(switched.len(), 1, "{lines:#?}");
+    assert_eq!(switched[0]["from"], "claude-sonnet-4-6");
+    assert_eq!(switched[0]["model"], "claude-haiku-4-5");
+    for assistant in of("assistant", None) {
+        assert_eq!(assistant["message"]["model"], "claude-haiku-4-5");
+    }
+    let results = of("result", None);
+    assert_eq!(results.len(), 3, "{lines:#?}");
+    // The prompt turns' modelUsage: the fallback's, and no tokens of the overloaded model.
+    for result in [results[0], results[2]] {
+        let usage = result["modelUsage"].as_object().unwrap();
+        assert_eq!(
+            usage.keys().collect::<Vec<_>>(),
+            ["claude-haiku-4-5"],
+            "{result}"
+        );
+        assert!(usage["claude-haiku-4-5"]["outputTokens"].as_u64().unwrap() > 0);
+        assert!(usage["claude-haiku-4-5"]["costUSD"].as_f64().unwrap() > 0.0);
+    }
+    // The engine itself asks the fallback now: /model names it, and the next turn's request
+    // goes straight to it (no overloaded attempt first).
+    assert_eq!(
+        results[1]["result"], "Model: claude-haiku-4-5",
+        "{}",
+        results[1]
+    );
+    let models: Vec<String> = request_bodies(&server)
+        .iter()
+        .map(|b| b["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(models.last().map(String::as_str), Some("claude-haiku-4-5"));
+    assert_eq!(
+        models.iter().filter(|m| m.contains("sonnet")).count(),
+        3,
+        "{models:?}"
+    );
 }
 
 #[tokio::test]

@@ -201,6 +201,50 @@ async fn sandboxed_bash_cannot_write_outside_the_project() {
     server.stop().await;
 }
 
+/// `--add-dir` is a writable root of the sandbox as it is of the file tools: a Bash write there
+/// passes, one beside it (neither the project nor added) is still refused by the kernel.
+#[tokio::test]
+async fn sandboxed_bash_may_write_into_an_added_directory() {
+    let project = Project::new_in(&scratch());
+    let added = project.root().join("added");
+    let outside = project.root().join("outside");
+    std::fs::create_dir_all(&added).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let command = format!(
+        "echo in > {}/added.txt; echo out > {}/out.txt; echo status=$?",
+        added.display(),
+        outside.display()
+    );
+    let server = bash_session(&command).await;
+    let out = tine(&project, &server)
+        .env("IS_SANDBOX", "1")
+        .args(["-p", "write", "--sandbox", "--add-dir"])
+        .args([&added])
+        .args(["--permission-mode", "bypassPermissions"])
+        .run()
+        .await;
+    out.assert_success();
+    assert_eq!(
+        std::fs::read_to_string(added.join("added.txt")).unwrap(),
+        "in\n",
+        "the write into the added directory passed: {}",
+        first_tool_result(&server)
+    );
+    if !landlock_supported().await {
+        eprintln!("{UNSUPPORTED}");
+        assert_fell_back(&out);
+        return;
+    }
+    assert!(!out.stderr.contains(FALLBACK), "stderr: {}", out.stderr);
+    assert!(!outside.join("out.txt").exists(), "wrote outside the roots");
+    let result = first_tool_result(&server);
+    assert!(
+        result.contains("Permission denied") && result.contains("status=1"),
+        "{result}"
+    );
+    server.stop().await;
+}
+
 async fn run_with_settings(
     project: &Project,
     command: &str,

@@ -234,3 +234,54 @@ async fn exit_plan_mode_headless_is_refused_and_nothing_is_written() {
         "{denials}"
     );
 }
+
+/// A search reply the API paused (`pause_turn`): the next request continues it.
+fn paused_search() -> Reply {
+    Reply::new()
+        .with_web_search("tine", &[("https://example.com/tine", "Tine")])
+        .stop_reason("pause_turn")
+}
+
+#[tokio::test]
+async fn pause_turn_is_continued_and_capped_with_a_clear_error() {
+    let project = Project::new();
+    project.write(
+        ".tine/settings.json",
+        r#"{"permissions": {"allow": ["WebSearch"]}}"#,
+    );
+    // Paused twice, then the answer: the turn goes on to it.
+    let server = mock(
+        Scenario::new()
+            .rule(Rule::new().assistant_turns(0).reply(paused_search()))
+            .rule(Rule::new().assistant_turns(1).reply(paused_search()))
+            .default_reply(Reply::text("Found it.")),
+    )
+    .await;
+    let out = tine(&project, &server)
+        .args(["-p", "search", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    assert_eq!(out.json()["result"], "Found it.");
+    assert_eq!(server.requests().len(), 3);
+
+    // Paused every time: 5 continuations, then the turn ends with an error saying why.
+    let server = mock(Scenario::new().default_reply(paused_search())).await;
+    let out = tine(&project, &server)
+        .args(["-p", "search", "--output-format", "json"])
+        .run()
+        .await;
+    assert!(!out.status.success());
+    assert_eq!(
+        server.requests().len(),
+        6,
+        "one request and 5 continuations"
+    );
+    let result = out.json();
+    assert_eq!(result["is_error"], true, "{result}");
+    let error = result["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("pause_turn") && error.contains("5 continuations"),
+        "{error}"
+    );
+}

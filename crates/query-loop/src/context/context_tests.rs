@@ -9,6 +9,7 @@ fn sample() -> SessionContext {
             os_version: Some("Linux 6.1.0".into()),
             date: "2025-03-04".into(),
             model: "claude-sonnet-4-5".into(),
+            additional_directories: Vec::new(),
         },
         git: Some(GitSnapshot {
             branch: Some("feature".into()),
@@ -109,6 +110,21 @@ def5678 Start
         "\n\nIMPORTANT: this context may or may not be relevant to your tasks. You should not \
          respond to this context unless it is highly relevant to your task.\n</system-reminder>"
     ));
+}
+
+#[test]
+fn additional_directories_follow_the_git_line_as_claude_code_writes_them() {
+    let mut ctx = sample();
+    ctx.environment.additional_directories = vec![PathBuf::from("/data"), PathBuf::from("/x y")];
+    let text = ctx.user_context();
+    assert!(
+        text.contains(
+            "Is directory a git repo: Yes\nAdditional working directories: /data, /x y\n\
+             Platform: linux\n"
+        ),
+        "{text}"
+    );
+    assert!(!sample().user_context().contains("Additional working"));
 }
 
 #[test]

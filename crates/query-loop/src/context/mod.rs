@@ -84,6 +84,9 @@ pub struct EnvironmentFacts {
     pub date: String,
     /// The session's model.
     pub model: String,
+    /// More directories the session may work in (`--add-dir`, `additionalDirectories`), told
+    /// to the model as Claude Code tells it; empty: no line.
+    pub additional_directories: Vec<PathBuf>,
 }
 
 /// Everything gathered about the session's surroundings, once, at start.
@@ -129,6 +132,7 @@ impl SessionContext {
                 .clone()
                 .unwrap_or_else(|| utc_date(SystemTime::now())),
             model: options.model.clone(),
+            additional_directories: Vec::new(),
         };
         SessionContext {
             environment,
@@ -172,12 +176,23 @@ impl SessionContext {
 }
 
 fn render_environment(out: &mut String, env: &EnvironmentFacts) {
+    // Claude Code's line, after the git one, only when there are any.
+    let additional = if env.additional_directories.is_empty() {
+        String::new()
+    } else {
+        let dirs: Vec<String> = env
+            .additional_directories
+            .iter()
+            .map(|dir| dir.display().to_string())
+            .collect();
+        format!("\nAdditional working directories: {}", dirs.join(", "))
+    };
     let _ = writeln!(
         out,
         "# Environment\n\
          Here is useful information about the environment you are running in:\n<env>\n\
          Working directory: {}\n\
-         Is directory a git repo: {}\n\
+         Is directory a git repo: {}{additional}\n\
          Platform: {}\n\
          OS Version: {}\n\
          Today's date: {}\n\

@@ -114,6 +114,7 @@ fn big_files_are_cut_with_a_note() {
             os_version: None,
             date: "2025-01-01".into(),
             model: "m".into(),
+            additional_directories: Vec::new(),
         },
         git: None,
         instructions: files,
