@@ -223,6 +223,8 @@ impl Actor {
         };
         // A skill's `allowed-tools` hold while the submission that loaded it runs.
         crate::skill_tool::grants(self.engine.tool_context()).clear();
+        // After a command too, which puts its own model back when it ends.
+        crate::main_client::follow_fallback(&mut self.engine, self.fallback.as_ref());
         self.shared.turns().running = None;
         self.emit(SessionEvent::TurnEnded(end));
         self.emit(SessionEvent::Usage(self.usage_report()));
@@ -288,7 +290,6 @@ impl Actor {
             None => (None, None),
         };
         self.main_requests += u64::from(turn.num_turns);
-        crate::main_client::follow_fallback(&mut self.engine, self.fallback.as_ref());
         if let Some(last) = observer.turn.last_request_usage {
             self.last_usage = Some(last);
         }

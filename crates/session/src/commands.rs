@@ -224,7 +224,18 @@ async fn custom_or_text(
             .set_model(tine_api_client::resolve_model_alias(model));
     }
     actor.shared.permissions.set_turn_allow(rules);
-    let end = actor.run_turn(id, &prompt, token).await;
+    // `!`command`` and `@path`, under the command's allowed-tools.
+    let end = match crate::command_inline::prepare(
+        &actor.engine,
+        &actor.shared.permissions,
+        prompt,
+        &token,
+    )
+    .await
+    {
+        Ok(prompt) => actor.run_turn(id, &prompt, token).await,
+        Err(message) => actor.end(id, TurnOutcome::Failed { message }, None),
+    };
     actor.shared.permissions.set_turn_allow(Vec::new());
     actor.engine.set_model(previous_model);
     end

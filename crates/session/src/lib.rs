@@ -59,7 +59,9 @@
 //!   `structured`: `--json-schema`'s StructuredOutput tool; `prompt_tool`:
 //!   `--permission-prompt-tool`, an MCP tool answering headless asks.
 //! - `commands`: the slash commands the session answers; [`custom_commands`]: the
-//!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`.
+//!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`;
+//!   `command_inline`: their `` !`command` `` outputs and `@path` files, through the session's
+//!   permissions.
 //! - [`skills`]: the skills of `.tine/skills/`, `.claude/skills/` and the user's folders, their
 //!   listing in the first user message; `skill_tool`: the `Skill` tool that loads one.
 //!
@@ -82,6 +84,7 @@ mod actor;
 mod agents;
 mod assemble;
 mod away;
+mod command_inline;
 mod commands;
 pub mod custom_commands;
 mod elicitation;

@@ -200,7 +200,7 @@ impl Permissions {
     }
 
     /// The outcome of one call, asking a person when the session has one.
-    async fn outcome(
+    pub(crate) async fn outcome(
         &self,
         tool: &dyn Tool,
         input: &Value,

@@ -136,3 +136,93 @@ async fn init_asks_the_model_to_write_agents_md() {
     assert!(out.stdout.contains("Wrote AGENTS.md."), "{}", out.stdout);
     assert_eq!(project.read("AGENTS.md"), "# Agents\n\nRun `cargo test`.\n");
 }
+
+/// The text of the last user message of `body`.
+fn last_user_text(body: &serde_json::Value) -> String {
+    let last = body["messages"].as_array().unwrap().last().unwrap();
+    match &last["content"] {
+        serde_json::Value::String(text) => text.clone(),
+        blocks => blocks
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// `!`command`` runs (its output in the pattern's place) when the command's allowed-tools
+/// allow it, and `@path` attaches the file as Read shows it, as Claude Code does.
+#[tokio::test]
+async fn a_custom_command_inlines_shell_output_and_files() {
+    let project = Project::new();
+    project.write("notes.txt", "the notes say hi\n");
+    project.write(
+        ".claude/commands/context.md",
+        "---\nallowed-tools: Bash(touch:*), Bash(echo:*)\n---\n\
+         Made: !`touch made.txt && echo made-$1`\nRead @notes.txt, and @nobody.",
+    );
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    let out = tine(&project, &server)
+        .args(["-p", "/context one"])
+        .run()
+        .await;
+    out.assert_success();
+    assert!(project.cwd().join("made.txt").exists());
+    let bodies = request_bodies(&server);
+    assert_eq!(bodies.len(), 1);
+    let text = last_user_text(&bodies[0]);
+    assert!(text.contains("Made: made-one\nRead @notes.txt"), "{text}");
+    assert!(!text.contains("!`"), "{text}");
+    assert!(
+        text.contains("Called the Read tool with the following input: {\"file_path\":"),
+        "{text}"
+    );
+    assert!(text.contains("the notes say hi"), "{text}");
+    // Not a file: left as text, nothing attached for it.
+    assert!(text.contains("and @nobody."), "{text}");
+    assert_eq!(text.matches("Called the Read tool").count(), 1, "{text}");
+}
+
+/// A shell command the rules do not allow is refused headless (Claude Code refuses it too):
+/// the command fails naming the pattern, nothing runs and no request is made; a file outside
+/// the project is read only as the rules allow.
+#[tokio::test]
+async fn a_custom_command_may_not_run_or_read_what_the_rules_do_not_allow() {
+    let project = Project::new();
+    project.write(".claude/commands/sneaky.md", "Made: !`touch made.txt`");
+    let secret = project.root().join("secret.txt");
+    std::fs::write(&secret, "outside secret\n").unwrap();
+    project.write(
+        ".claude/commands/peek.md",
+        &format!("Look at @{}", secret.display()),
+    );
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    for command in ["/sneaky", "/peek"] {
+        let out = tine(&project, &server)
+            .args(["-p", command, "--output-format", "json"])
+            .run()
+            .await;
+        assert!(!out.status.success(), "{command}: {}", out.stdout);
+        let result = out.json();
+        assert_eq!(result["is_error"], true, "{result}");
+        let error = result["error"].as_str().unwrap_or_default();
+        assert!(error.contains("permission check failed for `"), "{error}");
+    }
+    assert!(
+        !project.cwd().join("made.txt").exists(),
+        "the refused command ran"
+    );
+    assert!(
+        server.requests().is_empty(),
+        "a refused command sent a request"
+    );
+    // Allowed by the session's rules instead of the front matter: it runs.
+    let out = tine(&project, &server)
+        .args(["-p", "/sneaky", "--allowedTools", "Bash(touch:*)"])
+        .run()
+        .await;
+    out.assert_success();
+    assert!(project.cwd().join("made.txt").exists());
+}
