@@ -285,3 +285,47 @@ async fn pause_turn_is_continued_and_capped_with_a_clear_error() {
         "{error}"
     );
 }
+
+/// An image over the API's 8000 pixels a side (told by its header) is refused with the limit
+/// and what to do (tine does not resize), so no request carries it; PDF pages without poppler's
+/// `pdftoppm` say what to install.
+#[tokio::test]
+async fn oversized_images_and_missing_pdftoppm_are_clear_errors() {
+    let project = Project::new();
+    let mut wide = PNG[..16].to_vec();
+    wide.extend(9000u32.to_be_bytes());
+    wide.extend(20u32.to_be_bytes());
+    std::fs::write(project.cwd().join("wide.png"), &wide).unwrap();
+    std::fs::write(
+        project.cwd().join("spec.pdf"),
+        b"%PDF-1.4\n1 0 obj << /Type /Page >>\n%%EOF\n",
+    )
+    .unwrap();
+    let server = model_calling(&[
+        ("Read", json!({"file_path": "wide.png"})),
+        ("Read", json!({"file_path": "spec.pdf", "pages": "1-2"})),
+    ])
+    .await;
+    // No pdftoppm on this PATH (tine itself needs none).
+    let empty = tempfile::tempdir().unwrap();
+    let out = tine(&project, &server)
+        .env("PATH", empty.path())
+        .args(["-p", "look"])
+        .run()
+        .await;
+    out.assert_success();
+    let results = tool_results(&server);
+    assert_eq!(results[0]["is_error"], true, "{results:#?}");
+    let image = results[0]["content"].to_string();
+    assert!(
+        image.contains("9000x20 pixels") && image.contains("limit of 8000 pixels a side"),
+        "{image}"
+    );
+    assert!(!request_bodies(&server)[1].to_string().contains("\"image\""));
+    assert_eq!(results[1]["is_error"], true, "{results:#?}");
+    let pdf = results[1]["content"].to_string();
+    assert!(
+        pdf.contains("pdftoppm") && pdf.contains("poppler-utils"),
+        "{pdf}"
+    );
+}

@@ -10,6 +10,7 @@ pub(crate) mod files;
 pub mod glob;
 pub mod grep;
 pub mod html;
+pub(crate) mod image_size;
 pub mod notebook;
 pub mod read;
 pub mod read_media;

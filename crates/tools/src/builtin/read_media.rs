@@ -1,7 +1,9 @@
 //! Read of what is not text: images (PNG, JPEG, GIF, WebP) become an `image` block and PDFs a
 //! `document` block in the `tool_result`, base64-encoded, as Claude Code's Read sends them.
 //! The format is told by the file's first bytes (the API refuses a media type that does not
-//! match the data), and files over the API's limits are refused with what to do instead.
+//! match the data), and files over the API's limits (5 MB of base64, 8000 pixels a side, told
+//! by the header) are refused with what to do instead: tine does not resize images (decoding
+//! and encoding them would take an image library in the build; Bash's `convert` does it).
 //! `pages` reads some pages of a PDF, rendered as PNG images by poppler's `pdftoppm` (the
 //! API's document block has no page selection).
 
@@ -127,6 +129,18 @@ pub(crate) fn read_image(path: &Path) -> Result<ToolOutput, ToolError> {
             path.display()
         )));
     };
+    if let Some((width, height)) = super::image_size::image_size(&bytes)
+        && width.max(height) > super::image_size::MAX_IMAGE_SIDE
+    {
+        return Err(ToolError::Failed(format!(
+            "{} is {width}x{height} pixels, over the API's limit of {} pixels a side for one \
+             image (tine does not resize images); make a smaller copy (e.g. `convert {} \
+             -resize 2000x2000 /tmp/smaller.png` through Bash) and read that",
+            path.display(),
+            super::image_size::MAX_IMAGE_SIDE,
+            path.display()
+        )));
+    }
     let encoded = base64_len(bytes.len());
     if encoded > MAX_IMAGE_BASE64_BYTES {
         return Err(ToolError::Failed(format!(
