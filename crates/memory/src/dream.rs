@@ -181,7 +181,8 @@ impl DreamJob {
     /// A job for `dir` (created if needed) on the real clock and filesystem, with the
     /// process's scan throttle.
     pub fn new(dir: MemoryDir, options: DreamOptions) -> Result<Self, MemoryError> {
-        Self::with_io(dir, options, Arc::new(SystemIo), ScanThrottle::process())
+        let throttle = ScanThrottle::process(dir.path());
+        Self::with_io(dir, options, Arc::new(SystemIo), throttle)
     }
 
     /// A job whose gates read time and metadata through `io` and scan under `throttle`.
@@ -203,13 +204,8 @@ impl DreamJob {
         options: DreamOptions,
         project: &PermissionContext,
     ) -> Result<Self, MemoryError> {
-        Self::for_project_with_io(
-            dir,
-            options,
-            project,
-            Arc::new(SystemIo),
-            ScanThrottle::process(),
-        )
+        let throttle = ScanThrottle::process(dir.path());
+        Self::for_project_with_io(dir, options, project, Arc::new(SystemIo), throttle)
     }
 
     /// [`DreamJob::for_project`] with the gates' time and metadata read through `io`.

@@ -196,10 +196,18 @@ impl ScanThrottle {
         Self::default()
     }
 
-    /// The process's throttle.
-    pub fn process() -> Self {
-        static PROCESS: OnceLock<ScanThrottle> = OnceLock::new();
-        PROCESS.get_or_init(ScanThrottle::new).clone()
+    /// The process's throttle for the memory directory `dir`: one per project and process,
+    /// whatever the number of sessions of that project in it (sessions of other projects in
+    /// the same process scan their own transcripts and are not held back by this one).
+    pub fn process(dir: &std::path::Path) -> Self {
+        static PROCESS: OnceLock<
+            Mutex<std::collections::HashMap<std::path::PathBuf, ScanThrottle>>,
+        > = OnceLock::new();
+        let mut map = PROCESS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        map.entry(dir.to_path_buf()).or_default().clone()
     }
 
     /// Whether a scan may run at `now`; if so, it counts as run.
