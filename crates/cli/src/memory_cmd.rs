@@ -14,7 +14,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use tine_config::settings::{self, LoadedSettings, SettingsPaths};
 use tine_config::{SessionId, tine_home_from_env};
-use tine_fork_runtime::{ParentContext, SessionInfo, UsageLedger};
+use tine_fork_runtime::{ParentContext, SessionLocation, UsageLedger};
 use tine_memory::{
     DreamCommand, DreamOptions, DreamStatus, MemoryDir, MemoryEnv, MemoryResolution,
     guard_memory_writes, list, memory_path, resolve_memory_dir, show,
@@ -144,7 +144,7 @@ async fn dream_async(place: Place) -> Result<String> {
         client,
         tools.into(),
         ToolContext::new(&cwd),
-        SessionInfo {
+        SessionLocation {
             home,
             cwd: cwd.clone(),
             session_id: SessionId::new_random(),

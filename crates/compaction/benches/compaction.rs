@@ -15,7 +15,7 @@ use tine_compaction::{
     CONTINUATION_PREFIX, CompactionConfig, SUMMARY_INSTRUCTION_MARKER, SessionCompactor,
 };
 use tine_config::SessionId;
-use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionInfo};
+use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionLocation};
 use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, Terminal};
 use tine_tools::builtin_tools;
@@ -86,7 +86,7 @@ async fn main() {
         Arc::clone(&client),
         Arc::clone(&tools),
         tool_context.clone(),
-        SessionInfo {
+        SessionLocation {
             home: home.clone(),
             cwd: cwd.clone(),
             session_id: session_id.clone(),

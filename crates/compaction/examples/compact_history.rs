@@ -11,7 +11,7 @@ use serde_json::json;
 use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy};
 use tine_compaction::{CompactionConfig, SUMMARY_INSTRUCTION_MARKER, SessionCompactor};
 use tine_config::SessionId;
-use tine_fork_runtime::{ParentContext, SessionInfo};
+use tine_fork_runtime::{ParentContext, SessionLocation};
 use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine};
 use tine_tools::{Tool, ToolContext, builtin_tools};
@@ -68,7 +68,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Arc::clone(&client),
         Arc::clone(&tools),
         tool_context.clone(),
-        SessionInfo {
+        SessionLocation {
             home: home.clone(),
             cwd: cwd.clone(),
             session_id: session_id.clone(),

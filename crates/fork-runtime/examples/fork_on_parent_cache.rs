@@ -11,7 +11,7 @@ use futures::StreamExt;
 use tine_api_client::{ClientConfig, Credentials, HttpClient, Message, ModelClient, Usage};
 use tine_config::SessionId;
 use tine_fork_runtime::{
-    CacheSafeParams, ForkParams, ParentContext, SessionInfo, run_forked_agent,
+    CacheSafeParams, ForkParams, ParentContext, SessionLocation, run_forked_agent,
 };
 use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
 use tine_query_loop::{
@@ -84,7 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         client,
         tools,
         tool_context,
-        SessionInfo {
+        SessionLocation {
             home: scratch.path().join("tine-home"),
             cwd: scratch.path().to_path_buf(),
             session_id: SessionId::new_random(),

@@ -110,7 +110,7 @@ pub use side_query::{
     SourceUsage, UsageLedger, side_query,
 };
 pub use subagent::{
-    AppStateSink, AppStateStore, NoAppState, NotificationSink, ParentContext, SessionInfo,
+    AppStateSink, AppStateStore, NoAppState, NotificationSink, ParentContext, SessionLocation,
     SubagentContext, SubagentOverrides, create_subagent_context,
 };
 pub use tasks::{

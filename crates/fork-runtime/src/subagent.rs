@@ -69,7 +69,7 @@ pub trait NotificationSink: Send + Sync {
 
 /// The session a context belongs to (for sidechain transcripts).
 #[derive(Debug, Clone)]
-pub struct SessionInfo {
+pub struct SessionLocation {
     /// `TINE_HOME`.
     pub home: std::path::PathBuf,
     /// The working directory.
@@ -88,7 +88,7 @@ pub struct ParentContext {
     /// The session's tool context (file-state cache, cwd, cancellation).
     pub tool_context: ToolContext,
     /// The session a fork belongs to.
-    pub session: SessionInfo,
+    pub session: SessionLocation,
     /// Where app state updates go.
     pub app_state: Arc<dyn AppStateSink>,
     /// Asks a person; a fork gets it only when it shares cancellation.
@@ -110,7 +110,7 @@ impl ParentContext {
         client: Arc<dyn ModelClient>,
         tools: Arc<[Arc<dyn Tool>]>,
         tool_context: ToolContext,
-        session: SessionInfo,
+        session: SessionLocation,
     ) -> Self {
         Self {
             client,
@@ -167,7 +167,7 @@ pub struct SubagentContext {
     /// The fork's own tool context (a copy of the parent's).
     pub tool_context: ToolContext,
     /// The session it belongs to.
-    pub session: SessionInfo,
+    pub session: SessionLocation,
     /// Where app state updates go (nowhere, for a background fork).
     pub app_state: Arc<dyn AppStateSink>,
     /// Present only when cancellation is shared; otherwise asks become denials.

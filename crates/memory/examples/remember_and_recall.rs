@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::json;
 use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient};
 use tine_config::SessionId;
-use tine_fork_runtime::{CacheSafeSlot, ParentContext, SessionInfo, StopHookPipeline};
+use tine_fork_runtime::{CacheSafeSlot, ParentContext, SessionLocation, StopHookPipeline};
 use tine_memory::{
     DirSource, EXTRACTION_MARKER, ExtractionJob, MemoryDir, RECALL_MARKER, Recall,
     SideQuerySelector, default_memory_dir,
@@ -73,7 +73,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Arc::clone(&client),
         Arc::clone(&tools),
         tool_context.clone(),
-        SessionInfo {
+        SessionLocation {
             home: home.clone(),
             cwd: cwd.clone(),
             session_id: session_id.clone(),

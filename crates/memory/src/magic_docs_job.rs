@@ -23,7 +23,7 @@ use tine_fork_runtime::{
     BackgroundJob, ForkError, ForkParams, JobContext, JobError, JobOutcome, run_forked_agent,
 };
 use tine_permissions::{
-    PermissionContext, PermissionDecision, PermissionMode, PermissionRequest, RuleBehavior,
+    PermissionContext, PermissionDecision, PermissionMode, PermissionQuery, RuleBehavior,
     SourcedRule, resolve_path,
 };
 use tine_query_loop::{CanUseTool, EndAfterTools, PermissionOutcome, Terminal};
@@ -447,7 +447,7 @@ impl MagicDocsSandbox {
         }
         let target = tool.permission_target(input, ctx);
         let verdict = tool.check_permissions(input, ctx);
-        let request = PermissionRequest {
+        let request = PermissionQuery {
             tool: tool.name(),
             target: &target,
             verdict: &verdict,

@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tine_permissions::{
-    PermissionContext, PermissionDecision, PermissionMode, PermissionRequest, RuleBehavior,
+    PermissionContext, PermissionDecision, PermissionMode, PermissionQuery, RuleBehavior,
     SourcedRule, resolve_path,
 };
 use tine_query_loop::{CanUseTool, PermissionOutcome};
@@ -152,7 +152,7 @@ impl MemorySandbox {
         let permissions = self.read_permissions(ctx);
         let target = tool.permission_target(input, ctx);
         let verdict = tool.check_permissions(input, ctx);
-        let request = PermissionRequest {
+        let request = PermissionQuery {
             tool: tool.name(),
             target: &target,
             verdict: &verdict,

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use tine_permissions::{
-    PermissionContext, PermissionDecision, PermissionMode, PermissionRequest, PermissionRule,
+    PermissionContext, PermissionDecision, PermissionMode, PermissionQuery, PermissionRule,
     PermissionTarget, RuleBehavior, RuleSource, ToolVerdict,
 };
 
@@ -39,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
         println!("mode {}:", mode.as_str());
         for (tool, target, is_read_only) in &calls {
-            let request = PermissionRequest {
+            let request = PermissionQuery {
                 tool,
                 target,
                 verdict: &ToolVerdict::Passthrough,

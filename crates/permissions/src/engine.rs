@@ -17,7 +17,7 @@ use super::{
 
 /// One call to judge.
 #[derive(Debug, Clone, Copy)]
-pub struct PermissionRequest<'a> {
+pub struct PermissionQuery<'a> {
     /// The tool's name as the model called it.
     pub tool: &'a str,
     /// What the call touches.
@@ -225,7 +225,7 @@ impl PermissionContext {
     }
 
     /// Decide one call.
-    pub fn decide(&self, request: &PermissionRequest<'_>) -> PermissionDecision {
+    pub fn decide(&self, request: &PermissionQuery<'_>) -> PermissionDecision {
         let decision = match request.target {
             PermissionTarget::Bash { command, cwd } => self.decide_bash(request, command, cwd),
             _ => self.decide_simple(request),
@@ -334,7 +334,7 @@ impl PermissionContext {
         }
     }
 
-    fn decide_simple(&self, request: &PermissionRequest<'_>) -> PermissionDecision {
+    fn decide_simple(&self, request: &PermissionQuery<'_>) -> PermissionDecision {
         let (tool, target) = (request.tool, request.target);
         let path = match target {
             PermissionTarget::FileRead { path } | PermissionTarget::FileWrite { path } => {
@@ -434,7 +434,7 @@ impl PermissionContext {
     /// later, after the checks of where the call reads.
     pub(super) fn tool_ask_plan_bypass(
         &self,
-        request: &PermissionRequest<'_>,
+        request: &PermissionQuery<'_>,
         writes: bool,
         suggestions: Vec<PermissionRule>,
     ) -> Option<PermissionDecision> {

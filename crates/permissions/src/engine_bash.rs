@@ -9,7 +9,7 @@ use crate::verdict::ToolVerdict;
 
 use super::bash_paths::{PartPaths, line_paths};
 use super::engine::read_rule_for;
-use super::engine::{DecisionReason, PermissionDecision, PermissionRequest, deny, describe};
+use super::engine::{DecisionReason, PermissionDecision, PermissionQuery, deny, describe};
 use super::matching::{bash_is_exact, bash_matches};
 use super::resolve::ResolvedPath;
 use super::{PermissionContext, PermissionRule, RuleBehavior, SourcedRule};
@@ -68,7 +68,7 @@ impl PermissionContext {
 
     pub(super) fn decide_bash(
         &self,
-        request: &PermissionRequest<'_>,
+        request: &PermissionQuery<'_>,
         command: &str,
         shell_cwd: &Path,
     ) -> PermissionDecision {

@@ -19,7 +19,7 @@ fn bash(ctx: &PermissionContext, command: &str) -> PermissionDecision {
         command: command.to_string(),
         cwd: PathBuf::from(CWD),
     };
-    ctx.decide(&PermissionRequest {
+    ctx.decide(&PermissionQuery {
         tool: "Bash",
         target: &target,
         verdict: &ToolVerdict::Passthrough,
@@ -34,7 +34,7 @@ fn file(ctx: &PermissionContext, tool: &str, path: &str, write: bool) -> Permiss
     } else {
         PermissionTarget::FileRead { path }
     };
-    ctx.decide(&PermissionRequest {
+    ctx.decide(&PermissionQuery {
         tool,
         target: &target,
         verdict: &ToolVerdict::Passthrough,
@@ -331,7 +331,7 @@ fn tool_verdicts_sit_between_ask_and_allow_rules() {
         cwd: PathBuf::from(CWD),
     };
     let decide = |c: &PermissionContext, verdict: &ToolVerdict| {
-        c.decide(&PermissionRequest {
+        c.decide(&PermissionQuery {
             tool: "Bash",
             target: &target,
             verdict,
@@ -391,7 +391,7 @@ fn mcp_and_other_targets() {
         ],
     );
     let other = PermissionTarget::Other { content: None };
-    let req = |tool| PermissionRequest {
+    let req = |tool| PermissionQuery {
         tool,
         target: &other,
         verdict: &ToolVerdict::Passthrough,
@@ -404,7 +404,7 @@ fn mcp_and_other_targets() {
     let url = PermissionTarget::Url {
         url: "https://docs.rs/serde".into(),
     };
-    let fetch = PermissionRequest {
+    let fetch = PermissionQuery {
         tool: "WebFetch",
         target: &url,
         verdict: &ToolVerdict::Passthrough,
@@ -414,7 +414,7 @@ fn mcp_and_other_targets() {
     let url = PermissionTarget::Url {
         url: "https://evil.example/x".into(),
     };
-    let fetch = PermissionRequest {
+    let fetch = PermissionQuery {
         target: &url,
         ..fetch
     };
@@ -466,7 +466,7 @@ fn a_tools_own_allow_never_skips_the_outside_the_project_check() {
             command: "cat /etc/passwd".into(),
             cwd: PathBuf::from(CWD),
         };
-        let d = c.decide(&PermissionRequest {
+        let d = c.decide(&PermissionQuery {
             tool: "Bash",
             target: &outside,
             verdict: &allow,
@@ -476,7 +476,7 @@ fn a_tools_own_allow_never_skips_the_outside_the_project_check() {
         let read = PermissionTarget::FileRead {
             path: PathBuf::from("/etc/passwd"),
         };
-        let d = c.decide(&PermissionRequest {
+        let d = c.decide(&PermissionQuery {
             tool: "Read",
             target: &read,
             verdict: &allow,
@@ -487,7 +487,7 @@ fn a_tools_own_allow_never_skips_the_outside_the_project_check() {
     // Inside the project, or for a target that is not a path, the tool's allow stands.
     let c = ctx(PermissionMode::Default, &[]);
     let other = PermissionTarget::Other { content: None };
-    let d = c.decide(&PermissionRequest {
+    let d = c.decide(&PermissionQuery {
         tool: "mcp__x__y",
         target: &other,
         verdict: &allow,
@@ -509,7 +509,7 @@ fn bash_relative_paths_start_where_the_shell_is() {
             command: command.into(),
             cwd: PathBuf::from(cwd),
         };
-        c.decide(&PermissionRequest {
+        c.decide(&PermissionQuery {
             tool: "Bash",
             target: &target,
             verdict: &ToolVerdict::Passthrough,

@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use tine_permissions::{
-//!     PermissionContext, PermissionMode, PermissionRequest, PermissionRule, PermissionTarget,
+//!     PermissionContext, PermissionMode, PermissionQuery, PermissionRule, PermissionTarget,
 //!     RuleBehavior, RuleSource, ToolVerdict,
 //! };
 //!
@@ -39,7 +39,7 @@
 //!         command: command.into(),
 //!         cwd: "/work/project".into(),
 //!     };
-//!     let request = PermissionRequest {
+//!     let request = PermissionQuery {
 //!         tool: "Bash",
 //!         target: &target,
 //!         verdict: &ToolVerdict::Passthrough,
@@ -92,7 +92,7 @@ mod rule;
 mod settings;
 
 pub use answer::{Denial, DenialLog, PermissionAnswer, PersistDestination};
-pub use engine::{DecisionReason, PermissionContext, PermissionDecision, PermissionRequest};
+pub use engine::{DecisionReason, PermissionContext, PermissionDecision, PermissionQuery};
 pub use mode::PermissionMode;
 pub use resolve::{ResolvedPath, normalize, resolve_path};
 pub use rule::{PermissionRule, RuleBehavior, RuleParseError, RuleSource, SourcedRule};

@@ -17,7 +17,7 @@ use tine_config::{
 };
 use tine_fork_runtime::{
     BackgroundEvent, CacheBreakDetector, CacheSafeSlot, DEFAULT_SMALL_FAST_MODEL, ParentContext,
-    SessionInfo, SharedReplacements, SideQuerySummarizer, StopHookPipeline, UsageLedger,
+    SessionLocation, SharedReplacements, SideQuerySummarizer, StopHookPipeline, UsageLedger,
 };
 use tine_memory::{
     AutoMemory, DreamOptions, ExtractionOptions, MemoryEnv, MemoryResolution, guard_memory_writes,
@@ -416,7 +416,7 @@ pub(crate) async fn assemble(
         Arc::clone(&client),
         Arc::clone(&tools),
         tool_context.clone(),
-        SessionInfo {
+        SessionLocation {
             home: home.clone(),
             cwd: cwd.clone(),
             session_id: session_id.clone(),

@@ -14,7 +14,7 @@ use tine_config::settings::SettingsPaths;
 use tine_permissions::PermissionTarget;
 use tine_permissions::{
     DecisionReason, DenialLog, PermissionAnswer as EngineAnswer, PermissionContext,
-    PermissionDecision, PermissionMode, PermissionRequest as EngineRequest, PermissionRule,
+    PermissionDecision, PermissionMode, PermissionQuery as EngineRequest, PermissionRule,
     PersistDestination, RuleBehavior, RuleSource,
 };
 use tine_query_loop::hooks::{HookEvent, Hooks};

@@ -20,7 +20,7 @@ use serde_json::Value;
 use tine_api_client::{ContentBlock, Message, MessageContent, ToolResultContent};
 use tine_config::settings::LoadedSettings;
 use tine_fork_runtime::{CacheSafeParams, ForkParams, ParentContext, run_forked_agent};
-use tine_permissions::{PermissionContext, PermissionDecision, PermissionRequest};
+use tine_permissions::{PermissionContext, PermissionDecision, PermissionQuery};
 use tine_query_loop::{CanUseTool, PermissionOutcome};
 use tine_tools::{Tool, ToolContext};
 use tokio::task::JoinHandle;
@@ -291,7 +291,7 @@ impl SpeculationSandbox {
         }
         let target = tool.permission_target(input, ctx);
         let verdict = tool.check_permissions(input, ctx);
-        let request = PermissionRequest {
+        let request = PermissionQuery {
             tool: tool.name(),
             target: &target,
             verdict: &verdict,

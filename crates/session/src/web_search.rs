@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 use tine_api_client::ToolArray;
 use tine_permissions::{
-    PermissionContext, PermissionDecision, PermissionRequest, PermissionTarget, ToolVerdict,
+    PermissionContext, PermissionDecision, PermissionQuery, PermissionTarget, ToolVerdict,
 };
 
 /// The name permission rules use.
@@ -28,7 +28,7 @@ pub fn web_search_tool() -> Value {
 
 /// `tools` with the web search appended when the rules allow `WebSearch`.
 pub(crate) fn offer(tools: ToolArray, permissions: &PermissionContext) -> ToolArray {
-    let request = PermissionRequest {
+    let request = PermissionQuery {
         tool: WEB_SEARCH_RULE,
         target: &PermissionTarget::Other { content: None },
         verdict: &ToolVerdict::Passthrough,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tine_api_client::{ModelClient, ToolArray};
 use tine_config::SessionId;
 use tine_fork_runtime::{
-    BackgroundJob, CacheSafeSlot, JobContext, ParentContext, SessionInfo, StopHookPipeline,
+    BackgroundJob, CacheSafeSlot, JobContext, ParentContext, SessionLocation, StopHookPipeline,
 };
 use tine_mock_api::MockServer;
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine};
@@ -137,7 +137,7 @@ impl SessionBuilder {
             Arc::clone(&client),
             Arc::clone(&tools),
             tool_context.clone(),
-            SessionInfo {
+            SessionLocation {
                 home: self.home.clone(),
                 cwd: self.cwd.clone(),
                 session_id: session_id.clone(),

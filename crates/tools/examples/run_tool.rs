@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 use tine_permissions::{
-    PermissionContext, PermissionDecision, PermissionMode, PermissionRequest, PermissionRule,
+    PermissionContext, PermissionDecision, PermissionMode, PermissionQuery, PermissionRule,
     RuleBehavior, RuleSource,
 };
 use tine_tools::{BashTool, ReadTool, Tool, ToolContext, WriteTool, run_tool};
@@ -43,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (tool, input) in &calls {
             let target = tool.permission_target(input, &ctx);
             let verdict = tool.check_permissions(input, &ctx);
-            let request = PermissionRequest {
+            let request = PermissionQuery {
                 tool: tool.name(),
                 target: &target,
                 verdict: &verdict,

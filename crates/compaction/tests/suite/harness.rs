@@ -13,7 +13,7 @@ use tine_compaction::{
     SUMMARY_INSTRUCTION_MARKER, SessionCompactor,
 };
 use tine_config::SessionId;
-use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionInfo};
+use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionLocation};
 use tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule, Scenario};
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, QueryEvent, TurnResult};
 use tine_tools::builtin_tools;
@@ -136,7 +136,7 @@ pub async fn session(world: &World, server: &MockServer, options: Options) -> Se
         Arc::clone(&client),
         Arc::clone(&tools),
         tool_context.clone(),
-        SessionInfo {
+        SessionLocation {
             home: world.home.clone(),
             cwd: world.cwd.clone(),
             session_id: session_id.clone(),

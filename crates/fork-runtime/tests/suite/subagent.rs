@@ -9,7 +9,7 @@ use tine_api_client::{ContentBlock, Message, MessageContent, ScriptedClient, Sto
 use tine_config::SessionId;
 use tine_fork_runtime::{
     AppStateStore, CacheSafeParams, ContentReplacementState, ForkParams, ParentContext,
-    SessionInfo, SubagentOverrides, create_subagent_context, run_forked_agent,
+    SessionLocation, SubagentOverrides, create_subagent_context, run_forked_agent,
 };
 use tine_query_loop::{
     CanUseTool, PermissionOutcome, RequestTemplate, Terminal, system_prompt_blocks,
@@ -28,7 +28,7 @@ fn parent(
         client: Arc::new(client.clone()),
         tools,
         tool_context: ToolContext::new(cwd),
-        session: SessionInfo {
+        session: SessionLocation {
             home: cwd.to_path_buf(),
             cwd: cwd.to_path_buf(),
             session_id: SessionId::new_random(),

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt as _;
 
 use serde_json::json;
 use tine_permissions::{
-    PermissionContext, PermissionMode, PermissionRequest, PermissionRule, RuleBehavior, RuleSource,
+    PermissionContext, PermissionMode, PermissionQuery, PermissionRule, RuleBehavior, RuleSource,
 };
 use tine_tools::{Tool, ToolContext};
 
@@ -92,7 +92,7 @@ fn decide(context: &PermissionContext, tool: &dyn Tool, ctx: &ToolContext) -> &'
     let input = json!({"text": "x"});
     let target = tool.permission_target(&input, ctx);
     let verdict = tool.check_permissions(&input, ctx);
-    let decision = context.decide(&PermissionRequest {
+    let decision = context.decide(&PermissionQuery {
         tool: tool.name(),
         target: &target,
         verdict: &verdict,

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy};
 use tine_config::SessionId;
-use tine_fork_runtime::{BackgroundEvent, BackgroundJob, ParentContext, SessionInfo};
+use tine_fork_runtime::{BackgroundEvent, BackgroundJob, ParentContext, SessionLocation};
 use tine_memory::{
     Acquire, ConsolidationLock, DREAM_JOB, DREAM_MARKER, DirSource, DreamCommand, DreamOptions,
     DreamStatus, MemoryDir, guard_memory_writes,
@@ -260,7 +260,7 @@ async fn dreaming_process() {
         client,
         tools.into(),
         ToolContext::new(&cwd),
-        SessionInfo {
+        SessionLocation {
             home,
             cwd,
             session_id: SessionId::new_random(),

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use tine_permissions::{
-    PermissionContext, PermissionMode, PermissionRequest, PermissionRule, RuleBehavior, RuleSource,
+    PermissionContext, PermissionMode, PermissionQuery, PermissionRule, RuleBehavior, RuleSource,
 };
 use tine_permissions::{PermissionTarget, ToolVerdict};
 use tine_test_support::fuzz_config as config;
@@ -161,7 +161,7 @@ proptest! {
         for (tool, content, behavior) in rules {
             context.add_session_rule(PermissionRule { tool, content }, behavior, RuleSource::Session);
         }
-        let request = PermissionRequest { tool: &tool, target: &target, verdict: &verdict, is_read_only };
+        let request = PermissionQuery { tool: &tool, target: &target, verdict: &verdict, is_read_only };
         let _ = context.decide(&request);
         let _ = context.is_tool_denied(&tool);
     }
@@ -176,7 +176,7 @@ proptest! {
         );
         context.add_session_rule(PermissionRule::tool("Bash"), RuleBehavior::Allow, RuleSource::Session);
         let target = PermissionTarget::Bash { command: line.clone(), cwd: PathBuf::from("/project") };
-        let request = PermissionRequest {
+        let request = PermissionQuery {
             tool: "Bash",
             target: &target,
             verdict: &ToolVerdict::Passthrough,

@@ -6,7 +6,7 @@ use serde_json::json;
 use tine_config::SettingsPaths;
 use tine_config::settings::load;
 use tine_permissions::{
-    DenialLog, PermissionAnswer, PermissionContext, PermissionDecision, PermissionRequest,
+    DenialLog, PermissionAnswer, PermissionContext, PermissionDecision, PermissionQuery,
     PersistDestination,
 };
 use tine_permissions::{PermissionTarget, ToolVerdict};
@@ -16,7 +16,7 @@ fn decide(context: &PermissionContext, command: &str) -> PermissionDecision {
         command: command.to_string(),
         cwd: context.cwd.clone(),
     };
-    context.decide(&PermissionRequest {
+    context.decide(&PermissionQuery {
         tool: "Bash",
         target: &target,
         verdict: &ToolVerdict::Passthrough,

@@ -91,7 +91,7 @@ impl HookEvent {
 /// Claude Code's events tine does not run: accepted, with a warning.
 const NOT_RUN_EVENTS: &[&str] = &[
     "PermissionDenied",
-    "PermissionRequest",
+    "PermissionQuery",
     "PostToolUseFailure",
     "Setup",
     "SubagentStart",
@@ -406,7 +406,7 @@ mod tests {
             );
         }
         let (config, errors) = load(
-            r#"{"hooks": {"PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}]}}"#,
+            r#"{"hooks": {"PermissionQuery": [{"hooks": [{"type": "command", "command": "x"}]}]}}"#,
         );
         assert!(config.is_empty());
         assert_eq!(errors.len(), 1);

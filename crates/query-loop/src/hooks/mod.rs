@@ -20,7 +20,7 @@ mod stop;
 pub use config::{DEFAULT_HOOK_TIMEOUT, HookCommand, HookConfig, HookEvent, Matcher};
 pub use post_sampling::{HookError, PostSamplingContext, PostSamplingHooks, PostSamplingSummary};
 pub use process::{
-    CommandOutput as HookCommandOutput, RunError as HookRunError, run_shell as run_hook_command,
+    ProcessOutput as HookCommandOutput, RunError as HookRunError, run_shell as run_hook_command,
 };
 pub use run::{HookOutcome, HookPermission, HookRunFailure};
 pub use session::{

@@ -14,7 +14,7 @@ const MAX_CAPTURE: usize = 1 << 20;
 
 /// What a hook command did.
 #[derive(Debug)]
-pub struct CommandOutput {
+pub struct ProcessOutput {
     /// How it exited.
     pub status: ExitStatus,
     /// What it printed on stdout.
@@ -43,7 +43,7 @@ pub async fn run_shell(
     env: &[(&str, &str)],
     stdin: &[u8],
     timeout: Duration,
-) -> Result<CommandOutput, RunError> {
+) -> Result<ProcessOutput, RunError> {
     let mut cmd = tokio::process::Command::new("sh");
     // Hooks are the user's scripts, but a project's settings can name them too: they get the
     // environment without tine's own credentials, as tools do.
@@ -86,7 +86,7 @@ pub async fn run_shell(
     match result {
         Ok((stdout, stderr, status)) => {
             group.disarm();
-            Ok(CommandOutput {
+            Ok(ProcessOutput {
                 status: status.map_err(RunError::Wait)?,
                 stdout,
                 stderr,

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::config::{HookCommand, HookEvent};
-use super::process::{CommandOutput, RunError, run_shell};
+use super::process::{ProcessOutput, RunError, run_shell};
 use crate::plug::StopHookOutcome;
 
 /// What a PreToolUse hook decided about the call's permission.
@@ -178,7 +178,7 @@ pub(crate) fn judge(
     event: HookEvent,
     command: &str,
     timeout: Duration,
-    result: Result<CommandOutput, RunError>,
+    result: Result<ProcessOutput, RunError>,
     outcome: &mut HookOutcome,
 ) {
     let name = event.name();

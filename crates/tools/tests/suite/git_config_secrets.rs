@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use serde_json::json;
-use tine_permissions::{PermissionContext, PermissionDecision, PermissionMode, PermissionRequest};
+use tine_permissions::{PermissionContext, PermissionDecision, PermissionMode, PermissionQuery};
 use tine_tools::{BashTool, Tool, ToolContext, run_tool};
 
 const TOKEN: &str = "ghp_planted0123456789tokenABCDEF";
@@ -42,7 +42,7 @@ fn decide(engine: &PermissionContext, ctx: &ToolContext, command: &str) -> Permi
     let input = json!({ "command": command });
     let target = BashTool.permission_target(&input, ctx);
     let verdict = BashTool.check_permissions(&input, ctx);
-    engine.decide(&PermissionRequest {
+    engine.decide(&PermissionQuery {
         tool: BashTool.name(),
         target: &target,
         verdict: &verdict,

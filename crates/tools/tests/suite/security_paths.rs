@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tine_permissions::{
-    PermissionContext, PermissionDecision, PermissionMode, PermissionRequest, RuleBehavior,
+    PermissionContext, PermissionDecision, PermissionMode, PermissionQuery, RuleBehavior,
     RuleSource,
 };
 use tine_tools::{
@@ -82,7 +82,7 @@ fn decide(
 ) -> PermissionDecision {
     let target = tool.permission_target(input, ctx);
     let verdict = tool.check_permissions(input, ctx);
-    engine.decide(&PermissionRequest {
+    engine.decide(&PermissionQuery {
         tool: tool.name(),
         target: &target,
         verdict: &verdict,
