@@ -1,532 +1,526 @@
-//! The session's task: it owns the engine and runs submissions one at a time, each with the
-//! turn protocol every front end shares (design.md "One turn"):
+//! The session's task: it owns the conversation in place and carries out the queued [`Op`]s
+//! one at a time, in order (see `handle` for the ones done at once). Each turn runs the turn
+//! protocol every front end shares (design.md "One turn"; the steps are `Conversation::run_turn`'s):
+//! the turn's token (a child of the session's, made by `submit`) becomes the engine's, so an
+//! interruption stops this turn and nothing else; `TurnStarted`, the loop's events, then
+//! exactly one `TurnEnded` with the cost of every request so far, all naming the op.
 //!
-//! 1. the turn's token (a child of the session's, made by `submit`) becomes the engine's, so
-//!    an interruption stops this turn and nothing else;
-//! 2. UserPromptSubmit hooks see the prompt (a refusal ends the submission with
-//!    [`SessionEvent::PromptBlocked`] and no request); recall attaches the memories relevant
-//!    to it (a side query, interruptible); the first prompt also gets SessionStart's context;
-//! 3. the cache-safe slot is cleared (a turn has started: what it held no longer describes
-//!    the conversation);
-//! 4. the engine runs the turn; its events are forwarded as they happen, with the figures of
-//!    a status line after each request; the stop-hook pipeline saves the turn's params and
-//!    starts the background jobs (on the session's token, so they outlive the turn);
-//! 5. `TurnEnded` with the cost of every request so far: the main thread's and the ledger's
-//!    (side queries, forks).
-//!
-//! SessionStart hooks run when the task starts, before the first submission. Background
-//! events are forwarded by their own task as they come. Shutdown runs SessionEnd hooks, then
-//! flushes what the jobs deferred and drains them within the grace.
+//! Between ops the task watches the background agents: when some have ended and nothing else
+//! is queued, their reports go to the model as a turn of the session's own
+//! ([`SessionEvent::AgentReports`], then that turn), as Claude Code delivers task
+//! notifications. `Op::Clear` and `Op::Resume` end the conversation (SessionEnd hooks, its
+//! deferred memory extraction saved) and assemble another in its place, announced by a new
+//! `Configured`. `Op::Finish` lets the agents still running report first; `Op::Shutdown`
+//! stops them; both end with `ShutdownComplete`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tine_api_client::{ContentBlock, MessageContent, Usage, cost_usd};
-use tine_compaction::SessionCompactor;
-use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, StopHookPipeline, UsageLedger};
-use tine_memory::AutoMemory;
-use tine_query_loop::hooks::PromptVerdict;
-use tine_query_loop::{LoopTotals, QueryEngine, QueryEvent};
+use tine_api_client::resolve_model_alias;
+use tine_config::SessionId;
+use tine_fork_runtime::{TaskNotification, TaskRegistry};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::assemble::Assembled;
+use crate::assemble::{Assembled, assemble};
 use crate::commands;
-use crate::event::{
-    Notice, SessionCost, SessionEvent, ShutdownReport, TurnEnd, TurnOutcome, UsageReport,
+use crate::conversation::Conversation;
+use crate::emit::Emitter;
+use crate::options::{Resume, SessionOptions};
+use crate::protocol::{
+    AgentReport, CommandOutput, Op, OpId, SessionEndReason, SessionEvent, ShutdownReport,
+    TurnOutcome,
 };
-use crate::handle::Shared;
-use crate::hooks::{SessionEndReason, SessionHooks};
-use crate::mcp::SessionMcp;
-use crate::submission::{Submission, SubmissionId};
+use crate::shared::{Live, Shared};
 
-/// What the handle sends the task.
-pub(crate) enum Op {
-    Submit {
-        id: SubmissionId,
-        submission: Submission,
-    },
-    Shutdown {
-        reason: SessionEndReason,
-        reply: oneshot::Sender<ShutdownReport>,
-    },
-    /// The person has gone idle: start what background jobs put off.
-    FlushIdle,
-    /// The person is back after an idle gap: summarize where the session stands.
-    AwaySummary,
-    /// The person paused typing this draft: speculate on it.
-    Speculate { draft: String },
-    /// The prompt has waited a minute since a turn ended: Notification `idle_prompt`.
-    NotifyIdle,
+/// An op on its way to the task, with its turn's token and, for the end, who waits for the
+/// report.
+pub(crate) struct Queued {
+    pub id: OpId,
+    pub op: Op,
+    pub token: CancellationToken,
+    pub reply: Option<oneshot::Sender<ShutdownReport>>,
 }
 
 pub(crate) struct Actor {
-    pub engine: QueryEngine,
-    pub pipeline: Arc<StopHookPipeline>,
-    pub memory: Option<AutoMemory>,
-    pub ledger: UsageLedger,
-    /// The MCP servers, stopped at shutdown.
-    pub mcp: Option<SessionMcp>,
-    pub shared: Arc<Shared>,
-    pub events: mpsc::UnboundedSender<SessionEvent>,
-    /// The main thread's requests so far (the engine counts tokens and cost, not requests).
-    pub main_requests: u64,
-    /// The main thread's last request's usage (the status line's context and cache figures).
-    last_usage: Option<Usage>,
-    /// Whether the session's cancellation has reached the pipeline's jobs.
-    background_cancelled: bool,
+    /// What the next conversation is assembled from (`Op::Clear`, `Op::Resume`): the
+    /// options the session started with, the model a `SetModel` chose.
+    template: SessionOptions,
+    shared: Arc<Shared>,
+    events: Emitter,
     drain_grace: Duration,
-    forwarder: JoinHandle<()>,
-    forwarder_stop: CancellationToken,
-    hooks: SessionHooks,
-    /// Whether the session resumed one, and replaces a cleared one (SessionStart's source).
-    resumed: bool,
-    cleared: bool,
-    /// SessionStart's context, until a prompt is sent with it.
-    start_context: Vec<String>,
-    /// The window the context figure is shown against (the endpoint's, capped).
-    compactor: Arc<SessionCompactor>,
-    /// Where custom slash commands are looked up.
-    pub command_dirs: Vec<std::path::PathBuf>,
-    /// The skills read at start.
-    pub skills: crate::skills::SessionSkills,
-    /// `--json-schema`: where the StructuredOutput tool leaves the answer.
-    structured: Option<crate::structured::StructuredSlot>,
-    /// The away summary, when on.
-    away: Option<crate::away::AwaySummarizer>,
-    /// Speculation, when on.
-    pub(crate) speculator: Option<crate::speculation::Speculator>,
-    /// `--fallback-model`'s switch.
-    fallback: Option<crate::main_client::FallbackSwitch>,
+    /// Whether a background agent may still report (the task waits for it between ops).
+    armed: bool,
+    /// The tasks panel's feed of the conversation in place.
+    watcher: Option<(JoinHandle<()>, CancellationToken)>,
+    conversation: Conversation,
 }
 
 impl Actor {
     pub(crate) fn new(
         assembled: Assembled,
+        template: SessionOptions,
         shared: Arc<Shared>,
-        events: mpsc::UnboundedSender<SessionEvent>,
-        drain_grace: Duration,
+        events: Emitter,
     ) -> Self {
-        let forwarder_stop = CancellationToken::new();
-        let forwarder = tokio::spawn(forward_background(
-            assembled.background,
-            events.clone(),
-            forwarder_stop.clone(),
-        ));
-        Self {
-            engine: assembled.engine,
-            pipeline: assembled.pipeline,
-            memory: assembled.memory,
-            ledger: assembled.ledger,
-            mcp: assembled.mcp,
+        let drain_grace = template.drain_grace;
+        let conversation = open(assembled, &shared, &events, drain_grace, None);
+        let mut actor = Self {
+            template,
             shared,
             events,
-            main_requests: 0,
-            last_usage: None,
-            background_cancelled: false,
             drain_grace,
-            forwarder,
-            forwarder_stop,
-            hooks: assembled.hooks,
-            resumed: assembled.summary.resumed,
-            cleared: assembled.cleared,
-            start_context: Vec::new(),
-            compactor: assembled.compactor,
-            command_dirs: assembled.command_dirs,
-            skills: assembled.skills,
-            structured: assembled.structured,
-            away: assembled.away,
-            speculator: assembled.speculator,
-            fallback: assembled.fallback,
+            armed: false,
+            watcher: None,
+            conversation,
+        };
+        actor.watch();
+        actor
+    }
+
+    fn watch(&mut self) {
+        if let Some((task, stop)) = self.watcher.take() {
+            stop.cancel();
+            task.abort();
         }
+        let stop = CancellationToken::new();
+        let task = crate::watch::agents(
+            self.conversation.tasks.clone(),
+            self.events.clone(),
+            stop.clone(),
+        );
+        self.watcher = Some((task, stop));
     }
 
-    pub(crate) fn emit(&self, event: SessionEvent) {
-        // A front end that dropped its receiver no longer listens; the session goes on.
-        let _ = self.events.send(event);
-    }
-
-    pub(crate) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+    pub(crate) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Queued>) {
         let session = self.shared.token.clone();
-        // Before any submission (they queue meanwhile); a signal stops the hooks.
-        tokio::select! {
-            context = self.hooks.session_start(self.resumed, self.cleared) => {
-                self.start_context = context;
-            }
-            _ = session.cancelled() => {}
-        }
+        // Before any op (they queue meanwhile); a signal stops the hooks.
+        self.conversation.start().await;
         loop {
-            let op = tokio::select! {
-                op = ops.recv() => op,
+            let tasks = self.conversation.tasks.clone();
+            let queued = tokio::select! {
+                biased;
+                queued = ops.recv() => queued,
                 // A cancelled session stops its background jobs too (they hold their own
-                // tokens); submissions still get their `TurnEnded`.
-                _ = session.cancelled(), if !self.background_cancelled => {
-                    self.pipeline.cancel_all();
-                    self.background_cancelled = true;
+                // tokens); queued turns still get their `TurnEnded`.
+                _ = session.cancelled(), if !self.conversation.background_cancelled() => {
+                    self.conversation.cancel_background();
+                    continue;
+                }
+                notifications = tasks.next_notifications(far_future()), if self.armed => {
+                    match notifications {
+                        Some(notifications) => self.report_turn(notifications).await,
+                        None => self.armed = false,
+                    }
                     continue;
                 }
             };
+            let Some(Queued {
+                id,
+                op,
+                token,
+                reply,
+            }) = queued
+            else {
+                // Every handle is gone: shut down the same way, for nobody.
+                self.shutdown(None, None, SessionEndReason::Other).await;
+                return;
+            };
             match op {
-                Some(Op::Submit { id, submission }) => self.run_submission(id, submission).await,
-                Some(Op::AwaySummary) => crate::away::start(
-                    self.away.as_ref(),
-                    self.engine.messages(),
-                    &self.events,
-                    &self.shared.token,
-                ),
-                Some(Op::Speculate { draft }) => {
-                    if let Some(speculator) = &mut self.speculator {
-                        speculator.start(draft, self.pipeline.slot().get());
+                Op::Finish => {
+                    self.finish(id, reply).await;
+                    return;
+                }
+                Op::Shutdown(reason) => {
+                    self.shutdown(Some(id), reply, reason).await;
+                    return;
+                }
+                op => {
+                    if !self.apply(id, op, token).await {
+                        // No conversation could be put in place: the session has ended.
+                        self.shutdown(Some(id), reply, SessionEndReason::Other).await;
+                        return;
                     }
                 }
-                Some(Op::FlushIdle) => {
-                    let started = self.pipeline.flush();
-                    tracing::debug!(started, "idle: deferred background work started");
-                }
-                Some(Op::NotifyIdle) => self.hooks.idle_prompt(),
-                Some(Op::Shutdown { reason, reply }) => {
-                    let report = self.shutdown(reason).await;
-                    let _ = reply.send(report);
-                    return;
-                }
-                // Every handle is gone: shut down the same way, for nobody.
-                None => {
-                    self.shutdown(SessionEndReason::Other).await;
-                    return;
-                }
             }
         }
     }
 
-    async fn run_submission(&mut self, id: SubmissionId, submission: Submission) {
-        let token = {
-            let mut turns = self.shared.turns();
-            let position = turns.queued.iter().position(|(queued, _)| *queued == id);
-            let token = position
-                .and_then(|p| turns.queued.remove(p))
-                .map(|(_, token)| token)
-                .unwrap_or_else(|| self.shared.token.child_token());
-            turns.running = Some((id, token.clone()));
-            token
-        };
-        self.emit(SessionEvent::TurnStarted { id });
-        let end = if token.is_cancelled() {
-            self.end(id, TurnOutcome::Interrupted, None)
-        } else {
-            match submission {
-                Submission::Prompt(prompt) => self.run_turn(id, &prompt, token).await,
-                Submission::Command { name, args } => {
-                    commands::run(self, id, &name, &args, token).await
+    /// One queued op. Returns `false` when the session cannot go on.
+    async fn apply(&mut self, id: OpId, op: Op, token: CancellationToken) -> bool {
+        match op {
+            Op::Prompt(prompt) => self.turn(id, token, TurnKind::Prompt(prompt)).await,
+            // `/clear` and `/resume ID` put another conversation in place, as the ops do,
+            // inside the command's turn (a front end waits for its `TurnEnded`).
+            Op::Command { name, .. } if name == "clear" => {
+                return self
+                    .replacing_turn(id, token, "clear", Resume::New, SessionEndReason::Clear)
+                    .await;
+            }
+            Op::Command { name, args } if name == "resume" && !args.trim().is_empty() => {
+                return match parse_session(&args) {
+                    Ok(session) => {
+                        let resume = Resume::Id(session);
+                        self.replacing_turn(id, token, "resume", resume, SessionEndReason::Other)
+                            .await
+                    }
+                    Err(message) => {
+                        let kind = TurnKind::Failed { command: name, message };
+                        self.turn(id, token, kind).await;
+                        true
+                    }
+                };
+            }
+            Op::Command { name, args } => {
+                self.turn(id, token, TurnKind::Command { name, args }).await;
+            }
+            Op::Compact { focus } => {
+                let kind = TurnKind::Command {
+                    name: "compact".to_owned(),
+                    args: focus,
+                };
+                self.turn(id, token, kind).await;
+            }
+            Op::Clear => return self.replace(id, Resume::New, SessionEndReason::Clear).await,
+            Op::Resume(session) => {
+                return self
+                    .replace(id, Resume::Id(session), SessionEndReason::Other)
+                    .await;
+            }
+            Op::Rewind { prompt } => self.failed(
+                id,
+                format!(
+                    "cannot rewind to prompt {prompt}: this version of tine keeps no \
+                     checkpoints yet (start again with `tine -r ID` or /clear)"
+                ),
+            ),
+            Op::SetModel(model) => self.set_model(id, &model),
+            Op::SetThinking(on) => {
+                let args = if on { "on" } else { "off" };
+                match crate::thinking::command(self.conversation.engine.thinking(), args) {
+                    Ok((next, _, _)) => {
+                        self.conversation.engine.set_thinking(next);
+                        self.events
+                            .emit_for(id, SessionEvent::ThinkingChanged(next.is_some()));
+                    }
+                    Err(message) => self.failed(id, message),
                 }
             }
-        };
-        // A skill's `allowed-tools` hold while the submission that loaded it runs.
-        crate::skill_tool::grants(self.engine.tool_context()).clear();
-        // After a command too, which puts its own model back when it ends.
-        crate::main_client::follow_fallback(&mut self.engine, self.fallback.as_ref());
-        self.shared.turns().running = None;
-        self.emit(SessionEvent::TurnEnded(end));
-        self.emit(SessionEvent::Usage(self.usage_report()));
+            Op::McpRestart(server) => {
+                let args = format!("restart {server}");
+                self.events.set_current(Some(id));
+                crate::mcp::command_output(&mut self.conversation, &args).await;
+                self.events.set_current(None);
+            }
+            Op::McpToggle { server, enabled } => {
+                self.events.set_current(Some(id));
+                crate::mcp::toggle(&mut self.conversation, &server, enabled).await;
+                self.events.set_current(None);
+            }
+            Op::FlushBackground => {
+                let started = self.conversation.pipeline.flush();
+                tracing::debug!(started, "idle: deferred background work started");
+            }
+            Op::AwaySummary => crate::away::start(
+                self.conversation.away.as_ref(),
+                self.conversation.engine.messages(),
+                &self.events,
+                id,
+                &self.shared.token,
+            ),
+            Op::Speculate(draft) => {
+                if let Some(speculator) = &mut self.conversation.speculator {
+                    speculator.start(draft, self.conversation.pipeline.slot().get());
+                }
+            }
+            Op::NotifyIdle => self.conversation.notify_idle(),
+            // Done at once by the handle, or ending the session (`run`).
+            Op::Interrupt
+            | Op::Answer { .. }
+            | Op::SetPermissionMode(_)
+            | Op::StopTask(_)
+            | Op::BackgroundAgents
+            | Op::Abort
+            | Op::Finish
+            | Op::Shutdown(_) => {}
+        }
+        true
     }
 
-    /// One turn of the model for `prompt` (the protocol at the top of this file).
-    pub(crate) async fn run_turn(
-        &mut self,
-        id: SubmissionId,
-        prompt: &str,
-        token: CancellationToken,
-    ) -> TurnEnd {
-        self.engine.set_cancellation(token.clone());
-        let verdict = tokio::select! {
-            verdict = self.hooks.user_prompt_submit(prompt) => verdict,
-            _ = token.cancelled() => return self.end(id, TurnOutcome::Interrupted, None),
-        };
-        let hook_context = match verdict {
-            PromptVerdict::Proceed { context } => context,
-            PromptVerdict::Refused { reason } => {
-                self.emit(SessionEvent::PromptBlocked {
-                    id,
-                    reason: reason.clone(),
-                });
-                let message =
-                    format!("the prompt was blocked by a UserPromptSubmit hook: {reason}");
-                return self.end(id, TurnOutcome::Failed { message }, None);
-            }
-        };
-        let recalled = tokio::select! {
-            attachments = recall(self.memory.as_ref(), prompt) => attachments,
-            _ = token.cancelled() => return self.end(id, TurnOutcome::Interrupted, None),
-        };
-        // SessionStart's context goes with the first prompt sent (a refused one keeps it).
-        let mut attachments = std::mem::take(&mut self.start_context);
-        attachments.extend(hook_context);
-        attachments.extend(recalled);
-        if let Some(speculator) = &mut self.speculator
-            && let Some(speculated) = speculator.take(prompt, &token).await
+    fn failed(&self, id: OpId, message: String) {
+        self.events.emit_for(id, SessionEvent::OpFailed { message });
+    }
+
+    /// `Op::SetModel`: from the next request on, and for the conversations after this one.
+    fn set_model(&mut self, id: OpId, model: &str) {
+        let model = resolve_model_alias(model.trim());
+        if model.is_empty() {
+            return self.failed(id, "name a model: opus, sonnet, haiku or a model id".into());
+        }
+        self.conversation.engine.set_model(model.clone());
+        self.conversation.info.model = model.clone();
+        self.template.model = Some(model.clone());
+        self.events.emit_for(id, SessionEvent::ModelChanged(model));
+        self.events
+            .emit_for(id, SessionEvent::Usage(self.conversation.usage_report()));
+    }
+
+    /// A turn: `TurnStarted`, its events, exactly one `TurnEnded` (then the status line's
+    /// figures), all naming `id`.
+    async fn turn(&mut self, id: OpId, token: CancellationToken, kind: TurnKind) {
         {
-            attachments.push(speculated);
-        }
-        self.pipeline.slot().clear();
-        let mut observer = TurnObserver {
-            events: self.events.clone(),
-            ledger: self.ledger.clone(),
-            before: self.main_usage(),
-            turn: LoopTotals::new(),
-            compactor: Arc::clone(&self.compactor),
-        };
-        let mut turn = self
-            .engine
-            .submit_with_attachments(prompt, &attachments, |event| observer.on_event(event))
-            .await;
-        // `--json-schema`: the turn is over once the structured answer is in.
-        let (structured, failure) = match self.structured.clone() {
-            Some(slot) => {
-                crate::structured::finish_turn(&mut self.engine, &slot, &mut turn, |event| {
-                    observer.on_event(event)
-                })
-                .await
+            let mut turns = self.shared.turns();
+            if let Some(position) = turns.queued.iter().position(|(queued, _)| *queued == id) {
+                turns.queued.remove(position);
             }
-            None => (None, None),
-        };
-        self.main_requests += u64::from(turn.num_turns);
-        if let Some(last) = observer.turn.last_request_usage {
-            self.last_usage = Some(last);
+            turns.running = Some((id, token.clone()));
         }
-        let outcome = match failure {
-            Some(message) => TurnOutcome::Failed { message },
-            None => TurnOutcome::of(&turn.terminal),
+        self.events.set_current(Some(id));
+        self.events.emit(SessionEvent::TurnStarted);
+        let end = if token.is_cancelled() {
+            self.conversation.end(TurnOutcome::Interrupted, None)
+        } else {
+            match kind {
+                TurnKind::Prompt(prompt) => self.conversation.run_turn(&prompt, token).await,
+                TurnKind::Failed { command, message } => {
+                    self.events.emit(SessionEvent::CommandOutput(CommandOutput {
+                        command,
+                        text: message.clone(),
+                        is_error: true,
+                        data: serde_json::Value::Null,
+                    }));
+                    self.conversation.end(TurnOutcome::Failed { message }, None)
+                }
+                TurnKind::Command { name, args } => {
+                    let end = commands::run(&mut self.conversation, &name, &args, token).await;
+                    // `/model NAME` and `/clear` act on the session, not only the engine.
+                    self.after_command(id, &name, &args).await;
+                    end
+                }
+            }
         };
-        let mut end = self.end(id, outcome, Some(turn));
-        end.structured_output = structured;
-        end
+        self.conversation.after_turn();
+        self.shared.turns().running = None;
+        self.events.emit(SessionEvent::TurnEnded(end));
+        self.events
+            .emit(SessionEvent::Usage(self.conversation.usage_report()));
+        self.events.set_current(None);
+        // An agent it started, or sent to the background, may report.
+        self.armed = true;
     }
 
-    /// The end of submission `id`, with the session's cost and denials so far.
-    pub(crate) fn end(
-        &self,
-        id: SubmissionId,
-        outcome: TurnOutcome,
-        result: Option<tine_query_loop::TurnResult>,
-    ) -> TurnEnd {
-        TurnEnd {
+    /// What a command changed beyond the conversation: `/model NAME` holds for the next
+    /// conversation too.
+    async fn after_command(&mut self, id: OpId, name: &str, args: &str) {
+        if name == "model" && !args.trim().is_empty() {
+            let model = self.conversation.engine.config().model.clone();
+            self.conversation.info.model = model.clone();
+            self.template.model = Some(model.clone());
+            self.events.emit_for(id, SessionEvent::ModelChanged(model));
+        }
+    }
+
+    /// `/clear`, `/resume ID` as commands: the replacement inside a turn of the command's op.
+    /// Returns `false` when the session cannot go on.
+    async fn replacing_turn(
+        &mut self,
+        id: OpId,
+        token: CancellationToken,
+        command: &str,
+        resume: Resume,
+        reason: SessionEndReason,
+    ) -> bool {
+        {
+            let mut turns = self.shared.turns();
+            turns.queued.retain(|(queued, _)| *queued != id);
+        }
+        self.events.emit_for(id, SessionEvent::TurnStarted);
+        if token.is_cancelled() {
+            let end = self.conversation.end(TurnOutcome::Interrupted, None);
+            self.events.emit_for(id, SessionEvent::TurnEnded(end));
+            return true;
+        }
+        let before = self.conversation.info.session_id.clone();
+        if !self.replace(id, resume, reason).await {
+            return false;
+        }
+        let replaced = self.conversation.info.session_id != before;
+        let (text, outcome) = match (replaced, command) {
+            (true, "clear") => ("Started a new conversation.".to_owned(), TurnOutcome::Completed),
+            (true, _) => (
+                format!("Resumed session {}.", self.conversation.info.session_id),
+                TurnOutcome::Completed,
+            ),
+            (false, _) => {
+                let message = format!("/{command} failed; the conversation goes on as it was");
+                (message.clone(), TurnOutcome::Failed { message })
+            }
+        };
+        self.events.emit_for(
             id,
-            outcome,
-            result,
-            cost: self.cost(),
-            denials: self.engine.permission_denials().to_vec(),
-            structured_output: None,
+            SessionEvent::CommandOutput(CommandOutput {
+                command: command.to_owned(),
+                text,
+                is_error: !replaced,
+                data: serde_json::json!({"session_id": self.conversation.info.session_id.to_string()}),
+            }),
+        );
+        let end = self.conversation.end(outcome, None);
+        self.events.emit_for(id, SessionEvent::TurnEnded(end));
+        self.events
+            .emit_for(id, SessionEvent::Usage(self.conversation.usage_report()));
+        true
+    }
+
+    /// Background agents ended: their reports are a turn of the session's own.
+    async fn report_turn(&mut self, notifications: Vec<TaskNotification>) {
+        let id = self.shared.next_op();
+        let token = self.shared.token.child_token();
+        let reports = notifications
+            .iter()
+            .map(|n| AgentReport {
+                id: n.task_id.clone(),
+                description: n.description.clone(),
+                state: n.state.clone(),
+            })
+            .collect();
+        self.events
+            .emit_for(id, SessionEvent::AgentReports(reports));
+        let prompt = crate::agents::notifications_prompt(&notifications);
+        self.turn(id, token, TurnKind::Prompt(prompt)).await;
+    }
+
+    /// `Op::Clear`, `Op::Resume`: the conversation in place ends and `resume` takes its place;
+    /// when that cannot start, the earlier conversation again. Returns `false` when neither
+    /// could (the session then ends).
+    async fn replace(&mut self, id: OpId, resume: Resume, reason: SessionEndReason) -> bool {
+        let previous = self.conversation.info.session_id.clone();
+        let mut options = self.template.clone();
+        options.resume = resume;
+        options.cleared = reason == SessionEndReason::Clear;
+        options.session_id = None;
+        // The conversation in place ends first: its SessionEnd hooks, its deferred memory
+        // extraction; what it still says reaches the front end.
+        self.conversation.close(reason).await;
+        let assembled = match assemble(options, &self.shared.token, &self.events).await {
+            Ok(assembled) => assembled,
+            Err(error) => {
+                self.failed(id, error.to_string());
+                let mut options = self.template.clone();
+                options.resume = Resume::Id(previous);
+                options.session_id = None;
+                match assemble(options, &self.shared.token, &self.events).await {
+                    Ok(assembled) => assembled,
+                    Err(error) => {
+                        self.failed(id, error.to_string());
+                        return false;
+                    }
+                }
+            }
+        };
+        self.shared.set_live(Live::of(&assembled));
+        self.conversation = open(assembled, &self.shared, &self.events, self.drain_grace, Some(id));
+        self.watch();
+        self.armed = false;
+        self.conversation.start().await;
+        true
+    }
+
+    /// `Op::Finish`: background agents still running report as further turns, within the
+    /// drain grace (past it they are stopped and their stops reported), then the end.
+    async fn finish(mut self, id: OpId, reply: Option<oneshot::Sender<ShutdownReport>>) {
+        let until = tokio::time::Instant::now() + self.drain_grace;
+        let tasks: TaskRegistry = self.conversation.tasks.clone();
+        while !self.shared.token.is_cancelled() {
+            let Some(notifications) = tasks.next_notifications(until).await else {
+                break;
+            };
+            if self.shared.token.is_cancelled() {
+                break;
+            }
+            self.report_turn(notifications).await;
         }
+        self.shutdown(Some(id), reply, SessionEndReason::Other).await;
     }
 
-    fn main_usage(&self) -> SourceUsage {
-        SourceUsage {
-            usage: self.engine.total_usage(),
-            cost_usd: self.engine.total_cost_usd(),
-            requests: self.main_requests,
-        }
-    }
-
-    /// Every request of the session so far, by source.
-    pub(crate) fn cost(&self) -> SessionCost {
-        SessionCost::collect(self.main_usage(), &self.ledger)
-    }
-
-    pub(crate) fn usage_report(&self) -> UsageReport {
-        let model = &self.engine.config().model;
-        let window = self.compactor.thresholds(model).window;
-        usage_report(model, window, self.last_usage.as_ref(), self.cost())
-    }
-
-    async fn shutdown(mut self, reason: SessionEndReason) -> ShutdownReport {
-        // Submissions still queued were cancelled by the handle; each still gets its end.
-        let queued: Vec<SubmissionId> = self
+    /// The session's end: turns still queued end as interrupted, then the conversation closes
+    /// and `ShutdownComplete` is the last event.
+    async fn shutdown(
+        mut self,
+        id: Option<OpId>,
+        reply: Option<oneshot::Sender<ShutdownReport>>,
+        reason: SessionEndReason,
+    ) {
+        let queued: Vec<OpId> = self
             .shared
             .turns()
             .queued
             .drain(..)
             .map(|(id, _)| id)
             .collect();
-        for id in queued {
-            self.emit(SessionEvent::TurnStarted { id });
-            let end = self.end(id, TurnOutcome::Interrupted, None);
-            self.emit(SessionEvent::TurnEnded(end));
+        for queued in queued {
+            self.events.emit_for(queued, SessionEvent::TurnStarted);
+            let end = self.conversation.end(TurnOutcome::Interrupted, None);
+            self.events.emit_for(queued, SessionEvent::TurnEnded(end));
         }
-        // SessionEnd, unless a signal asked to stop now.
-        if !self.shared.token.is_cancelled() {
-            let token = self.shared.token.clone();
-            tokio::select! {
-                () = self.hooks.session_end(reason) => {}
-                _ = token.cancelled() => {}
-            }
+        if let Some((task, stop)) = self.watcher.take() {
+            stop.cancel();
+            task.abort();
         }
-        // Background agents a front end did not wait for stop with the session.
-        self.shared.tasks.cancel_background();
-        let drain = if self.shared.token.is_cancelled() {
-            // Cancelled (a signal): nothing is waited for.
-            self.pipeline.cancel_all();
-            DrainReport::default()
-        } else {
-            // What a batching job put off (so a one-turn run is remembered too), then all of
-            // it, bounded; a signal meanwhile cancels what is left at once, instead of after
-            // the grace (each job still reports how it ended).
-            self.pipeline.flush();
-            let on_signal = {
-                let (token, pipeline) = (self.shared.token.clone(), Arc::clone(&self.pipeline));
-                tokio::spawn(async move {
-                    token.cancelled().await;
-                    pipeline.cancel_all();
-                })
-            };
-            let drain = self.pipeline.drain(self.drain_grace).await;
-            on_signal.abort();
-            drain
+        let report = self.conversation.close(reason).await;
+        let event = SessionEvent::ShutdownComplete(report.clone());
+        match id {
+            Some(id) => self.events.emit_for(id, event),
+            None => self.events.emit_free(event),
         };
-        if drain.cancelled > 0 {
-            self.emit(SessionEvent::Notice(Notice::warning(format!(
-                "{} background job(s) did not finish within {} s and were cancelled",
-                drain.cancelled,
-                self.drain_grace.as_secs()
-            ))));
-        }
-        // After the jobs: a fork may still have called a server's tool. No server outlives
-        // the session.
-        if let Some(mcp) = self.mcp.take() {
-            mcp.shutdown().await;
-        }
-        self.forwarder_stop.cancel();
-        let _ = (&mut self.forwarder).await;
-        let report = ShutdownReport {
-            drain,
-            cost: self.cost(),
-            denials: self.engine.permission_denials().to_vec(),
-        };
-        self.emit(SessionEvent::Usage(self.usage_report()));
-        report
-    }
-}
-
-/// Forwards the pipeline's events as they come; once `stop` is cancelled, what is left.
-async fn forward_background(
-    mut background: mpsc::UnboundedReceiver<BackgroundEvent>,
-    events: mpsc::UnboundedSender<SessionEvent>,
-    stop: CancellationToken,
-) {
-    loop {
-        tokio::select! {
-            biased;
-            event = background.recv() => match event {
-                Some(event) => {
-                    let _ = events.send(SessionEvent::Background(event));
-                }
-                None => return,
-            },
-            _ = stop.cancelled() => {
-                while let Ok(event) = background.try_recv() {
-                    let _ = events.send(SessionEvent::Background(event));
-                }
-                return;
-            }
+        self.events.end();
+        if let Some(reply) = reply {
+            let _ = reply.send(report);
         }
     }
 }
 
-/// Forwards one turn's events, adding what only the session knows.
-struct TurnObserver {
-    events: mpsc::UnboundedSender<SessionEvent>,
-    ledger: UsageLedger,
-    /// The main thread's totals before the turn.
-    before: SourceUsage,
-    /// The turn's, folded as the engine folds them (each request billed as it ends).
-    turn: LoopTotals,
-    compactor: Arc<SessionCompactor>,
+/// What a turn runs.
+enum TurnKind {
+    Prompt(String),
+    Command { name: String, args: String },
+    /// A command that cannot run, said as its output.
+    Failed { command: String, message: String },
 }
 
-impl TurnObserver {
-    /// The main thread's totals so far, this turn's requests included.
-    fn main(&self) -> SourceUsage {
-        let mut main = self.before;
-        main += SourceUsage {
-            usage: self.turn.usage,
-            cost_usd: self.turn.cost_usd,
-            requests: u64::from(self.turn.requests),
-        };
-        main
-    }
-
-    fn on_event(&mut self, event: &QueryEvent) {
-        let _ = self.events.send(SessionEvent::Query(event.clone()));
-        self.turn.fold(event, cost_usd);
-        match event {
-            QueryEvent::Usage { usage, model } => {
-                self.ledger.record_model(model, usage);
-                let cost = SessionCost::collect(self.main(), &self.ledger);
-                let window = self.compactor.thresholds(model).window;
-                let report = usage_report(model, window, Some(usage), cost);
-                let _ = self.events.send(SessionEvent::Usage(report));
-            }
-            QueryEvent::AssistantMessage { message, .. } => {
-                if let MessageContent::Blocks(blocks) = &message.content {
-                    for block in blocks {
-                        if let ContentBlock::ToolUse(call) = block {
-                            let _ = self.events.send(SessionEvent::ToolInput {
-                                id: call.id.clone(),
-                                tool: call.name.clone(),
-                                input: call.input.clone(),
-                            });
-                        }
-                    }
-                }
-            }
-            QueryEvent::RequestStart { .. }
-            | QueryEvent::TextDelta { .. }
-            | QueryEvent::ThinkingDelta { .. }
-            | QueryEvent::ToolUseStart { .. }
-            | QueryEvent::Retry(_)
-            | QueryEvent::ToolDenied { .. }
-            | QueryEvent::ToolProgress { .. }
-            | QueryEvent::ToolResult { .. }
-            | QueryEvent::UserMessage { .. }
-            | QueryEvent::HistoryReplaced { .. }
-            | QueryEvent::ToolResultsCleared { .. }
-            | QueryEvent::ContextWarning(_)
-            | QueryEvent::Transition(_)
-            | QueryEvent::Terminal(_) => {}
-        }
-    }
-}
-
-/// `window` is the endpoint's context window for `model`, capped as compaction caps it.
-fn usage_report(model: &str, window: u64, last: Option<&Usage>, cost: SessionCost) -> UsageReport {
-    let prompt = last.map_or(0, |u| {
-        u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
-    });
-    UsageReport {
-        model: model.to_owned(),
-        context_tokens: prompt,
-        context_window: window,
-        cost,
-        cache_read_share: last
-            .filter(|_| prompt > 0)
-            .map(|u| u.cache_read_input_tokens as f64 / prompt as f64),
-    }
-}
-
-/// The memories recall attaches to this turn (none without auto memory; a failure is logged
-/// and the turn goes on without them).
-async fn recall(memory: Option<&AutoMemory>, prompt: &str) -> Vec<String> {
-    let Some(memory) = memory else {
-        return Vec::new();
+/// Puts an assembled conversation in place: the stuck-model asker for interactive sessions,
+/// then `Configured`, the history of a resumed conversation, and start-up's notices, naming
+/// `id` (the op that asked for it; none at the session's start).
+fn open(
+    mut assembled: Assembled,
+    shared: &Arc<Shared>,
+    events: &Emitter,
+    drain_grace: Duration,
+    id: Option<OpId>,
+) -> Conversation {
+    crate::stuck::install(&mut assembled, shared, events);
+    let emit = |msg| match id {
+        Some(id) => events.emit_for(id, msg),
+        None => events.emit_free(msg),
     };
-    match memory.recall().attachment_for(prompt).await {
-        Ok(Some(attachment)) => {
-            tracing::info!(files = ?attachment.files, "recalled memories");
-            vec![attachment.text]
-        }
-        Ok(None) => Vec::new(),
-        Err(error) => {
-            tracing::warn!(%error, "memory recall failed; the turn goes on without it");
-            Vec::new()
-        }
+    emit(SessionEvent::Configured(assembled.info.clone()));
+    if let Some(history) = assembled.history.take() {
+        emit(SessionEvent::History(history));
     }
+    for notice in std::mem::take(&mut assembled.notices) {
+        emit(SessionEvent::Notice(notice));
+    }
+    Conversation::new(assembled, shared.token.clone(), events.clone(), drain_grace)
+}
+
+/// A deadline nobody reaches: while the session lives it waits for agents as long as they
+/// run.
+fn far_future() -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_secs(365 * 24 * 3_600)
+}
+
+/// The id of a conversation to resume, as `/resume ID` spells it.
+pub(crate) fn parse_session(text: &str) -> Result<SessionId, String> {
+    SessionId::parse(text.trim()).map_err(|e| e.to_string())
 }

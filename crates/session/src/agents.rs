@@ -20,7 +20,7 @@ use tine_query_loop::hooks::{Hooks, SubagentStop};
 use tine_query_loop::{QueryEngine, Spawner, StopContext, StopHookOutcome};
 use tine_tools::{Tool, ToolContext};
 
-use crate::event::Notice;
+use crate::protocol::Notice;
 
 /// The session's typed agents: built-ins, then `~/.claude/agents`, `TINE_HOME/agents`,
 /// `.claude/agents`, `.tine/agents` (later wins a name); a file that cannot be read is a

@@ -13,7 +13,7 @@ use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolArray};
 use tine_compaction::{CompactHookCommands, CompactHooks, CompactionConfig, SessionCompactor};
 use tine_config::settings::{self, FlagSettings, LoadedSettings, SettingsError, SettingsPaths};
 use tine_config::{
-    Adoption, SessionId, adopt_legacy_project_dir, project_dir, tine_home_from_env, transcript_path,
+    Adoption, adopt_legacy_project_dir, project_dir, tine_home_from_env, transcript_path,
 };
 use tine_fork_runtime::{
     BackgroundEvent, CacheBreakDetector, CacheSafeSlot, DEFAULT_SMALL_FAST_MODEL, ParentContext,
@@ -35,7 +35,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::StartError;
-use crate::event::{Notice, RequestSummary, SessionEvent};
+use crate::emit::Emitter;
+use crate::protocol::{HistoryItem, Notice, RequestSummary, SessionEvent, SessionInfo};
 use crate::hooks::SessionHooks;
 use crate::mcp::SessionMcp;
 use crate::options::{Resume, SandboxInputs, SessionOptions};
@@ -44,33 +45,6 @@ use crate::private_state::{tighten_memory_dir, tighten_own_state};
 
 /// The model when neither the options nor `ANTHROPIC_MODEL` nor settings name one.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
-
-/// What a front end shows about the session (the stream-json `init` line, a status line).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionSummary {
-    /// The session's id (its transcript's name).
-    pub session_id: SessionId,
-    /// The working directory (the project).
-    pub cwd: PathBuf,
-    /// `TINE_HOME`.
-    pub home: PathBuf,
-    /// The model the session asks.
-    pub model: String,
-    /// The tool array's names, in order.
-    pub tools: Vec<String>,
-    /// The permission mode at start.
-    pub permission_mode: PermissionMode,
-    /// Where the transcript is written.
-    pub transcript_path: PathBuf,
-    /// Whether the session continues an earlier one.
-    pub resumed: bool,
-    /// Whether auto memory is on.
-    pub memory: bool,
-    /// After how long idle a returning person gets an away summary (`None`: off).
-    pub away_after: Option<std::time::Duration>,
-    /// Whether the front end should hand drafts over for speculation.
-    pub speculation: bool,
-}
 
 /// Everything the session's task owns.
 pub(crate) struct Assembled {
@@ -84,8 +58,12 @@ pub(crate) struct Assembled {
     pub permissions: Arc<Permissions>,
     /// The MCP servers, when any is configured.
     pub mcp: Option<SessionMcp>,
-    pub summary: SessionSummary,
-    /// Said in start-up's order, before anything else.
+    pub info: SessionInfo,
+    /// A resumed conversation, shown again.
+    pub history: Option<Vec<HistoryItem>>,
+    /// The settings as loaded at start (`/permissions` lists their rules).
+    pub settings: Arc<LoadedSettings>,
+    /// Said in start-up's order, after `Configured` and the history.
     pub notices: Vec<Notice>,
     pub hooks: SessionHooks,
     /// Where custom slash commands are looked up, in order.
@@ -109,8 +87,9 @@ pub(crate) struct Assembled {
 pub(crate) async fn assemble(
     options: SessionOptions,
     session_token: &CancellationToken,
-    events: &mpsc::UnboundedSender<SessionEvent>,
+    events: &Emitter,
 ) -> Result<Assembled, StartError> {
+    let interactive = options.approvals == crate::options::Approvals::Interactive;
     let mut notices = Vec::new();
     let bare = options.bare;
     // Credentials first: without them nothing else matters, and the message is one line.
@@ -168,7 +147,7 @@ pub(crate) async fn assemble(
     let bash_sandbox = match options.sandbox {
         None => None,
         Some(decide) => {
-            let outcome = decide(&SandboxInputs {
+            let outcome = (*decide)(&SandboxInputs {
                 cwd: &cwd,
                 settings: &loaded,
                 user_home: user_home.as_deref(),
@@ -448,7 +427,7 @@ pub(crate) async fn assemble(
     if options.verbose {
         let events = events.clone();
         detector = detector.with_callback(Arc::new(move |cache_break| {
-            let _ = events.send(SessionEvent::CacheBreak(cache_break.to_string()));
+            let _ = events.emit(SessionEvent::CacheBreak(cache_break.to_string()));
         }));
     }
     let compactor = compactor(
@@ -464,7 +443,7 @@ pub(crate) async fn assemble(
             permissions,
             paths,
             options.approvals,
-            bypass_disabled_by,
+            bypass_disabled_by.clone(),
             events.clone(),
         )
         .with_hooks(hooks.hooks())
@@ -532,18 +511,29 @@ pub(crate) async fn assemble(
         )));
     }
     let command_dirs = crate::custom_commands::command_dirs(&cwd, &home, user_home.as_deref());
-    let summary = SessionSummary {
+    let history = match resuming {
+        true => Some(crate::history::load(&home, &cwd, engine.session_id(), &mut notices).await),
+        false => None,
+    };
+    let info = SessionInfo {
         session_id: engine.session_id().clone(),
         cwd,
         home,
         model,
         tools: tool_names,
         permission_mode,
+        // Shift+Tab reaches bypassPermissions only in a session started in it, as in Claude
+        // Code (three presses must not turn every check off); never when settings disable it.
+        bypass_available: interactive
+            && permission_mode == PermissionMode::BypassPermissions
+            && bypass_disabled_by.is_none(),
         transcript_path: engine.transcript_path().clone(),
         resumed: resuming,
         memory: memory.is_some(),
+        thinking: engine.thinking().is_some(),
         away_after: away.as_ref().map(|(_, idle)| *idle),
         speculation: speculator.is_some(),
+        commands: crate::commands::table(&command_dirs, &skills.skills),
     };
     Ok(Assembled {
         engine,
@@ -554,7 +544,9 @@ pub(crate) async fn assemble(
         tasks,
         permissions,
         mcp,
-        summary,
+        info,
+        history,
+        settings: Arc::new(loaded),
         notices,
         hooks,
         command_dirs,
@@ -701,10 +693,10 @@ fn adopt_project_folder(home: &Path, cwd: &Path, notices: &mut Vec<Notice>) {
 
 /// Verbose: what each request carries.
 fn request_observer(
-    events: mpsc::UnboundedSender<SessionEvent>,
+    events: Emitter,
 ) -> tine_query_loop::RequestObserver {
     Arc::new(move |request: &tine_api_client::MessagesRequest| {
-        let _ = events.send(SessionEvent::Request(RequestSummary {
+        let _ = events.emit(SessionEvent::Request(RequestSummary {
             model: request.model.clone(),
             messages: request.messages.len(),
             tools: request.tools.len(),

@@ -84,10 +84,10 @@ pub(crate) fn configure(
     client: &Arc<dyn ModelClient>,
     small_model: &str,
     ledger: &UsageLedger,
-    notices: &mut Vec<crate::event::Notice>,
+    notices: &mut Vec<crate::protocol::Notice>,
 ) -> Option<(AwaySummarizer, Duration)> {
     let (options, warnings) = AwayOptions::from_settings(loaded);
-    notices.extend(warnings.into_iter().map(crate::event::Notice::warning));
+    notices.extend(warnings.into_iter().map(crate::protocol::Notice::warning));
     if bare || !options.enabled {
         return None;
     }
@@ -133,7 +133,8 @@ impl AwaySummarizer {
 pub(crate) fn start(
     away: Option<&AwaySummarizer>,
     messages: &[Message],
-    events: &tokio::sync::mpsc::UnboundedSender<crate::SessionEvent>,
+    events: &crate::emit::Emitter,
+    id: crate::protocol::OpId,
     token: &tokio_util::sync::CancellationToken,
 ) {
     let Some(away) = away.cloned() else {
@@ -151,7 +152,7 @@ pub(crate) fn start(
             () = token.cancelled() => None,
         };
         if let Some(text) = summary {
-            let _ = events.send(crate::SessionEvent::AwaySummary(text));
+            let _ = events.emit_for(id, crate::protocol::SessionEvent::AwaySummary(text));
         }
     });
 }

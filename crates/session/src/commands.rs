@@ -8,10 +8,12 @@
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::actor::Actor;
+use crate::conversation::Conversation;
 use crate::custom_commands;
-use crate::event::{CommandOutput, MAIN_SOURCE, SessionCost, SessionEvent, TurnEnd, TurnOutcome};
-use crate::submission::SubmissionId;
+use crate::protocol::{
+    CommandInfo, CommandOutput, CommandSource, MAIN_SOURCE, SessionCost, SessionEvent, TurnEnd,
+    TurnOutcome,
+};
 
 /// A command the session knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +60,16 @@ pub const COMMANDS: &[CommandSpec] = &[
         runs_turn: false,
     },
     CommandSpec {
+        name: "resume",
+        summary: "this directory's sessions, newest first; `/resume ID` opens one in place of this one",
+        runs_turn: false,
+    },
+    CommandSpec {
+        name: "permissions",
+        summary: "the permission mode and every rule, with the file it comes from",
+        runs_turn: false,
+    },
+    CommandSpec {
         name: "compact",
         summary: "replace the conversation by a summary now (`/compact FOCUS` says what to keep; \
                   `/compact log` shows what each compaction dropped)",
@@ -80,27 +92,63 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
 ];
 
+/// The session's command table: its built-ins, then the skills, then the custom commands a
+/// skill of the same name does not hide (`/NAME` runs the skill, as in Claude Code).
+pub(crate) fn table(
+    command_dirs: &[std::path::PathBuf],
+    skills: &[crate::skills::Skill],
+) -> Vec<CommandInfo> {
+    let mut table: Vec<CommandInfo> = COMMANDS
+        .iter()
+        .map(|spec| CommandInfo {
+            name: spec.name.to_owned(),
+            description: spec.summary.to_owned(),
+            runs_turn: spec.runs_turn,
+            source: CommandSource::Builtin,
+        })
+        .collect();
+    for skill in skills {
+        table.push(CommandInfo {
+            name: skill.name.clone(),
+            description: format!("(skill) {}", skill.description),
+            runs_turn: true,
+            source: CommandSource::Skill,
+        });
+    }
+    for command in custom_commands::load(command_dirs) {
+        if table.iter().any(|c| c.name == command.name) {
+            continue;
+        }
+        table.push(CommandInfo {
+            name: command.name,
+            description: command.description,
+            runs_turn: true,
+            source: CommandSource::Custom,
+        });
+    }
+    table
+}
+
 /// The spec of `name`, if the session knows it.
 pub fn find(name: &str) -> Option<&'static CommandSpec> {
     COMMANDS.iter().find(|c| c.name == name)
 }
 
-/// Runs command `name` as submission `id`.
+/// Runs command `name` (the actor carries out `/clear` and `/resume ID` itself).
 pub(crate) async fn run(
-    actor: &mut Actor,
-    id: SubmissionId,
+    conv: &mut Conversation,
     name: &str,
     args: &str,
     token: CancellationToken,
 ) -> TurnEnd {
     let (text, is_error, data) = match name {
         "help" => (
-            help(&actor.command_dirs, &actor.skills.skills),
+            help(&conv.command_dirs, &conv.skills.skills),
             false,
             Value::Null,
         ),
-        "model" => model(actor, args.trim()),
-        "memory" => match &actor.memory {
+        "model" => model(conv, args.trim()),
+        "memory" => match &conv.memory {
             Some(memory) => (tine_memory::list(memory.dir()), false, Value::Null),
             None => (
                 "Auto memory is off for this session.".to_owned(),
@@ -108,17 +156,14 @@ pub(crate) async fn run(
                 Value::Null,
             ),
         },
-        // Only an empty conversation can be cleared in place; the TUI starts a new session.
-        "clear" if actor.engine.messages().is_empty() => (
-            "Nothing to clear: the conversation is empty.".to_owned(),
+        "permissions" => (
+            crate::listing::permissions(&conv.settings, conv.permissions.mode()),
             false,
             Value::Null,
         ),
-        "clear" => (
-            "/clear cannot start over inside this run; start a new `tine -p` run (or use \
-             /clear in the interactive tine)"
-                .to_owned(),
-            true,
+        "resume" => (
+            crate::listing::sessions(&conv.info),
+            false,
             Value::Null,
         ),
         "init" => {
@@ -127,34 +172,33 @@ pub(crate) async fn run(
             } else {
                 format!("{INIT_PROMPT}\n\nAlso: {}", args.trim())
             };
-            return actor.run_turn(id, &prompt, token).await;
+            return conv.run_turn(&prompt, token).await;
         }
         "cost" => {
-            let report = actor.usage_report();
+            let report = conv.usage_report();
             (
                 cost_text(&report.cost, report.cache_read_share),
                 false,
                 json!({"total_cost_usd": report.cost.total().cost_usd}),
             )
         }
-        "compact" => compact(actor, args.trim(), &token).await,
-        "mcp" => crate::mcp::command(actor, args).await,
-        "thinking" => match crate::thinking::command(actor.engine.thinking(), args) {
+        "compact" => compact(conv, args.trim(), &token).await,
+        "mcp" => crate::mcp::command(conv, args).await,
+        "thinking" => match crate::thinking::command(conv.engine.thinking(), args) {
             Ok((next, text, data)) => {
-                actor.engine.set_thinking(next);
+                conv.engine.set_thinking(next);
                 (text, false, data)
             }
             Err(text) => (text, true, Value::Null),
         },
         "skills" => (
-            crate::skills::list_text(&actor.skills.skills, &actor.skills.warnings),
+            crate::skills::list_text(&conv.skills.skills, &conv.skills.warnings),
             false,
-            json!({"skills": actor.skills.skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>()}),
+            json!({"skills": conv.skills.skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>()}),
         ),
-        _ => return custom_or_text(actor, id, name, args, token).await,
+        _ => return custom_or_text(conv, name, args, token).await,
     };
-    actor.emit(SessionEvent::CommandOutput(CommandOutput {
-        id,
+    conv.emit(SessionEvent::CommandOutput(CommandOutput {
         command: name.to_owned(),
         text: text.clone(),
         is_error,
@@ -167,7 +211,7 @@ pub(crate) async fn run(
     } else {
         TurnOutcome::Completed
     };
-    actor.end(id, outcome, None)
+    conv.end(outcome, None)
 }
 
 /// What `/init` asks the model (Claude Code's `/init`, writing AGENTS.md, the file other
@@ -182,18 +226,17 @@ list what the file tree shows at a glance, and do not invent anything (no generi
 /// A skill's turn, a custom command's (its body expanded, on its `model`, with its
 /// `allowed-tools`), or the text of an unknown `/word` sent as a prompt.
 async fn custom_or_text(
-    actor: &mut Actor,
-    id: SubmissionId,
+    conv: &mut Conversation,
     name: &str,
     args: &str,
     token: CancellationToken,
 ) -> TurnEnd {
     // A skill wins a name over a custom command, as in Claude Code ("if a skill and a
     // command share the same name, the skill takes precedence").
-    if let Some(skill) = actor.skills.find(name).cloned() {
-        return run_skill(actor, id, &skill, args, token).await;
+    if let Some(skill) = conv.skills.find(name).cloned() {
+        return run_skill(conv, &skill, args, token).await;
     }
-    let custom = custom_commands::load(&actor.command_dirs)
+    let custom = custom_commands::load(&conv.command_dirs)
         .into_iter()
         .find(|c| c.name == name);
     let Some(custom) = custom else {
@@ -202,14 +245,14 @@ async fn custom_or_text(
         } else {
             format!("/{name} {args}")
         };
-        return actor.run_turn(id, &text, token).await;
+        return conv.run_turn(&text, token).await;
     };
     let prompt = custom_commands::expand(&custom.body, args);
     let mut rules = Vec::new();
     for text in &custom.allowed_tools {
         match text.parse::<tine_permissions::PermissionRule>() {
             Ok(rule) => rules.push(rule),
-            Err(error) => actor.emit(SessionEvent::Notice(crate::event::Notice::warning(
+            Err(error) => conv.emit(SessionEvent::Notice(crate::protocol::Notice::warning(
                 format!(
                     "{}: allowed-tools `{text}` is not a rule ({error}); ignored",
                     custom.path.display()
@@ -217,42 +260,40 @@ async fn custom_or_text(
             ))),
         }
     }
-    let previous_model = actor.engine.config().model.clone();
+    let previous_model = conv.engine.config().model.clone();
     if let Some(model) = &custom.model {
-        actor
-            .engine
+        conv.engine
             .set_model(tine_api_client::resolve_model_alias(model));
     }
-    actor.shared.permissions.set_turn_allow(rules);
+    conv.permissions.set_turn_allow(rules);
     // `!`command`` and `@path`, under the command's allowed-tools.
     let end = match crate::command_inline::prepare(
-        &actor.engine,
-        &actor.shared.permissions,
+        &conv.engine,
+        &conv.permissions,
         prompt,
         &token,
     )
     .await
     {
-        Ok(prompt) => actor.run_turn(id, &prompt, token).await,
-        Err(message) => actor.end(id, TurnOutcome::Failed { message }, None),
+        Ok(prompt) => conv.run_turn(&prompt, token).await,
+        Err(message) => conv.end(TurnOutcome::Failed { message }, None),
     };
-    actor.shared.permissions.set_turn_allow(Vec::new());
-    actor.engine.set_model(previous_model);
+    conv.permissions.set_turn_allow(Vec::new());
+    conv.engine.set_model(previous_model);
     end
 }
 
 /// `/NAME [args]` of a skill: its instructions are the prompt, its `allowed-tools` allowed
 /// while the turn runs (the actor clears them when the submission ends).
 async fn run_skill(
-    actor: &mut Actor,
-    id: SubmissionId,
+    conv: &mut Conversation,
     skill: &crate::skills::Skill,
     args: &str,
     token: CancellationToken,
 ) -> TurnEnd {
     let (rules, errors) = crate::skill_tool::parse_allowed(skill);
     for error in errors {
-        actor.emit(SessionEvent::Notice(crate::event::Notice::warning(error)));
+        conv.emit(SessionEvent::Notice(crate::protocol::Notice::warning(error)));
     }
     // The folder listing reads the disk: off the runtime's threads.
     let (owned, owned_args) = (skill.clone(), args.to_owned());
@@ -266,8 +307,8 @@ async fn run_skill(
         args.trim()
     );
     // The main thread's grants (a sub-agent it starts has its own).
-    crate::skill_tool::grants(actor.engine.tool_context()).extend(rules);
-    actor.run_turn(id, &prompt, token).await
+    crate::skill_tool::grants(conv.engine.tool_context()).extend(rules);
+    conv.run_turn(&prompt, token).await
 }
 
 /// `/help`: the session's commands, the custom ones and the skills (a custom command a skill
@@ -298,13 +339,13 @@ fn help(command_dirs: &[std::path::PathBuf], skills: &[crate::skills::Skill]) ->
 }
 
 /// `/model` (which) and `/model NAME` (another from now on; an alias is its current id).
-fn model(actor: &mut Actor, args: &str) -> (String, bool, Value) {
+fn model(conv: &mut Conversation, args: &str) -> (String, bool, Value) {
     if args.is_empty() {
-        let model = actor.engine.config().model.clone();
+        let model = conv.engine.config().model.clone();
         return (format!("Model: {model}"), false, json!({"model": model}));
     }
     let model = tine_api_client::resolve_model_alias(args);
-    actor.engine.set_model(model.clone());
+    conv.engine.set_model(model.clone());
     (
         format!("Model set to {model}"),
         false,
@@ -316,15 +357,15 @@ fn model(actor: &mut Actor, args: &str) -> (String, bool, Value) {
 /// compaction of this session dropped). The data is `{"compact_boundary": ...}` (null for the
 /// log and on failure).
 async fn compact(
-    actor: &mut Actor,
+    conv: &mut Conversation,
     args: &str,
     token: &CancellationToken,
 ) -> (String, bool, Value) {
     let none = || json!({"compact_boundary": Value::Null});
     if args == "log" {
-        let config = actor.engine.config();
+        let config = conv.engine.config();
         let (home, cwd) = (config.home.clone(), config.cwd.clone());
-        let session = actor.engine.session_id().clone();
+        let session = conv.engine.session_id().clone();
         return match tine_compaction::compact_log(&home, &cwd, Some(session)).await {
             Ok(log) => (log, false, none()),
             Err(error) => (error.to_string(), true, none()),
@@ -332,8 +373,8 @@ async fn compact(
     }
     let focus = (!args.is_empty()).then_some(args);
     // The summary request stops with the submission's token.
-    actor.engine.set_cancellation(token.clone());
-    match actor.engine.compact_now(focus).await {
+    conv.engine.set_cancellation(token.clone());
+    match conv.engine.compact_now(focus).await {
         Ok(boundary) => {
             let reattached = if boundary.files_reattached.is_empty() {
                 String::new()

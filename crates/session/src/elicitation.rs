@@ -7,61 +7,32 @@
 //! the session.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
-use serde_json::Value;
 use tine_mcp::{ElicitationAnswer, ElicitationHandler, ElicitationRequest};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::event::SessionEvent;
+use crate::emit::Emitter;
+use crate::protocol::{ElicitationQuestion, QuestionId, SessionEvent};
 
-/// Names one elicitation in its events and its answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ElicitationId(pub u64);
-
-impl fmt::Display for ElicitationId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "elicitation-{}", self.0)
-    }
-}
-
-/// What an MCP server asks the person (`elicitation/create`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ElicitationQuestion {
-    /// Echo it in [`crate::SessionHandle::answer_elicitation`].
-    pub id: ElicitationId,
-    /// The server's name (as configured).
-    pub server: String,
-    /// The server's question, for people.
-    pub message: String,
-    /// Form mode: the JSON Schema of the answer (an object of flat properties: string,
-    /// number, integer, boolean, enum).
-    pub schema: Option<Value>,
-    /// URL mode: the page the server wants opened.
-    pub url: Option<String>,
-}
-
-/// Why [`crate::SessionHandle::answer_elicitation`] was refused: answered already, withdrawn
+/// Why an answer to an elicitation was refused: answered already, withdrawn
 /// (its turn was interrupted, the server gave up), or never asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("no open MCP question {0}")]
-pub struct ElicitationAnswerError(pub ElicitationId);
+pub struct ElicitationAnswerError(pub QuestionId);
 
 /// The open questions, shared by the servers' asker and the handle.
 #[derive(Default)]
 pub(crate) struct Elicitations {
-    pending: Mutex<HashMap<ElicitationId, oneshot::Sender<ElicitationAnswer>>>,
-    next_id: AtomicU64,
+    pending: Mutex<HashMap<QuestionId, oneshot::Sender<ElicitationAnswer>>>,
 }
 
 impl Elicitations {
     pub(crate) fn answer(
         &self,
-        id: ElicitationId,
+        id: QuestionId,
         answer: ElicitationAnswer,
     ) -> Result<(), ElicitationAnswerError> {
         let sender = self
@@ -83,17 +54,16 @@ impl Elicitations {
             .clear();
     }
 
-    fn open(&self) -> (ElicitationId, oneshot::Receiver<ElicitationAnswer>) {
-        let id = ElicitationId(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+    fn open(&self, id: QuestionId) -> oneshot::Receiver<ElicitationAnswer> {
         let (tx, rx) = oneshot::channel();
         self.pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, tx);
-        (id, rx)
+        rx
     }
 
-    fn close(&self, id: ElicitationId) {
+    fn close(&self, id: QuestionId) {
         self.pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -105,7 +75,7 @@ impl Elicitations {
 /// answer, a withdrawal, or the session's end.
 pub(crate) struct ElicitationAsker {
     pub questions: Arc<Elicitations>,
-    pub events: mpsc::UnboundedSender<SessionEvent>,
+    pub events: Emitter,
     pub session: CancellationToken,
 }
 
@@ -115,7 +85,8 @@ impl ElicitationHandler for ElicitationAsker {
         let events = self.events.clone();
         let session = self.session.clone();
         Box::pin(async move {
-            let (id, answer) = questions.open();
+            let id = events.next_question();
+            let answer = questions.open(id);
             let question = ElicitationQuestion {
                 id,
                 server: request.server,
@@ -123,7 +94,7 @@ impl ElicitationHandler for ElicitationAsker {
                 schema: request.schema,
                 url: request.url,
             };
-            if events.send(SessionEvent::Elicitation(question)).is_err() {
+            if !events.emit(SessionEvent::Elicitation(question)) {
                 questions.close(id);
                 return ElicitationAnswer::Decline;
             }
@@ -136,7 +107,7 @@ impl ElicitationHandler for ElicitationAsker {
             match answer {
                 Some(answer) => answer,
                 None => {
-                    let _ = events.send(SessionEvent::ElicitationWithdrawn { id });
+                    let _ = events.emit(SessionEvent::ElicitationWithdrawn { question: id });
                     ElicitationAnswer::Cancel
                 }
             }
@@ -147,6 +118,7 @@ impl ElicitationHandler for ElicitationAsker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::sync::mpsc;
 
     fn request() -> ElicitationRequest {
         ElicitationRequest {
@@ -163,11 +135,11 @@ mod tests {
         let (events, mut seen) = mpsc::unbounded_channel();
         let asker = ElicitationAsker {
             questions: Arc::clone(&questions),
-            events,
+            events: Emitter::new(events),
             session: CancellationToken::new(),
         };
         let pending = tokio::spawn(asker.elicit(request()));
-        let Some(SessionEvent::Elicitation(question)) = seen.recv().await else {
+        let Some(crate::protocol::Event { msg: SessionEvent::Elicitation(question), .. }) = seen.recv().await else {
             panic!("no question");
         };
         assert_eq!(question.server, "srv");
@@ -190,14 +162,14 @@ mod tests {
         );
 
         let pending = tokio::spawn(asker.elicit(request()));
-        let Some(SessionEvent::Elicitation(question)) = seen.recv().await else {
+        let Some(crate::protocol::Event { msg: SessionEvent::Elicitation(question), .. }) = seen.recv().await else {
             panic!("no second question");
         };
         questions.withdraw_all();
         assert_eq!(pending.await.unwrap(), ElicitationAnswer::Cancel);
         assert!(matches!(
             seen.recv().await,
-            Some(SessionEvent::ElicitationWithdrawn { id }) if id == question.id
+            Some(crate::protocol::Event { msg: SessionEvent::ElicitationWithdrawn { question: id }, .. }) if id == question.id
         ));
     }
 }

@@ -6,7 +6,7 @@ use tine_api_client::ApiError;
 use tine_config::PathsError;
 use tine_query_loop::{EngineError, TranscriptError};
 
-use crate::submission::{PermissionId, StuckId};
+use crate::protocol::QuestionId;
 
 /// Why [`crate::Session::start`] refused. Each message says what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -81,21 +81,21 @@ pub enum StartError {
 #[error("the session has ended")]
 pub struct SessionClosed;
 
-/// Why [`crate::SessionHandle::answer_permission`] was refused.
+/// Why an answer to a permission request was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AnswerError {
     /// Answered already, withdrawn (its turn was interrupted), or never asked.
     #[error("no pending permission request {0}")]
-    Unknown(PermissionId),
+    Unknown(QuestionId),
 }
 
-/// Why [`crate::SessionHandle::answer_stuck`] was refused: answered already, its turn ended
+/// Why an answer about a stuck model was refused: answered already, its turn ended
 /// (interrupted), or never asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("no open question {0} about a stuck model")]
-pub struct StuckAnswerError(pub StuckId);
+pub struct StuckAnswerError(pub QuestionId);
 
-/// Why [`crate::SessionHandle::set_permission_mode`] was refused.
+/// Why [`crate::Op::SetPermissionMode`] was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModeError {
     /// bypassPermissions is disabled by a settings file.

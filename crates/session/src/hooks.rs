@@ -13,39 +13,14 @@ use std::sync::Arc;
 use tine_config::SessionId;
 use tine_query_loop::StopHooks;
 use tine_query_loop::hooks::{HookConfig, HookEvent, Hooks, PromptVerdict, SessionStartSource};
-use tokio::sync::mpsc;
+use crate::emit::Emitter;
+use crate::protocol::SessionEndReason;
 
-use crate::event::{Notice, SessionEvent};
+use crate::protocol::{Notice, SessionEvent};
 
 /// Notification's message when the prompt has waited (Claude Code's "Claude is waiting for
 /// your input").
 pub const IDLE_MESSAGE: &str = "tine is waiting for your input";
-
-/// Why a session ends, as SessionEnd's `reason` (and its matcher) says it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SessionEndReason {
-    /// The user cleared the conversation (`/clear`); another session follows.
-    Clear,
-    /// The user logged out.
-    Logout,
-    /// The user left the prompt (`/exit`, Ctrl-D).
-    PromptInputExit,
-    /// Anything else: a `-p` run's end, a restart for `/model` or `/resume`.
-    #[default]
-    Other,
-}
-
-impl SessionEndReason {
-    /// The reason as hooks get it (`clear`, `logout`, `prompt_input_exit`, `other`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionEndReason::Clear => "clear",
-            SessionEndReason::Logout => "logout",
-            SessionEndReason::PromptInputExit => "prompt_input_exit",
-            SessionEndReason::Other => "other",
-        }
-    }
-}
 
 /// The session's hooks (none when settings set none).
 #[derive(Clone, Default)]
@@ -61,14 +36,14 @@ impl SessionHooks {
         session_id: SessionId,
         transcript_path: PathBuf,
         cwd: PathBuf,
-        events: mpsc::UnboundedSender<SessionEvent>,
+        events: Emitter,
     ) -> Self {
         if config.is_empty() {
             return Self::default();
         }
         let hooks = Hooks::new(config, session_id, transcript_path, cwd).with_notifier(Arc::new(
             move |_event, message| {
-                let _ = events.send(SessionEvent::Notice(Notice::warning(message)));
+                let _ = events.emit(SessionEvent::Notice(Notice::warning(message)));
             },
         ));
         Self { hooks: Some(hooks) }

@@ -86,52 +86,67 @@ mod assemble;
 mod away;
 mod command_inline;
 mod commands;
+mod conversation;
 pub mod custom_commands;
 mod elicitation;
+mod emit;
 mod error;
-mod event;
 mod flags;
 mod handle;
+mod history;
 mod hooks;
+mod listing;
 mod magic;
 mod main_client;
 mod mcp;
 mod options;
 mod permission;
 mod plan_mode;
+mod preview;
 mod private_state;
 mod prompt_tool;
+mod protocol;
+mod shared;
 mod skill_tool;
 pub mod skills;
 pub mod speculation;
 mod structured;
 mod stuck;
-mod submission;
 mod tasks;
 mod thinking;
+mod watch;
 mod web_search;
 
-pub use assemble::{
-    DEFAULT_MODEL, SessionSummary, gather_context, model_from, settings_paths, user_home_from_env,
-};
+pub use assemble::{DEFAULT_MODEL, gather_context, model_from, settings_paths, user_home_from_env};
 pub use away::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
 pub use commands::{COMMANDS, CommandSpec, find as find_command};
-pub use elicitation::{ElicitationAnswerError, ElicitationId, ElicitationQuestion};
+pub use elicitation::ElicitationAnswerError;
 pub use error::{AnswerError, ModeError, SessionClosed, StartError, StuckAnswerError};
-pub use event::{
-    CommandOutput, MAIN_SOURCE, Notice, NoticeLevel, PermissionRequest, RequestSummary,
-    SessionCost, SessionEvent, ShutdownReport, StuckQuestion, TurnEnd, TurnOutcome, UsageReport,
-};
 pub use handle::{Session, SessionHandle};
-pub use hooks::SessionEndReason;
 pub use main_client::OVERLOADED_BEFORE_FALLBACK;
 pub use options::{
     Approvals, Resume, SandboxDecision, SandboxInputs, SandboxOutcome, SessionOptions,
 };
+pub use protocol::{
+    AgentReport, Answer, CommandInfo, CommandOutput, CommandSource, EditPreview,
+    ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op, OpId,
+    PermissionAnswer, PermissionRequest, QuestionId, RequestSummary, SessionCost,
+    SessionEndReason, SessionEvent, SessionInfo, ShutdownReport, StoppedTask, StuckQuestion,
+    TaskUpdate, TurnEnd, TurnOutcome, UsageReport, call_summary,
+};
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};
-pub use submission::{PermissionAnswer, PermissionId, StuckId, Submission, SubmissionId};
-pub use tasks::{StopTaskError, StoppedTask};
-/// A person's answer to an [`ElicitationQuestion`] ([`SessionHandle::answer_elicitation`]).
+pub use tasks::StopTaskError;
+/// A person's answer to an [`ElicitationQuestion`] ([`Answer::Elicitation`]).
 pub use tine_mcp::ElicitationAnswer;
-/// How a stuck model's question is answered ([`SessionHandle::answer_stuck`]).
+/// How a stuck model's question is answered ([`Answer::Stuck`]).
 pub use tine_query_loop::StuckDecision;
+/// The task registry's vocabulary a [`TaskUpdate`] and an [`AgentReport`] use.
+pub use tine_fork_runtime::{TaskKind, TaskState};
+/// What a finished tool call carries for front ends ([`SessionEvent::Query`]'s results).
+pub use tine_tools::{ToolDisplay, ToolOutput};
+/// The loop's events, forwarded in [`SessionEvent::Query`].
+pub use tine_query_loop::{CompactBoundary, QueryEvent};
+/// A background job's report ([`SessionEvent::Background`]).
+pub use tine_fork_runtime::BackgroundEvent;
+/// The permission modes ([`Op::SetPermissionMode`]).
+pub use tine_permissions::PermissionMode;

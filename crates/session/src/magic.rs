@@ -9,7 +9,7 @@ use tine_permissions::PermissionContext;
 use tine_query_loop::QueryEngine;
 use tine_tools::ToolContext;
 
-use crate::event::Notice;
+use crate::protocol::Notice;
 
 /// The job to register, with the listener installed on `tool_context`, or `None` when off.
 pub(crate) fn install(

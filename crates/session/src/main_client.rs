@@ -17,9 +17,9 @@ use futures::future::BoxFuture;
 use tine_api_client::{
     ApiError, ApiErrorKind, ClientEvent, EventStream, MessagesRequest, ModelClient, RetryNotice,
 };
-use tokio::sync::mpsc;
+use crate::emit::Emitter;
 
-use crate::event::{Notice, SessionEvent};
+use crate::protocol::{Notice, SessionEvent};
 
 /// Overloaded attempts of one request, in a row, before it goes to the fallback model
 /// (Claude Code's `MAX_529_RETRIES`).
@@ -56,7 +56,7 @@ pub(crate) fn follow_fallback(
 pub(crate) struct MainThreadClient {
     inner: Arc<dyn ModelClient>,
     fallback: Option<Arc<Fallback>>,
-    events: mpsc::UnboundedSender<SessionEvent>,
+    events: Emitter,
     partial_messages: bool,
 }
 
@@ -67,7 +67,7 @@ impl MainThreadClient {
         main: &str,
         fallback: Option<String>,
         partial_messages: bool,
-        events: &mpsc::UnboundedSender<SessionEvent>,
+        events: &Emitter,
     ) -> (Arc<dyn ModelClient>, Option<FallbackSwitch>) {
         if fallback.is_none() && !partial_messages {
             return (inner, None);
@@ -139,7 +139,7 @@ struct State {
     overloaded: u32,
     /// This request went to the fallback already.
     switched: bool,
-    events: mpsc::UnboundedSender<SessionEvent>,
+    events: Emitter,
     partial_messages: bool,
 }
 
@@ -150,7 +150,7 @@ impl State {
             Ok(ClientEvent::Stream(event)) => {
                 self.overloaded = 0;
                 if self.partial_messages {
-                    let _ = self.events.send(SessionEvent::StreamEvent(event.clone()));
+                    let _ = self.events.emit(SessionEvent::StreamEvent(event.clone()));
                 }
             }
             Ok(ClientEvent::Retry(notice)) => {
@@ -187,12 +187,12 @@ impl State {
         if !fallback.tripped.swap(true, Ordering::Relaxed) {
             let _ = self
                 .events
-                .send(SessionEvent::Notice(Notice::warning(format!(
+                .emit(SessionEvent::Notice(Notice::warning(format!(
                     "{} is overloaded: switched to the fallback model {} (--fallback-model) for \
                  the rest of this session",
                     fallback.main, fallback.fallback
                 ))));
-            let _ = self.events.send(SessionEvent::ModelFallback {
+            let _ = self.events.emit(SessionEvent::ModelFallback {
                 from: fallback.main.clone(),
                 to: fallback.fallback.clone(),
             });

@@ -22,15 +22,16 @@ use tine_mcp::{
 use tine_permissions::{PermissionContext, PermissionRule, RuleBehavior, RuleSource};
 use tine_query_loop::QueryEngine;
 use tine_tools::{Tool, definition_of};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::actor::Actor;
+use crate::conversation::Conversation;
+use crate::emit::Emitter;
 use crate::elicitation::{ElicitationAsker, Elicitations};
 use crate::permission::Permissions;
 
-use crate::event::{Notice, SessionEvent};
+use crate::protocol::{Notice, SessionEvent};
 
 /// The running servers and the task that reports their exits.
 pub(crate) struct SessionMcp {
@@ -38,6 +39,8 @@ pub(crate) struct SessionMcp {
     reporter: JoinHandle<()>,
     /// The servers' open questions to the person (interactive sessions only).
     pub elicitations: Option<Arc<Elicitations>>,
+    /// Servers turned off (`Op::McpToggle`): their tools are out of the array.
+    disabled: std::collections::BTreeSet<String>,
 }
 
 impl SessionMcp {
@@ -66,7 +69,7 @@ pub(crate) async fn start(
     home: &Path,
     user_home: Option<&Path>,
     loaded: &LoadedSettings,
-    events: &mpsc::UnboundedSender<SessionEvent>,
+    events: &Emitter,
     permissions: &mut PermissionContext,
     notices: &mut Vec<Notice>,
 ) -> (Option<SessionMcp>, Vec<Arc<dyn Tool>>) {
@@ -98,6 +101,7 @@ pub(crate) async fn start(
             manager,
             reporter,
             elicitations,
+            disabled: Default::default(),
         }),
         tools,
     )
@@ -116,7 +120,7 @@ fn allow_reading_saved_output(permissions: &mut PermissionContext, home: &Path) 
 /// A server that went away mid-session becomes a warning, when it happens; a restart, a note.
 async fn report_exits(
     mut exits: broadcast::Receiver<McpEvent>,
-    events: mpsc::UnboundedSender<SessionEvent>,
+    events: Emitter,
 ) {
     loop {
         let notice = match exits.recv().await {
@@ -130,7 +134,7 @@ async fn report_exits(
             Err(broadcast::error::RecvError::Lagged(_)) => continue,
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        if events.send(SessionEvent::Notice(notice)).is_err() {
+        if !events.emit_free(SessionEvent::Notice(notice)) {
             return;
         }
     }
@@ -141,11 +145,11 @@ async fn report_exits(
 /// restart that connects offers the server's tools from the next request on, as Claude Code
 /// does after a reconnect: when they differ from what the array holds (the server failed at
 /// start-up, or now offers other tools), the array changes once, on this explicit action.
-pub(crate) async fn command(actor: &mut Actor, args: &str) -> (String, bool, Value) {
-    let mcp = actor.mcp.as_ref();
+pub(crate) async fn command(conv: &mut Conversation, args: &str) -> (String, bool, Value) {
+    let mcp = conv.mcp.as_mut();
     let mut words = args.split_whitespace();
     match (words.next(), words.next(), words.next()) {
-        (None, ..) => (list(mcp), false, data(mcp)),
+        (None, ..) => (list(mcp.as_deref()), false, data(mcp.as_deref())),
         (Some("restart"), Some(name), None) => {
             let Some(mcp) = mcp else {
                 return (
@@ -154,12 +158,13 @@ pub(crate) async fn command(actor: &mut Actor, args: &str) -> (String, bool, Val
                     data(None),
                 );
             };
+            mcp.disabled.remove(name);
             match mcp.manager.restart(name).await {
                 Ok(status @ McpServerStatus::Connected { .. }) => {
                     let manager = mcp.manager.clone();
+                    let disabled = mcp.disabled.clone();
                     let data = data(Some(mcp));
-                    let offered =
-                        offer_tools(&mut actor.engine, &manager, &actor.shared.permissions);
+                    let offered = offer_tools(&mut conv.engine, &manager, &conv.permissions, &disabled);
                     let note = if offered {
                         " Its tools are offered from the next request on."
                     } else {
@@ -167,18 +172,14 @@ pub(crate) async fn command(actor: &mut Actor, args: &str) -> (String, bool, Val
                     };
                     (format!("MCP server {name}: {status}.{note}"), false, data)
                 }
-                Ok(status) => (
-                    format!("MCP server {name}: {status}"),
-                    true,
-                    data(Some(mcp)),
-                ),
+                Ok(status) => (format!("MCP server {name}: {status}"), true, data(Some(mcp))),
                 Err(error) => (error.to_string(), true, data(Some(mcp))),
             }
         }
         _ => (
             "usage: /mcp (list the servers) or /mcp restart NAME".to_owned(),
             true,
-            data(mcp),
+            data(mcp.as_deref()),
         ),
     }
 }
@@ -192,7 +193,13 @@ fn is_mcp_tool(name: &str) -> bool {
 /// (their bytes, the sandbox note among them), then every connected server's tools sorted by
 /// name, as at start-up. Returns whether the array changed (an unchanged one keeps its bytes,
 /// and the cache).
-fn offer_tools(engine: &mut QueryEngine, manager: &McpManager, permissions: &Permissions) -> bool {
+fn offer_tools(
+    engine: &mut QueryEngine,
+    manager: &McpManager,
+    permissions: &Permissions,
+    disabled: &std::collections::BTreeSet<String>,
+) -> bool {
+    let off: Vec<String> = disabled.iter().map(|s| tine_mcp::tool_name(s, "")).collect();
     let config = engine.config();
     let mut tools: Vec<Arc<dyn Tool>> = config
         .tools
@@ -208,7 +215,10 @@ fn offer_tools(engine: &mut QueryEngine, manager: &McpManager, permissions: &Per
         .collect();
     for tool in manager.tools() {
         let name = tool.name();
-        if permissions.is_tool_denied(name) || tools.iter().any(|t| t.name() == name) {
+        if permissions.is_tool_denied(name)
+            || tools.iter().any(|t| t.name() == name)
+            || off.iter().any(|prefix| name.starts_with(prefix.as_str()))
+        {
             continue;
         }
         definitions.push(definition_of(tool.as_ref()));
@@ -222,7 +232,7 @@ fn offer_tools(engine: &mut QueryEngine, manager: &McpManager, permissions: &Per
     }
     tracing::info!(
         tools = tools.len(),
-        "MCP tools changed by /mcp restart: the tool array changes once"
+        "MCP tools changed by a restart or toggle: the tool array changes once"
     );
     engine.set_tools(tools.into(), array);
     true
@@ -236,9 +246,13 @@ fn list(mcp: Option<&SessionMcp>) -> String {
     }
     let mut text = String::from("MCP servers:\n");
     for server in &servers {
+        let status = match mcp.is_some_and(|m| m.disabled.contains(&server.name)) {
+            true => "disabled".to_owned(),
+            false => server.status.to_string(),
+        };
         text.push_str(&format!(
-            "- {} ({}, {}): {}\n",
-            server.name, server.scope, server.origin, server.status
+            "- {} ({}, {}): {status}\n",
+            server.name, server.scope, server.origin
         ));
     }
     text.push_str("\n`/mcp restart NAME` reconnects one.\n");
@@ -255,9 +269,54 @@ fn data(mcp: Option<&SessionMcp>) -> Value {
                 "name": s.name,
                 "scope": s.scope.as_str(),
                 "origin": s.origin,
-                "status": s.status.to_string(),
+                "status": match mcp.is_some_and(|m| m.disabled.contains(&s.name)) {
+                    true => "disabled".to_owned(),
+                    false => s.status.to_string(),
+                },
             })
         })
         .collect();
     json!({ "mcp_servers": servers })
+}
+
+/// `Op::McpRestart`: `/mcp restart NAME`, its answer a command output.
+pub(crate) async fn command_output(conv: &mut Conversation, args: &str) {
+    let (text, is_error, data) = command(conv, args).await;
+    conv.emit(SessionEvent::CommandOutput(crate::protocol::CommandOutput {
+        command: "mcp".to_owned(),
+        text,
+        is_error,
+        data,
+    }));
+}
+
+/// `Op::McpToggle`: server `name` off (its tools leave the array, once, on this explicit
+/// action) or on again (reconnected, its tools offered as after a restart).
+pub(crate) async fn toggle(conv: &mut Conversation, name: &str, enabled: bool) {
+    let known = conv
+        .mcp
+        .as_ref()
+        .is_some_and(|m| m.manager.statuses().iter().any(|s| s.name == name));
+    if !known {
+        conv.emit(SessionEvent::OpFailed {
+            message: format!("no MCP server named `{name}`"),
+        });
+        return;
+    }
+    if enabled {
+        return command_output(conv, &format!("restart {name}")).await;
+    }
+    let Some(mcp) = conv.mcp.as_mut() else {
+        return;
+    };
+    mcp.disabled.insert(name.to_owned());
+    let (manager, disabled) = (mcp.manager.clone(), mcp.disabled.clone());
+    offer_tools(&mut conv.engine, &manager, &conv.permissions, &disabled);
+    let data = data(conv.mcp.as_ref());
+    conv.emit(SessionEvent::CommandOutput(crate::protocol::CommandOutput {
+        command: "mcp".to_owned(),
+        text: format!("MCP server {name}: disabled; its tools are out of the array from the next request on."),
+        is_error: false,
+        data,
+    }));
 }

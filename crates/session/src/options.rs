@@ -59,12 +59,15 @@ pub struct SandboxOutcome {
     pub warnings: Vec<String>,
 }
 
-/// Decides the Bash sandbox once the settings are read; `Err(message)` refuses to start.
+/// Decides the Bash sandbox once the settings are read (again for each conversation the
+/// session puts in place); `Err(message)` refuses to start.
 pub type SandboxDecision =
-    Box<dyn FnOnce(&SandboxInputs<'_>) -> Result<SandboxOutcome, String> + Send>;
+    Arc<dyn Fn(&SandboxInputs<'_>) -> Result<SandboxOutcome, String> + Send + Sync>;
 
 /// How to start a session. [`SessionOptions::new`] gives the defaults of a plain `tine` in
-/// `cwd`; set the fields a flag changed.
+/// `cwd`; set the fields a flag changed. The session keeps a copy: `Op::Clear` and
+/// `Op::Resume` assemble the next conversation from it.
+#[derive(Clone)]
 pub struct SessionOptions {
     /// The working directory (made canonical by start).
     pub cwd: PathBuf,
@@ -150,6 +153,16 @@ pub struct SessionOptions {
 }
 
 impl SessionOptions {
+    /// What the conversations after the first are assembled from: these options, with the
+    /// first conversation's own choices (which one, its id) taken out.
+    pub(crate) fn template(&self) -> Self {
+        let mut template = self.clone();
+        template.resume = Resume::New;
+        template.session_id = None;
+        template.cleared = false;
+        template
+    }
+
     /// The defaults: a new, persisted, headless session in `cwd`, everything else from the
     /// environment and settings.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {

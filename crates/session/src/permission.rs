@@ -5,7 +5,6 @@
 //! Forks never come here: they run with their own sandbox, where an ask is a denial.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use futures::future::BoxFuture;
@@ -13,19 +12,20 @@ use serde_json::Value;
 use tine_config::settings::SettingsPaths;
 use tine_permissions::PermissionTarget;
 use tine_permissions::{
-    DecisionReason, DenialLog, PermissionAnswer as EngineAnswer, PermissionContext,
+    DecisionReason, DenialLog, AskResolution as EngineAnswer, PermissionContext,
     PermissionDecision, PermissionMode, PermissionQuery as EngineRequest, PermissionRule,
     PersistDestination, RuleBehavior, RuleSource,
 };
 use tine_query_loop::hooks::{HookEvent, Hooks};
 use tine_query_loop::{CanUseTool, PermissionOutcome};
 use tine_tools::{Tool, ToolContext};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::error::{AnswerError, ModeError};
-use crate::event::{Notice, PermissionRequest, SessionEvent};
+use crate::emit::Emitter;
+use crate::protocol::{Notice, PermissionRequest, SessionEvent};
 use crate::options::Approvals;
-use crate::submission::{PermissionAnswer, PermissionId};
+use crate::protocol::{PermissionAnswer, QuestionId};
 
 /// What the model reads when a person refused a call (Claude Code's wording, in substance).
 const DECLINED: &str = "The user doesn't want to proceed with this tool use. The tool use was \
@@ -46,9 +46,8 @@ pub(crate) struct Permissions {
     /// The settings file that disables bypassPermissions, if one does.
     bypass_disabled_by: Option<String>,
     denials: Mutex<DenialLog>,
-    pending: Mutex<HashMap<PermissionId, Pending>>,
-    next_id: AtomicU64,
-    events: mpsc::UnboundedSender<SessionEvent>,
+    pending: Mutex<HashMap<QuestionId, Pending>>,
+    events: Emitter,
     /// The user's hooks: Notification runs when a person is asked.
     hooks: Option<Hooks>,
     /// Allow rules of the running turn only (a custom command's `allowed-tools`; a skill's
@@ -64,7 +63,7 @@ impl Permissions {
         paths: SettingsPaths,
         approvals: Approvals,
         bypass_disabled_by: Option<String>,
-        events: mpsc::UnboundedSender<SessionEvent>,
+        events: Emitter,
     ) -> Self {
         Self {
             context: RwLock::new(context),
@@ -73,7 +72,6 @@ impl Permissions {
             bypass_disabled_by,
             denials: Mutex::new(DenialLog::default()),
             pending: Mutex::new(HashMap::new()),
-            next_id: AtomicU64::new(1),
             events,
             hooks: None,
             turn_allow: Mutex::new(Vec::new()),
@@ -130,14 +128,20 @@ impl Permissions {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .mode = mode;
-        let _ = self.events.send(SessionEvent::PermissionModeChanged(mode));
+        Ok(())
+    }
+
+    /// [`Permissions::set_mode`], told to the front end (a plan approved mid-turn).
+    pub(crate) fn set_mode_announced(&self, mode: PermissionMode) -> Result<(), ModeError> {
+        self.set_mode(mode)?;
+        let _ = self.events.emit(SessionEvent::PermissionModeChanged(mode));
         Ok(())
     }
 
     /// Hands `answer` to the call waiting for it.
     pub(crate) fn answer(
         &self,
-        id: PermissionId,
+        id: QuestionId,
         answer: PermissionAnswer,
     ) -> Result<(), AnswerError> {
         let pending = self
@@ -336,7 +340,8 @@ impl Permissions {
         always: Option<String>,
         ctx: &ToolContext,
     ) -> Result<PermissionAnswer, PermissionOutcome> {
-        let id = PermissionId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let id = self.events.next_question();
+        let target_path = target.clone();
         let (tx, rx) = oneshot::channel();
         self.pending
             .lock()
@@ -344,13 +349,14 @@ impl Permissions {
             .insert(id, Pending { answer: tx });
         let _ = self
             .events
-            .send(SessionEvent::PermissionRequest(PermissionRequest {
+            .emit(SessionEvent::PermissionRequest(PermissionRequest {
                 id,
                 tool: tool.name().to_owned(),
                 input: input.clone(),
                 target,
                 reason: reason.to_owned(),
                 always_rule: always,
+                preview: crate::preview::of_call(tool.name(), input, &target_path),
             }));
         if let Some(hooks) = &self.hooks {
             // The question is on the screen already; a slow hook must not hold it up.
@@ -368,7 +374,7 @@ impl Permissions {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id);
-            let _ = self.events.send(SessionEvent::PermissionWithdrawn { id });
+            let _ = self.events.emit(SessionEvent::PermissionWithdrawn { question: id });
             return Err(PermissionOutcome::Deny {
                 reason: format!("{reason}; the turn was interrupted before the user answered"),
             });
@@ -412,7 +418,7 @@ impl Permissions {
                 // The rule holds for this session; only saving it failed.
                 let _ = self
                     .events
-                    .send(SessionEvent::Notice(Notice::warning(format!(
+                    .emit(SessionEvent::Notice(Notice::warning(format!(
                         "the rule applies to this session but could not be saved: {error}"
                     ))));
                 engine_answer.proceeds()

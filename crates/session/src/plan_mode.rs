@@ -13,7 +13,7 @@ use tine_tools::{Tool, ToolContext};
 
 use crate::options::Approvals;
 use crate::permission::Permissions;
-use crate::submission::PermissionAnswer;
+use crate::protocol::PermissionAnswer;
 
 /// The `always_rule` of a plan approval (the auto-accept option, the TUI's first).
 pub const ACCEPT_EDITS_OPTION: &str = "acceptEdits";
@@ -76,7 +76,7 @@ pub(crate) async fn exit_outcome(
 
 /// Approved: the session leaves plan mode for `mode`, then the call runs.
 pub(crate) fn approved(permissions: &Permissions, mode: PermissionMode) -> PermissionOutcome {
-    match permissions.set_mode(mode) {
+    match permissions.set_mode_announced(mode) {
         Ok(()) => PermissionOutcome::Allow {
             updated_input: None,
         },

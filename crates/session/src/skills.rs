@@ -377,13 +377,13 @@ impl SessionSkills {
         cwd: &Path,
         tine_home: &Path,
         user_home: Option<&Path>,
-        notices: &mut Vec<crate::event::Notice>,
+        notices: &mut Vec<crate::protocol::Notice>,
     ) -> Self {
         let (skills, warnings) = load(&skill_dirs(cwd, tine_home, user_home));
         notices.extend(
             warnings
                 .iter()
-                .map(|w| crate::event::Notice::warning(w.to_string())),
+                .map(|w| crate::protocol::Notice::warning(w.to_string())),
         );
         Self {
             skills: skills.into(),

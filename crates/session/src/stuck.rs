@@ -5,29 +5,28 @@
 //! An interruption while the question is open stops the turn (the question ends with it).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use futures::future::BoxFuture;
 use tine_query_loop::{RepeatedFailure, RepeatedFailureHandler, StuckDecision};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
+use crate::assemble::Assembled;
+use crate::emit::Emitter;
 use crate::error::StuckAnswerError;
-use crate::event::{SessionEvent, StuckQuestion};
-use crate::handle::Shared;
-use crate::submission::StuckId;
+use crate::protocol::{QuestionId, SessionEvent, StuckQuestion};
+use crate::shared::Shared;
 
 /// The open questions, shared by the loop's handler and the handle.
 #[derive(Default)]
 pub(crate) struct StuckQuestions {
-    pending: Mutex<HashMap<StuckId, oneshot::Sender<StuckDecision>>>,
-    next_id: AtomicU64,
+    pending: Mutex<HashMap<QuestionId, oneshot::Sender<StuckDecision>>>,
 }
 
 impl StuckQuestions {
     pub(crate) fn answer(
         &self,
-        id: StuckId,
+        id: QuestionId,
         decision: StuckDecision,
     ) -> Result<(), StuckAnswerError> {
         let sender = self
@@ -39,17 +38,16 @@ impl StuckQuestions {
         sender.send(decision).map_err(|_| StuckAnswerError(id))
     }
 
-    fn open(&self) -> (StuckId, oneshot::Receiver<StuckDecision>) {
-        let id = StuckId(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+    fn open(&self, id: QuestionId) -> oneshot::Receiver<StuckDecision> {
         let (tx, rx) = oneshot::channel();
         self.pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, tx);
-        (id, rx)
+        rx
     }
 
-    fn close(&self, id: StuckId) {
+    fn close(&self, id: QuestionId) {
         self.pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -61,7 +59,7 @@ impl StuckQuestions {
 pub(crate) struct StuckAsker {
     /// Weak: the engine that holds this handler must not keep the session's state alive.
     pub shared: Weak<Shared>,
-    pub events: mpsc::UnboundedSender<SessionEvent>,
+    pub events: Emitter,
 }
 
 impl RepeatedFailureHandler for StuckAsker {
@@ -76,16 +74,17 @@ impl RepeatedFailureHandler for StuckAsker {
             let Some(turn) = shared.turns().running.as_ref().map(|(_, t)| t.clone()) else {
                 return StuckDecision::Stop;
             };
-            let questions: &Arc<StuckQuestions> = &shared.stuck;
-            let (id, answer) = questions.open();
-            let sent = self.events.send(SessionEvent::StuckModel(StuckQuestion {
+            let questions: Arc<StuckQuestions> = Arc::clone(&shared.live().stuck);
+            let id = self.events.next_question();
+            let answer = questions.open(id);
+            let sent = self.events.emit(SessionEvent::StuckModel(StuckQuestion {
                 id,
                 tool: failure.tool.clone(),
                 input: failure.input.clone(),
                 error: failure.error_excerpt(),
                 repeats: failure.repeats,
             }));
-            if sent.is_err() {
+            if !sent {
                 questions.close(id);
                 return StuckDecision::Stop;
             }
@@ -96,5 +95,18 @@ impl RepeatedFailureHandler for StuckAsker {
             questions.close(id);
             decision
         })
+    }
+}
+
+/// A person decides whether a stuck model goes on (interactive sessions); headless, the turn
+/// stops.
+pub(crate) fn install(assembled: &mut Assembled, shared: &Arc<Shared>, events: &Emitter) {
+    if assembled.permissions.is_interactive() {
+        assembled
+            .engine
+            .set_repeated_failure_handler(Arc::new(StuckAsker {
+                shared: Arc::downgrade(shared),
+                events: events.clone(),
+            }));
     }
 }

@@ -10,22 +10,7 @@ use tine_fork_runtime::{TaskKind as RegistryKind, TaskRegistry, TaskState};
 use tine_memory::{DREAM_JOB, DreamJob};
 use tine_tools::{BackgroundTasks, TaskStatus as ShellStatus};
 
-/// What [`crate::SessionHandle::stop_task`] stopped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoppedTask {
-    /// A sub-agent; its end is reported as it comes.
-    Agent {
-        /// The agent's description, as its Agent call gave it.
-        description: String,
-    },
-    /// A background shell, killed.
-    Shell {
-        /// The command the shell ran.
-        command: String,
-    },
-    /// The running dream; its lock was rolled back.
-    Dream,
-}
+use crate::protocol::StoppedTask;
 
 /// Why a task could not be stopped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

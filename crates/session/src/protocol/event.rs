@@ -13,21 +13,50 @@ use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, UsageLedger};
 use tine_permissions::PermissionMode;
 use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
 
-use crate::submission::{PermissionId, StuckId, SubmissionId};
+use tine_fork_runtime::{TaskKind, TaskState};
 
-/// One thing that happened in the session.
+use super::history::HistoryItem;
+use super::info::SessionInfo;
+use super::op::{OpId, QuestionId};
+
+
+/// One thing that happened in the session, with the op it answers.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// The op this event answers: every event of a turn names the turn's op (a turn the
+    /// session started itself, to deliver background agents' reports, has an id of its own);
+    /// `None` for what belongs to no op (start-up's notices, background jobs, tasks).
+    pub id: Option<OpId>,
+    /// What happened.
+    pub msg: SessionEvent,
+}
+
+/// What happened (an [`Event`]'s message).
 #[derive(Debug, Clone)]
 pub enum SessionEvent {
+    /// What the session is: the first event of every session, and again after `Op::Clear`
+    /// and `Op::Resume` put another conversation in its place (a front end then starts its
+    /// transcript over).
+    Configured(SessionInfo),
+    /// The conversation so far of a resumed session, right after its `Configured`: what a
+    /// front end shows again (`tine -c`, `Op::Resume`).
+    History(Vec<HistoryItem>),
     /// Something the person should read: a settings warning at start, a rule that could not
     /// be saved, background jobs given up on at shutdown. Front ends show it; the library
     /// never prints.
     Notice(Notice),
-    /// A submission began (a prompt's turn, or a command). Exactly one [`SessionEvent::TurnEnded`]
-    /// with the same id follows.
-    TurnStarted {
-        /// The submission's id.
-        id: SubmissionId,
+    /// An op could not be carried out (an answer to a question no longer open, a mode that
+    /// settings forbid, an unknown task, ...): why, for the person.
+    OpFailed {
+        /// What went wrong and what to do.
+        message: String,
     },
+    /// Background agents ended and their reports go to the model: the turn the session
+    /// starts to deliver them follows, with this event's id.
+    AgentReports(Vec<AgentReport>),
+    /// A turn began (a prompt's, a command's, or the session's own for agent reports).
+    /// Exactly one [`SessionEvent::TurnEnded`] with the same id follows.
+    TurnStarted,
     /// One event of the running turn's loop, in order: text and thinking deltas, tool calls,
     /// progress and results, retries, the messages as they join the conversation,
     /// transitions, and the loop's `Terminal` last (then `TurnEnded`).
@@ -42,49 +71,56 @@ pub enum SessionEvent {
         /// The call's complete input.
         input: Value,
     },
-    /// A call needs a person's approval: answer it with
-    /// [`crate::SessionHandle::answer_permission`]. Only with [`crate::Approvals::Interactive`];
-    /// headless sessions answer by their rules and never send this.
+    /// A call needs a person's approval: answer it with [`crate::Op::Answer`]. Only with
+    /// [`crate::Approvals::Interactive`]; headless sessions answer by their rules and never
+    /// send this.
     PermissionRequest(PermissionRequest),
     /// A pending request was withdrawn without an answer (its turn was interrupted): take it
     /// off the screen.
     PermissionWithdrawn {
         /// The withdrawn request's id.
-        id: PermissionId,
+        question: QuestionId,
     },
     /// The model is stuck (the same call failed the same way several times in a row): answer
-    /// with [`crate::SessionHandle::answer_stuck`] whether it goes on. Only with
+    /// with [`crate::Op::Answer`] whether it goes on. Only with
     /// [`crate::Approvals::Interactive`] (headless sessions stop the turn); the question ends
     /// with its turn (an interruption stops it).
     StuckModel(StuckQuestion),
     /// An MCP server asks the person something while one of its tools runs: answer with
-    /// [`crate::SessionHandle::answer_elicitation`]. Only with [`crate::Approvals::Interactive`]
-    /// (headless sessions decline without asking).
-    Elicitation(crate::elicitation::ElicitationQuestion),
+    /// [`crate::Op::Answer`]. Only with [`crate::Approvals::Interactive`] (headless sessions
+    /// decline without asking).
+    Elicitation(ElicitationQuestion),
     /// An open elicitation was withdrawn (its turn was interrupted, the session ended): take
     /// it off the screen; the server read "cancel".
     ElicitationWithdrawn {
         /// The withdrawn elicitation's id.
-        id: crate::elicitation::ElicitationId,
+        question: QuestionId,
     },
     /// What a slash command answered.
     CommandOutput(CommandOutput),
-    /// A UserPromptSubmit hook refused the submission's prompt: it was not sent (no request
-    /// was made), and its `TurnEnded` follows as failed. `reason` is the hook's, for the user.
+    /// A UserPromptSubmit hook refused the turn's prompt: it was not sent (no request was
+    /// made), and its `TurnEnded` follows as failed. `reason` is the hook's, for the user.
     PromptBlocked {
-        /// The submission's id.
-        id: SubmissionId,
         /// The hook's reason.
         reason: String,
     },
-    /// The submission is over.
+    /// The turn is over.
     TurnEnded(TurnEnd),
     /// A background job started, finished (memory saved, a dream), failed or was cancelled.
     Background(BackgroundEvent),
+    /// A background task appeared or changed: a sub-agent of the task registry, or a
+    /// background shell (Bash `run_in_background`). A tasks panel upserts it by `id`.
+    Task(TaskUpdate),
+    /// A task was stopped ([`crate::Op::StopTask`]).
+    TaskStopped(StoppedTask),
     /// Figures for a status line: after each of the main thread's requests and each turn.
     Usage(UsageReport),
-    /// The permission mode changed (confirming [`crate::SessionHandle::set_permission_mode`]).
+    /// The permission mode changed ([`crate::Op::SetPermissionMode`], or a plan approved).
     PermissionModeChanged(PermissionMode),
+    /// The model changed ([`crate::Op::SetModel`], `/model NAME`): its id, aliases resolved.
+    ModelChanged(String),
+    /// Extended thinking was turned on or off ([`crate::Op::SetThinking`], `/thinking`).
+    ThinkingChanged(bool),
     /// Verbose sessions only: a request of the main thread is about to be sent.
     Request(RequestSummary),
     /// Verbose sessions only: a request read less of the cache than it should have; the text
@@ -102,8 +138,70 @@ pub enum SessionEvent {
         to: String,
     },
     /// What was being done and what comes next, for the person back after an idle gap (the
-    /// answer to `SessionHandle::away_summary`; 1-3 sentences from the small fast model).
+    /// answer to [`crate::Op::AwaySummary`]; 1-3 sentences from the small fast model).
     AwaySummary(String),
+    /// The session has ended ([`crate::Op::Finish`], [`crate::Op::Shutdown`]): the last event;
+    /// the channel closes after it.
+    ShutdownComplete(ShutdownReport),
+}
+
+/// One background agent whose report a turn delivers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentReport {
+    /// The task's id (`a_…`).
+    pub id: String,
+    /// The description its Agent call gave.
+    pub description: String,
+    /// How it ended (stopped past the drain bound: `Cancelled`).
+    pub state: TaskState,
+}
+
+/// A background task as a tasks panel lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskUpdate {
+    /// What [`crate::Op::StopTask`] takes.
+    pub id: String,
+    /// An agent or a shell.
+    pub kind: TaskKind,
+    /// The agent's description, or the shell's command line.
+    pub title: String,
+    /// Where it is.
+    pub state: TaskState,
+    /// How it ended, in words ("completed", "exited with code 0"); empty while it runs.
+    pub detail: String,
+}
+
+/// What an MCP server asks the person (`elicitation/create`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitationQuestion {
+    /// Name it in [`crate::Op::Answer`].
+    pub id: QuestionId,
+    /// The server's name (as configured).
+    pub server: String,
+    /// The server's question, for people.
+    pub message: String,
+    /// Form mode: the JSON Schema of the answer (an object of flat properties: string,
+    /// number, integer, boolean, enum).
+    pub schema: Option<Value>,
+    /// URL mode: the page the server wants opened.
+    pub url: Option<String>,
+}
+
+/// What [`crate::Op::StopTask`] stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoppedTask {
+    /// A sub-agent; its end is reported as it comes.
+    Agent {
+        /// The agent's description, as its Agent call gave it.
+        description: String,
+    },
+    /// A background shell, killed.
+    Shell {
+        /// The command the shell ran.
+        command: String,
+    },
+    /// The running dream; its lock was rolled back.
+    Dream,
 }
 
 /// How loud a notice is.
@@ -145,8 +243,8 @@ impl Notice {
 /// A call waiting for approval (the permission engine said "ask").
 #[derive(Debug, Clone, PartialEq)]
 pub struct PermissionRequest {
-    /// Echo it in [`crate::SessionHandle::answer_permission`].
-    pub id: PermissionId,
+    /// Name it in [`crate::Op::Answer`].
+    pub id: QuestionId,
     /// The tool's name ("Bash", "Edit").
     pub tool: String,
     /// The call's input as the model sent it.
@@ -156,15 +254,28 @@ pub struct PermissionRequest {
     /// Why it asks (the permission engine's message).
     pub reason: String,
     /// The rule "yes, and don't ask again" adds (the ask's first suggestion, e.g.
-    /// `Bash(npm test:*)`); `None` when there is none to offer.
+    /// `Bash(npm test:*)`); `None` when there is none to offer. For a plan approval,
+    /// `acceptEdits`: the mode "yes" leaves plan mode for.
     pub always_rule: Option<String>,
+    /// For Edit and Write: the change the call would make (the file before and after).
+    pub preview: Option<EditPreview>,
+}
+
+/// What an Edit or Write would change: the file's text before and after (a front end diffs
+/// them); the edit's strings alone when the file does not hold them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditPreview {
+    /// The text before.
+    pub before: String,
+    /// The text after.
+    pub after: String,
 }
 
 /// The model made the same call `repeats` times in a row and got the same error each time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StuckQuestion {
-    /// Echo it in [`crate::SessionHandle::answer_stuck`].
-    pub id: StuckId,
+    /// Name it in [`crate::Op::Answer`].
+    pub id: QuestionId,
     /// The tool called.
     pub tool: String,
     /// The call's input.
@@ -178,8 +289,6 @@ pub struct StuckQuestion {
 /// What a slash command answered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandOutput {
-    /// The command's submission.
-    pub id: SubmissionId,
     /// The command's name, without the slash.
     pub command: String,
     /// For people (markdown).
@@ -195,7 +304,7 @@ pub struct CommandOutput {
 pub enum TurnOutcome {
     /// The model finished (or the command succeeded).
     Completed,
-    /// Cancelled by [`crate::SessionHandle::interrupt`] or the session's cancellation.
+    /// Cancelled by [`crate::Op::Interrupt`] or the session's cancellation.
     Interrupted,
     /// Anything else, described.
     Failed {
@@ -222,8 +331,6 @@ impl TurnOutcome {
 /// The end of one submission.
 #[derive(Debug, Clone)]
 pub struct TurnEnd {
-    /// The submission's id.
-    pub id: SubmissionId,
     /// How it ended.
     pub outcome: TurnOutcome,
     /// What the loop produced; `None` for a command that ran no turn, or a turn interrupted
@@ -306,7 +413,7 @@ pub struct RequestSummary {
     pub bytes: usize,
 }
 
-/// What [`crate::SessionHandle::shutdown`] found.
+/// What the session's end found ([`SessionEvent::ShutdownComplete`]).
 #[derive(Debug, Clone, Default)]
 pub struct ShutdownReport {
     /// The background jobs: finished, or given up on at the grace's end.
