@@ -25,10 +25,9 @@ use tine_config::tine_home_from_env;
 use tine_memory::{MemoryEnv, MemoryResolution, memory_path, resolve_memory_dir};
 use tine_permissions::PermissionSettings;
 
-use crate::provider;
-use crate::sandbox_exec;
-use crate::sandbox_settings::{SandboxSettings, write_roots};
 use crate::setup::{settings_paths, user_home};
+use tine_session::provider;
+use tine_session::sandbox::{SandboxSettings, write_roots};
 
 const USAGE: &str = "usage: tine doctor [--settings FILE|JSON] [--provider anthropic|openai] \
                      [--model NAME] [--check]";
@@ -457,7 +456,7 @@ fn settings_files(report: &mut Report, loaded: &LoadedSettings, paths: &Settings
 
 fn sandbox(report: &mut Report, cwd: &Path, loaded: &LoadedSettings, home: Option<&Path>) {
     report.heading("bash sandbox");
-    let support = sandbox_exec::probe();
+    let support = tine_tools::sandbox::probe();
     report.line("kernel", &support);
     let settings = SandboxSettings::from_settings(loaded, home);
     let enabled = match (settings.enabled, settings.enabled_by) {

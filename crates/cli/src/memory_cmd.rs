@@ -123,17 +123,17 @@ async fn dream_async(place: Place) -> Result<String> {
         cwd,
         user_home,
     } = place;
-    let provider = crate::provider::choose(None, &loaded)?.provider;
-    let model = crate::provider::model(provider, None, &loaded)?.value;
+    let provider = tine_session::provider::choose(None, &loaded)?.provider;
+    let model = tine_session::provider::model(provider, None, &loaded)?.value;
     let client_config =
-        crate::provider::client_config(provider, &loaded).map_err(|e| anyhow!(e))?;
+        tine_session::provider::client_config(provider, &loaded).map_err(|e| anyhow!(e))?;
     let client = tokio::task::spawn_blocking(move || client_config.build())
         .await
         .context("the HTTP client could not be built")?
         .map_err(|e| anyhow!(e))?;
 
     // The system prompt and tool array a session here would send.
-    let context = crate::setup::gather_context(&home, &cwd, &model, false).await;
+    let context = tine_session::gather_context(&home, &cwd, &model, false).await;
     let rendered = context.render(BASE_SYSTEM_PROMPT, None);
     let (permissions, _) = PermissionContext::from_settings(&loaded, cwd.clone(), user_home, None);
     let pool = ToolPool::builtin(|name| permissions.is_tool_denied(name));

@@ -139,7 +139,8 @@ impl Actor {
                 op => {
                     if !self.apply(id, op, token).await {
                         // No conversation could be put in place: the session has ended.
-                        self.shutdown(Some(id), reply, SessionEndReason::Other).await;
+                        self.shutdown(Some(id), reply, SessionEndReason::Other)
+                            .await;
                         return;
                     }
                 }
@@ -166,7 +167,10 @@ impl Actor {
                             .await
                     }
                     Err(message) => {
-                        let kind = TurnKind::Failed { command: name, message };
+                        let kind = TurnKind::Failed {
+                            command: name,
+                            message,
+                        };
                         self.turn(id, token, kind).await;
                         true
                     }
@@ -347,7 +351,10 @@ impl Actor {
         }
         let replaced = self.conversation.info.session_id != before;
         let (text, outcome) = match (replaced, command) {
-            (true, "clear") => ("Started a new conversation.".to_owned(), TurnOutcome::Completed),
+            (true, "clear") => (
+                "Started a new conversation.".to_owned(),
+                TurnOutcome::Completed,
+            ),
             (true, _) => (
                 format!("Resumed session {}.", self.conversation.info.session_id),
                 TurnOutcome::Completed,
@@ -420,7 +427,13 @@ impl Actor {
             }
         };
         self.shared.set_live(Live::of(&assembled));
-        self.conversation = open(assembled, &self.shared, &self.events, self.drain_grace, Some(id));
+        self.conversation = open(
+            assembled,
+            &self.shared,
+            &self.events,
+            self.drain_grace,
+            Some(id),
+        );
         self.watch();
         self.armed = false;
         self.conversation.start().await;
@@ -441,7 +454,8 @@ impl Actor {
             }
             self.report_turn(notifications).await;
         }
-        self.shutdown(Some(id), reply, SessionEndReason::Other).await;
+        self.shutdown(Some(id), reply, SessionEndReason::Other)
+            .await;
     }
 
     /// The session's end: turns still queued end as interrupted, then the conversation closes
@@ -484,9 +498,15 @@ impl Actor {
 /// What a turn runs.
 enum TurnKind {
     Prompt(String),
-    Command { name: String, args: String },
+    Command {
+        name: String,
+        args: String,
+    },
     /// A command that cannot run, said as its output.
-    Failed { command: String, message: String },
+    Failed {
+        command: String,
+        message: String,
+    },
 }
 
 /// Puts an assembled conversation in place: the stuck-model asker for interactive sessions,

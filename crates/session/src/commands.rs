@@ -161,11 +161,7 @@ pub(crate) async fn run(
             false,
             Value::Null,
         ),
-        "resume" => (
-            crate::listing::sessions(&conv.info),
-            false,
-            Value::Null,
-        ),
+        "resume" => (crate::listing::sessions(&conv.info), false, Value::Null),
         "init" => {
             let prompt = if args.trim().is_empty() {
                 INIT_PROMPT.to_owned()
@@ -267,13 +263,8 @@ async fn custom_or_text(
     }
     conv.permissions.set_turn_allow(rules);
     // `!`command`` and `@path`, under the command's allowed-tools.
-    let end = match crate::command_inline::prepare(
-        &conv.engine,
-        &conv.permissions,
-        prompt,
-        &token,
-    )
-    .await
+    let end = match crate::command_inline::prepare(&conv.engine, &conv.permissions, prompt, &token)
+        .await
     {
         Ok(prompt) => conv.run_turn(&prompt, token).await,
         Err(message) => conv.end(TurnOutcome::Failed { message }, None),
@@ -293,7 +284,9 @@ async fn run_skill(
 ) -> TurnEnd {
     let (rules, errors) = crate::skill_tool::parse_allowed(skill);
     for error in errors {
-        conv.emit(SessionEvent::Notice(crate::protocol::Notice::warning(error)));
+        conv.emit(SessionEvent::Notice(crate::protocol::Notice::warning(
+            error,
+        )));
     }
     // The folder listing reads the disk: off the runtime's threads.
     let (owned, owned_args) = (skill.clone(), args.to_owned());

@@ -14,6 +14,10 @@ pub enum StartError {
     /// No credentials, or a malformed base URL.
     #[error("{0}")]
     Credentials(ApiError),
+    /// The provider, or its model, cannot be used (`provider` in settings is neither
+    /// anthropic nor openai, openai has no model name, ...).
+    #[error(transparent)]
+    Provider(#[from] crate::provider::ProviderError),
     /// The HTTP client could not be built (TLS roots).
     #[error("the HTTP client could not be built: {0}")]
     Client(String),

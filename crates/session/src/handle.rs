@@ -15,9 +15,7 @@ use crate::assemble::assemble;
 use crate::emit::Emitter;
 use crate::error::{SessionClosed, StartError};
 use crate::options::SessionOptions;
-use crate::protocol::{
-    Answer, Event, Op, OpId, SessionEndReason, SessionEvent, ShutdownReport,
-};
+use crate::protocol::{Answer, Event, Op, OpId, SessionEndReason, SessionEvent, ShutdownReport};
 use crate::shared::{Live, Shared};
 
 /// The entry point: `Session::start(options)`.
@@ -97,8 +95,20 @@ impl SessionHandle {
         if op.is_turn() {
             self.shared.turns().queued.push_back((id, token.clone()));
         }
-        if self.ops.send(Queued { id, op, token, reply }).is_err() {
-            self.shared.turns().queued.retain(|(queued, _)| *queued != id);
+        if self
+            .ops
+            .send(Queued {
+                id,
+                op,
+                token,
+                reply,
+            })
+            .is_err()
+        {
+            self.shared
+                .turns()
+                .queued
+                .retain(|(queued, _)| *queued != id);
             return Err(SessionClosed);
         }
         Ok(id)
@@ -150,7 +160,8 @@ impl SessionHandle {
             },
             Op::StopTask(task) => match live.stoppable.stop(&task) {
                 Ok(stopped) => {
-                    self.emitter.emit_for(id, SessionEvent::TaskStopped(stopped));
+                    self.emitter
+                        .emit_for(id, SessionEvent::TaskStopped(stopped));
                 }
                 Err(error) => failed(error.to_string()),
             },

@@ -27,8 +27,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::Conversation;
-use crate::emit::Emitter;
 use crate::elicitation::{ElicitationAsker, Elicitations};
+use crate::emit::Emitter;
 use crate::permission::Permissions;
 
 use crate::protocol::{Notice, SessionEvent};
@@ -118,10 +118,7 @@ fn allow_reading_saved_output(permissions: &mut PermissionContext, home: &Path) 
 }
 
 /// A server that went away mid-session becomes a warning, when it happens; a restart, a note.
-async fn report_exits(
-    mut exits: broadcast::Receiver<McpEvent>,
-    events: Emitter,
-) {
+async fn report_exits(mut exits: broadcast::Receiver<McpEvent>, events: Emitter) {
     loop {
         let notice = match exits.recv().await {
             Ok(McpEvent::ServerExited { name, reason }) => Notice::warning(format!(
@@ -164,7 +161,8 @@ pub(crate) async fn command(conv: &mut Conversation, args: &str) -> (String, boo
                     let manager = mcp.manager.clone();
                     let disabled = mcp.disabled.clone();
                     let data = data(Some(mcp));
-                    let offered = offer_tools(&mut conv.engine, &manager, &conv.permissions, &disabled);
+                    let offered =
+                        offer_tools(&mut conv.engine, &manager, &conv.permissions, &disabled);
                     let note = if offered {
                         " Its tools are offered from the next request on."
                     } else {
@@ -172,7 +170,11 @@ pub(crate) async fn command(conv: &mut Conversation, args: &str) -> (String, boo
                     };
                     (format!("MCP server {name}: {status}.{note}"), false, data)
                 }
-                Ok(status) => (format!("MCP server {name}: {status}"), true, data(Some(mcp))),
+                Ok(status) => (
+                    format!("MCP server {name}: {status}"),
+                    true,
+                    data(Some(mcp)),
+                ),
                 Err(error) => (error.to_string(), true, data(Some(mcp))),
             }
         }
@@ -199,7 +201,10 @@ fn offer_tools(
     permissions: &Permissions,
     disabled: &std::collections::BTreeSet<String>,
 ) -> bool {
-    let off: Vec<String> = disabled.iter().map(|s| tine_mcp::tool_name(s, "")).collect();
+    let off: Vec<String> = disabled
+        .iter()
+        .map(|s| tine_mcp::tool_name(s, ""))
+        .collect();
     let config = engine.config();
     let mut tools: Vec<Arc<dyn Tool>> = config
         .tools
@@ -282,12 +287,14 @@ fn data(mcp: Option<&SessionMcp>) -> Value {
 /// `Op::McpRestart`: `/mcp restart NAME`, its answer a command output.
 pub(crate) async fn command_output(conv: &mut Conversation, args: &str) {
     let (text, is_error, data) = command(conv, args).await;
-    conv.emit(SessionEvent::CommandOutput(crate::protocol::CommandOutput {
-        command: "mcp".to_owned(),
-        text,
-        is_error,
-        data,
-    }));
+    conv.emit(SessionEvent::CommandOutput(
+        crate::protocol::CommandOutput {
+            command: "mcp".to_owned(),
+            text,
+            is_error,
+            data,
+        },
+    ));
 }
 
 /// `Op::McpToggle`: server `name` off (its tools leave the array, once, on this explicit

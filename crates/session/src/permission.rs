@@ -12,7 +12,7 @@ use serde_json::Value;
 use tine_config::settings::SettingsPaths;
 use tine_permissions::PermissionTarget;
 use tine_permissions::{
-    DecisionReason, DenialLog, AskResolution as EngineAnswer, PermissionContext,
+    AskResolution as EngineAnswer, DecisionReason, DenialLog, PermissionContext,
     PermissionDecision, PermissionMode, PermissionQuery as EngineRequest, PermissionRule,
     PersistDestination, RuleBehavior, RuleSource,
 };
@@ -21,10 +21,10 @@ use tine_query_loop::{CanUseTool, PermissionOutcome};
 use tine_tools::{Tool, ToolContext};
 use tokio::sync::oneshot;
 
-use crate::error::{AnswerError, ModeError};
 use crate::emit::Emitter;
-use crate::protocol::{Notice, PermissionRequest, SessionEvent};
+use crate::error::{AnswerError, ModeError};
 use crate::options::Approvals;
+use crate::protocol::{Notice, PermissionRequest, SessionEvent};
 use crate::protocol::{PermissionAnswer, QuestionId};
 
 /// What the model reads when a person refused a call (Claude Code's wording, in substance).
@@ -374,7 +374,9 @@ impl Permissions {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id);
-            let _ = self.events.emit(SessionEvent::PermissionWithdrawn { question: id });
+            let _ = self
+                .events
+                .emit(SessionEvent::PermissionWithdrawn { question: id });
             return Err(PermissionOutcome::Deny {
                 reason: format!("{reason}; the turn was interrupted before the user answered"),
             });

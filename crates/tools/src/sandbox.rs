@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 /// The hidden subcommand of the launcher.
 pub const SANDBOX_SUBCOMMAND: &str = "__sandbox";
 
+pub use crate::landlock::{SandboxSupport, probe, restrict_self};
+
 /// What a sandboxed command may do: read everywhere, write only beneath `write_roots`, and
 /// open network connections only when `allow_network`.
 #[derive(Debug, Clone, PartialEq, Eq)]
