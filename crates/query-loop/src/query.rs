@@ -68,7 +68,7 @@ pub struct LoopState {
     pub transitions: Vec<Transition>,
     /// Identical failing calls in a row (a stuck model).
     pub failures: FailureStreak,
-    /// `pause_turn` replies in a row (see [`MAX_PAUSE_TURN_CONTINUATIONS`]).
+    /// `pause_turn` replies in a row (the loop continues at most 5, then ends the turn).
     pub pause_continuations: u32,
 }
 
