@@ -75,6 +75,7 @@ mod openai;
 mod provider;
 mod retry;
 mod scripted;
+mod send;
 mod sse;
 mod tool_array;
 mod types;

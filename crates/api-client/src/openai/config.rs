@@ -10,10 +10,10 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::client::is_loopback;
 use crate::config::{CONTEXT_WINDOW_VAR, parse_context_window};
 use crate::error::ApiError;
 use crate::retry::RetryPolicy;
+use crate::send::is_loopback;
 
 /// The default endpoint of the openai provider.
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
