@@ -17,12 +17,12 @@ use crate::config::{ANTHROPIC_VERSION, ClientConfig};
 use crate::error::ApiError;
 use crate::events::StreamEvent;
 use crate::model_client::{EventStream, ModelClient};
+use crate::request::MessagesRequest;
 use crate::send::{
     BodyDecoder, Dialect, Names, Sender, Settings, StatusHints, event_stream, header_value,
     map_transport,
 };
 use crate::sse::EventDecoder;
-use crate::types::MessagesRequest;
 
 /// The Messages API over HTTP. Cheap to clone (shares one connection pool).
 #[derive(Clone, Debug)]

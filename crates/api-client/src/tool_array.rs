@@ -9,7 +9,22 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use crate::types::ToolDefinition;
+use crate::cache_control::CacheControl;
+
+/// A client tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The tool's name.
+    pub name: String,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The JSON Schema of its input.
+    pub input_schema: serde_json::Value,
+    /// A cache breakpoint after this definition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
+}
 
 /// Tool definitions and their JSON array. Equal when the bytes are.
 ///
@@ -183,7 +198,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::types::CacheControl;
 
     fn definitions() -> Vec<ToolDefinition> {
         vec![

@@ -20,10 +20,10 @@ use crate::openai::config::OpenAiConfig;
 use crate::openai::error::from_response;
 use crate::openai::request::chat_request_bytes;
 use crate::openai::stream::ChunkDecoder;
+use crate::request::MessagesRequest;
 use crate::send::{
     BodyDecoder, Dialect, Names, Sender, Settings, StatusHints, event_stream, header_value,
 };
-use crate::types::MessagesRequest;
 
 /// OpenAI-compatible chat completions over HTTP. Cheap to clone (one connection pool).
 #[derive(Clone, Debug)]
