@@ -50,7 +50,7 @@ pub(crate) struct EnvVars<F>(pub F);
 
 impl<F: Fn(&str) -> Option<String>> EnvVars<F> {
     /// `name`'s value, trimmed; `None` when unset or blank.
-    pub fn get(&self, name: &str) -> Option<String> {
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
         (self.0)(name)
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
@@ -58,7 +58,12 @@ impl<F: Fn(&str) -> Option<String>> EnvVars<F> {
 
     /// The base URL in `name`, else `default`; one that is not http(s) is a configuration
     /// error, `advice` (empty, or a parenthesis with a leading space) after its first clause.
-    pub fn base_url(&self, name: &str, default: &str, advice: &str) -> Result<String, ApiError> {
+    pub(crate) fn base_url(
+        &self,
+        name: &str,
+        default: &str,
+        advice: &str,
+    ) -> Result<String, ApiError> {
         let base_url = self.get(name).unwrap_or_else(|| default.to_owned());
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(ApiError::Config {
@@ -71,7 +76,7 @@ impl<F: Fn(&str) -> Option<String>> EnvVars<F> {
     }
 
     /// `API_TIMEOUT_MS`: the request timeout and the longest silence inside a stream.
-    pub fn timeout(&self) -> Result<Option<Duration>, ApiError> {
+    pub(crate) fn timeout(&self) -> Result<Option<Duration>, ApiError> {
         self.get("API_TIMEOUT_MS")
             .map(|ms| {
                 ms.parse()
@@ -86,7 +91,7 @@ impl<F: Fn(&str) -> Option<String>> EnvVars<F> {
     }
 
     /// `TINE_CONTEXT_WINDOW`: the model's context window, when the price table's is wrong.
-    pub fn context_window(&self) -> Result<Option<u64>, ApiError> {
+    pub(crate) fn context_window(&self) -> Result<Option<u64>, ApiError> {
         self.get(CONTEXT_WINDOW_VAR)
             .map(|text| parse_context_window(&text))
             .transpose()

@@ -30,29 +30,29 @@ use crate::retry::RetryPolicy;
 /// What the state machine reads from a client's configuration.
 pub(crate) struct Settings<'a> {
     /// The endpoint's base URL (named when nothing listens there).
-    pub base_url: &'a str,
+    pub(crate) base_url: &'a str,
     /// Until response headers arrive (and, for a body read whole, until it has).
-    pub request_timeout: Duration,
+    pub(crate) request_timeout: Duration,
     /// Longest silence tolerated between stream chunks.
-    pub stream_idle_timeout: Duration,
+    pub(crate) stream_idle_timeout: Duration,
     /// When and how failed attempts are retried.
-    pub retry: RetryPolicy,
+    pub(crate) retry: RetryPolicy,
 }
 
 /// How errors and log lines name a wire's endpoint and steps.
 pub(crate) struct Names {
     /// The other end, in a connection error's timeout ("the Anthropic API").
-    pub peer: &'static str,
+    pub(crate) peer: &'static str,
     /// What waiting for response headers is called in a timeout.
-    pub headers: &'static str,
+    pub(crate) headers: &'static str,
     /// What waiting for stream data is called in a timeout.
-    pub stream_data: &'static str,
+    pub(crate) stream_data: &'static str,
     /// The log line of a failed attempt.
-    pub attempt_failed: &'static str,
+    pub(crate) attempt_failed: &'static str,
     /// The log line of an error status.
-    pub error_response: &'static str,
+    pub(crate) error_response: &'static str,
     /// The headers that may carry the server's request id, first match wins.
-    pub request_id_headers: [&'static str; 2],
+    pub(crate) request_id_headers: [&'static str; 2],
 }
 
 /// Turns one response body into stream events.
@@ -102,11 +102,11 @@ pub(crate) trait Dialect: Send + Sync + 'static {
 /// What an error response's headers said besides the status.
 pub(crate) struct StatusHints {
     /// The server's request id.
-    pub request_id: Option<String>,
+    pub(crate) request_id: Option<String>,
     /// `retry-after-ms` / `retry-after`.
-    pub retry_after: Option<Duration>,
+    pub(crate) retry_after: Option<Duration>,
     /// `x-should-retry`.
-    pub should_retry: Option<bool>,
+    pub(crate) should_retry: Option<bool>,
 }
 
 /// One HTTP client of a dialect: the connection pool, and whether its base URL is this machine.
@@ -116,12 +116,16 @@ pub(crate) struct Sender<D> {
     /// The base URL is a loopback address: a refused connection means nothing runs there.
     local: bool,
     /// The wire and its configuration.
-    pub dialect: D,
+    pub(crate) dialect: D,
 }
 
 impl<D: Dialect> Sender<D> {
     /// A sender for `dialect`, connecting within `connect_timeout` as `user_agent`.
-    pub fn new(dialect: D, connect_timeout: Duration, user_agent: &str) -> Result<Self, ApiError> {
+    pub(crate) fn new(
+        dialect: D,
+        connect_timeout: Duration,
+        user_agent: &str,
+    ) -> Result<Self, ApiError> {
         let http = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .user_agent(user_agent)
@@ -139,7 +143,7 @@ impl<D: Dialect> Sender<D> {
 
     /// Send `body` for `call` once; a non-success status becomes the typed error. The
     /// response and the server's request id.
-    pub async fn post(
+    pub(crate) async fn post(
         &self,
         call: &D::Call,
         body: Bytes,

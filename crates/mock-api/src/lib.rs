@@ -5,7 +5,10 @@
 //! instead of being shared. The scenario format is documented in `docs/mock-api.md`.
 //!
 //! Modules, in reading order:
-//! - [`server`]: [`MockServer`] and [`MockConfig`], the HTTP endpoints, faults on the wire.
+//! - [`server`]: [`MockServer`] and [`MockConfig`], starting, inspecting and stopping it.
+//! - `messages`: `POST /v1/messages` and `count_tokens`, with the real API's checks and cache.
+//! - `route`: what both model routes share: the server's state, the window checks, the
+//!   scripted reply and the faults on the wire.
 //! - [`chat`]: `POST /v1/chat/completions`, the same scenarios over OpenAI's wire (conversion,
 //!   chunks in OpenAI's or Ollama's dialect, automatic prefix caching).
 //! - [`scenario`]: [`Scenario`], [`Rule`], [`When`], [`Reply`], [`Fault`]: the scripted model
@@ -37,7 +40,9 @@ pub mod chat;
 pub mod clock;
 pub mod error;
 pub mod log;
+mod messages;
 pub mod prompt;
+mod route;
 pub mod scenario;
 pub mod script;
 pub mod server;

@@ -1,0 +1,170 @@
+//! `POST /v1/messages` (streaming and not) and `POST /v1/messages/count_tokens`, with the real
+//! API's validation, prompt-cache accounting, the scripted reply and its faults; and the 404
+//! every other path gets.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use crate::cache::{Usage, WriteTicket};
+use crate::error::ApiError;
+use crate::prompt::{RequestTexts, analyze};
+use crate::route::{Scripted, Shared, Wire, base_headers, check_size, error_instead_of_200};
+use crate::script::MatchInput;
+use crate::sse;
+use crate::validate::{Endpoint, check_body, check_headers, parse_body};
+
+/// The route.
+pub(crate) const PATH: &str = "/v1/messages";
+
+/// The token-counting route.
+pub(crate) const COUNT_TOKENS_PATH: &str = "/v1/messages/count_tokens";
+
+/// The Messages API's wire.
+const MESSAGES: Wire = Wire {
+    too_long,
+    no_room,
+    headers: base_headers,
+    error_body: |err, request_id| err.body(request_id).to_string(),
+    error_frame: |err| sse::error_event(&err.error_type, &err.message),
+    corrupt_frame: sse::corrupt_frame,
+    frame_names: ["events", "sse error", "corrupt frame"],
+};
+
+fn too_long(tokens: u64, maximum: u64) -> ApiError {
+    ApiError::invalid(format!(
+        "prompt is too long: {tokens} tokens > {maximum} maximum"
+    ))
+}
+
+fn no_room(input: u64, max_tokens: u64, window: u64) -> ApiError {
+    ApiError::invalid(format!(
+        "input length and `max_tokens` exceed context limit: {input} + {max_tokens} > {window}, decrease input length or `max_tokens` and try again"
+    ))
+}
+
+/// Any other path: 404 in the Messages API's form.
+pub(crate) async fn not_found(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let record = shared.new_record(false, "?", &headers, &body);
+    MESSAGES.fail(&shared, record, &ApiError::new(404, "Not found"))
+}
+
+pub(crate) async fn count_tokens(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let mut record = shared.new_record(false, COUNT_TOKENS_PATH, &headers, &body);
+    let result = check_headers(&headers)
+        .and_then(|()| parse_body(&body))
+        .and_then(|json| {
+            check_body(&json, Endpoint::CountTokens)?;
+            analyze(&json)
+        });
+    match result {
+        Err(err) => MESSAGES.fail(&shared, record, &err),
+        Ok(prompt) => {
+            let h = base_headers(&record.request_id, "application/json");
+            let out = json!({"input_tokens": prompt.total_tokens}).to_string();
+            record.status = 200;
+            shared.record(record);
+            (StatusCode::OK, h, out).into_response()
+        }
+    }
+}
+
+/// Everything decided about a request before its response starts.
+struct Prepared {
+    model: String,
+    scripted: Scripted,
+    usage: Usage,
+    ticket: WriteTicket,
+}
+
+fn prepare(
+    shared: &Shared,
+    headers: &HeaderMap,
+    bytes: &Bytes,
+    record: &mut crate::log::RequestRecord,
+) -> Result<Prepared, ApiError> {
+    check_headers(headers)?;
+    check_size(bytes)?;
+    let body = parse_body(bytes)?;
+    check_body(&body, Endpoint::Messages)?;
+    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    record.stream = stream;
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let max_tokens = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(1);
+    let prompt = analyze(&body)?;
+    let scenario = &shared.script.scenario;
+    MESSAGES.check_window(scenario, prompt.total_tokens, max_tokens)?;
+    let texts = RequestTexts::from_body(&body);
+    let input = MatchInput {
+        body: &body,
+        texts: &texts,
+        request: record.number,
+        stream,
+        max_tokens,
+    };
+    let mut scripted = MESSAGES.script(shared, &input, record, prompt.total_tokens)?;
+    let min = scenario.min_cacheable_for(&model);
+    let (report, ticket) = shared.cache().account(&prompt, min, shared.clock.now());
+    crate::script::check_server_tools(&mut scripted.completion, &body);
+    let mut usage = report.usage;
+    usage.output_tokens = scripted.completion.output_tokens;
+    record.usage = Some(usage);
+    record.cache = Some(report);
+    Ok(Prepared {
+        model,
+        scripted,
+        usage,
+        ticket,
+    })
+}
+
+pub(crate) async fn messages(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let mut record = shared.new_record(true, PATH, &headers, &body);
+    let prepared = match prepare(&shared, &headers, &body, &mut record) {
+        Ok(p) => p,
+        Err(err) => return MESSAGES.fail(&shared, record, &err),
+    };
+    if !prepared.scripted.latency.is_zero() {
+        tokio::time::sleep(prepared.scripted.latency).await;
+    }
+    if let Some(err) = error_instead_of_200(&prepared.scripted, &mut record) {
+        shared.cache().abandon(&prepared.ticket);
+        return MESSAGES.fail(&shared, record, &err);
+    }
+    // The response starts now: its cache writes become readable.
+    shared.cache().commit(&prepared.ticket, shared.clock.now());
+    let message_id = format!("msg_mock_{:06}", record.number);
+    let Prepared {
+        model,
+        scripted,
+        usage,
+        ..
+    } = &prepared;
+    MESSAGES.respond(
+        &shared,
+        record,
+        scripted,
+        || sse::events(&message_id, model, &scripted.completion, usage),
+        || sse::message_json(&message_id, model, &scripted.completion, usage).to_string(),
+    )
+}
