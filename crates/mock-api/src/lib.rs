@@ -11,8 +11,8 @@
 //!   scripted reply and the faults on the wire.
 //! - [`chat`]: `POST /v1/chat/completions`, the same scenarios over OpenAI's wire (conversion,
 //!   chunks in OpenAI's or Ollama's dialect, automatic prefix caching).
-//! - [`scenario`]: [`Scenario`], [`Rule`], [`When`], [`Reply`], [`Fault`]: the scripted model
-//!   (JSON or builder).
+//! - [`scenario`]: [`Scenario`], [`Rule`], [`When`]: the scripted model (JSON or builder);
+//!   [`reply`]: [`Reply`], what it says; [`fault`]: [`Fault`], the failures it injects.
 //! - [`script`]: choosing the rule for a request and rendering its reply.
 //! - [`validate`]: header and body checks with the real API's wording.
 //! - [`prompt`]: a request as blocks with running prefix hashes; [`tokens`]: the estimate.
@@ -39,9 +39,11 @@ pub mod cache;
 pub mod chat;
 pub mod clock;
 pub mod error;
+pub mod fault;
 pub mod log;
 mod messages;
 pub mod prompt;
+pub mod reply;
 mod route;
 pub mod scenario;
 pub mod script;
@@ -57,10 +59,10 @@ pub use cache::{
 pub use chat::ChatDialect;
 pub use clock::MockClock;
 pub use error::{ApiError, MockError};
+pub use fault::Fault;
 pub use log::RequestRecord;
 pub use prompt::{CacheTtl, Prompt, PromptBlock, Segment, analyze};
-pub use scenario::{
-    Captures, DEFAULT_CONTEXT_WINDOW, Fault, Reply, ReplyBlock, Rule, Scenario, TextMatch, When,
-};
+pub use reply::{Reply, ReplyBlock};
+pub use scenario::{Captures, DEFAULT_CONTEXT_WINDOW, Rule, Scenario, TextMatch, When};
 pub use script::Completion;
 pub use server::{MockConfig, MockServer};

@@ -18,8 +18,9 @@ use crate::chat::convert::PrefixCache;
 use crate::chat::render::ChatDialect;
 use crate::clock::MockClock;
 use crate::error::{ApiError, default_message_for_type, status_for_type};
+use crate::fault::Fault;
 use crate::log::{RequestLog, RequestRecord};
-use crate::scenario::{Fault, Scenario};
+use crate::scenario::Scenario;
 use crate::script::{Completion, MatchInput, Script, render};
 
 /// The largest request body the real API accepts (32 MB).
