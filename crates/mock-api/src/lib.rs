@@ -40,6 +40,7 @@ pub mod chat;
 pub mod clock;
 pub mod error;
 pub mod fault;
+mod json;
 pub mod log;
 mod messages;
 pub mod prompt;

@@ -12,8 +12,10 @@ use serde_json::{Value, json};
 
 use crate::cache::{Usage, WriteTicket};
 use crate::error::ApiError;
+use crate::json::str_field;
+use crate::log::RequestRecord;
 use crate::prompt::{RequestTexts, analyze};
-use crate::route::{Scripted, Shared, Wire, base_headers, check_size, error_instead_of_200};
+use crate::route::{Exchange, Scripted, Shared, Wire, base_headers, check_size};
 use crate::script::MatchInput;
 use crate::sse;
 use crate::validate::{Endpoint, check_body, check_headers, parse_body};
@@ -81,90 +83,83 @@ pub(crate) async fn count_tokens(
     }
 }
 
-/// Everything decided about a request before its response starts.
-struct Prepared {
+/// A `/v1/messages` request, prepared.
+pub(crate) struct MessagesExchange {
     model: String,
     scripted: Scripted,
     usage: Usage,
     ticket: WriteTicket,
 }
 
-fn prepare(
-    shared: &Shared,
-    headers: &HeaderMap,
-    bytes: &Bytes,
-    record: &mut crate::log::RequestRecord,
-) -> Result<Prepared, ApiError> {
-    check_headers(headers)?;
-    check_size(bytes)?;
-    let body = parse_body(bytes)?;
-    check_body(&body, Endpoint::Messages)?;
-    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    record.stream = stream;
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let max_tokens = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(1);
-    let prompt = analyze(&body)?;
-    let scenario = &shared.script.scenario;
-    MESSAGES.check_window(scenario, prompt.total_tokens, max_tokens)?;
-    let texts = RequestTexts::from_body(&body);
-    let input = MatchInput {
-        body: &body,
-        texts: &texts,
-        request: record.number,
-        stream,
-        max_tokens,
-    };
-    let mut scripted = MESSAGES.script(shared, &input, record, prompt.total_tokens)?;
-    let min = scenario.min_cacheable_for(&model);
-    let (report, ticket) = shared.cache().account(&prompt, min, shared.clock.now());
-    crate::script::check_server_tools(&mut scripted.completion, &body);
-    let mut usage = report.usage;
-    usage.output_tokens = scripted.completion.output_tokens;
-    record.usage = Some(usage);
-    record.cache = Some(report);
-    Ok(Prepared {
-        model,
-        scripted,
-        usage,
-        ticket,
-    })
+impl Exchange for MessagesExchange {
+    const PATH: &'static str = PATH;
+    const WIRE: Wire = MESSAGES;
+
+    fn prepare(
+        shared: &Shared,
+        headers: &HeaderMap,
+        bytes: &Bytes,
+        record: &mut RequestRecord,
+    ) -> Result<Self, ApiError> {
+        check_headers(headers)?;
+        check_size(bytes)?;
+        let body = parse_body(bytes)?;
+        check_body(&body, Endpoint::Messages)?;
+        let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+        record.stream = stream;
+        let model = str_field(&body, "model").to_string();
+        let max_tokens = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(1);
+        let prompt = analyze(&body)?;
+        let scenario = &shared.script.scenario;
+        MESSAGES.check_window(scenario, prompt.total_tokens, max_tokens)?;
+        let texts = RequestTexts::from_body(&body);
+        let input = MatchInput {
+            body: &body,
+            texts: &texts,
+            request: record.number,
+            stream,
+            max_tokens,
+        };
+        let mut scripted = MESSAGES.script(shared, &input, record, prompt.total_tokens)?;
+        let min = scenario.min_cacheable_for(&model);
+        let (report, ticket) = shared.cache().account(&prompt, min, shared.clock.now());
+        crate::script::check_server_tools(&mut scripted.completion, &body);
+        let mut usage = report.usage;
+        usage.output_tokens = scripted.completion.output_tokens;
+        record.usage = Some(usage);
+        record.cache = Some(report);
+        Ok(Self {
+            model,
+            scripted,
+            usage,
+            ticket,
+        })
+    }
+
+    fn scripted(&self) -> &Scripted {
+        &self.scripted
+    }
+
+    fn abandon(&self, shared: &Shared) {
+        shared.cache().abandon(&self.ticket);
+    }
+
+    /// Its cache writes become readable.
+    fn commit(&self, shared: &Shared) {
+        shared.cache().commit(&self.ticket, shared.clock.now());
+    }
+
+    fn frames(&self, _shared: &Shared, number: u64) -> Vec<Bytes> {
+        let id = message_id(number);
+        sse::events(&id, &self.model, &self.scripted.completion, &self.usage)
+    }
+
+    fn body(&self, _shared: &Shared, number: u64) -> String {
+        let id = message_id(number);
+        sse::message_json(&id, &self.model, &self.scripted.completion, &self.usage).to_string()
+    }
 }
 
-pub(crate) async fn messages(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let mut record = shared.new_record(true, PATH, &headers, &body);
-    let prepared = match prepare(&shared, &headers, &body, &mut record) {
-        Ok(p) => p,
-        Err(err) => return MESSAGES.fail(&shared, record, &err),
-    };
-    if !prepared.scripted.latency.is_zero() {
-        tokio::time::sleep(prepared.scripted.latency).await;
-    }
-    if let Some(err) = error_instead_of_200(&prepared.scripted, &mut record) {
-        shared.cache().abandon(&prepared.ticket);
-        return MESSAGES.fail(&shared, record, &err);
-    }
-    // The response starts now: its cache writes become readable.
-    shared.cache().commit(&prepared.ticket, shared.clock.now());
-    let message_id = format!("msg_mock_{:06}", record.number);
-    let Prepared {
-        model,
-        scripted,
-        usage,
-        ..
-    } = &prepared;
-    MESSAGES.respond(
-        &shared,
-        record,
-        scripted,
-        || sse::events(&message_id, model, &scripted.completion, usage),
-        || sse::message_json(&message_id, model, &scripted.completion, usage).to_string(),
-    )
+fn message_id(number: u64) -> String {
+    format!("msg_mock_{number:06}")
 }

@@ -1,14 +1,16 @@
 //! What the model routes (`/v1/messages`, `/v1/chat/completions`) share: the server's state,
 //! the request record, the context-window checks, the scripted reply with the faults that
 //! answer instead of it, and the response, whole or streamed with the faults that strike after
-//! a 200. A [`Wire`] says what differs: the wording of errors, their body, the headers, the
-//! frames a fault sends.
+//! a 200, in one handler ([`handle`]). What differs is a route's [`Exchange`]: its checks, its
+//! prompt and cache, its response's shapes; and its [`Wire`]: the wording of errors, their
+//! body, the headers, the frames a fault sends.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -119,6 +121,72 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// One model route's request as its handler prepares and answers it. [`handle`] runs the
+/// steps every model route takes.
+pub(crate) trait Exchange: Sized + Send + Sync {
+    /// The route.
+    const PATH: &'static str;
+    /// Its wire's words and shapes.
+    const WIRE: Wire;
+
+    /// Everything decided before the response starts, the request checked, its prompt read,
+    /// its reply scripted (written to `record`); or the error that answers it.
+    fn prepare(
+        shared: &Shared,
+        headers: &HeaderMap,
+        body: &Bytes,
+        record: &mut RequestRecord,
+    ) -> Result<Self, ApiError>;
+
+    /// What the scenario scripted.
+    fn scripted(&self) -> &Scripted;
+
+    /// The response will not start: let go of what preparing it reserved.
+    fn abandon(&self, _shared: &Shared) {}
+
+    /// The response starts: what it cached becomes readable.
+    fn commit(&self, shared: &Shared);
+
+    /// The streamed response's frames; `number` is the request's.
+    fn frames(&self, shared: &Shared, number: u64) -> Vec<Bytes>;
+
+    /// The whole response's body.
+    fn body(&self, shared: &Shared, number: u64) -> String;
+}
+
+/// A model route's handler: the numbered record, the request prepared (or refused), the
+/// scripted latency, then the response (an error status instead, for a non-streaming request
+/// whose fault is an in-stream error).
+pub(crate) async fn handle<E: Exchange>(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let wire = &E::WIRE;
+    let mut record = shared.new_record(true, E::PATH, &headers, &body);
+    let prepared = match E::prepare(&shared, &headers, &body, &mut record) {
+        Ok(p) => p,
+        Err(err) => return wire.fail(&shared, record, &err),
+    };
+    let scripted = prepared.scripted();
+    if !scripted.latency.is_zero() {
+        tokio::time::sleep(scripted.latency).await;
+    }
+    if let Some(err) = error_instead_of_200(scripted, &mut record) {
+        prepared.abandon(&shared);
+        return wire.fail(&shared, record, &err);
+    }
+    prepared.commit(&shared);
+    let number = record.number;
+    wire.respond(
+        &shared,
+        record,
+        scripted,
+        || prepared.frames(&shared, number),
+        || prepared.body(&shared, number),
+    )
 }
 
 /// What one route's wire does its own way.
@@ -274,7 +342,7 @@ impl Wire {
 
     /// The response once it starts: `frames` paced by `chunk_delay` when it streams, else the
     /// whole `body`; a fault truncates, corrupts or drops it. Records the request.
-    pub(crate) fn respond(
+    fn respond(
         &self,
         shared: &Shared,
         mut record: RequestRecord,
@@ -340,10 +408,7 @@ impl Wire {
 
 /// A non-streaming request cannot get an error after a 200: the error status a scripted
 /// in-stream error gives it instead (written to `record`).
-pub(crate) fn error_instead_of_200(
-    scripted: &Scripted,
-    record: &mut RequestRecord,
-) -> Option<ApiError> {
+fn error_instead_of_200(scripted: &Scripted, record: &mut RequestRecord) -> Option<ApiError> {
     match &scripted.fault {
         Some(Fault::SseError {
             error_type,

@@ -14,12 +14,13 @@ use axum::routing::post;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::chat::{ChatDialect, handler};
+use crate::chat::ChatDialect;
+use crate::chat::handler::{self, ChatExchange};
 use crate::clock::MockClock;
 use crate::error::MockError;
 use crate::log::{RequestLog, RequestRecord, spawn_jsonl_writer};
-use crate::messages;
-use crate::route::Shared;
+use crate::messages::{self, MessagesExchange};
+use crate::route::{Shared, handle};
 use crate::scenario::Scenario;
 
 pub use crate::route::MAX_BODY_BYTES;
@@ -211,9 +212,9 @@ impl Drop for MockServer {
 
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
-        .route(messages::PATH, post(messages::messages))
+        .route(messages::PATH, post(handle::<MessagesExchange>))
         .route(messages::COUNT_TOKENS_PATH, post(messages::count_tokens))
-        .route(handler::PATH, post(handler::chat_completions))
+        .route(handler::PATH, post(handle::<ChatExchange>))
         .fallback(messages::not_found)
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)

@@ -2,11 +2,7 @@
 //! through the same scenario rules, and answered with OpenAI chunks; faults apply as on
 //! `/v1/messages` (`after_events` counts chunks, the first being the one with the role).
 
-use std::sync::Arc;
-
-use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
-use axum::response::Response;
 use bytes::Bytes;
 use serde_json::Value;
 
@@ -16,9 +12,10 @@ use crate::chat::render::{
     ChunkSource, chunks, completion_json, corrupt_chunk, error_body, error_chunk,
 };
 use crate::error::ApiError;
+use crate::json::str_field;
 use crate::log::RequestRecord;
 use crate::prompt::{Prompt, RequestTexts};
-use crate::route::{Scripted, Shared, Wire, base_headers, check_size, error_instead_of_200};
+use crate::route::{Exchange, Scripted, Shared, Wire, base_headers, check_size};
 use crate::script::MatchInput;
 use crate::validate::parse_body;
 
@@ -68,8 +65,8 @@ fn no_room(input: u64, max_tokens: u64, window: u64) -> ApiError {
     err
 }
 
-/// Everything decided about a request before its response starts.
-struct Prepared {
+/// A `/v1/chat/completions` request, prepared.
+pub(crate) struct ChatExchange {
     model: String,
     include_usage: bool,
     prompt: Prompt,
@@ -77,94 +74,93 @@ struct Prepared {
     usage: Usage,
 }
 
-fn prepare(
-    shared: &Shared,
-    headers: &HeaderMap,
-    bytes: &Bytes,
-    record: &mut RequestRecord,
-) -> Result<Prepared, ApiError> {
-    check_headers(headers)?;
-    check_size(bytes)?;
-    let body = parse_body(bytes)?;
-    check_body(&body)?;
-    let converted = to_messages_form(&body);
-    record.normalized = Some(converted.clone());
-    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    record.stream = stream;
-    let include_usage = body
-        .pointer("/stream_options/include_usage")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let max_tokens = converted
-        .get("max_tokens")
-        .and_then(Value::as_u64)
-        .unwrap_or(1);
-    let prompt = analyze(&body);
-    CHAT.check_window(&shared.script.scenario, prompt.total_tokens, max_tokens)?;
-    let texts = RequestTexts::from_body(&converted);
-    let input = MatchInput {
-        body: &converted,
-        texts: &texts,
-        request: record.number,
-        stream,
-        max_tokens,
-    };
-    let scripted = CHAT.script(shared, &input, record, prompt.total_tokens)?;
-    let cached = shared.chat_cache().cached_tokens(&prompt);
-    let usage = Usage {
-        input_tokens: prompt.total_tokens - cached,
-        cache_read_input_tokens: cached,
-        output_tokens: scripted.completion.output_tokens,
-        ..Usage::default()
-    };
-    record.usage = Some(usage);
-    Ok(Prepared {
-        model,
-        include_usage,
-        prompt,
-        scripted,
-        usage,
-    })
+impl Exchange for ChatExchange {
+    const PATH: &'static str = PATH;
+    const WIRE: Wire = CHAT;
+
+    fn prepare(
+        shared: &Shared,
+        headers: &HeaderMap,
+        bytes: &Bytes,
+        record: &mut RequestRecord,
+    ) -> Result<Self, ApiError> {
+        check_headers(headers)?;
+        check_size(bytes)?;
+        let body = parse_body(bytes)?;
+        check_body(&body)?;
+        let converted = to_messages_form(&body);
+        record.normalized = Some(converted.clone());
+        let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+        record.stream = stream;
+        let include_usage = body
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let model = str_field(&body, "model").to_string();
+        let max_tokens = converted
+            .get("max_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(1);
+        let prompt = analyze(&body);
+        CHAT.check_window(&shared.script.scenario, prompt.total_tokens, max_tokens)?;
+        let texts = RequestTexts::from_body(&converted);
+        let input = MatchInput {
+            body: &converted,
+            texts: &texts,
+            request: record.number,
+            stream,
+            max_tokens,
+        };
+        let scripted = CHAT.script(shared, &input, record, prompt.total_tokens)?;
+        let cached = shared.chat_cache().cached_tokens(&prompt);
+        let usage = Usage {
+            input_tokens: prompt.total_tokens - cached,
+            cache_read_input_tokens: cached,
+            output_tokens: scripted.completion.output_tokens,
+            ..Usage::default()
+        };
+        record.usage = Some(usage);
+        Ok(Self {
+            model,
+            include_usage,
+            prompt,
+            scripted,
+            usage,
+        })
+    }
+
+    fn scripted(&self) -> &Scripted {
+        &self.scripted
+    }
+
+    /// Its prefixes become readable.
+    fn commit(&self, shared: &Shared) {
+        shared.chat_cache().commit(&self.prompt);
+    }
+
+    fn frames(&self, shared: &Shared, number: u64) -> Vec<Bytes> {
+        chunks(&self.source(shared, &completion_id(number)))
+    }
+
+    fn body(&self, shared: &Shared, number: u64) -> String {
+        completion_json(&self.source(shared, &completion_id(number))).to_string()
+    }
 }
 
-pub(crate) async fn chat_completions(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let mut record = shared.new_record(true, PATH, &headers, &body);
-    let prepared = match prepare(&shared, &headers, &body, &mut record) {
-        Ok(p) => p,
-        Err(err) => return CHAT.fail(&shared, record, &err),
-    };
-    if !prepared.scripted.latency.is_zero() {
-        tokio::time::sleep(prepared.scripted.latency).await;
+impl ChatExchange {
+    fn source<'a>(&'a self, shared: &Shared, id: &'a str) -> ChunkSource<'a> {
+        ChunkSource {
+            id,
+            model: &self.model,
+            created: shared.clock.now().as_secs(),
+            completion: &self.scripted.completion,
+            usage: &self.usage,
+            include_usage: self.include_usage,
+            dialect: shared.chat_dialect,
+        }
     }
-    if let Some(err) = error_instead_of_200(&prepared.scripted, &mut record) {
-        return CHAT.fail(&shared, record, &err);
-    }
-    // The response starts now: its prefixes become readable.
-    shared.chat_cache().commit(&prepared.prompt);
-    let id = format!("chatcmpl-mock-{:06}", record.number);
-    let source = ChunkSource {
-        id: &id,
-        model: &prepared.model,
-        created: shared.clock.now().as_secs(),
-        completion: &prepared.scripted.completion,
-        usage: &prepared.usage,
-        include_usage: prepared.include_usage,
-        dialect: shared.chat_dialect,
-    };
-    CHAT.respond(
-        &shared,
-        record,
-        &prepared.scripted,
-        || chunks(&source),
-        || completion_json(&source).to_string(),
-    )
+}
+
+fn completion_id(number: u64) -> String {
+    format!("chatcmpl-mock-{number:06}")
 }
