@@ -14,9 +14,8 @@ use crate::cache::{Usage, WriteTicket};
 use crate::error::ApiError;
 use crate::json::str_field;
 use crate::log::RequestRecord;
-use crate::prompt::{RequestTexts, analyze};
-use crate::route::{Exchange, Scripted, Shared, Wire, base_headers, check_size};
-use crate::script::MatchInput;
+use crate::prompt::analyze;
+use crate::route::{Exchange, Scripted, Shared, Wire, base_headers};
 use crate::sse;
 use crate::validate::{Endpoint, check_body, check_headers, parse_body};
 
@@ -28,6 +27,9 @@ pub(crate) const COUNT_TOKENS_PATH: &str = "/v1/messages/count_tokens";
 
 /// The Messages API's wire.
 const MESSAGES: Wire = Wire {
+    path: PATH,
+    check_headers,
+    check_body: |body| check_body(body, Endpoint::Messages),
     too_long,
     no_room,
     headers: base_headers,
@@ -92,35 +94,15 @@ pub(crate) struct MessagesExchange {
 }
 
 impl Exchange for MessagesExchange {
-    const PATH: &'static str = PATH;
     const WIRE: Wire = MESSAGES;
 
-    fn prepare(
-        shared: &Shared,
-        headers: &HeaderMap,
-        bytes: &Bytes,
-        record: &mut RequestRecord,
-    ) -> Result<Self, ApiError> {
-        check_headers(headers)?;
-        check_size(bytes)?;
-        let body = parse_body(bytes)?;
-        check_body(&body, Endpoint::Messages)?;
-        let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-        record.stream = stream;
+    fn prepare(shared: &Shared, body: Value, record: &mut RequestRecord) -> Result<Self, ApiError> {
         let model = str_field(&body, "model").to_string();
         let max_tokens = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(1);
         let prompt = analyze(&body)?;
+        let mut scripted =
+            MESSAGES.script(shared, &body, record, max_tokens, prompt.total_tokens)?;
         let scenario = &shared.script.scenario;
-        MESSAGES.check_window(scenario, prompt.total_tokens, max_tokens)?;
-        let texts = RequestTexts::from_body(&body);
-        let input = MatchInput {
-            body: &body,
-            texts: &texts,
-            request: record.number,
-            stream,
-            max_tokens,
-        };
-        let mut scripted = MESSAGES.script(shared, &input, record, prompt.total_tokens)?;
         let min = scenario.min_cacheable_for(&model);
         let (report, ticket) = shared.cache().account(&prompt, min, shared.clock.now());
         crate::script::check_server_tools(&mut scripted.completion, &body);

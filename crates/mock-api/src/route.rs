@@ -14,6 +14,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use serde_json::Value;
 
 use crate::cache::PromptCache;
 use crate::chat::convert::PrefixCache;
@@ -22,8 +23,10 @@ use crate::clock::MockClock;
 use crate::error::{ApiError, default_message_for_type, status_for_type};
 use crate::fault::Fault;
 use crate::log::{RequestLog, RequestRecord};
+use crate::prompt::RequestTexts;
 use crate::scenario::Scenario;
 use crate::script::{Completion, MatchInput, Script, render};
+use crate::validate::parse_body;
 
 /// The largest request body the real API accepts (32 MB).
 pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
@@ -126,19 +129,13 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
 /// One model route's request as its handler prepares and answers it. [`handle`] runs the
 /// steps every model route takes.
 pub(crate) trait Exchange: Sized + Send + Sync {
-    /// The route.
-    const PATH: &'static str;
-    /// Its wire's words and shapes.
+    /// Its wire's route, checks, words and shapes.
     const WIRE: Wire;
 
-    /// Everything decided before the response starts, the request checked, its prompt read,
+    /// Everything decided before the response starts from the checked `body` (whether it
+    /// streams is in `record` already): its prompt read,
     /// its reply scripted (written to `record`); or the error that answers it.
-    fn prepare(
-        shared: &Shared,
-        headers: &HeaderMap,
-        body: &Bytes,
-        record: &mut RequestRecord,
-    ) -> Result<Self, ApiError>;
+    fn prepare(shared: &Shared, body: Value, record: &mut RequestRecord) -> Result<Self, ApiError>;
 
     /// What the scenario scripted.
     fn scripted(&self) -> &Scripted;
@@ -156,7 +153,7 @@ pub(crate) trait Exchange: Sized + Send + Sync {
     fn body(&self, shared: &Shared, number: u64) -> String;
 }
 
-/// A model route's handler: the numbered record, the request prepared (or refused), the
+/// A model route's handler: the numbered record, the request checked and prepared (or refused), the
 /// scripted latency, then the response (an error status instead, for a non-streaming request
 /// whose fault is an in-stream error).
 pub(crate) async fn handle<E: Exchange>(
@@ -165,8 +162,15 @@ pub(crate) async fn handle<E: Exchange>(
     body: Bytes,
 ) -> Response {
     let wire = &E::WIRE;
-    let mut record = shared.new_record(true, E::PATH, &headers, &body);
-    let prepared = match E::prepare(&shared, &headers, &body, &mut record) {
+    let mut record = shared.new_record(true, wire.path, &headers, &body);
+    let prepared = (wire.check_headers)(&headers)
+        .and_then(|()| read_body(&body))
+        .and_then(|body| {
+            (wire.check_body)(&body)?;
+            record.stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+            E::prepare(&shared, body, &mut record)
+        });
+    let prepared = match prepared {
         Ok(p) => p,
         Err(err) => return wire.fail(&shared, record, &err),
     };
@@ -191,6 +195,12 @@ pub(crate) async fn handle<E: Exchange>(
 
 /// What one route's wire does its own way.
 pub(crate) struct Wire {
+    /// The route.
+    pub(crate) path: &'static str,
+    /// 401 without the credentials the wire asks for.
+    pub(crate) check_headers: fn(&HeaderMap) -> Result<(), ApiError>,
+    /// The body's fields and structure, in the wire's words.
+    pub(crate) check_body: fn(&Value) -> Result<(), ApiError>,
     /// The error for a prompt of `tokens` over a window of `maximum`.
     pub(crate) too_long: fn(tokens: u64, maximum: u64) -> ApiError,
     /// The error for a prompt of `input` tokens leaving no room for `max_tokens` in `window`.
@@ -220,15 +230,15 @@ pub(crate) fn base_headers(request_id: &str, content_type: &'static str) -> Head
     h
 }
 
-/// 413 for a body larger than the API accepts.
-pub(crate) fn check_size(body: &Bytes) -> Result<(), ApiError> {
+/// The request body as JSON; 413 for one larger than the API accepts.
+pub(crate) fn read_body(body: &Bytes) -> Result<Value, ApiError> {
     if body.len() > MAX_BODY_BYTES {
         return Err(ApiError::new(
             413,
             default_message_for_type("request_too_large"),
         ));
     }
-    Ok(())
+    parse_body(body)
 }
 
 /// What the scenario scripts for a request, once the faults that answer with an error status
@@ -261,14 +271,20 @@ impl Wire {
         response
     }
 
-    /// The scenario's window: the prompt alone, then (when the scenario checks it) with the
-    /// output asked for.
-    pub(crate) fn check_window(
+    /// The scenario's reply to a request (`body` in the Messages form the rules read, its
+    /// prompt `prompt_tokens` long), the rule that gave it written to `record`; or the error
+    /// that answers instead: the scenario's window refusing the prompt alone, then (when the
+    /// scenario checks it) with the output asked for, or the error status the rule's fault
+    /// scripts.
+    pub(crate) fn script(
         &self,
-        scenario: &Scenario,
-        prompt_tokens: u64,
+        shared: &Shared,
+        body: &Value,
+        record: &mut RequestRecord,
         max_tokens: u64,
-    ) -> Result<(), ApiError> {
+        prompt_tokens: u64,
+    ) -> Result<Scripted, ApiError> {
+        let scenario = &shared.script.scenario;
         let window = scenario.context_window;
         if prompt_tokens > window {
             return Err((self.too_long)(prompt_tokens, window));
@@ -276,21 +292,15 @@ impl Wire {
         if scenario.check_output_room && prompt_tokens + max_tokens > window {
             return Err((self.no_room)(prompt_tokens, max_tokens, window));
         }
-        Ok(())
-    }
-
-    /// The rule that answers `input` (written to `record`), its reply rendered, or the error
-    /// status its fault scripts.
-    pub(crate) fn script(
-        &self,
-        shared: &Shared,
-        input: &MatchInput<'_>,
-        record: &mut RequestRecord,
-        prompt_tokens: u64,
-    ) -> Result<Scripted, ApiError> {
-        let scenario = &shared.script.scenario;
-        let window = scenario.context_window;
-        let selection = shared.script.select(input);
+        let texts = RequestTexts::from_body(body);
+        let input = MatchInput {
+            body,
+            texts: &texts,
+            request: record.number,
+            stream: record.stream,
+            max_tokens,
+        };
+        let selection = shared.script.select(&input);
         record.rule = Some(selection.label.clone());
         match &selection.fault {
             Some(Fault::Http {
@@ -324,7 +334,7 @@ impl Wire {
         let completion = render(
             &selection.reply,
             &selection.captures,
-            input.max_tokens,
+            max_tokens,
             &shared.script,
         );
         let latency = selection.reply.latency_ms.unwrap_or(scenario.latency_ms);

@@ -14,10 +14,8 @@ use crate::chat::render::{
 use crate::error::ApiError;
 use crate::json::str_field;
 use crate::log::RequestRecord;
-use crate::prompt::{Prompt, RequestTexts};
-use crate::route::{Exchange, Scripted, Shared, Wire, base_headers, check_size};
-use crate::script::MatchInput;
-use crate::validate::parse_body;
+use crate::prompt::Prompt;
+use crate::route::{Exchange, Scripted, Shared, Wire, base_headers};
 
 /// The route.
 pub const PATH: &str = "/v1/chat/completions";
@@ -27,6 +25,9 @@ const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
 
 /// The chat-completions wire.
 const CHAT: Wire = Wire {
+    path: PATH,
+    check_headers,
+    check_body,
     too_long,
     no_room,
     headers: headers_for,
@@ -75,23 +76,11 @@ pub(crate) struct ChatExchange {
 }
 
 impl Exchange for ChatExchange {
-    const PATH: &'static str = PATH;
     const WIRE: Wire = CHAT;
 
-    fn prepare(
-        shared: &Shared,
-        headers: &HeaderMap,
-        bytes: &Bytes,
-        record: &mut RequestRecord,
-    ) -> Result<Self, ApiError> {
-        check_headers(headers)?;
-        check_size(bytes)?;
-        let body = parse_body(bytes)?;
-        check_body(&body)?;
+    fn prepare(shared: &Shared, body: Value, record: &mut RequestRecord) -> Result<Self, ApiError> {
         let converted = to_messages_form(&body);
         record.normalized = Some(converted.clone());
-        let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-        record.stream = stream;
         let include_usage = body
             .pointer("/stream_options/include_usage")
             .and_then(Value::as_bool)
@@ -102,16 +91,7 @@ impl Exchange for ChatExchange {
             .and_then(Value::as_u64)
             .unwrap_or(1);
         let prompt = analyze(&body);
-        CHAT.check_window(&shared.script.scenario, prompt.total_tokens, max_tokens)?;
-        let texts = RequestTexts::from_body(&converted);
-        let input = MatchInput {
-            body: &converted,
-            texts: &texts,
-            request: record.number,
-            stream,
-            max_tokens,
-        };
-        let scripted = CHAT.script(shared, &input, record, prompt.total_tokens)?;
+        let scripted = CHAT.script(shared, &converted, record, max_tokens, prompt.total_tokens)?;
         let cached = shared.chat_cache().cached_tokens(&prompt);
         let usage = Usage {
             input_tokens: prompt.total_tokens - cached,
