@@ -1,6 +1,7 @@
-//! The `tools` array of a request, serialized once. Its bytes are part of the prompt-cache key
-//! (design.md "The one rule"), so the pool serializes it when the session's tools are known and
-//! every request and fork sends those bytes as they are, never re-serializing the definitions.
+//! The `tools` array of a request, serialized once, and the [`ToolDefinition`]s it holds. Its
+//! bytes are part of the prompt-cache key (docs/ARCHITECTURE.md, "The one rule"), so the pool
+//! serializes it when the session's tools are known and every request and fork sends those
+//! bytes as they are, never re-serializing the definitions.
 
 use std::fmt;
 use std::ops::Deref;
