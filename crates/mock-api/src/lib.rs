@@ -18,7 +18,8 @@
 //! - [`prompt`]: a request as blocks with running prefix hashes; [`tokens`]: the estimate.
 //! - [`cache`]: [`PromptCache`], breakpoints, lookback, TTLs, minimum length, usage.
 //! - [`sse`]: the response and event shapes; [`log`]: [`RequestRecord`] and the JSONL log;
-//!   [`clock`]: [`MockClock`]; [`error`]: [`ApiError`] and [`MockError`].
+//!   [`clock`]: [`MockClock`]; [`error`]: [`ApiError`] and [`MockError`]; `json`: reading a raw
+//!   request's fields.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), tine_mock_api::MockError> {

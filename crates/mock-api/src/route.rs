@@ -132,9 +132,9 @@ pub(crate) trait Exchange: Sized + Send + Sync {
     /// Its wire's route, checks, words and shapes.
     const WIRE: Wire;
 
-    /// Everything decided before the response starts from the checked `body` (whether it
-    /// streams is in `record` already): its prompt read,
-    /// its reply scripted (written to `record`); or the error that answers it.
+    /// Everything decided before the response starts, from the checked `body` (whether it
+    /// streams is in `record` already): its prompt read, its reply scripted (written to
+    /// `record`); or the error that answers it.
     fn prepare(shared: &Shared, body: Value, record: &mut RequestRecord) -> Result<Self, ApiError>;
 
     /// What the scenario scripted.
@@ -153,9 +153,9 @@ pub(crate) trait Exchange: Sized + Send + Sync {
     fn body(&self, shared: &Shared, number: u64) -> String;
 }
 
-/// A model route's handler: the numbered record, the request checked and prepared (or refused), the
-/// scripted latency, then the response (an error status instead, for a non-streaming request
-/// whose fault is an in-stream error).
+/// A model route's handler: the numbered record, the request checked and prepared (or
+/// refused), the scripted latency, then the response (an error status instead, for a
+/// non-streaming request whose fault is an in-stream error).
 pub(crate) async fn handle<E: Exchange>(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
@@ -197,7 +197,7 @@ pub(crate) async fn handle<E: Exchange>(
 pub(crate) struct Wire {
     /// The route.
     pub(crate) path: &'static str,
-    /// 401 without the credentials the wire asks for.
+    /// The headers' checks (credentials, and what else the wire asks for).
     pub(crate) check_headers: fn(&HeaderMap) -> Result<(), ApiError>,
     /// The body's fields and structure, in the wire's words.
     pub(crate) check_body: fn(&Value) -> Result<(), ApiError>,
