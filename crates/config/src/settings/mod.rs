@@ -26,10 +26,11 @@
 //! written, with file and line; the hook runner gives them meaning), and a `hooks` section
 //! that cannot be read fully is fatal too: a hook may be a guard.
 //!
-//! Modules: `jsonc` (the tolerant parser), `layer` (checking one file), `hooks` (the `hooks`
-//! object), `known_keys` (Claude Code's keys), `error`, `edit` (the one writer: a change to a
+//! Modules: `jsonc` (the tolerant parser), `layer` (checking one file, with `checker`'s
+//! problems-so-far), `hooks` (the `hooks` object), `known_keys` (Claude Code's keys), `error`, `edit` (the one writer: a change to a
 //! file in place, its comments and trailing commas kept, such as adding rules).
 
+mod checker;
 mod edit;
 mod error;
 mod hooks;
