@@ -28,7 +28,7 @@
 //! - `context`: AGENTS.md / CLAUDE.md discovery, environment facts, git snapshot, and the
 //!   rendering of the system prompt and user context, once per session.
 //! - [`hooks`]: the user's command hooks for every Claude Code event ([`hooks::Hooks`], the
-//!   value a session holds; [`CommandStopHooks`] for Stop alone) and the post-sampling registry.
+//!   value a session holds) and the post-sampling registry.
 //!   `tool_calls` (private) runs a reply's tool calls with their PreToolUse/PostToolUse hooks.
 //! - `engine`: [`QueryEngine`], the session: one [`query()`] per turn (`engine/turn.rs`),
 //!   messages, usage, denials and the transcript across turns; `engine_config` its defaults.
@@ -122,11 +122,7 @@ pub use engine::{
     EngineConfig, EngineError, PermissionDenial, QueryEngine, TurnResult, prompt_text,
 };
 pub use events::QueryEvent;
-pub use hooks::{
-    CommandStopHooks, HookError, HookFailure, HooksSettings, PostSamplingContext,
-    PostSamplingHooks, PostSamplingSummary, StopHookCommand, StopHookInput, StopHookReport,
-    run_stop_hooks,
-};
+pub use hooks::{HookError, PostSamplingContext, PostSamplingHooks, PostSamplingSummary};
 pub use params::{EndAfterTools, PostSampling, QueryParams, QuerySource, RequestObserver};
 pub use plug::{
     AllowAll, Annotation, BeforeRequest, CanUseTool, CheckedCall, CompactContext, CompactError,

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use tine_api_client::ToolArray;
-use tine_compaction::{CompactHookCommands, CompactHooks, CompactionConfig, SessionCompactor};
+use tine_compaction::{CompactionConfig, SessionCompactor};
 use tine_config::settings::{self, FlagSettings, LoadedSettings, SettingsError, SettingsPaths};
 use tine_config::{
     Adoption, adopt_legacy_project_dir, project_dir, tine_home_from_env, transcript_path,
@@ -26,7 +26,7 @@ use tine_memory::{
 use tine_permissions::{
     PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
 };
-use tine_query_loop::hooks::HookConfig;
+use tine_query_loop::hooks::{HookConfig, HookEvent, Hooks};
 use tine_query_loop::{
     EngineConfig, EnvironmentFacts, GatherOptions, QueryEngine, SessionContext, latest_session,
 };
@@ -415,7 +415,7 @@ pub(crate) async fn assemble(
         &parent,
         &user_context,
         memory.as_ref(),
-        &cwd,
+        hooks.hooks(),
         &mut notices,
     );
     let permissions = Arc::new(
@@ -549,7 +549,7 @@ fn compactor(
     parent: &Arc<ParentContext>,
     user_context: &Arc<str>,
     memory: Option<&AutoMemory>,
-    cwd: &Path,
+    hooks: Option<Hooks>,
     notices: &mut Vec<Notice>,
 ) -> Arc<SessionCompactor> {
     let setting = loaded
@@ -559,25 +559,10 @@ fn compactor(
     notices.extend(warnings.into_iter().map(|w| Notice::warning(w.to_string())));
     let mut compactor = SessionCompactor::new(Arc::clone(parent), config)
         .with_user_context(Some(Arc::clone(user_context)));
-    let mut commands = CompactHookCommands::default();
-    for layer in &loaded.layers {
-        // A malformed `hooks` object already stopped start-up (HookConfig::from_settings).
-        if let Some(Ok(layer_commands)) = layer
-            .raw
-            .get("hooks")
-            .map(CompactHookCommands::from_hooks_value)
-        {
-            commands.merge(layer_commands);
-        }
-    }
-    if !commands.is_empty() {
-        let session = &parent.session;
-        compactor = compactor.with_hooks(CompactHooks {
-            commands,
-            session_id: session.session_id.clone(),
-            transcript_path: transcript_path(&session.home, cwd, &session.session_id),
-            cwd: cwd.to_path_buf(),
-        });
+    if let Some(hooks) =
+        hooks.filter(|h| h.has(HookEvent::PreCompact) || h.has(HookEvent::PostCompact))
+    {
+        compactor = compactor.with_hooks(hooks);
     }
     if let Some(memory) = memory {
         let job = memory.extraction_job();
