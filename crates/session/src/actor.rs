@@ -212,14 +212,13 @@ impl Actor {
                 }
             }
             Op::McpRestart(server) => {
-                let args = format!("restart {server}");
                 self.events.set_current(Some(id));
-                crate::mcp::command_output(&mut self.conversation, &args).await;
+                commands::mcp_restart(&mut self.conversation, &server).await;
                 self.events.set_current(None);
             }
             Op::McpToggle { server, enabled } => {
                 self.events.set_current(Some(id));
-                crate::mcp::toggle(&mut self.conversation, &server, enabled).await;
+                commands::mcp_toggle(&mut self.conversation, &server, enabled).await;
                 self.events.set_current(None);
             }
             Op::FlushBackground => {
@@ -519,7 +518,15 @@ fn open(
     drain_grace: Duration,
     id: Option<OpId>,
 ) -> Conversation {
-    crate::stuck::install(&mut assembled, shared, events);
+    let turn: std::sync::Weak<dyn crate::stuck::RunningTurn> = Arc::downgrade(shared) as _;
+    let interactive = assembled.permissions.is_interactive();
+    crate::stuck::install(
+        &mut assembled.engine,
+        interactive,
+        Arc::clone(&shared.live().stuck),
+        turn,
+        events,
+    );
     let emit = |msg| match id {
         Some(id) => events.emit_for(id, msg),
         None => events.emit_free(msg),

@@ -34,18 +34,16 @@ use tine_tools::{Tool, ToolContext, ToolPool, WebFetchSummarizer};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::can_use_tool::SessionPermissions;
 use crate::emit::Emitter;
 use crate::error::StartError;
 use crate::hooks::SessionHooks;
 use crate::mcp::SessionMcp;
 use crate::options::{Resume, SessionOptions};
-use crate::permission::{Permissions, SessionPermissions};
+use crate::permission::Permissions;
 use crate::private_state::{tighten_memory_dir, tighten_own_state};
 use crate::protocol::{HistoryItem, Notice, RequestSummary, SessionEvent, SessionInfo};
 use crate::provider::ProviderParts;
-
-/// The model when neither the options nor `ANTHROPIC_MODEL` nor settings name one.
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 
 /// Everything the session's task owns.
 pub(crate) struct Assembled {
@@ -513,7 +511,7 @@ pub(crate) async fn assemble(
         thinking: engine.thinking().is_some(),
         away_after: away.as_ref().map(|(_, idle)| *idle),
         speculation: speculator.is_some(),
-        commands: crate::commands::table(&command_dirs, &skills.skills),
+        commands: crate::command_table::table(&command_dirs, &skills.skills),
     };
     Ok(Assembled {
         engine,
@@ -686,27 +684,6 @@ fn add_rules(
         permissions.add_session_rule(rule, behavior, RuleSource::CliArg);
     }
     Ok(())
-}
-
-/// `flag`, else `ANTHROPIC_MODEL`, else the settings' `model`, else [`DEFAULT_MODEL`]; an
-/// alias (`opus`, `sonnet`, `haiku`) is its current id.
-pub fn model_from(flag: Option<&str>, loaded: &LoadedSettings) -> String {
-    let model = flag
-        .map(str::to_owned)
-        .filter(|m| !m.trim().is_empty())
-        .or_else(|| {
-            std::env::var("ANTHROPIC_MODEL")
-                .ok()
-                .filter(|m| !m.trim().is_empty())
-        })
-        .or_else(|| {
-            loaded
-                .get("model")
-                .and_then(|(v, _)| v.as_str())
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
-    tine_api_client::resolve_model_alias(&model)
 }
 
 /// The session's surroundings. `bare`: only the environment facts (no instruction files, no

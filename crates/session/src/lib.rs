@@ -86,7 +86,9 @@ mod actor;
 mod agents;
 mod assemble;
 mod away;
+mod can_use_tool;
 mod command_inline;
+mod command_table;
 mod commands;
 mod conversation;
 pub mod custom_commands;
@@ -121,9 +123,9 @@ mod thinking;
 mod watch;
 mod web_search;
 
-pub use assemble::{DEFAULT_MODEL, gather_context, model_from, settings_paths, user_home_from_env};
+pub use assemble::{gather_context, settings_paths, user_home_from_env};
 pub use away::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
-pub use commands::{COMMANDS, CommandSpec, find as find_command};
+pub use command_table::{COMMANDS, CommandSpec, find as find_command};
 pub use elicitation::ElicitationAnswerError;
 pub use error::{AnswerError, ModeError, SessionClosed, StartError, StuckAnswerError};
 pub use handle::{Session, SessionHandle};
@@ -136,6 +138,7 @@ pub use protocol::{
     SessionEvent, SessionInfo, ShutdownReport, StoppedTask, StuckQuestion, TaskUpdate, TurnEnd,
     TurnOutcome, UsageReport, call_summary,
 };
+pub use provider::{DEFAULT_MODEL, model_from};
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};
 pub use tasks::StopTaskError;
 /// A background job's report ([`SessionEvent::Background`]).

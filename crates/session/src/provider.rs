@@ -20,14 +20,33 @@ use tine_api_client::{ApiError, ClientConfig, HttpClient, ModelClient, Provider,
 use tine_config::settings::{LoadedSettings, SettingsFormat, SettingsSource};
 use tine_fork_runtime::DEFAULT_SMALL_FAST_MODEL;
 
-use crate::assemble::DEFAULT_MODEL;
+pub use crate::error::ProviderError;
 use crate::error::StartError;
 use crate::options::SessionOptions;
 
-/// Why the provider or its model cannot be used; the message says what to set.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ProviderError(pub String);
+/// The model when neither the options nor `ANTHROPIC_MODEL` nor settings name one.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+
+/// `flag`, else `ANTHROPIC_MODEL`, else the settings' `model`, else [`DEFAULT_MODEL`]; an
+/// alias (`opus`, `sonnet`, `haiku`) is its current id.
+pub fn model_from(flag: Option<&str>, loaded: &LoadedSettings) -> String {
+    let model = flag
+        .map(str::to_owned)
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| {
+            std::env::var("ANTHROPIC_MODEL")
+                .ok()
+                .filter(|m| !m.trim().is_empty())
+        })
+        .or_else(|| {
+            loaded
+                .get("model")
+                .and_then(|(v, _)| v.as_str())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    tine_api_client::resolve_model_alias(&model)
+}
 
 /// The provider a session here uses, and why.
 #[derive(Debug, Clone)]
@@ -286,7 +305,7 @@ impl ProviderParts {
                     .clone()
                     .unwrap_or_else(|| small_model(Provider::Anthropic, "", loaded).value);
                 Ok(Self {
-                    model: crate::assemble::model_from(options.model.as_deref(), loaded),
+                    model: model_from(options.model.as_deref(), loaded),
                     small_model,
                     client,
                     warnings: choice.warnings,

@@ -1,4 +1,4 @@
-//! Landlock, the Linux sandbox of Bash: [`restrict_self`] applies a [`SandboxPolicy`] to the
+//! Landlock, the Linux sandbox of Bash: [`restrict_self`] applies a [`Rules`] set to the
 //! calling thread (the launcher, `tine __sandbox`, does it and then execs the command, so the
 //! restriction holds for it and everything it starts), and [`probe`] tells at start-up whether
 //! the kernel enforces it. No `unsafe` and no `pre_exec`: the restriction is applied by a
@@ -12,7 +12,17 @@
 
 use std::fmt;
 
-use crate::sandbox::SandboxPolicy;
+use std::path::PathBuf;
+
+/// What the sandbox allows: writes beneath `write_roots` (and a few devices), and the network
+/// or not (the launcher's `SandboxPolicy`, as Landlock takes it).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Rules {
+    /// Where writes are allowed.
+    pub write_roots: Vec<PathBuf>,
+    /// Whether TCP, UDP and outside Unix sockets are allowed.
+    pub allow_network: bool,
+}
 
 /// What the running kernel offers the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +71,7 @@ impl fmt::Display for SandboxSupport {
 
 /// Restricts the calling thread (and what it execs) to `policy`; an error when the kernel
 /// enforces none of it.
-pub fn restrict_self(policy: &SandboxPolicy) -> Result<(), String> {
+pub(crate) fn restrict_self(policy: &Rules) -> Result<(), String> {
     imp::restrict_self(policy)
 }
 
@@ -92,7 +102,7 @@ mod imp {
         path_beneath_rules,
     };
 
-    use super::{SandboxPolicy, SandboxSupport};
+    use super::{Rules as SandboxPolicy, SandboxSupport};
 
     /// The newest ABI whose rights we handle; the kernel's own may be older (best effort).
     const NEWEST: ABI = ABI::V10;
@@ -184,7 +194,7 @@ mod imp {
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
-    use super::{SandboxPolicy, SandboxSupport};
+    use super::{Rules as SandboxPolicy, SandboxSupport};
 
     const NOT_LINUX: &str = "the Bash sandbox uses Landlock, which only Linux has";
 
