@@ -11,6 +11,14 @@ use crate::args::{Args, split_rules};
 
 pub use tine_session::{settings_paths, user_home_from_env as user_home};
 
+/// The current directory (made canonical) and `TINE_HOME`, for the commands beside a session.
+pub fn here() -> Result<(std::path::PathBuf, std::path::PathBuf)> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
+    let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
+    Ok((cwd, home))
+}
+
 /// The session `args` ask for; `approvals` says who answers asks (headless `-p`: the rules).
 pub fn session_options(args: &Args, approvals: Approvals) -> Result<SessionOptions> {
     let cwd = match &args.cwd {

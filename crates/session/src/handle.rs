@@ -66,7 +66,8 @@ pub struct SessionHandle {
 
 impl SessionHandle {
     /// Submits `op` and returns the id the events answering it carry (see [`Op`] for what
-    /// answers each kind). Refused only once the session has ended.
+    /// answers each kind). Refused only when it would be queued after `Op::Finish` or
+    /// `Op::Shutdown`.
     pub fn submit(&self, op: Op) -> Result<OpId, SessionClosed> {
         self.submit_with(op, None)
     }
@@ -76,14 +77,17 @@ impl SessionHandle {
         op: Op,
         reply: Option<oneshot::Sender<ShutdownReport>>,
     ) -> Result<OpId, SessionClosed> {
+        // Done at once: also while the session finishes (a signal's `Abort`, an answer to a
+        // question the last turns ask).
+        if !op.is_queued() {
+            let id = self.shared.next_op();
+            self.at_once(id, op);
+            return Ok(id);
+        }
         if self.shared.closing.load(Ordering::SeqCst) {
             return Err(SessionClosed);
         }
         let id = self.shared.next_op();
-        if !op.is_queued() {
-            self.at_once(id, op);
-            return Ok(id);
-        }
         if matches!(op, Op::Shutdown(_) | Op::Finish) {
             self.shared.closing.store(true, Ordering::SeqCst);
         }
