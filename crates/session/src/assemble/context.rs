@@ -1,0 +1,75 @@
+//! The fourth stage: the session's surroundings rendered once. The system prompt depends only
+//! on settings and version (and `--system-prompt`, `--append-system-prompt`); the environment,
+//! date, git status and instruction files go in the first user message. Every request of the
+//! session sends these bytes, and a resumed session replays them from its transcript.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tine_query_loop::{EnvironmentFacts, GatherOptions, SessionContext};
+
+use super::ground::Ground;
+use super::policy::Policy;
+use crate::options::SessionOptions;
+
+/// What every request of the session starts with.
+pub(crate) struct Rendered {
+    pub context: SessionContext,
+    /// The user context as rendered (memory's index and the skills' listing join it later).
+    pub user_context: Arc<str>,
+    pub system_prompt: Arc<str>,
+}
+
+impl Rendered {
+    pub(crate) async fn render(
+        options: &SessionOptions,
+        ground: &Ground,
+        policy: &Policy,
+        structured: bool,
+    ) -> Self {
+        let model = &ground.model;
+        let mut context = gather_context(&ground.home, &ground.cwd, model, options.bare).await;
+        // The model is told every directory it may work in, as Claude Code tells it.
+        context.environment.additional_directories = policy.context.additional_directories.clone();
+        let user_context: Arc<str> = context.user_context().into();
+        let system_prompt: Arc<str> = crate::flags::system_prompt(
+            &context,
+            options.system_prompt.as_deref(),
+            options.append_system_prompt.as_deref(),
+            structured,
+        )
+        .into();
+        Self {
+            context,
+            user_context,
+            system_prompt,
+        }
+    }
+}
+
+/// The session's surroundings. `bare`: only the environment facts (no instruction files, no
+/// git). Otherwise git runs only inside a repository, so a plain directory costs no process.
+pub async fn gather_context(home: &Path, cwd: &Path, model: &str, bare: bool) -> SessionContext {
+    if bare {
+        let os_version = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|r| format!("Linux {}", r.trim()));
+        let date = tine_query_loop::utc_date(std::time::SystemTime::now());
+        return SessionContext {
+            environment: EnvironmentFacts {
+                cwd: cwd.to_path_buf(),
+                is_git_repo: false,
+                platform: std::env::consts::OS.to_owned(),
+                os_version,
+                date,
+                model: model.to_owned(),
+                additional_directories: Vec::new(),
+            },
+            git: None,
+            instructions: Vec::new(),
+        };
+    }
+    let mut options = GatherOptions::new(home.to_path_buf(), cwd.to_path_buf(), model);
+    options.git = tine_query_loop::find_repo_root(cwd).is_some();
+    SessionContext::gather(&options).await
+}

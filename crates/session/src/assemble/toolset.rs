@@ -1,0 +1,139 @@
+//! The third stage: the tools. The MCP servers start (in parallel, bounded), the typed
+//! agents and skills are read, and the pool is made once: built-ins, the Agent and task
+//! tools, StructuredOutput for `--json-schema`, Skill when there are skills, then the servers'
+//! tools, sorted and deduplicated, serialized once (the Bash sandbox's note appended to Bash's
+//! description, the web search server tool when the rules allow it), so every request of the
+//! session sends the same bytes.
+
+use std::sync::Arc;
+
+use tine_api_client::ToolArray;
+use tine_fork_runtime::AgentDefinition;
+use tine_tools::{Tool, ToolPool};
+use tokio_util::sync::CancellationToken;
+
+use super::ground::Ground;
+use super::policy::Policy;
+use crate::emit::Emitter;
+use crate::error::StartError;
+use crate::mcp::SessionMcp;
+use crate::options::{Approvals, SessionOptions};
+use crate::protocol::Notice;
+use crate::skills::SessionSkills;
+use crate::structured::StructuredSlot;
+
+/// The session's tools, fixed at start.
+pub(crate) struct ToolSet {
+    /// The MCP servers, when any is configured.
+    pub mcp: Option<SessionMcp>,
+    pub tools: Arc<[Arc<dyn Tool>]>,
+    /// The array every request sends.
+    pub definitions: ToolArray,
+    /// Their names, in order (the `init` line's).
+    pub names: Vec<String>,
+    pub agents: Arc<[AgentDefinition]>,
+    pub skills: SessionSkills,
+    /// `--json-schema`: where the StructuredOutput tool leaves the answer.
+    pub structured: Option<StructuredSlot>,
+    /// `--permission-prompt-tool`: the MCP tool that answers headless asks.
+    pub prompt_tool: Option<Arc<dyn Tool>>,
+}
+
+impl ToolSet {
+    pub(crate) async fn assemble(
+        options: &SessionOptions,
+        ground: &Ground,
+        policy: &mut Policy,
+        session_token: &CancellationToken,
+        events: &Emitter,
+        notices: &mut Vec<Notice>,
+    ) -> Result<Self, StartError> {
+        let Ground {
+            cwd,
+            home,
+            user_home,
+            loaded,
+            ..
+        } = ground;
+        let (mcp, mcp_tools) = crate::mcp::start(
+            options.approvals == Approvals::Interactive,
+            session_token,
+            &options.mcp_configs,
+            options.strict_mcp_config || options.bare,
+            cwd,
+            home,
+            user_home.as_deref(),
+            loaded,
+            events,
+            &mut policy.context,
+            notices,
+        )
+        .await;
+        let agents = crate::agents::definitions(cwd, home, user_home.as_deref(), notices);
+        let skills = SessionSkills::load(cwd, home, user_home.as_deref(), notices);
+        // `--json-schema`: the StructuredOutput tool is in the array from the first request.
+        let structured = match &options.json_schema {
+            Some(schema) => {
+                crate::structured::check_schema(schema).map_err(StartError::Flag)?;
+                Some(StructuredSlot::default())
+            }
+            None => None,
+        };
+        let structured_tool =
+            options
+                .json_schema
+                .clone()
+                .zip(structured.clone())
+                .map(|(schema, slot)| {
+                    Arc::new(crate::structured::StructuredOutputTool::new(schema, slot))
+                        as Arc<dyn Tool>
+                });
+        let pool = ToolPool::assemble(
+            tine_tools::builtin_tools()
+                .into_iter()
+                .chain(crate::agents::tools(&agents))
+                .chain(structured_tool)
+                .chain(crate::skill_tool::tool(&skills, options.bare)),
+            mcp_tools,
+            |name| policy.context.is_tool_denied(name),
+        );
+        let tools: Arc<[Arc<dyn Tool>]> = pool.tools().iter().cloned().collect();
+        let prompt_tool = options
+            .permission_prompt_tool
+            .as_deref()
+            .map(|name| crate::prompt_tool::find(&tools, name))
+            .transpose()
+            .map_err(StartError::Flag)?;
+        let mut definitions: ToolArray = pool.definitions().clone();
+        if let Some(sandbox) = &policy.sandbox {
+            // Decided once at start: every request of the session sends the same tool array.
+            let note = sandbox.model_note();
+            // The one re-serialization of the array, before any request.
+            definitions = definitions
+                .iter()
+                .cloned()
+                .map(|mut definition| {
+                    if definition.name == "Bash" {
+                        definition.description.push_str(&note);
+                    }
+                    definition
+                })
+                .collect();
+        }
+        let definitions = crate::web_search::offer(definitions, &policy.context);
+        let mut names: Vec<String> = pool.names().into_iter().map(str::to_owned).collect();
+        if definitions.has_server_tool("web_search") {
+            names.push(crate::web_search::WEB_SEARCH_RULE.to_owned());
+        }
+        Ok(Self {
+            mcp,
+            tools,
+            definitions,
+            names,
+            agents,
+            skills,
+            structured,
+            prompt_tool,
+        })
+    }
+}
