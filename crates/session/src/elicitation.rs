@@ -1,75 +1,23 @@
 //! MCP elicitation in an interactive session: a server's `elicitation/create` (a question to
 //! the person, asked while one of its tools runs) becomes a [`SessionEvent::Elicitation`]; the
-//! front end shows it and answers through [`crate::SessionHandle::answer_elicitation`], and the
+//! front end shows it and answers with `Op::Answer`, and the
 //! answer goes back to the server. Headless sessions install no asker, so tine does not
 //! advertise the capability and declines (nobody is there to ask). An interruption of the
 //! running turn withdraws the open questions (the server reads "cancel"), as does the end of
 //! the session.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use tine_mcp::{ElicitationAnswer, ElicitationHandler, ElicitationRequest};
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::emit::Emitter;
-use crate::protocol::{ElicitationQuestion, QuestionId, SessionEvent};
+use crate::protocol::{ElicitationQuestion, SessionEvent};
+use crate::questions::OpenQuestions;
 
-/// Why an answer to an elicitation was refused: answered already, withdrawn
-/// (its turn was interrupted, the server gave up), or never asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("no open MCP question {0}")]
-pub struct ElicitationAnswerError(pub QuestionId);
-
-/// The open questions, shared by the servers' asker and the handle.
-#[derive(Default)]
-pub(crate) struct Elicitations {
-    pending: Mutex<HashMap<QuestionId, oneshot::Sender<ElicitationAnswer>>>,
-}
-
-impl Elicitations {
-    pub(crate) fn answer(
-        &self,
-        id: QuestionId,
-        answer: ElicitationAnswer,
-    ) -> Result<(), ElicitationAnswerError> {
-        let sender = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id)
-            .ok_or(ElicitationAnswerError(id))?;
-        sender.send(answer).map_err(|_| ElicitationAnswerError(id))
-    }
-
-    /// Withdraws every open question (the running turn was interrupted): each server reads
-    /// "cancel", and the front end is told to take the question off the screen.
-    pub(crate) fn withdraw_all(&self) {
-        // Dropping the senders wakes the askers, which report the withdrawal.
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
-
-    fn open(&self, id: QuestionId) -> oneshot::Receiver<ElicitationAnswer> {
-        let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, tx);
-        rx
-    }
-
-    fn close(&self, id: QuestionId) {
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
-    }
-}
+/// The open questions of the MCP servers, shared by their asker and the handle.
+pub(crate) type Elicitations = OpenQuestions<ElicitationAnswer>;
 
 /// The servers' elicitation handler: asks the front end through an event and waits for its
 /// answer, a withdrawal, or the session's end.

@@ -85,19 +85,13 @@ pub enum StartError {
 #[error("the session has ended")]
 pub struct SessionClosed;
 
-/// Why an answer to a permission request was refused.
+/// Why an answer to a question was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AnswerError {
     /// Answered already, withdrawn (its turn was interrupted), or never asked.
-    #[error("no pending permission request {0}")]
+    #[error("no open question {0} (answered already, withdrawn, or never asked)")]
     Unknown(QuestionId),
 }
-
-/// Why an answer about a stuck model was refused: answered already, its turn ended
-/// (interrupted), or never asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("no open question {0} about a stuck model")]
-pub struct StuckAnswerError(pub QuestionId);
 
 /// Why [`crate::Op::SetPermissionMode`] was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

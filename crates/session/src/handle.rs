@@ -142,7 +142,7 @@ impl SessionHandle {
                         Some(elicitations) => elicitations
                             .answer(question, answer)
                             .map_err(|e| e.to_string()),
-                        None => Err(format!("no open MCP question {question}")),
+                        None => Err(format!("no open question {question} (no MCP server asks)")),
                     },
                 };
                 // Withdrawn meanwhile (its turn ended), answered twice, or never asked.

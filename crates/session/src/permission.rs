@@ -4,7 +4,6 @@
 //! becomes a denial telling the model how the user can allow it ([`Approvals::Headless`]).
 //! Forks never come here: they run with their own sandbox, where an ask is a denial.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use serde_json::Value;
@@ -18,23 +17,18 @@ use tine_permissions::{
 use tine_query_loop::PermissionOutcome;
 use tine_query_loop::hooks::{HookEvent, Hooks};
 use tine_tools::{Tool, ToolContext};
-use tokio::sync::oneshot;
 
 use crate::emit::Emitter;
 use crate::error::{AnswerError, ModeError};
 use crate::options::Approvals;
 use crate::protocol::{Notice, PermissionRequest, SessionEvent};
 use crate::protocol::{PermissionAnswer, QuestionId};
+use crate::questions::OpenQuestions;
 
 /// What the model reads when a person refused a call (Claude Code's wording, in substance).
 const DECLINED: &str = "The user doesn't want to proceed with this tool use. The tool use was \
      rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what \
      you are doing and wait for the user to tell you how to proceed.";
-
-/// An ask waiting for its answer.
-struct Pending {
-    answer: oneshot::Sender<PermissionAnswer>,
-}
 
 /// The session's permission state, shared by the loop's checker and the handle.
 pub(crate) struct Permissions {
@@ -45,7 +39,7 @@ pub(crate) struct Permissions {
     /// The settings file that disables bypassPermissions, if one does.
     bypass_disabled_by: Option<String>,
     denials: Mutex<DenialLog>,
-    pending: Mutex<HashMap<QuestionId, Pending>>,
+    pending: OpenQuestions<PermissionAnswer>,
     events: Emitter,
     /// The user's hooks: Notification runs when a person is asked.
     hooks: Option<Hooks>,
@@ -70,7 +64,7 @@ impl Permissions {
             approvals,
             bypass_disabled_by,
             denials: Mutex::new(DenialLog::default()),
-            pending: Mutex::new(HashMap::new()),
+            pending: OpenQuestions::default(),
             events,
             hooks: None,
             turn_allow: Mutex::new(Vec::new()),
@@ -143,17 +137,7 @@ impl Permissions {
         id: QuestionId,
         answer: PermissionAnswer,
     ) -> Result<(), AnswerError> {
-        let pending = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id)
-            .ok_or(AnswerError::Unknown(id))?;
-        // The call may have been interrupted meanwhile; then nobody waits for it.
-        pending
-            .answer
-            .send(answer)
-            .map_err(|_| AnswerError::Unknown(id))
+        self.pending.answer(id, answer)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, PermissionContext> {
@@ -334,11 +318,7 @@ impl Permissions {
     ) -> Result<PermissionAnswer, PermissionOutcome> {
         let id = self.events.next_question();
         let target_path = target.clone();
-        let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, Pending { answer: tx });
+        let rx = self.pending.open(id);
         let _ = self
             .events
             .emit(SessionEvent::PermissionRequest(PermissionRequest {
@@ -362,10 +342,7 @@ impl Permissions {
             _ = ctx.cancellation().cancelled() => None,
         };
         let Some(answer) = answer else {
-            self.pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&id);
+            self.pending.close(id);
             let _ = self
                 .events
                 .emit(SessionEvent::PermissionWithdrawn { question: id });

@@ -1,22 +1,19 @@
 //! A stuck model, asked about ([`Approvals::Interactive`](crate::Approvals) only): when the
 //! loop sees the same call fail the same way again and again (query-loop's `stuck`), a
 //! headless session stops the turn; an interactive one sends a [`StuckQuestion`] and lets the
-//! person decide, through [`crate::SessionHandle::answer_stuck`], whether the model goes on.
+//! person decide, through `Op::Answer`, whether the model goes on.
 //! An interruption while the question is open stops the turn (the question ends with it).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
-use tine_query_loop::{RepeatedFailure, RepeatedFailureHandler, StuckDecision};
-use tokio::sync::oneshot;
-
 use tine_query_loop::QueryEngine;
+use tine_query_loop::{RepeatedFailure, RepeatedFailureHandler, StuckDecision};
 use tokio_util::sync::CancellationToken;
 
 use crate::emit::Emitter;
-use crate::error::StuckAnswerError;
-use crate::protocol::{QuestionId, SessionEvent, StuckQuestion};
+use crate::protocol::{SessionEvent, StuckQuestion};
+use crate::questions::OpenQuestions;
 
 /// Where the asker finds the running turn's token (an interruption ends the question).
 pub(crate) trait RunningTurn: Send + Sync {
@@ -24,43 +21,8 @@ pub(crate) trait RunningTurn: Send + Sync {
     fn running_token(&self) -> Option<CancellationToken>;
 }
 
-/// The open questions, shared by the loop's handler and the handle.
-#[derive(Default)]
-pub(crate) struct StuckQuestions {
-    pending: Mutex<HashMap<QuestionId, oneshot::Sender<StuckDecision>>>,
-}
-
-impl StuckQuestions {
-    pub(crate) fn answer(
-        &self,
-        id: QuestionId,
-        decision: StuckDecision,
-    ) -> Result<(), StuckAnswerError> {
-        let sender = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id)
-            .ok_or(StuckAnswerError(id))?;
-        sender.send(decision).map_err(|_| StuckAnswerError(id))
-    }
-
-    fn open(&self, id: QuestionId) -> oneshot::Receiver<StuckDecision> {
-        let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, tx);
-        rx
-    }
-
-    fn close(&self, id: QuestionId) {
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
-    }
-}
+/// The open questions about a stuck model, shared by the loop's handler and the handle.
+pub(crate) type StuckQuestions = OpenQuestions<StuckDecision>;
 
 /// The engine's handler: asks, and waits for the answer or the running turn's interruption.
 pub(crate) struct StuckAsker {
