@@ -181,23 +181,8 @@ impl SessionHandle {
                     SessionEvent::Notice(crate::protocol::Notice::info(text)),
                 );
             }
-            // Queued ones never come here (`Op::is_queued`).
-            Op::Prompt(_)
-            | Op::Command { .. }
-            | Op::Compact { .. }
-            | Op::Clear
-            | Op::Resume(_)
-            | Op::Rewind { .. }
-            | Op::SetModel(_)
-            | Op::SetThinking(_)
-            | Op::McpRestart(_)
-            | Op::McpToggle { .. }
-            | Op::FlushBackground
-            | Op::AwaySummary
-            | Op::Speculate(_)
-            | Op::NotifyIdle
-            | Op::Finish
-            | Op::Shutdown(_) => {}
+            // Queued ones never come here (`Op::is_queued` sorts every op).
+            queued => tracing::error!(?queued, "a queued op was taken for one done at once"),
         }
     }
 
