@@ -1,9 +1,9 @@
-//! Sub-agents in the session (issue 15): the typed agents this project and user define, the
+//! Sub-agents in the session: the typed agents this project and user define, the
 //! Agent and task tools in the pool, and, once the engine exists, the [`AgentRuntime`] and the
 //! [`TaskRegistry`] stored on the session's `ToolContext` (the Agent tool finds the spawner
 //! there, the task tools the registry; forks see both). Background agents' notifications are
-//! delivered as further turns by the front end (`SessionHandle::agent_reports`). The user's
-//! SubagentStop hooks run in each sub-agent's loop.
+//! delivered as further turns by the session's task (`actor`). The user's SubagentStop hooks
+//! run in each sub-agent's loop.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! different model, whose cache entry nobody would read.
 //!
 //! The front end decides when the person returned (its idle clock); the session only answers
-//! [`crate::SessionHandle::away_summary`] with [`crate::SessionEvent::AwaySummary`]. Off
+//! [`crate::Op::AwaySummary`] with [`crate::SessionEvent::AwaySummary`]. Off
 //! (`awaySummaryEnabled: false`, or `--bare`), the handle's call does nothing.
 
 use std::sync::Arc;

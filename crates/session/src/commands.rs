@@ -1,4 +1,4 @@
-//! The slash commands the session answers ([`Submission::Command`](crate::Submission)), the
+//! The slash commands the session answers ([`Op::Command`](crate::Op)), the
 //! same for every front end: the built-ins of [`COMMANDS`], then the custom commands of
 //! `.tine/commands/` and `.claude/commands/` (their body a prompt with `$ARGUMENTS`, run with
 //! their front matter's `model` and `allowed-tools`), and any other `/word` is sent to the

@@ -1,9 +1,9 @@
-//! tine-session: one session for every front end (the TUI, headless `-p`). It assembles the
-//! engine, the forks' parent, the stop-hook pipeline, memory, compaction and the MCP servers
-//! from options and settings, runs each turn's protocol (a per-turn cancellation token,
-//! recall, the cache-safe slot cleared, background jobs, the cost of every request), and
-//! talks to its front end through a submission queue in and an event stream out, in the
-//! spirit of codex's `Op` / `Event` pair:
+//! tine-session: one session for every front end (the TUI, headless `-p`, and any other). It
+//! assembles the engine, the forks' parent, the stop-hook pipeline, memory, compaction and the
+//! MCP servers from options and settings, runs each turn's protocol (a per-turn cancellation
+//! token, recall, the cache-safe slot cleared, background jobs, the cost of every request), and
+//! speaks one protocol with its front end: a queue of typed operations in ([`Op`]) and a stream
+//! of events out ([`Event`]), in the shape of codex's `Op` / `EventMsg` pair:
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,61 +24,59 @@
 //!
 //! The library never prints: warnings are [`Notice`] events.
 //!
-//! Modules, in reading order (private but the namespaces [`custom_commands`], `skills` and
-//! [`speculation`]: the items re-exported at the root are the API):
-//! - `options`: [`SessionOptions`], what a front end asks for.
-//! - `submission`: [`Submission`], [`PermissionAnswer`] and the ids events carry.
-//! - `event`: [`SessionEvent`] and what it carries ([`TurnEnd`], [`UsageReport`],
-//!   [`SessionCost`], [`PermissionRequest`], [`Notice`]).
-//! - `error`: [`StartError`] and the handle's refusals.
-//! - `assemble`: start-up, from options and settings to the engine and its forks' parent.
-//! - `handle`: [`Session::start`] and the [`SessionHandle`].
-//! - `actor`: the session's task and the turn protocol.
-//! - `permission`: the main thread's `can_use_tool` (asks to a person, or denials headless;
-//!   what a PreToolUse hook's allow or ask leaves of the rules).
+//! Modules, in reading order (private but the namespaces [`custom_commands`], [`skills`],
+//! [`speculation`], [`provider`] and [`sandbox`]: the items re-exported at the root are the API):
+//! - `protocol`: the protocol every front end speaks: [`Op`] and its ids ([`OpId`],
+//!   [`QuestionId`]), [`Event`] / [`SessionEvent`] and what they carry ([`TurnEnd`],
+//!   [`UsageReport`], [`SessionCost`], [`PermissionRequest`], [`Notice`], ...), [`SessionInfo`]
+//!   with the command table ([`CommandInfo`]), [`HistoryItem`], [`call_summary`].
+//! - `options`: [`SessionOptions`], what a front end asks for; `error`: [`StartError`] and the
+//!   handle's refusals.
+//! - `handle`: [`Session::start`] and the [`SessionHandle`]: ops queued or done at once on the
+//!   state the task shares (`shared`); `emit`: events named by their op.
+//! - `actor`: the session's task: queued ops in order, agent reports as turns, another
+//!   conversation in place for clear and resume, the end; `conversation`: the conversation in
+//!   place and the turn protocol; `watch`: the tasks panel's feed.
+//! - `assemble`: start-up in stages, from options and settings to the engine and its forks'
+//!   parent; [`provider`]: anthropic or openai, the model, the client; [`sandbox`]: the Bash
+//!   sandbox's settings and decision; `flags`: the flags that shape a session
+//!   (`--system-prompt`, `--add-dir`, `--session-id`, `--fallback-model`).
+//! - `can_use_tool`, `permission`, `plan_mode`, `questions`, `preview`: the main thread's
+//!   `can_use_tool` (asks to a person with a preview of the edit, or denials headless; what a
+//!   PreToolUse hook's allow or ask leaves of the rules; ExitPlanMode), the open questions.
 //! - `hooks`: the user's command hooks, one value for the loop, the pipeline, the permission
 //!   checker and the task (SessionStart, UserPromptSubmit, SessionEnd).
-//! - `agents`: sub-agents: typed agents' definitions, the Agent and task tools, the spawner
-//!   and task registry on the tool context.
-//! - `plan_mode`: an ExitPlanMode call: the plan approved by a person (leaving plan mode) or
-//!   sent back with feedback; refused headless.
-//! - `stuck`: a stuck model asked about (interactive sessions).
-//! - `away`: the away summary, for a person back after an idle gap.
-//! - [`speculation`]: read-only tools pre-run on the draft the person is typing.
-//! - `magic`: Magic Docs wired in (the Read listener, the job, tracking rebuilt on resume).
-//! - `elicitation`: an MCP server's question to the person (interactive sessions; declined
-//!   headless).
-//! - `thinking`: extended thinking at start (`MAX_THINKING_TOKENS`, `alwaysThinkingEnabled`)
-//!   and `/thinking`.
-//! - `web_search`: the API's web search server tool, offered when the rules allow `WebSearch`.
-//! - `tasks`: background work a front end stops ([`SessionHandle::stop_task`]): agents,
-//!   shells, the dream.
+//! - `agents`: sub-agents: typed agents' definitions, the Agent and task tools, the spawner and
+//!   task registry on the tool context; `tasks`: what `Op::StopTask` stops.
+//! - `stuck`: a stuck model asked about; `elicitation`: an MCP server's question to the person
+//!   (declined headless).
+//! - `away`: the away summary; [`speculation`]: read-only tools pre-run on the draft.
+//! - `magic`: Magic Docs wired in; `thinking`: extended thinking at start and `/thinking`;
+//!   `web_search`: the API's web search server tool, offered when the rules allow it.
 //! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
-//!   stopped at shutdown.
-//! - `flags`: start-up's checks of the flags that shape a session (`--system-prompt`,
-//!   `--add-dir`, `--session-id`, `--fallback-model`); `main_client`: the main thread's client
-//!   (the fallback model on overload, raw stream events for `--include-partial-messages`);
-//!   `structured`: `--json-schema`'s StructuredOutput tool; `prompt_tool`:
+//!   restart and toggle, stopped at the end.
+//! - `main_client`: the main thread's client (the fallback model on overload, raw stream
+//!   events); `structured`: `--json-schema`'s StructuredOutput tool; `prompt_tool`:
 //!   `--permission-prompt-tool`, an MCP tool answering headless asks.
-//! - `commands`: the slash commands the session answers; [`custom_commands`]: the
-//!   Markdown prompts of `.tine/commands/` and `.claude/commands/`, with `$ARGUMENTS`;
-//!   `command_inline`: their `` !`command` `` outputs and `@path` files, through the session's
-//!   permissions.
-//! - [`skills`]: the skills of `.tine/skills/`, `.claude/skills/` and the user's folders, their
-//!   listing in the first user message; `skill_tool`: the `Skill` tool that loads one.
+//! - `command_table`, `commands`, `listing`: the session's slash commands and their table;
+//!   [`custom_commands`]: the Markdown prompts of `.tine/commands/` and `.claude/commands/`;
+//!   `command_inline`: their `` !`command` `` outputs and `@path` files.
+//! - [`skills`], `skill_tool`: the skills and the `Skill` tool; `history`: a resumed
+//!   conversation as [`HistoryItem`]s.
 //!
 //! `examples/one_prompt.rs` runs the same on the bundled simulator, offline, printing the
 //! events (`cargo run -p tine-session --example one_prompt`).
 //!
 //! # Types from lower crates
 //!
-//! Signatures use the lower crates' own types where a front end meets them:
+//! Signatures use the lower crates' own types where a front end meets them, and the ones its
+//! events carry are re-exported here, so a front end needs this crate alone:
 //! [`tine_api_client`]'s [`ModelClient`](tine_api_client::ModelClient) and messages,
-//! [`tine_permissions`]'s [`PermissionMode`](tine_permissions::PermissionMode),
-//! [`tine_config`]'s settings and [`SessionId`](tine_config::SessionId), [`tine_query_loop`]'s
-//! turn results ([`StuckDecision`] re-exported here), [`tine_mcp`]'s elicitation answer
-//! ([`ElicitationAnswer`], re-exported here) and [`tine_fork_runtime`]'s
-//! [`TaskRegistry`](tine_fork_runtime::TaskRegistry).
+//! [`tine_permissions`]'s [`PermissionMode`] (re-exported), [`tine_config`]'s settings and
+//! [`SessionId`](tine_config::SessionId), [`tine_query_loop`]'s [`QueryEvent`], turn results and
+//! [`StuckDecision`], [`tine_tools`]' [`ToolOutput`] and [`ToolDisplay`], [`tine_mcp`]'s
+//! [`ElicitationAnswer`], [`tine_fork_runtime`]'s [`BackgroundEvent`], [`TaskKind`] and
+//! [`TaskState`] (all re-exported).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

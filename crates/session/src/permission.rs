@@ -1,6 +1,6 @@
 //! The main thread's `can_use_tool`: every call asks the permission engine; what it cannot
 //! decide goes to a person ([`Approvals::Interactive`]: a [`PermissionRequest`] event, the call
-//! waiting for [`crate::SessionHandle::answer_permission`] or the turn's interruption) or
+//! waiting for its [`crate::Op::Answer`] or the turn's interruption) or
 //! becomes a denial telling the model how the user can allow it ([`Approvals::Headless`]).
 //! Forks never come here: they run with their own sandbox, where an ask is a denial.
 

@@ -1,4 +1,4 @@
-//! Skills (issue 22): packaged instructions the model loads when a task calls for them, read
+//! Skills: packaged instructions the model loads when a task calls for them, read
 //! as Claude Code reads them. A skill is a folder with a `SKILL.md` (frontmatter `name`,
 //! `description`, optional `allowed-tools`; a Markdown body of instructions) and any scripts
 //! or reference files beside it. Folders are looked up in `.tine/skills/` and

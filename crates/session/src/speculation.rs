@@ -1,5 +1,5 @@
 //! Speculation (seed 001 §16.2.4 ④): while the person types, the front end hands the session
-//! the draft ([`crate::SessionHandle::speculate`]); the session forks on the last turn's
+//! the draft ([`crate::Op::Speculate`]); the session forks on the last turn's
 //! cached prefix with the draft as the next prompt and lets the fork run read-only tools only
 //! (Read, Glob, Grep: [`SAFE_READ_ONLY_TOOLS`]), at most [`MAX_SPECULATION_TURNS`] turns. When
 //! the prompt then submitted matches the draft ([`matches_draft`]), the tools' results go with

@@ -2,7 +2,7 @@
 //! sub-agents of the task registry (stopped as TaskStop stops them: their token cancelled,
 //! their end reported to the model as it comes), the main thread's background shells
 //! (killed), and the running dream (killed: its fork aborted and its consolidation lock
-//! rolled back, so the next eligible session consolidates; issue 16).
+//! rolled back, so the next eligible session consolidates).
 
 use std::sync::Arc;
 
