@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use tine_config::SessionId;
-use tine_config::settings::{self, LoadedSettings, SettingsPaths};
+use tine_config::settings::{self, LoadedSettings};
 use tine_fork_runtime::{ParentContext, SessionLocation, UsageLedger};
 use tine_memory::{
     DreamCommand, DreamOptions, DreamStatus, MemoryDir, MemoryEnv, MemoryResolution,
@@ -28,16 +28,8 @@ use crate::args::MemoryCommand;
 /// `tine memory path|list|show NAME|dream`.
 pub fn run(command: &MemoryCommand) -> Result<String> {
     let (cwd, home) = crate::setup::here()?;
-    let user_home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let mut paths = SettingsPaths::new(&cwd, &home);
-    if let Some(user_home) = &user_home {
-        paths = paths.with_user_home(user_home);
-    }
-    if let Some(managed) = std::env::var_os("TINE_MANAGED_SETTINGS") {
-        paths = paths.with_managed(managed);
-    }
+    let user_home = crate::setup::user_home();
+    let paths = crate::setup::settings_paths(&cwd, &home, user_home.as_deref(), None);
     // Only the memory directory is read here and nothing runs: every problem is a warning.
     let loaded = settings::load(&paths);
     let rule_errors = PermissionSettings::read(&loaded).errors;
