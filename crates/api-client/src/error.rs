@@ -578,7 +578,7 @@ const MAX_HINT_SECS: f64 = 86_400.0;
 
 /// `retry-after-ms` (milliseconds, fractional allowed) wins over `retry-after` (seconds, or an
 /// HTTP date which we do not interpret).
-pub fn parse_retry_after(
+pub(crate) fn parse_retry_after(
     retry_after_ms: Option<&str>,
     retry_after: Option<&str>,
 ) -> Option<Duration> {

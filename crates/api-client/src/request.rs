@@ -39,14 +39,14 @@ mod system_blocks {
         Text(TextBlock),
     }
 
-    pub fn serialize<S: Serializer>(
+    pub(super) fn serialize<S: Serializer>(
         blocks: &[TextBlock],
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(blocks.iter().map(TaggedRef::Text))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Vec<TextBlock>, D::Error> {
         let tagged = Vec::<Tagged>::deserialize(deserializer)?;

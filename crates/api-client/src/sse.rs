@@ -222,7 +222,7 @@ impl EventDecoder {
 }
 
 /// Decode one frame's data into an event. Frames with empty data (keep-alives) are skipped.
-pub fn decode_frame(frame: &SseFrame) -> Result<Option<StreamEvent>, ApiError> {
+pub(crate) fn decode_frame(frame: &SseFrame) -> Result<Option<StreamEvent>, ApiError> {
     if frame.data.trim().is_empty() {
         return Ok(None);
     }

@@ -6,11 +6,11 @@ use std::time::Duration;
 use tine_api_client::model_info;
 
 /// Room kept below the effective window: auto compaction starts this many tokens before it.
-pub const AUTO_COMPACT_BUFFER_TOKENS: u64 = 13_000;
+pub(crate) const AUTO_COMPACT_BUFFER_TOKENS: u64 = 13_000;
 /// The reply room the effective window keeps (at most; less when the model's output is smaller).
-pub const MAX_REPLY_RESERVE_TOKENS: u64 = 20_000;
+pub(crate) const MAX_REPLY_RESERVE_TOKENS: u64 = 20_000;
 /// The warning level, in percent of the effective window.
-pub const WARNING_PERCENT: u64 = 85;
+pub(crate) const WARNING_PERCENT: u64 = 85;
 /// Consecutive failures after which auto compaction stays off for the session.
 pub(crate) const MAX_CONSECUTIVE_FAILURES: u32 = 3;
 /// The prompt cache's lifetime: after a longer idle gap the cache is cold, and old tool results
@@ -20,11 +20,11 @@ pub const CACHE_TTL: Duration = Duration::from_secs(5 * 60);
 pub(crate) const KEEP_RECENT_TOOL_RESULTS: usize = 5;
 
 /// tine's cap on the window compaction plans for, in tokens.
-pub const WINDOW_ENV: &str = "TINE_AUTO_COMPACT_WINDOW";
+pub(crate) const WINDOW_ENV: &str = "TINE_AUTO_COMPACT_WINDOW";
 /// Claude Code's name for the same cap (honoured when tine's is unset).
-pub const CLAUDE_WINDOW_ENV: &str = "CLAUDE_CODE_AUTO_COMPACT_WINDOW";
+pub(crate) const CLAUDE_WINDOW_ENV: &str = "CLAUDE_CODE_AUTO_COMPACT_WINDOW";
 /// Set (to anything but `0`/`false`) turns auto compaction off, as in Claude Code.
-pub const DISABLE_ENV: &str = "DISABLE_AUTOCOMPACT";
+pub(crate) const DISABLE_ENV: &str = "DISABLE_AUTOCOMPACT";
 /// The settings key (`false` turns auto compaction off).
 pub const AUTO_COMPACT_SETTING: &str = "autoCompactEnabled";
 /// Seconds of idle after which old tool results are cleared (default: the cache's 5-minute
@@ -101,10 +101,10 @@ impl CompactionConfig {
 
 /// For windows smaller than Claude's the reply reserve is at most this fraction of the model's
 /// window (1/6: it binds below 120k tokens).
-pub const SMALL_WINDOW_RESERVE_DIVISOR: u64 = 6;
+pub(crate) const SMALL_WINDOW_RESERVE_DIVISOR: u64 = 6;
 /// For windows smaller than Claude's the auto-compact buffer is at most this fraction of the
 /// model's window (1/8: it binds below 104k tokens).
-pub const SMALL_WINDOW_BUFFER_DIVISOR: u64 = 8;
+pub(crate) const SMALL_WINDOW_BUFFER_DIVISOR: u64 = 8;
 
 /// The token levels for one model.
 ///

@@ -10,7 +10,7 @@ use crate::prompt::CONTINUATION_PREFIX;
 const PROMPT_EXCERPT_CHARS: usize = 120;
 
 /// What `messages` (about to be summarized) hold.
-pub fn dropped_context(messages: &[Message]) -> DroppedContext {
+pub(crate) fn dropped_context(messages: &[Message]) -> DroppedContext {
     let mut dropped = DroppedContext::default();
     for message in messages {
         let MessageContent::Blocks(blocks) = &message.content else {
@@ -58,7 +58,7 @@ fn count_prompt(dropped: &mut DroppedContext, message: &Message) {
 }
 
 /// One line, at most `PROMPT_EXCERPT_CHARS` characters.
-pub fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if line.chars().count() <= PROMPT_EXCERPT_CHARS {
         return line;

@@ -9,12 +9,12 @@ use tine_query_loop::{ContentReplacementState, RequestTemplate};
 use tine_query_loop::{MAX_TOOL_RESULT_CHARS, PREVIEW_CHARS};
 
 /// Bytes per estimated token.
-pub const BYTES_PER_TOKEN: u64 = 4;
+pub(crate) const BYTES_PER_TOKEN: u64 = 4;
 
 /// The usage of the loop's last reply: its request's prompt tokens and how many messages that
 /// request carried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UsageMark {
+pub(crate) struct UsageMark {
     /// The prompt tokens (input, cache written and cache read) of that request.
     pub prompt_tokens: u64,
     /// How many messages that request carried.
@@ -24,12 +24,12 @@ pub struct UsageMark {
 }
 
 /// Estimated tokens of `bytes` bytes of text ([`BYTES_PER_TOKEN`] per token, rounded up).
-pub fn tokens_for_bytes(bytes: usize) -> u64 {
+pub(crate) fn tokens_for_bytes(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(BYTES_PER_TOKEN)
 }
 
 /// The tokens of the system prompt and the tool array.
-pub fn template_tokens(template: &RequestTemplate) -> u64 {
+pub(crate) fn template_tokens(template: &RequestTemplate) -> u64 {
     let system = serde_json::to_vec(&*template.system).map_or(0, |b| b.len());
     let tools = serde_json::to_vec(&*template.tools).map_or(0, |b| b.len());
     tokens_for_bytes(system + tools)
@@ -37,7 +37,10 @@ pub fn template_tokens(template: &RequestTemplate) -> u64 {
 
 /// The tokens of `messages` as they go on the wire: a tool result the replacement decisions
 /// (or the size rule, for one not yet decided) shrink counts at its sent size.
-pub fn messages_tokens(messages: &[Message], decisions: Option<&ContentReplacementState>) -> u64 {
+pub(crate) fn messages_tokens(
+    messages: &[Message],
+    decisions: Option<&ContentReplacementState>,
+) -> u64 {
     messages.iter().map(|m| message_tokens(m, decisions)).sum()
 }
 
@@ -65,7 +68,7 @@ fn message_tokens(message: &Message, decisions: Option<&ContentReplacementState>
 
 /// The next request's prompt size: from the mark when it describes this history, otherwise
 /// everything estimated.
-pub fn context_tokens(
+pub(crate) fn context_tokens(
     mark: Option<UsageMark>,
     messages: &[Message],
     template: &RequestTemplate,

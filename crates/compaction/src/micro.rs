@@ -15,7 +15,7 @@ pub const CLEARED_TOOL_RESULT: &str = "[Old tool result content cleared]";
 
 /// Clears every tool result of `messages` but the last `keep`; returns how many changed.
 /// Results already cleared, or no longer than the marker, are left alone.
-pub fn clear_old_tool_results(
+pub(crate) fn clear_old_tool_results(
     messages: &[Message],
     state: &mut ContentReplacementState,
     keep: usize,

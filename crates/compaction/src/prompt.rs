@@ -45,7 +45,7 @@ show exactly where the work stopped, so the task is not reinterpreted.";
 
 /// The summary instruction, with what the user (`/compact FOCUS`) and PreCompact hooks asked to
 /// keep.
-pub fn summary_instruction(focus: Option<&str>) -> String {
+pub(crate) fn summary_instruction(focus: Option<&str>) -> String {
     match focus.map(str::trim).filter(|f| !f.is_empty()) {
         None => INSTRUCTION.to_owned(),
         Some(focus) => format!(
@@ -82,7 +82,11 @@ pub fn format_summary(reply: &str) -> Option<String> {
 
 /// The first text of the new history: the summary, where the full transcript is, and, after an
 /// automatic compaction in the middle of a task, the word to go on with it.
-pub fn continuation_message(summary: &str, transcript: &str, trigger: CompactTrigger) -> String {
+pub(crate) fn continuation_message(
+    summary: &str,
+    transcript: &str,
+    trigger: CompactTrigger,
+) -> String {
     let mut text = format!(
         "{CONTINUATION_PREFIX} The summary below covers the earlier part of the conversation.\n\n\
          {summary}\n\nIf you need details from before this summary (exact code, error \

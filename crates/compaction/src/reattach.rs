@@ -16,15 +16,15 @@ use tine_tools::{BackgroundTasks, TaskStatus, TodoList, TodoStatus, ToolContext}
 use crate::estimate::{BYTES_PER_TOKEN, tokens_for_bytes};
 
 /// Files re-attached (or referenced) at most.
-pub const MAX_FILES: usize = 5;
+pub(crate) const MAX_FILES: usize = 5;
 /// Tokens of one file at most (a bigger one is referenced; the last one read is cut).
-pub const MAX_FILE_TOKENS: u64 = 5_000;
+pub(crate) const MAX_FILE_TOKENS: u64 = 5_000;
 /// Tokens of all the files together at most.
-pub const MAX_TOTAL_FILE_TOKENS: u64 = 50_000;
+pub(crate) const MAX_TOTAL_FILE_TOKENS: u64 = 50_000;
 
 /// The context blocks to put after the summary, and which files they hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reattached {
+pub(crate) struct Reattached {
     /// The blocks, in order (files, todo list, running shells).
     pub blocks: Vec<String>,
     /// Files whose content came back.
@@ -37,7 +37,7 @@ pub struct Reattached {
 /// file-state cache, most recently used first (so the last file read is always among them when
 /// it still exists); those whose content comes back are recorded as read again, since the
 /// model now sees them.
-pub async fn reattach(tool_context: &ToolContext) -> Reattached {
+pub(crate) async fn reattach(tool_context: &ToolContext) -> Reattached {
     let mut out = Reattached::default();
     let candidates = tool_context.file_state().paths();
     let mut total = 0;

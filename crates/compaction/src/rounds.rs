@@ -28,7 +28,7 @@ fn round_starts(messages: &[Message]) -> Vec<usize> {
 /// `messages` without their oldest rounds: enough to free `tokens_to_free` (by the estimate)
 /// when it is known, else a fifth of them; at least one, never the last. `None` when fewer than
 /// two rounds are left. Returns the kept history and how many rounds went.
-pub fn drop_oldest_rounds(
+pub(crate) fn drop_oldest_rounds(
     messages: &[Message],
     tokens_to_free: Option<u64>,
 ) -> Option<(Vec<Message>, usize)> {

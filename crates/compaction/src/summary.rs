@@ -48,7 +48,7 @@ impl CanUseTool for DenyAllTools {
 
 /// A summary and what it cost.
 #[derive(Debug, Clone)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// The summary's text.
     pub text: String,
     /// The usage of the summary's successful request.
@@ -61,7 +61,7 @@ pub struct Summary {
 /// `messages` the parent's last request sent (its cached prefix ends there); the summary's
 /// breakpoint goes there too, so it reads that prefix and writes no cache at all (the rest of
 /// the history is never sent again).
-pub async fn summarize(
+pub(crate) async fn summarize(
     parent: &ParentContext,
     template: &RequestTemplate,
     messages: Arc<[Message]>,

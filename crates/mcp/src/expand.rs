@@ -3,7 +3,7 @@
 
 /// Expands `text`; `lookup` answers a variable's value. The names of variables that were
 /// needed, unset and without a default, come back as the error.
-pub fn expand_vars(
+pub(crate) fn expand_vars(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, Vec<String>> {
@@ -46,7 +46,7 @@ pub fn expand_vars(
 }
 
 /// The process environment as a lookup (empty values count as set, as in a shell).
-pub fn process_env(name: &str) -> Option<String> {
+pub(crate) fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 

@@ -31,7 +31,7 @@ const MAX_SSE_EVENT: usize = 16 * 1024 * 1024;
 
 /// The reqwest client rmcp's transport drives.
 #[derive(Debug, Clone, Default)]
-pub struct ReqwestHttpClient(pub reqwest::Client);
+pub(crate) struct ReqwestHttpClient(pub reqwest::Client);
 
 type Error = StreamableHttpError<reqwest::Error>;
 

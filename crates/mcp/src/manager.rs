@@ -29,7 +29,7 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_millis(10_000);
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Looks up `${VAR}` values in server configurations.
-pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub(crate) type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// How the servers are run.
 #[derive(Clone)]

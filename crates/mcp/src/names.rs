@@ -3,13 +3,13 @@
 //! (a longer name would make the API refuse every request of the session).
 
 /// The prefix of every MCP tool name.
-pub const MCP_PREFIX: &str = "mcp__";
+pub(crate) const MCP_PREFIX: &str = "mcp__";
 
 /// The longest tool name the Messages API accepts.
-pub const MAX_TOOL_NAME_LEN: usize = 64;
+pub(crate) const MAX_TOOL_NAME_LEN: usize = 64;
 
 /// `name` with every character outside `[A-Za-z0-9_-]` replaced by `_`.
-pub fn sanitize(name: &str) -> String {
+pub(crate) fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
@@ -35,7 +35,7 @@ pub fn tool_name(server: &str, tool: &str) -> String {
 }
 
 /// Why a server name cannot be used.
-pub fn invalid_server_name(name: &str) -> Option<&'static str> {
+pub(crate) fn invalid_server_name(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         return Some("is empty");
     }
@@ -49,7 +49,7 @@ pub fn invalid_server_name(name: &str) -> Option<&'static str> {
 }
 
 /// Whether `name` may be given to `tine mcp add` (Claude Code's rule: letters, digits, `_`, `-`).
-pub fn is_plain_server_name(name: &str) -> bool {
+pub(crate) fn is_plain_server_name(name: &str) -> bool {
     !name.is_empty() && sanitize(name) == name && invalid_server_name(name).is_none()
 }
 

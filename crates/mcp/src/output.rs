@@ -11,15 +11,15 @@ use tine_tools::ToolOutput;
 use crate::names::sanitize;
 
 /// Claude Code's default limit on one MCP result (`MAX_MCP_OUTPUT_TOKENS`).
-pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
+pub(crate) const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
 
 /// A fast token estimate: four characters a token, as Claude Code estimates MCP output.
-pub fn estimate_tokens(text: &str) -> usize {
+pub(crate) fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
 /// The text of a list of MCP content blocks (`tools/call` content, `resources/read` contents).
-pub fn render_blocks(blocks: &[Value]) -> String {
+pub(crate) fn render_blocks(blocks: &[Value]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for block in blocks {
         let text = |key: &str| block.get(key).and_then(Value::as_str);
@@ -72,7 +72,7 @@ fn describe_binary(kind: &str, mime: Option<&str>, base64: Option<&str>) -> Stri
 
 /// Where and how much.
 #[derive(Debug, Clone)]
-pub struct OutputLimits {
+pub(crate) struct OutputLimits {
     /// Tokens of a result at most.
     pub max_tokens: usize,
     /// Where whole results over the limit are saved (created 0700, files 0600).
@@ -80,7 +80,7 @@ pub struct OutputLimits {
 }
 
 /// Turns a `tools/call` result (as JSON) into the tool's output.
-pub fn call_result_output(
+pub(crate) fn call_result_output(
     result: &Value,
     server: &str,
     tool: &str,
@@ -107,7 +107,12 @@ pub fn call_result_output(
 }
 
 /// `text` itself when within the limit; otherwise its start and a note with the saved file.
-pub fn limit_output(text: String, server: &str, tool: &str, limits: &OutputLimits) -> String {
+pub(crate) fn limit_output(
+    text: String,
+    server: &str,
+    tool: &str,
+    limits: &OutputLimits,
+) -> String {
     let tokens = estimate_tokens(&text);
     if tokens <= limits.max_tokens {
         return text;

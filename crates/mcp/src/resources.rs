@@ -29,7 +29,7 @@ pub(crate) struct ResourceAccess {
 }
 
 /// Lists the resources of the connected servers (`resources/list`).
-pub struct ListMcpResourcesTool {
+pub(crate) struct ListMcpResourcesTool {
     inner: ResourceAccess,
 }
 
@@ -155,7 +155,7 @@ impl Tool for ListMcpResourcesTool {
 }
 
 /// Reads one resource of a server (`resources/read`).
-pub struct ReadMcpResourceTool {
+pub(crate) struct ReadMcpResourceTool {
     inner: ResourceAccess,
 }
 

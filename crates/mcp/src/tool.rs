@@ -20,7 +20,7 @@ use crate::output::{OutputLimits, call_result_output};
 use crate::slot::ServerSlot;
 
 /// Claude Code's cap on an MCP tool's description.
-pub const MAX_DESCRIPTION_CHARS: usize = 2048;
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 2048;
 
 /// One tool of an MCP server, as a [`tine_tools::Tool`] named `mcp__SERVER__TOOL`.
 pub struct McpTool {

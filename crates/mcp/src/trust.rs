@@ -11,11 +11,11 @@ use serde_json::Value;
 use tine_config::settings::{LoadedSettings, SettingsSource};
 
 /// The setting that trusts every `.mcp.json` server.
-pub const ENABLE_ALL_KEY: &str = "enableAllProjectMcpServers";
+pub(crate) const ENABLE_ALL_KEY: &str = "enableAllProjectMcpServers";
 /// The setting listing trusted `.mcp.json` servers.
-pub const ENABLED_KEY: &str = "enabledMcpjsonServers";
+pub(crate) const ENABLED_KEY: &str = "enabledMcpjsonServers";
 /// The setting listing disabled `.mcp.json` servers.
-pub const DISABLED_KEY: &str = "disabledMcpjsonServers";
+pub(crate) const DISABLED_KEY: &str = "disabledMcpjsonServers";
 
 /// What the settings say about `.mcp.json` servers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -104,7 +104,7 @@ fn names(value: Option<&Value>) -> impl Iterator<Item = String> + '_ {
 }
 
 /// How to trust `name`, for `tine mcp list` and the start-up warning.
-pub fn how_to_trust(name: &str) -> String {
+pub(crate) fn how_to_trust(name: &str) -> String {
     format!(
         "to start it, add \"{ENABLED_KEY}\": [\"{name}\"] (or \"{ENABLE_ALL_KEY}\": true) to .tine/settings.local.json or ~/.tine/settings.json, or run `tine mcp trust {name}`"
     )

@@ -14,7 +14,7 @@ use crate::request::RequestTemplate;
 use crate::stuck::{DEFAULT_MAX_REPEATED_FAILURES, RepeatedFailureHandler};
 
 /// Consecutive stop-hook continuations before the loop ends the turn anyway.
-pub const DEFAULT_MAX_STOP_HOOK_CONTINUATIONS: u32 = 5;
+pub(crate) const DEFAULT_MAX_STOP_HOOK_CONTINUATIONS: u32 = 5;
 
 /// Who is running the loop (logs, usage attribution, recursion guards).
 pub type QuerySource = Arc<str>;

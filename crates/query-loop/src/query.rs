@@ -31,20 +31,20 @@ use crate::transcript::CompactBoundary;
 use crate::transition::{Terminal, Transition};
 
 /// The output limit of a first attempt (Claude Code's capped default).
-pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_000;
+pub(crate) const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_000;
 /// The limit a reply cut at the default is retried with, once.
-pub const ESCALATED_MAX_OUTPUT_TOKENS: u32 = 64_000;
+pub(crate) const ESCALATED_MAX_OUTPUT_TOKENS: u32 = 64_000;
 /// "Resume directly" nudges after the escalated limit is hit too.
-pub const MAX_OUTPUT_RECOVERY_ATTEMPTS: u32 = 3;
+pub(crate) const MAX_OUTPUT_RECOVERY_ATTEMPTS: u32 = 3;
 
 /// `pause_turn` replies in a row the loop continues before it ends the turn with an error: a
 /// server tool (web search) that keeps pausing would otherwise be paid for without end. The
 /// API pauses a server-tool loop after about 10 of its own iterations, so 5 continuations
 /// allow some 50 searches in one answer; Claude Code documents no number.
-pub const MAX_PAUSE_TURN_CONTINUATIONS: u32 = 5;
+pub(crate) const MAX_PAUSE_TURN_CONTINUATIONS: u32 = 5;
 
 /// The message appended after a reply cut at the raised output limit.
-pub const RESUME_MESSAGE: &str = "Output token limit hit. Resume directly — no apology, no recap of what you were doing. \
+pub(crate) const RESUME_MESSAGE: &str = "Output token limit hit. Resume directly — no apology, no recap of what you were doing. \
 Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.";
 
 /// What changes from one iteration to the next.

@@ -30,7 +30,7 @@ pub struct ContentReplacementState {
 }
 
 /// The transcript annotation that records replaced results: `{"replaced": {id: text}}`.
-pub const REPLACEMENTS_KIND: &str = "content_replacement";
+pub(crate) const REPLACEMENTS_KIND: &str = "content_replacement";
 
 /// The state as sessions and forks hold it.
 pub type SharedReplacements = Arc<Mutex<ContentReplacementState>>;

@@ -8,7 +8,7 @@
 use tine_api_client::ThinkingConfig;
 
 /// The smallest budget the API accepts.
-pub const MIN_THINKING_BUDGET: u32 = 1024;
+pub(crate) const MIN_THINKING_BUDGET: u32 = 1024;
 
 /// Claude Code's budget when thinking is on without a number (`alwaysThinkingEnabled`, the
 /// TUI's toggle): its largest, "ultrathink" budget.
@@ -17,7 +17,7 @@ pub const DEFAULT_THINKING_BUDGET: u32 = 31_999;
 /// The session's thinking config made valid for a model whose replies are at most
 /// `model_max_output` tokens: the budget raised to the API's minimum and kept below the
 /// model's limit. A model too small for the minimum budget gets no thinking.
-pub fn fit_to_model(
+pub(crate) fn fit_to_model(
     thinking: Option<ThinkingConfig>,
     model_max_output: u32,
 ) -> Option<ThinkingConfig> {
@@ -34,7 +34,7 @@ pub fn fit_to_model(
 
 /// The config under a forced output limit (a fork's own `max_output_tokens`): the budget
 /// shrinks below it, and thinking is off when the limit leaves no room for the minimum.
-pub fn fit_to_limit(thinking: Option<ThinkingConfig>, limit: u32) -> Option<ThinkingConfig> {
+pub(crate) fn fit_to_limit(thinking: Option<ThinkingConfig>, limit: u32) -> Option<ThinkingConfig> {
     match thinking {
         Some(ThinkingConfig::Enabled { budget_tokens }) if budget_tokens >= limit => {
             let budget = limit.saturating_sub(1);
@@ -49,7 +49,7 @@ pub fn fit_to_limit(thinking: Option<ThinkingConfig>, limit: u32) -> Option<Thin
 /// The `max_tokens` of a request wanting `max_tokens` of answer: with a thinking budget, at
 /// least the budget plus `answer_room`, within the model's limit (always above the budget,
 /// which [`fit_to_model`] keeps below that limit).
-pub fn max_tokens_with(
+pub(crate) fn max_tokens_with(
     thinking: Option<&ThinkingConfig>,
     max_tokens: u32,
     answer_room: u32,

@@ -28,7 +28,7 @@ use crate::spawn::{Spawner, TurnInProgress};
 use crate::stuck::FailureStreak;
 
 /// Tool calls running at once in a concurrency-safe batch.
-pub const MAX_PARALLEL_TOOLS: usize = 10;
+pub(crate) const MAX_PARALLEL_TOOLS: usize = 10;
 
 /// What one reply's tool calls produced.
 pub(crate) struct ToolRound {

@@ -17,23 +17,23 @@ use tine_fork_runtime::{SideQuery, UsageLedger, side_query};
 use tine_query_loop::repair_tool_pairing;
 
 /// The setting that turns the away summary off (`false`); on by default.
-pub const AWAY_SUMMARY_SETTING: &str = "awaySummaryEnabled";
+pub(crate) const AWAY_SUMMARY_SETTING: &str = "awaySummaryEnabled";
 /// The setting for the idle gap after which a return gets a summary, in minutes.
-pub const AWAY_IDLE_SETTING: &str = "awaySummaryIdleMinutes";
+pub(crate) const AWAY_IDLE_SETTING: &str = "awaySummaryIdleMinutes";
 /// The default idle gap.
-pub const DEFAULT_AWAY_IDLE: Duration = Duration::from_secs(5 * 60);
+pub(crate) const DEFAULT_AWAY_IDLE: Duration = Duration::from_secs(5 * 60);
 /// How many of the latest messages the summary reads.
 pub const AWAY_MESSAGES: usize = 30;
 /// The ledger source of its requests.
 pub const AWAY_QUERY_SOURCE: &str = "away_summary";
 /// The instruction appended after the recent messages.
-pub const AWAY_PROMPT: &str = "The user stepped away from this session and has just come \
+pub(crate) const AWAY_PROMPT: &str = "The user stepped away from this session and has just come \
 back. In 1-3 short sentences, remind them what was being worked on (the task, not the \
 details) and what the next step is. No greeting, no lists, no status report.";
 
 /// Whether and when the away summary runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AwayOptions {
+pub(crate) struct AwayOptions {
     /// `awaySummaryEnabled` (default on).
     pub enabled: bool,
     /// `awaySummaryIdleMinutes` (default 5).
@@ -51,7 +51,7 @@ impl Default for AwayOptions {
 
 impl AwayOptions {
     /// The options from settings, with a warning for each value of the wrong type.
-    pub fn from_settings(settings: &LoadedSettings) -> (Self, Vec<String>) {
+    pub(crate) fn from_settings(settings: &LoadedSettings) -> (Self, Vec<String>) {
         let mut options = Self::default();
         let mut warnings = Vec::new();
         if let Some((value, source)) = settings.get(AWAY_SUMMARY_SETTING) {
@@ -110,7 +110,7 @@ pub(crate) struct AwaySummarizer {
 impl AwaySummarizer {
     /// The summary of `recent` (the window [`recent_messages`] chose), or `None` when the
     /// request failed (logged: a missing card is no error to show).
-    pub async fn summarize(&self, recent: Vec<Message>) -> Option<String> {
+    pub(crate) async fn summarize(&self, recent: Vec<Message>) -> Option<String> {
         let mut recent = recent;
         recent.push(Message::user(vec![ContentBlock::text(AWAY_PROMPT)]));
         let mut query = SideQuery::new(&self.model, AWAY_QUERY_SOURCE, recent);

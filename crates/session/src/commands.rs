@@ -95,7 +95,7 @@ pub(crate) async fn run(
 
 /// What `/init` asks the model (Claude Code's `/init`, writing AGENTS.md, the file other
 /// agents read too).
-pub const INIT_PROMPT: &str = "Please analyze this codebase and create an AGENTS.md file at \
+pub(crate) const INIT_PROMPT: &str = "Please analyze this codebase and create an AGENTS.md file at \
 the root of the project: it will be given to future coding agents working in this repository. \
 Add (1) the commands used to build, lint and test, including how to run a single test, and \
 (2) the high-level architecture: what one can only understand by reading several files. If an \
@@ -269,7 +269,7 @@ async fn compact(
 }
 
 /// `/cost`: the total, each source (main first), and the cache read share.
-pub fn cost_text(cost: &SessionCost, cache_read_share: Option<f64>) -> String {
+pub(crate) fn cost_text(cost: &SessionCost, cache_read_share: Option<f64>) -> String {
     let total = cost.total();
     let mut text = format!(
         "Total cost: ${:.4} ({} requests)\n",

@@ -20,7 +20,7 @@ use crate::protocol::{Notice, SessionEvent};
 
 /// Notification's message when the prompt has waited (Claude Code's "Claude is waiting for
 /// your input").
-pub const IDLE_MESSAGE: &str = "tine is waiting for your input";
+pub(crate) const IDLE_MESSAGE: &str = "tine is waiting for your input";
 
 /// The session's hooks (none when settings set none).
 #[derive(Clone, Default)]

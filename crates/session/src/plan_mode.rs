@@ -16,7 +16,7 @@ use crate::permission::Permissions;
 use crate::protocol::PermissionAnswer;
 
 /// The `always_rule` of a plan approval (the auto-accept option, the TUI's first).
-pub const ACCEPT_EDITS_OPTION: &str = "acceptEdits";
+pub(crate) const ACCEPT_EDITS_OPTION: &str = "acceptEdits";
 
 /// The outcome of an ExitPlanMode call.
 pub(crate) async fn exit_outcome(

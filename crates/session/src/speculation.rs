@@ -133,7 +133,7 @@ pub(crate) struct Speculator {
 
 impl Speculator {
     /// Speculation forking from `parent`, its reads judged by `permissions` (the session's).
-    pub fn new(parent: Arc<ParentContext>, permissions: &PermissionContext) -> Self {
+    pub(crate) fn new(parent: Arc<ParentContext>, permissions: &PermissionContext) -> Self {
         Self {
             parent,
             sandbox: Arc::new(SpeculationSandbox {
@@ -147,7 +147,7 @@ impl Speculator {
 
     /// Speculates on `draft` from the last turn's `params` (none before the first turn: there
     /// is no cached prefix to share), replacing a speculation on an older draft.
-    pub fn start(&mut self, draft: String, params: Option<Arc<CacheSafeParams>>) {
+    pub(crate) fn start(&mut self, draft: String, params: Option<Arc<CacheSafeParams>>) {
         if self.current.as_ref().is_some_and(|c| c.draft == draft) {
             return;
         }
@@ -193,7 +193,7 @@ impl Speculator {
     /// The attachment for `prompt` if the speculation in flight predicted it (waiting for it
     /// to finish, unless `turn` is cancelled first), else `None`; either way nothing is in
     /// flight afterwards.
-    pub async fn take(&mut self, prompt: &str, turn: &CancellationToken) -> Option<String> {
+    pub(crate) async fn take(&mut self, prompt: &str, turn: &CancellationToken) -> Option<String> {
         let current = self.current.take()?;
         if !matches_draft(prompt, &current.draft) {
             current.token.cancel();
@@ -213,7 +213,7 @@ impl Speculator {
     }
 
     /// Cancels the speculation in flight, if any.
-    pub fn cancel(&mut self) {
+    pub(crate) fn cancel(&mut self) {
         if let Some(current) = self.current.take() {
             current.token.cancel();
             current.task.abort();

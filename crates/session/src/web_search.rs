@@ -12,13 +12,13 @@ use tine_permissions::{
 };
 
 /// The name permission rules use.
-pub const WEB_SEARCH_RULE: &str = "WebSearch";
+pub(crate) const WEB_SEARCH_RULE: &str = "WebSearch";
 
 /// Searches one request may make (Claude Code's figure).
-pub const WEB_SEARCH_MAX_USES: u32 = 8;
+pub(crate) const WEB_SEARCH_MAX_USES: u32 = 8;
 
 /// The server tool's definition.
-pub fn web_search_tool() -> Value {
+pub(crate) fn web_search_tool() -> Value {
     json!({
         "type": "web_search_20250305",
         "name": "web_search",

@@ -40,7 +40,7 @@ fn text_of(value: Option<&Value>) -> Option<String> {
 
 impl ChatError {
     /// From a parsed body (or a chunk holding an error).
-    pub fn from_value(value: &Value) -> Self {
+    pub(super) fn from_value(value: &Value) -> Self {
         let object = match value {
             Value::Object(map) => match map.get("error") {
                 Some(Value::Object(inner)) => inner,
@@ -79,7 +79,7 @@ impl ChatError {
     }
 
     /// From a response body: JSON in any of the shapes above, or text.
-    pub fn from_body(body: &[u8]) -> Self {
+    pub(super) fn from_body(body: &[u8]) -> Self {
         if let Ok(value) = serde_json::from_slice::<Value>(body) {
             let error = Self::from_value(&value);
             if !error.message.is_empty() || error.error_type.is_some() || error.code.is_some() {

@@ -30,7 +30,7 @@ use crate::openai::config::MaxTokensField;
 use crate::request::{MessagesRequest, SystemPrompt, ToolChoice};
 
 /// The exact bytes [`crate::OpenAiClient`] posts for `request` (always streaming, with usage).
-pub fn chat_request_bytes(request: &MessagesRequest, field: MaxTokensField) -> Vec<u8> {
+pub(super) fn chat_request_bytes(request: &MessagesRequest, field: MaxTokensField) -> Vec<u8> {
     let body = chat_request(request, field);
     // Plain structs of strings and `Value`s: serializing into a Vec cannot fail.
     serde_json::to_vec(&body).unwrap_or_default()

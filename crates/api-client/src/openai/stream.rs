@@ -80,7 +80,7 @@ struct FunctionDelta {
 
 /// `usage` as chat completions reports it.
 #[derive(Debug, Clone, Copy, Deserialize, Default, PartialEq, Eq)]
-pub struct ChatUsage {
+pub(super) struct ChatUsage {
     /// Prompt tokens, cached ones included.
     #[serde(default)]
     pub prompt_tokens: u64,
@@ -94,7 +94,7 @@ pub struct ChatUsage {
 
 /// `usage.prompt_tokens_details` of chat completions.
 #[derive(Debug, Clone, Copy, Deserialize, Default, PartialEq, Eq)]
-pub struct PromptTokensDetails {
+pub(super) struct PromptTokensDetails {
     /// Prompt tokens read from the server's prefix cache.
     #[serde(default)]
     pub cached_tokens: Option<u64>,
@@ -102,7 +102,7 @@ pub struct PromptTokensDetails {
 
 impl ChatUsage {
     /// As our [`Usage`]: cache reads + input = the prompt, as on Anthropic.
-    pub fn to_usage(self) -> Usage {
+    pub(super) fn to_usage(self) -> Usage {
         let cached = self
             .prompt_tokens_details
             .and_then(|d| d.cached_tokens)
@@ -119,7 +119,7 @@ impl ChatUsage {
 }
 
 /// What a `finish_reason` means here. `called_tools`: the reply holds tool calls.
-pub fn stop_reason(finish_reason: Option<&str>, called_tools: bool) -> StopReason {
+pub(super) fn stop_reason(finish_reason: Option<&str>, called_tools: bool) -> StopReason {
     match finish_reason {
         Some("tool_calls" | "function_call") => StopReason::ToolUse,
         Some("length") => StopReason::MaxTokens,
@@ -152,7 +152,7 @@ enum Open {
 /// Decodes one response's chunks into events. Feed it byte chunks; call
 /// [`ChunkDecoder::finish`] at the end of the body.
 #[derive(Debug)]
-pub struct ChunkDecoder {
+pub(super) struct ChunkDecoder {
     parser: SseParser,
     /// The request's model, for `message_start` when a chunk does not name one.
     model: String,
@@ -171,7 +171,7 @@ pub struct ChunkDecoder {
 
 impl ChunkDecoder {
     /// A decoder for a reply of `model`.
-    pub fn new(model: impl Into<String>) -> Self {
+    pub(super) fn new(model: impl Into<String>) -> Self {
         Self {
             parser: SseParser::new(),
             model: model.into(),
@@ -195,7 +195,11 @@ impl ChunkDecoder {
 
     /// Decode `chunk`, appending events to `out`. `Err` for a frame that is not JSON (the events
     /// before it are in `out`).
-    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ApiError> {
+    pub(super) fn feed(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ApiError> {
         let mut parser = std::mem::take(&mut self.parser);
         parser.feed(chunk, |frame| self.frame(frame, out));
         self.parser = parser;
@@ -207,7 +211,7 @@ impl ChunkDecoder {
 
     /// The body ended. Returns true when the response is complete (its end events are in
     /// `out`): `[DONE]` came, or a finish reason did (not every server sends `[DONE]`).
-    pub fn finish(&mut self, out: &mut Vec<StreamEvent>) -> bool {
+    pub(super) fn finish(&mut self, out: &mut Vec<StreamEvent>) -> bool {
         let mut parser = std::mem::take(&mut self.parser);
         parser.finish(|frame| self.frame(frame, out));
         if self.done {

@@ -46,7 +46,7 @@ pub(crate) struct Document {
 
 impl Document {
     /// 1-based line and column of a byte offset.
-    pub fn position(&self, offset: usize) -> (usize, usize) {
+    pub(super) fn position(&self, offset: usize) -> (usize, usize) {
         self.lines.position(offset)
     }
 }
@@ -145,7 +145,7 @@ fn convert(value: ast::Value<'_>, lines: &LineIndex) -> Result<Spanned, SyntaxEr
 
 impl Spanned {
     /// The plain JSON value; of duplicate keys the last one wins, as in every JSON reader.
-    pub fn to_value(&self) -> Value {
+    pub(super) fn to_value(&self) -> Value {
         match &self.node {
             Node::Null => Value::Null,
             Node::Bool(b) => Value::Bool(*b),
@@ -162,7 +162,7 @@ impl Spanned {
     }
 
     /// "a string", "an array", ... for messages.
-    pub fn type_name(&self) -> &'static str {
+    pub(super) fn type_name(&self) -> &'static str {
         match self.node {
             Node::Null => "null",
             Node::Bool(_) => "a boolean",

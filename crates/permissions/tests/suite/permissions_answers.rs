@@ -102,7 +102,7 @@ fn always_allow_keeps_the_comments_and_trailing_commas_of_the_settings_file() {
     let PermissionDecision::Ask { suggestions, .. } = decide(&context, "npm run build") else {
         panic!("expected an ask");
     };
-    let answer = PermissionAnswer::AlwaysAllow {
+    let answer = AskResolution::AlwaysAllow {
         rules: suggestions,
         destination: PersistDestination::Local,
     };

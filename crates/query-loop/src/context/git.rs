@@ -26,7 +26,7 @@ pub struct GitSnapshot {
 
 /// Takes the snapshot in `cwd`; each git call is bounded by `timeout`. `None` when git cannot
 /// tell us the status (not a repository, git missing, or too slow).
-pub async fn git_snapshot(cwd: &Path, timeout: Duration) -> Option<GitSnapshot> {
+pub(crate) async fn git_snapshot(cwd: &Path, timeout: Duration) -> Option<GitSnapshot> {
     let (branch, origin_head, local_mains, status, log) = tokio::join!(
         git(cwd, timeout, &["branch", "--show-current"]),
         git(

@@ -24,7 +24,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-pub use git::{GitSnapshot, MAX_GIT_STATUS_CHARS, git_snapshot};
+pub(crate) use git::git_snapshot;
+pub use git::{GitSnapshot, MAX_GIT_STATUS_CHARS};
 pub use instructions::{
     InstructionFile, InstructionSource, MAX_INSTRUCTION_FILE_BYTES, discover_instruction_files,
     find_repo_root,
@@ -36,7 +37,7 @@ use crate::timestamp::utc_date;
 pub const BASE_SYSTEM_PROMPT: &str = include_str!("../prompts/system.md");
 
 /// Default bound on each git call while gathering.
-pub const DEFAULT_GIT_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const DEFAULT_GIT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Inputs of [`SessionContext::gather`].
 #[derive(Debug, Clone)]

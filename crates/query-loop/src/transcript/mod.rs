@@ -14,9 +14,10 @@ mod writer;
 
 use std::path::PathBuf;
 
+pub(crate) use reader::is_compact_boundary;
 pub use reader::{
-    COMPACT_BOUNDARY, ResumedSession, TranscriptRead, is_compact_boundary, latest_session,
-    load_session, load_session_with, read_transcript,
+    COMPACT_BOUNDARY, ResumedSession, TranscriptRead, latest_session, load_session,
+    load_session_with, read_transcript,
 };
 pub use record::{CompactBoundary, CompactTrigger, DroppedContext, RecordType, TranscriptRecord};
 pub use writer::{TranscriptAnnotator, TranscriptWriter, WriterOptions};

@@ -204,7 +204,7 @@ pub async fn load_session_with(
 }
 
 /// Whether `record` is the `system` record compaction writes before the replacement history.
-pub fn is_compact_boundary(record: &TranscriptRecord) -> bool {
+pub(crate) fn is_compact_boundary(record: &TranscriptRecord) -> bool {
     record.kind == RecordType::System
         && record
             .data

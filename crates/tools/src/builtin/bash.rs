@@ -20,9 +20,9 @@ use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
 
 /// Timeout when the call gives none (ms).
-pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// The longest timeout a call may ask for (ms); longer ones are clamped.
-pub const MAX_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 /// How long to keep reading after the shell exits (a process it left in the background may
 /// hold the pipe open forever).
 const DRAIN_GRACE: Duration = Duration::from_millis(500);

@@ -16,7 +16,7 @@ use crate::tool::ToolError;
 
 /// A file as loaded from disk.
 #[derive(Debug)]
-pub struct LoadedFile {
+pub(crate) struct LoadedFile {
     /// The path written to (symlinks resolved, so a rename replaces the target, not the link).
     pub real_path: PathBuf,
     pub bytes: Vec<u8>,
@@ -26,7 +26,7 @@ pub struct LoadedFile {
 
 /// Loads `path`, or `Ok(None)` when it does not exist. A directory, a FIFO or a device is an
 /// error (see [`open_regular`]).
-pub async fn load(path: &Path) -> Result<Option<LoadedFile>, ToolError> {
+pub(crate) async fn load(path: &Path) -> Result<Option<LoadedFile>, ToolError> {
     let owned = path.to_path_buf();
     tokio::task::spawn_blocking(move || load_blocking(&owned))
         .await
@@ -52,7 +52,7 @@ fn load_blocking(path: &Path) -> Result<Option<LoadedFile>, ToolError> {
 /// Opens `path` for reading if it is a regular file (symlinks followed), with its metadata;
 /// `Ok(None)` when it does not exist. A FIFO, socket or device is refused before it is opened:
 /// opening a FIFO waits for a writer forever, and `/dev/zero` never ends.
-pub fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>, ToolError> {
+pub(crate) fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>, ToolError> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -115,7 +115,7 @@ fn special_kind(file_type: &std::fs::FileType) -> &'static str {
 }
 
 /// The mtime of `path` now (after a write).
-pub async fn mtime(path: &Path) -> Option<SystemTime> {
+pub(crate) async fn mtime(path: &Path) -> Option<SystemTime> {
     tokio::fs::metadata(path).await.ok()?.modified().ok()
 }
 
@@ -128,7 +128,7 @@ const BINARY_EXTENSIONS: &[&str] = &[
 ];
 
 /// Whether a file looks binary: a known binary extension, or a NUL byte in its first 8 KiB.
-pub fn is_binary(path: &Path, bytes: &[u8]) -> bool {
+pub(crate) fn is_binary(path: &Path, bytes: &[u8]) -> bool {
     let by_extension = path
         .extension()
         .and_then(|ext| ext.to_str())
@@ -138,7 +138,7 @@ pub fn is_binary(path: &Path, bytes: &[u8]) -> bool {
 
 /// Replaces `path` with `content` atomically: a temporary file in the same directory, then a
 /// rename, so a reader never sees half a file. The previous mode is kept (new files get 0644).
-pub async fn write_atomic(
+pub(crate) async fn write_atomic(
     path: &Path,
     content: Vec<u8>,
     permissions: Option<std::fs::Permissions>,
@@ -152,7 +152,7 @@ pub async fn write_atomic(
 
 /// Writes `content` to `target` as [`write_atomic`] does, then records it in the file-state
 /// cache under `path` (the path the model named), so the next edit finds it fresh.
-pub async fn write_recorded(
+pub(crate) async fn write_recorded(
     ctx: &crate::ToolContext,
     path: &Path,
     target: &Path,
@@ -196,7 +196,7 @@ fn write_atomic_blocking(
 }
 
 /// A unified diff of `before` → `after` for UIs, with counts of added and removed lines.
-pub fn diff(path: &Path, before: &str, after: &str) -> ToolDisplay {
+pub(crate) fn diff(path: &Path, before: &str, after: &str) -> ToolDisplay {
     let text_diff = TextDiff::from_lines(before, after);
     let (mut added, mut removed) = (0, 0);
     for change in text_diff.iter_all_changes() {
@@ -221,7 +221,7 @@ pub fn diff(path: &Path, before: &str, after: &str) -> ToolDisplay {
 }
 
 /// "Added 3 lines, removed 1 line" for a diff display.
-pub fn diff_summary(display: &ToolDisplay) -> String {
+pub(crate) fn diff_summary(display: &ToolDisplay) -> String {
     let plural = |n: usize| if n == 1 { "line" } else { "lines" };
     match display {
         ToolDisplay::Diff { added, removed, .. } => format!(
@@ -235,7 +235,7 @@ pub fn diff_summary(display: &ToolDisplay) -> String {
 
 /// The result of Edit or Write changing `path` from `before` to `after`: the model's sentence,
 /// and the diff with its summary for UIs.
-pub fn updated_output(path: &Path, before: &str, after: &str) -> crate::tool::ToolOutput {
+pub(crate) fn updated_output(path: &Path, before: &str, after: &str) -> crate::tool::ToolOutput {
     let display = diff(path, before, after);
     crate::tool::ToolOutput::text(format!("The file {} has been updated.", path.display()))
         .with_summary(diff_summary(&display))

@@ -19,7 +19,7 @@ use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
 
 /// At most this many paths are returned.
-pub const MAX_GLOB_RESULTS: usize = 100;
+pub(crate) const MAX_GLOB_RESULTS: usize = 100;
 
 #[derive(Deserialize)]
 struct GlobInput {

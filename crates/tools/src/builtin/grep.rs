@@ -23,9 +23,9 @@ use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
 
 /// Entries (lines, files or counts) returned when the call sets no `head_limit`.
-pub const DEFAULT_HEAD_LIMIT: usize = 250;
+pub(crate) const DEFAULT_HEAD_LIMIT: usize = 250;
 /// Characters kept of one output line (minified files would flood the context otherwise).
-pub const MAX_LINE_CHARS: usize = 500;
+pub(crate) const MAX_LINE_CHARS: usize = 500;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]

@@ -46,7 +46,7 @@ struct Tag<'a> {
 }
 
 /// `html` as readable text.
-pub fn html_to_text(html: &str) -> String {
+pub(crate) fn html_to_text(html: &str) -> String {
     let mut out = Converter::default();
     let mut rest = html;
     let mut title = None;
@@ -320,7 +320,7 @@ impl Converter {
 
 /// Decodes character references: the common named ones and all numeric ones. Unknown names are
 /// left as written.
-pub fn decode_entities(text: &str) -> String {
+pub(crate) fn decode_entities(text: &str) -> String {
     if !text.contains('&') {
         return text.to_owned();
     }

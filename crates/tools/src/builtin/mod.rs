@@ -1,25 +1,25 @@
 //! The built-in tools: Read, Write, Edit, NotebookEdit, Bash (with BashOutput and KillShell for
 //! background runs), Glob, Grep, TodoWrite, WebFetch, ExitPlanMode. Each is a unit struct implementing [`crate::Tool`].
 
-pub mod background;
-pub mod bash;
-pub mod bash_output;
-pub mod edit;
-pub mod exit_plan_mode;
+pub(crate) mod background;
+pub(crate) mod bash;
+pub(crate) mod bash_output;
+pub(crate) mod edit;
+pub(crate) mod exit_plan_mode;
 pub(crate) mod files;
-pub mod glob;
-pub mod grep;
-pub mod html;
+pub(crate) mod glob;
+pub(crate) mod grep;
+pub(crate) mod html;
 pub(crate) mod image_size;
 pub(crate) mod input;
-pub mod notebook;
-pub mod read;
-pub mod read_media;
+pub(crate) mod notebook;
+pub(crate) mod read;
+pub(crate) mod read_media;
 pub(crate) mod shell;
-pub mod todo;
+pub(crate) mod todo;
 pub(crate) mod walk;
-pub mod web_fetch;
-pub mod write;
+pub(crate) mod web_fetch;
+pub(crate) mod write;
 
 use std::sync::Arc;
 

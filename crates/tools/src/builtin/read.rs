@@ -23,14 +23,14 @@ use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
 
 /// Lines shown when no `limit` is given.
-pub const DEFAULT_LINE_LIMIT: usize = 2000;
+pub(crate) const DEFAULT_LINE_LIMIT: usize = 2000;
 /// Characters kept of one line.
-pub const MAX_LINE_CHARS: usize = 2000;
+pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// Files larger than this must be read in parts (`offset`/`limit`).
-pub const MAX_WHOLE_FILE_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_WHOLE_FILE_BYTES: u64 = 256 * 1024;
 /// How far the scan goes once the lines to show are read: far enough to count the lines and
 /// hash the whole file of any file Edit would handle, not through a multi-gigabyte log.
-pub const MAX_SCANNED_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_SCANNED_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Bytes of one line kept: enough for [`MAX_LINE_CHARS`] characters of any width.
 const KEPT_LINE_BYTES: usize = MAX_LINE_CHARS * 4;

@@ -16,13 +16,13 @@ use super::files::open_regular;
 use crate::tool::{MediaKind, ToolError, ToolMedia, ToolOutput};
 
 /// The API's limit on one image, measured on its base64 text.
-pub const MAX_IMAGE_BASE64_BYTES: usize = 5 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BASE64_BYTES: usize = 5 * 1024 * 1024;
 /// The API's limit on a request is 32 MB; a PDF's base64 text must fit in it with the rest.
-pub const MAX_PDF_BASE64_BYTES: usize = 30 * 1024 * 1024;
+pub(crate) const MAX_PDF_BASE64_BYTES: usize = 30 * 1024 * 1024;
 /// Pages of a PDF the API reads in one document.
-pub const MAX_PDF_PAGES: usize = 100;
+pub(crate) const MAX_PDF_PAGES: usize = 100;
 /// Pages one Read with `pages` renders.
-pub const MAX_PAGES_PER_READ: usize = 20;
+pub(crate) const MAX_PAGES_PER_READ: usize = 20;
 
 /// What a path's extension says it is, before looking at its bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use tokio::process::{Child, Command};
 use crate::sandbox::BashSandbox;
 
 /// Output kept for the model from one command (Claude Code's `BASH_MAX_OUTPUT_LENGTH`).
-pub const MAX_OUTPUT_BYTES: usize = 30_000;
+pub(crate) const MAX_OUTPUT_BYTES: usize = 30_000;
 
 /// tine's own credentials, kept from every process a tool or a hook starts: a command that
 /// prints its environment (`env`, `echo $ANTHROPIC_API_KEY`) would hand them to the model and
@@ -22,7 +22,7 @@ pub const MAX_OUTPUT_BYTES: usize = 30_000;
 pub const CREDENTIAL_ENV_VARS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"];
 
 /// The shell commands run in: bash where present, POSIX sh otherwise.
-pub fn shell_program() -> &'static str {
+pub(crate) fn shell_program() -> &'static str {
     if Path::new("/bin/bash").exists() {
         "/bin/bash"
     } else {
@@ -35,7 +35,7 @@ pub fn shell_program() -> &'static str {
 /// prompt); pagers and git prompts are turned off; tine's credentials are removed. With a
 /// `sandbox`, the shell is started by its launcher, which restricts itself and then execs the
 /// shell (same pid, same group).
-pub fn spawn_shell(
+pub(crate) fn spawn_shell(
     script: &str,
     cwd: &Path,
     sandbox: Option<&BashSandbox>,
@@ -70,7 +70,7 @@ pub fn spawn_shell(
 }
 
 /// Kills every process of the group `pgid` (the shell and all it started).
-pub fn kill_group(pgid: Option<u32>) {
+pub(crate) fn kill_group(pgid: Option<u32>) {
     let Some(pgid) = pgid.and_then(|pid| i32::try_from(pid).ok()) else {
         return;
     };
@@ -98,7 +98,7 @@ pub fn track_group(pgid: Option<u32>) {
 
 /// The group's leader (the shell) was reaped: forget the group unless processes it started
 /// are still in it (`server &` in a foreground command), which stay tracked until tine exits.
-pub fn forget_group_if_empty(pgid: Option<u32>) {
+pub(crate) fn forget_group_if_empty(pgid: Option<u32>) {
     let Some(pgid) = pgid.and_then(|pid| i32::try_from(pid).ok()) else {
         return;
     };
@@ -124,14 +124,14 @@ fn group_has_members(pgid: i32) -> bool {
 }
 
 /// Quotes `text` for the shell.
-pub fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// A command's output under a cap: the first and the last half of the cap are kept, the
 /// middle is dropped and counted (a build's errors are at the end, its cause at the start).
 #[derive(Debug, Clone)]
-pub struct CappedOutput {
+pub(crate) struct CappedOutput {
     cap: usize,
     head: Vec<u8>,
     tail: VecDeque<u8>,
@@ -142,7 +142,7 @@ pub struct CappedOutput {
 }
 
 impl CappedOutput {
-    pub fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         Self {
             cap,
             head: Vec::new(),
@@ -154,7 +154,7 @@ impl CappedOutput {
         }
     }
 
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         self.total_bytes += bytes.len() as u64;
         self.total_lines += bytes.iter().filter(|&&b| b == b'\n').count() as u64;
         let half = self.cap / 2;
@@ -173,7 +173,7 @@ impl CappedOutput {
     }
 
     /// Lines seen so far (newlines counted; a last unterminated line counts too).
-    pub fn lines(&self) -> u64 {
+    pub(crate) fn lines(&self) -> u64 {
         let unterminated = match self.tail.back().or(self.head.last()) {
             Some(b'\n') | None => 0,
             Some(_) => 1,
@@ -181,16 +181,16 @@ impl CappedOutput {
         self.total_lines + unterminated
     }
 
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.total_bytes
     }
 
-    pub fn is_truncated(&self) -> bool {
+    pub(crate) fn is_truncated(&self) -> bool {
         self.dropped_bytes > 0
     }
 
     /// The kept output as text, with a note where the middle was dropped.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let head = String::from_utf8_lossy(&self.head);
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         let tail = String::from_utf8_lossy(&tail);
@@ -207,10 +207,10 @@ impl CappedOutput {
 }
 
 /// Output shared between the readers of a child's pipes and whoever reports on it.
-pub type SharedOutput = Arc<Mutex<CappedOutput>>;
+pub(crate) type SharedOutput = Arc<Mutex<CappedOutput>>;
 
 /// Appends everything `reader` yields to `output` until end of file.
-pub async fn pump(mut reader: impl AsyncRead + Unpin, output: SharedOutput) {
+pub(crate) async fn pump(mut reader: impl AsyncRead + Unpin, output: SharedOutput) {
     let mut chunk = vec![0u8; 16 * 1024];
     loop {
         match reader.read(&mut chunk).await {

@@ -17,7 +17,7 @@ use crate::tool::ToolError;
 const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj", ".bzr"];
 
 /// A walk builder over `root` with the tools' standard settings.
-pub fn walker(root: &Path) -> WalkBuilder {
+pub(crate) fn walker(root: &Path) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
         .hidden(false)
@@ -34,12 +34,12 @@ pub fn walker(root: &Path) -> WalkBuilder {
 }
 
 /// What a visitor of [`collect_parallel`] does with one entry: `Some` keeps a finding.
-pub type EntryVisitor<'s, T> = Box<dyn FnMut(DirEntry) -> Option<T> + Send + 's>;
+pub(crate) type EntryVisitor<'s, T> = Box<dyn FnMut(DirEntry) -> Option<T> + Send + 's>;
 
 /// Walks `walk` on the parallel walker, handing every entry it could read to a visitor (one
 /// per thread, made by `visitor`), and gathers what the visitors keep, in no order. A cancelled
 /// token stops the walk.
-pub fn collect_parallel<'s, T: Send + 's>(
+pub(crate) fn collect_parallel<'s, T: Send + 's>(
     walk: &WalkBuilder,
     cancel: &CancellationToken,
     mut visitor: impl FnMut() -> EntryVisitor<'s, T>,
@@ -69,7 +69,7 @@ pub fn collect_parallel<'s, T: Send + 's>(
 }
 
 /// When `entry` was last modified (the epoch when that cannot be read).
-pub fn modified(entry: &DirEntry) -> SystemTime {
+pub(crate) fn modified(entry: &DirEntry) -> SystemTime {
     entry
         .metadata()
         .ok()
@@ -79,7 +79,7 @@ pub fn modified(entry: &DirEntry) -> SystemTime {
 
 /// Runs a search on a blocking thread (it walks the disk) with the call's token, which it
 /// checks as it goes; a search that was cancelled is `Cancelled`, whatever it found.
-pub async fn search_blocking<T: Send + 'static>(
+pub(crate) async fn search_blocking<T: Send + 'static>(
     ctx: &crate::ToolContext,
     search: impl FnOnce(&CancellationToken) -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, ToolError> {
@@ -95,7 +95,10 @@ pub async fn search_blocking<T: Send + 'static>(
 
 /// The directory or file a search starts from: the input's `path` (or the cwd), which must
 /// exist.
-pub fn search_root(path: Option<&str>, ctx: &crate::ToolContext) -> Result<PathBuf, ToolError> {
+pub(crate) fn search_root(
+    path: Option<&str>,
+    ctx: &crate::ToolContext,
+) -> Result<PathBuf, ToolError> {
     let root = match path {
         Some(path) if !path.is_empty() => ctx.resolve_path(path),
         _ => ctx.cwd(),
@@ -110,7 +113,7 @@ pub fn search_root(path: Option<&str>, ctx: &crate::ToolContext) -> Result<PathB
 }
 
 /// `path` as shown to the model: relative to the cwd when inside it, absolute otherwise.
-pub fn display_path(path: &Path, cwd: &Path) -> String {
+pub(crate) fn display_path(path: &Path, cwd: &Path) -> String {
     match path.strip_prefix(cwd) {
         Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
         _ => path.display().to_string(),
@@ -118,7 +121,7 @@ pub fn display_path(path: &Path, cwd: &Path) -> String {
 }
 
 /// `Name(pattern)`, or `Name(pattern in path)` with a `path`: a search call in one line.
-pub fn render_search(name: &str, pattern: &str, input: &serde_json::Value) -> String {
+pub(crate) fn render_search(name: &str, pattern: &str, input: &serde_json::Value) -> String {
     match super::input::str_arg(input, "path") {
         Some(path) => format!("{name}({pattern} in {path})"),
         None => format!("{name}({pattern})"),
@@ -126,7 +129,7 @@ pub fn render_search(name: &str, pattern: &str, input: &serde_json::Value) -> St
 }
 
 /// What a search (Glob, Grep) reads: its `path`, or the cwd without one.
-pub fn search_target(
+pub(crate) fn search_target(
     input: &serde_json::Value,
     ctx: &crate::context::ToolContext,
 ) -> tine_permissions::PermissionTarget {

@@ -54,11 +54,11 @@ impl ContextExtension for WebFetchSummarizer {
 }
 
 /// Bytes of a response body read at most; the rest is dropped.
-pub const MAX_FETCH_BYTES: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_FETCH_BYTES: usize = 10 * 1024 * 1024;
 /// Characters of page text handed on (to the summarizer or the model).
 pub const MAX_CONTENT_CHARS: usize = 100_000;
 /// How long one fetch may take.
-pub const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
 const MAX_REDIRECTS: usize = 10;
 
 #[derive(Deserialize)]
