@@ -299,6 +299,7 @@ impl TaskRegistry {
             background,
         };
         self.lock().insert(id.clone(), Entry { snapshot, cancel });
+        self.inner.changed.notify_waiters();
         Ok((id, output))
     }
 
@@ -402,6 +403,31 @@ impl TaskRegistry {
                 id: id.to_owned(),
                 known: known_ids(&tasks),
             }),
+        }
+    }
+
+    /// Waits until a task appeared or changed state since `seen` (which it updates: id →
+    /// the state last returned), and returns those tasks, for a tasks panel.
+    pub async fn next_change(
+        &self,
+        seen: &mut std::collections::HashMap<String, TaskState>,
+    ) -> Vec<TaskSnapshot> {
+        loop {
+            let changed = self.inner.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let fresh: Vec<TaskSnapshot> = self
+                .list()
+                .into_iter()
+                .filter(|task| seen.get(&task.id) != Some(&task.state))
+                .collect();
+            if !fresh.is_empty() {
+                for task in &fresh {
+                    seen.insert(task.id.clone(), task.state.clone());
+                }
+                return fresh;
+            }
+            changed.await;
         }
     }
 

@@ -25,7 +25,7 @@ pub enum PersistDestination {
 
 /// What the person answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PermissionAnswer {
+pub enum AskResolution {
     /// Run this call; ask again next time.
     ApproveOnce,
     /// Do not run it; the feedback goes back to the model.
@@ -49,12 +49,12 @@ pub enum PermissionAnswer {
     },
 }
 
-impl PermissionAnswer {
+impl AskResolution {
     /// Whether the call goes ahead.
     pub fn proceeds(&self) -> bool {
         match self {
-            PermissionAnswer::ApproveOnce | PermissionAnswer::AlwaysAllow { .. } => true,
-            PermissionAnswer::Reject { .. } | PermissionAnswer::NeverAllow { .. } => false,
+            AskResolution::ApproveOnce | AskResolution::AlwaysAllow { .. } => true,
+            AskResolution::Reject { .. } | AskResolution::NeverAllow { .. } => false,
         }
     }
 }
@@ -108,23 +108,23 @@ impl PermissionContext {
     /// session and the error says which file could not be written.
     pub fn apply_answer(
         &mut self,
-        answer: &PermissionAnswer,
+        answer: &AskResolution,
         tool: &str,
         input: &Value,
         paths: &SettingsPaths,
         denials: &mut DenialLog,
     ) -> Result<bool, SettingsError> {
         match answer {
-            PermissionAnswer::ApproveOnce => Ok(true),
-            PermissionAnswer::Reject { feedback } => {
+            AskResolution::ApproveOnce => Ok(true),
+            AskResolution::Reject { feedback } => {
                 denials.record(tool, input.clone(), feedback.clone());
                 Ok(false)
             }
-            PermissionAnswer::AlwaysAllow { rules, destination } => {
+            AskResolution::AlwaysAllow { rules, destination } => {
                 self.remember(rules, RuleBehavior::Allow, *destination, paths)?;
                 Ok(true)
             }
-            PermissionAnswer::NeverAllow { rules, destination } => {
+            AskResolution::NeverAllow { rules, destination } => {
                 denials.record(tool, input.clone(), None);
                 self.remember(rules, RuleBehavior::Deny, *destination, paths)?;
                 Ok(false)

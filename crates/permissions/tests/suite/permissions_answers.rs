@@ -6,7 +6,7 @@ use serde_json::json;
 use tine_config::SettingsPaths;
 use tine_config::settings::load;
 use tine_permissions::{
-    DenialLog, PermissionAnswer, PermissionContext, PermissionDecision, PermissionQuery,
+    DenialLog, AskResolution, PermissionContext, PermissionDecision, PermissionQuery,
     PersistDestination,
 };
 use tine_permissions::{PermissionTarget, ToolVerdict};
@@ -48,7 +48,7 @@ fn always_allow_persists_to_local_settings_and_applies_next_session() {
         panic!("expected an ask");
     };
     let mut denials = DenialLog::default();
-    let answer = PermissionAnswer::AlwaysAllow {
+    let answer = AskResolution::AlwaysAllow {
         rules: suggestions,
         destination: PersistDestination::default(),
     };
@@ -97,7 +97,7 @@ fn rejections_and_never_allow_are_recorded() {
     let mut context = PermissionContext::new(Default::default(), &cwd);
     let mut denials = DenialLog::default();
     let input = json!({"command": "curl x"});
-    let reject = PermissionAnswer::Reject {
+    let reject = AskResolution::Reject {
         feedback: Some("use the API client".into()),
     };
     assert!(
@@ -105,7 +105,7 @@ fn rejections_and_never_allow_are_recorded() {
             .apply_answer(&reject, "Bash", &input, &paths, &mut denials)
             .unwrap()
     );
-    let never = PermissionAnswer::NeverAllow {
+    let never = AskResolution::NeverAllow {
         rules: vec!["Bash(curl:*)".parse().unwrap()],
         destination: PersistDestination::User,
     };
