@@ -25,7 +25,7 @@ pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
              (or pipe the prompt on standard input)"
         );
     }
-    let options = crate::setup::session_options(&args)?;
+    let options = crate::setup::session_options(&args, tine_session::Approvals::Headless)?;
     profile.mark("options");
     let (session, events) = match Session::start(options).await {
         Ok(started) => started,

@@ -14,8 +14,8 @@ use crate::args::{Args, split_rules};
 pub use tine_session::{DEFAULT_MODEL, gather_context};
 pub use tine_session::{settings_paths, user_home_from_env as user_home};
 
-/// The session `args` ask for, headless: asks become denials.
-pub fn session_options(args: &Args) -> Result<SessionOptions> {
+/// The session `args` ask for; `approvals` says who answers asks (headless `-p`: the rules).
+pub fn session_options(args: &Args, approvals: Approvals) -> Result<SessionOptions> {
     let cwd = match &args.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -39,7 +39,13 @@ pub fn session_options(args: &Args) -> Result<SessionOptions> {
     for warning in &provider.warnings {
         eprintln!("tine: warning: {warning}");
     }
-    if let Some(path) = crate::logging::init(&home, args.verbose) {
+    let headless = approvals == Approvals::Headless;
+    let path = match headless {
+        true => crate::logging::init(&home, args.verbose),
+        // The UI owns the terminal: always the file (info, or `TINE_LOG`), never stderr.
+        false => crate::logging::init_with_default(&home, Some("info")),
+    };
+    if let Some(path) = path {
         tracing::info!(log = %path.display(), provider = %provider.provider, "tine starting");
     }
     let mut options = SessionOptions::new(cwd);
@@ -60,9 +66,9 @@ pub fn session_options(args: &Args) -> Result<SessionOptions> {
     options.bare = args.bare;
     options.max_turns = args.max_turns;
     // --permission-mode, the system prompt, --add-dir, --session-id and -p's own flags.
-    crate::flags::SessionFlags::from_args(args, true)?.apply(&mut options);
-    options.verbose = args.verbose;
-    options.approvals = Approvals::Headless;
+    crate::flags::SessionFlags::from_args(args, headless)?.apply(&mut options);
+    options.verbose = args.verbose && headless;
+    options.approvals = approvals;
     options.mcp_configs = args.mcp_config.clone();
     options.strict_mcp_config = args.strict_mcp_config;
     let flag = args.sandbox;

@@ -23,11 +23,11 @@ use crate::elicitation::ElicitationDialog;
 use crate::entry::Entry;
 use crate::idle::{IDLE_AFTER, IdleTimer};
 use crate::input::PromptInput;
+use crate::panel_task::PanelTask;
 use crate::permission::PermissionDialog;
 use crate::slash::Completion;
 use crate::speculation::SpeculationState;
 use crate::stream::MarkdownStream;
-use crate::tasks_panel::PanelTask;
 use crate::tool_call::ToolState;
 use crate::transcript::Transcript;
 

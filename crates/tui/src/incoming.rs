@@ -12,7 +12,7 @@ use tine_session::{
 
 use crate::app::{App, StatusFigures};
 use crate::entry::Entry;
-use crate::tasks_panel::{PanelTask, job_title};
+use crate::panel_task::{PanelTask, job_title};
 
 impl App {
     /// One event from the session; returns the ops it makes due (what was queued behind a turn

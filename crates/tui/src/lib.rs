@@ -54,7 +54,8 @@
 //!   question, its form; `thinking`: Tab toggles extended thinking.
 //! - `away`, `speculation`, `idle`: the away card after an idle gap; drafts handed to the
 //!   session while typing pauses; the idle hint a minute after a turn.
-//! - `tasks_panel`: the tasks panel (`/tasks`, Ctrl+T): background work listed, the selected
+//! - `tasks_panel`, `panel_task`: the tasks panel (`/tasks`, Ctrl+T) and its rows: background
+//!   work listed, the selected
 //!   task stopped.
 //! - `wrap`, `theme`: word wrapping with hanging prefixes; colours.
 //! - `run`, `terminal`: the terminal loop (raw mode, alternate screen, frame pacing) and
@@ -88,6 +89,7 @@ mod input;
 mod keys;
 mod layout;
 mod markdown;
+mod panel_task;
 mod permission;
 mod plan_approval;
 mod prompt_history;

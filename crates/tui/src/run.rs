@@ -219,6 +219,14 @@ where
     let mut turn_frames = FrameTimes::default();
     let mut was_busy = app.is_busy();
     app.mark_dirty();
+    // What the session said before the loop began (its `Configured` first) comes before any
+    // key: a key must meet the session as it is.
+    while let Ok(event) = events.try_recv() {
+        stats.session_events += 1;
+        if pump.event(app, event).is_err() {
+            return Ok((LoopEnd::SessionClosed, stats));
+        }
+    }
     let end = loop {
         if app.is_dirty() {
             let now = Instant::now();

@@ -46,6 +46,9 @@ pub enum ToolState {
         /// An Edit/Write's file as shown and its diff's lines, made once when the result
         /// arrived.
         diff: Option<(String, Vec<DiffLine>)>,
+        /// The person refused the call: collapsed, the summary says so; what the model was
+        /// told is behind Ctrl+O.
+        declined: bool,
     },
     /// The turn ended (interrupted) while it ran.
     Interrupted,
@@ -79,12 +82,18 @@ impl ToolCall {
             }
             ToolDisplay::None | ToolDisplay::Todos(_) | ToolDisplay::Shell { .. } => None,
         };
-        if result.is_error
-            && let Some(summary) = declined_summary(&result.content)
-        {
-            result.summary = summary;
-        }
-        self.state = ToolState::Done { result, diff };
+        let declined = match declined_summary(&result.content) {
+            Some(summary) if result.is_error => {
+                result.summary = summary;
+                true
+            }
+            _ => false,
+        };
+        self.state = ToolState::Done {
+            result,
+            diff,
+            declined,
+        };
     }
 
     pub fn time_salt(&self, now: Instant) -> u64 {
@@ -131,8 +140,20 @@ impl ToolCall {
                 "Interrupted",
                 theme::error(),
             )))),
-            ToolState::Done { result, diff } => {
-                result_rows(result, diff.as_ref(), ctx.expanded, out);
+            ToolState::Done {
+                result,
+                diff,
+                declined,
+            } => {
+                if *declined && !ctx.expanded {
+                    let line = vec![
+                        Span::styled(sanitize(&result.summary), theme::error()),
+                        Span::styled(" (ctrl+o to expand)", theme::dim()),
+                    ];
+                    out.push(result_line(Line::from(line)));
+                } else {
+                    result_rows(result, diff.as_ref(), ctx.expanded, out);
+                }
             }
         }
     }

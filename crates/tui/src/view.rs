@@ -262,7 +262,8 @@ impl App {
         if !u.model.is_empty() {
             right.push(u.model.clone());
         }
-        if u.context_window > 0 {
+        // A conversation that has made no request yet has no context to speak of.
+        if u.context_window > 0 && u.context_tokens > 0 {
             let pct = (u.context_tokens as f64 * 100.0 / u.context_window as f64).round();
             right.push(format!("{pct:.0}% context"));
         }

@@ -609,3 +609,28 @@ fn clear_empties_the_transcript_when_sent_and_keeps_what_the_old_conversation_sa
     handle(&mut app, answering(tine_session::OpId(800), configured));
     assert!(app.transcript_is_empty());
 }
+
+#[test]
+fn a_refused_call_reads_as_the_persons_and_ctrl_o_shows_what_the_model_was_told() {
+    let mut app = app();
+    submit(&mut app, "go");
+    let told = "Permission to use Bash was denied: The user doesn't want to proceed with this \
+                tool use. STOP what you are doing. The user said: use printf";
+    feed(
+        &mut app,
+        [
+            super::support::call("b1", "Bash", json!({"command": "echo hi"})),
+            super::support::result("b1", "Bash", tine_session::ToolOutput::error(told)),
+        ],
+    );
+    let shown = screen(&mut app, 100, 10);
+    assert!(
+        shown.contains("⎿  Rejected by you: use printf (ctrl+o to expand)"),
+        "{shown}"
+    );
+    assert!(!shown.contains("STOP"), "{shown}");
+    press(&mut app, ctrl('o'));
+    let expanded = screen(&mut app, 100, 10);
+    assert!(expanded.contains("STOP"), "{expanded}");
+    assert!(!expanded.contains("Rejected by you"), "{expanded}");
+}

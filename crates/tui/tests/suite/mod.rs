@@ -3,6 +3,7 @@ mod background_ui;
 mod event_loop;
 mod plan_and_commands;
 mod scripted;
+mod session_ui;
 mod snapshots;
 mod support;
 mod tasks_and_compaction;
