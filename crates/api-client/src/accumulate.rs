@@ -7,9 +7,10 @@
 
 use serde_json::Value;
 
+use crate::content::{ContentBlock, ToolUseBlock};
 use crate::error::ApiError;
 use crate::events::{ContentDelta, StreamEvent};
-use crate::types::{ContentBlock, ResponseMessage, ToolUseBlock};
+use crate::response::ResponseMessage;
 
 #[derive(Debug)]
 enum BlockState {

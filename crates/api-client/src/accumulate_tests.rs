@@ -1,10 +1,11 @@
 use serde_json::json;
 
 use super::*;
+use crate::content::{TextBlock, ThinkingBlock};
 use crate::error::ErrorBody;
 use crate::events::MessageDeltaBody;
+use crate::response::StopReason;
 use crate::scripted::{message_events, reply};
-use crate::types::{StopReason, TextBlock, ThinkingBlock};
 use crate::usage::{Usage, UsageDelta};
 
 fn start() -> StreamEvent {

@@ -22,8 +22,17 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The variable that sets a model's context window (for a local model the table does not know).
 pub const CONTEXT_WINDOW_VAR: &str = "TINE_CONTEXT_WINDOW";
 
+/// The `user-agent` both clients send by default.
+pub(crate) const USER_AGENT: &str = concat!("tine/", env!("CARGO_PKG_VERSION"));
+
+/// TCP + TLS connect, by default.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Until response headers arrive, by default.
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// `TINE_CONTEXT_WINDOW`'s value: a whole number of tokens, at least 1024.
-pub fn parse_context_window(text: &str) -> Result<u64, ApiError> {
+pub(crate) fn parse_context_window(text: &str) -> Result<u64, ApiError> {
     match text.trim().replace('_', "").parse::<u64>() {
         Ok(tokens) if tokens >= 1024 => Ok(tokens),
         _ => Err(ApiError::Config {
@@ -32,6 +41,60 @@ pub fn parse_context_window(text: &str) -> Result<u64, ApiError> {
                  tokens (at least 1024, e.g. 32768), got `{text}`"
             ),
         }),
+    }
+}
+
+/// Environment variables read through a lookup (the process's, a map in tests, the cli's with
+/// a fallback to settings), a blank value counted as unset. What both clients read alike.
+pub(crate) struct EnvVars<F>(pub F);
+
+impl<F: Fn(&str) -> Option<String>> EnvVars<F> {
+    /// `name`'s value, trimmed; `None` when unset or blank.
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
+        (self.0)(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The base URL in `name`, else `default`; one that is not http(s) is a configuration
+    /// error, `advice` (empty, or a parenthesis with a leading space) after its first clause.
+    pub(crate) fn base_url(
+        &self,
+        name: &str,
+        default: &str,
+        advice: &str,
+    ) -> Result<String, ApiError> {
+        let base_url = self.get(name).unwrap_or_else(|| default.to_owned());
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(ApiError::Config {
+                message: format!(
+                    "{name} must start with http:// or https://{advice}, got `{base_url}`"
+                ),
+            });
+        }
+        Ok(base_url)
+    }
+
+    /// `API_TIMEOUT_MS`: the request timeout and the longest silence inside a stream.
+    pub(crate) fn timeout(&self) -> Result<Option<Duration>, ApiError> {
+        self.get("API_TIMEOUT_MS")
+            .map(|ms| {
+                ms.parse()
+                    .map(Duration::from_millis)
+                    .map_err(|_| ApiError::Config {
+                        message: format!(
+                            "API_TIMEOUT_MS must be a whole number of milliseconds, got `{ms}`"
+                        ),
+                    })
+            })
+            .transpose()
+    }
+
+    /// `TINE_CONTEXT_WINDOW`: the model's context window, when the price table's is wrong.
+    pub(crate) fn context_window(&self) -> Result<Option<u64>, ApiError> {
+        self.get(CONTEXT_WINDOW_VAR)
+            .map(|text| parse_context_window(&text))
+            .transpose()
     }
 }
 
@@ -104,11 +167,11 @@ impl ClientConfig {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             credentials,
             betas: Vec::new(),
-            connect_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(600),
+            connect_timeout: CONNECT_TIMEOUT,
+            request_timeout: REQUEST_TIMEOUT,
             stream_idle_timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
-            user_agent: concat!("tine/", env!("CARGO_PKG_VERSION")).to_owned(),
+            user_agent: USER_AGENT.to_owned(),
             context_window: None,
         }
     }
@@ -121,29 +184,17 @@ impl ClientConfig {
 
     /// Like [`ClientConfig::from_env`], reading variables through `var` (tests pass a map).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, ApiError> {
-        let non_empty = |name: &str| {
-            var(name)
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
+        let vars = EnvVars(var);
         let credentials = Credentials {
-            api_key: non_empty("ANTHROPIC_API_KEY"),
-            auth_token: non_empty("ANTHROPIC_AUTH_TOKEN"),
+            api_key: vars.get("ANTHROPIC_API_KEY"),
+            auth_token: vars.get("ANTHROPIC_AUTH_TOKEN"),
         };
         if credentials.api_key.is_none() && credentials.auth_token.is_none() {
             return Err(ApiError::MissingCredentials);
         }
-        let base_url =
-            non_empty("ANTHROPIC_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(ApiError::Config {
-                message: format!(
-                    "ANTHROPIC_BASE_URL must start with http:// or https://, got `{base_url}`"
-                ),
-            });
-        }
+        let base_url = vars.base_url("ANTHROPIC_BASE_URL", DEFAULT_BASE_URL, "")?;
         let mut config = Self::new(base_url, credentials);
-        if let Some(betas) = non_empty("ANTHROPIC_BETAS") {
+        if let Some(betas) = vars.get("ANTHROPIC_BETAS") {
             config.betas = betas
                 .split(',')
                 .map(str::trim)
@@ -151,18 +202,11 @@ impl ClientConfig {
                 .map(str::to_owned)
                 .collect();
         }
-        if let Some(ms) = non_empty("API_TIMEOUT_MS") {
-            let ms: u64 = ms.parse().map_err(|_| ApiError::Config {
-                message: format!(
-                    "API_TIMEOUT_MS must be a whole number of milliseconds, got `{ms}`"
-                ),
-            })?;
-            config.request_timeout = Duration::from_millis(ms);
-            config.stream_idle_timeout = Duration::from_millis(ms);
+        if let Some(timeout) = vars.timeout()? {
+            config.request_timeout = timeout;
+            config.stream_idle_timeout = timeout;
         }
-        config.context_window = non_empty(CONTEXT_WINDOW_VAR)
-            .map(|text| parse_context_window(&text))
-            .transpose()?;
+        config.context_window = vars.context_window()?;
         Ok(config)
     }
 
@@ -187,19 +231,19 @@ impl ClientConfig {
     }
 }
 
+/// A variable lookup over `pairs`, for the configurations' tests.
+#[cfg(test)]
+pub(crate) fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let map: std::collections::HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |name| map.get(name).cloned()
+}
+
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
-
-    fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
 
     #[test]
     fn no_credentials_is_a_typed_error_naming_the_variables() {

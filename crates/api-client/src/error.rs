@@ -312,6 +312,17 @@ fn openai_message(inner: &ApiError) -> String {
     }
 }
 
+/// An error body that is not the JSON expected, as a message: its text, at most 500 characters.
+pub(crate) fn body_text(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        "(empty body)".to_owned()
+    } else {
+        text.chars().take(500).collect()
+    }
+}
+
 fn request_id_suffix(request_id: &Option<String>) -> String {
     match request_id {
         Some(id) => format!(" [request-id {id}]"),
@@ -358,16 +369,7 @@ impl ApiError {
                 };
                 (kind, error.message, request_id)
             }
-            _ => {
-                let text = String::from_utf8_lossy(body);
-                let text = text.trim();
-                let message = if text.is_empty() {
-                    "(empty body)".to_owned()
-                } else {
-                    text.chars().take(500).collect()
-                };
-                (ApiErrorKind::from_status(status), message, None)
-            }
+            _ => (ApiErrorKind::from_status(status), body_text(body), None),
         };
         Self::Status {
             status,
@@ -398,71 +400,56 @@ impl ApiError {
 
     /// The API's error kind, for HTTP and in-stream errors.
     pub fn kind(&self) -> Option<&ApiErrorKind> {
-        match self {
-            Self::Status { kind, .. } | Self::StreamError { kind, .. } => Some(kind),
-            Self::OpenAi(inner) => inner.kind(),
-            Self::MissingCredentials
-            | Self::MissingOpenAiKey
-            | Self::Unsupported { .. }
-            | Self::Config { .. }
-            | Self::Connection { .. }
-            | Self::NothingListening { .. }
-            | Self::Timeout { .. }
-            | Self::IncompleteStream { .. }
-            | Self::Decode { .. }
-            | Self::CorruptStream { .. }
-            | Self::InvalidToolInput { .. }
-            | Self::Protocol { .. } => None,
-        }
+        self.facts().kind
     }
 
     /// The HTTP status, for HTTP errors.
     pub fn status(&self) -> Option<u16> {
-        match self {
-            Self::Status { status, .. } => Some(*status),
-            Self::OpenAi(inner) => inner.status(),
-            Self::MissingCredentials
-            | Self::MissingOpenAiKey
-            | Self::Unsupported { .. }
-            | Self::Config { .. }
-            | Self::Connection { .. }
-            | Self::NothingListening { .. }
-            | Self::Timeout { .. }
-            | Self::StreamError { .. }
-            | Self::IncompleteStream { .. }
-            | Self::Decode { .. }
-            | Self::CorruptStream { .. }
-            | Self::InvalidToolInput { .. }
-            | Self::Protocol { .. } => None,
-        }
+        self.facts().status
     }
 
     /// The server's request id, when known (quote it in bug reports).
     pub fn request_id(&self) -> Option<&str> {
-        match self {
-            Self::Status { request_id, .. }
-            | Self::StreamError { request_id, .. }
-            | Self::CorruptStream { request_id, .. }
-            | Self::IncompleteStream { request_id } => request_id.as_deref(),
-            Self::OpenAi(inner) => inner.request_id(),
-            Self::MissingCredentials
-            | Self::MissingOpenAiKey
-            | Self::Unsupported { .. }
-            | Self::Config { .. }
-            | Self::Connection { .. }
-            | Self::NothingListening { .. }
-            | Self::Timeout { .. }
-            | Self::Decode { .. }
-            | Self::InvalidToolInput { .. }
-            | Self::Protocol { .. } => None,
-        }
+        self.facts().request_id
     }
 
     /// The API's message text, for HTTP and in-stream errors.
     pub fn api_message(&self) -> Option<&str> {
+        self.facts().api_message
+    }
+
+    /// What the error says about the server's answer, looked through [`ApiError::OpenAi`].
+    fn facts(&self) -> Facts<'_> {
         match self {
-            Self::Status { message, .. } | Self::StreamError { message, .. } => Some(message),
-            Self::OpenAi(inner) => inner.api_message(),
+            Self::Status {
+                status,
+                kind,
+                message,
+                request_id,
+                ..
+            } => Facts {
+                kind: Some(kind),
+                status: Some(*status),
+                request_id: request_id.as_deref(),
+                api_message: Some(message),
+            },
+            Self::StreamError {
+                kind,
+                message,
+                request_id,
+            } => Facts {
+                kind: Some(kind),
+                status: None,
+                request_id: request_id.as_deref(),
+                api_message: Some(message),
+            },
+            Self::CorruptStream { request_id, .. } | Self::IncompleteStream { request_id } => {
+                Facts {
+                    request_id: request_id.as_deref(),
+                    ..Facts::NONE
+                }
+            }
+            Self::OpenAi(inner) => inner.facts(),
             Self::MissingCredentials
             | Self::MissingOpenAiKey
             | Self::Unsupported { .. }
@@ -470,11 +457,9 @@ impl ApiError {
             | Self::Connection { .. }
             | Self::NothingListening { .. }
             | Self::Timeout { .. }
-            | Self::IncompleteStream { .. }
             | Self::Decode { .. }
-            | Self::CorruptStream { .. }
             | Self::InvalidToolInput { .. }
-            | Self::Protocol { .. } => None,
+            | Self::Protocol { .. } => Facts::NONE,
         }
     }
 
@@ -526,6 +511,23 @@ impl ApiError {
             | Self::Protocol { .. } => false,
         }
     }
+}
+
+/// What an [`ApiError`] says about the server's answer (none of it for the client's own errors).
+struct Facts<'a> {
+    kind: Option<&'a ApiErrorKind>,
+    status: Option<u16>,
+    request_id: Option<&'a str>,
+    api_message: Option<&'a str>,
+}
+
+impl<'a> Facts<'a> {
+    const NONE: Self = Facts {
+        kind: None,
+        status: None,
+        request_id: None,
+        api_message: None,
+    };
 }
 
 /// The error kind an OpenAI-compatible server's "prompt does not fit" maps to

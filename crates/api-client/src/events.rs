@@ -9,8 +9,9 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+use crate::content::ContentBlock;
 use crate::error::{ApiError, ErrorBody};
-use crate::types::{ContentBlock, ResponseMessage, StopReason};
+use crate::response::{ResponseMessage, StopReason};
 use crate::usage::UsageDelta;
 
 /// A delta to the content block at `index`.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::types::ContentBlock;
+use crate::content::ContentBlock;
 
 #[test]
 fn decodes_every_known_event() {
@@ -75,7 +75,10 @@ fn decodes_every_known_event() {
     let StreamEvent::MessageDelta { delta, usage } = delta else {
         panic!()
     };
-    assert_eq!(delta.stop_reason, Some(crate::types::StopReason::ToolUse));
+    assert_eq!(
+        delta.stop_reason,
+        Some(crate::response::StopReason::ToolUse)
+    );
     assert_eq!((usage.output_tokens, usage.input_tokens), (Some(42), None));
     assert_eq!(
         decode_event(r#"{"type":"message_stop"}"#).unwrap(),
@@ -135,7 +138,7 @@ fn to_sse_round_trips() {
         },
         StreamEvent::MessageDelta {
             delta: MessageDeltaBody {
-                stop_reason: Some(crate::types::StopReason::EndTurn),
+                stop_reason: Some(crate::response::StopReason::EndTurn),
                 stop_sequence: None,
             },
             usage: UsageDelta {

@@ -4,7 +4,13 @@
 //! above the wire (no tools, sessions or files).
 //!
 //! Modules in reading order (private: the items below, re-exported at the root, are the API):
-//! - `types`: wire types of `POST /v1/messages`; byte-stable [`MessagesRequest::to_json_bytes`].
+//! - `content`: [`Message`]s and their [`ContentBlock`]s, the wire types both directions share.
+//! - `cache_control`: [`CacheControl`], a prompt-cache breakpoint.
+//! - `tool_array`: [`ToolDefinition`] and [`ToolArray`], the `tools` array of a request
+//!   serialized once (its bytes are part of the prompt-cache key).
+//! - `request`: [`MessagesRequest`], the body of `POST /v1/messages`; byte-stable
+//!   [`MessagesRequest::to_json_bytes`].
+//! - `response`: [`ResponseMessage`] and [`StopReason`].
 //! - `usage`: [`Usage`] with the prompt-cache fields, per-model prices, context windows, cost.
 //! - `error`: [`ApiError`], typed from HTTP status, `error.type` and in-stream errors.
 //! - `events`: typed [`StreamEvent`]s of a streamed response.
@@ -14,13 +20,13 @@
 //! - `model_client`: the [`ModelClient`] trait, [`ClientEvent`], [`collect_message`].
 //! - `config`: [`ClientConfig`] from `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` /
 //!   `ANTHROPIC_BASE_URL`, headers and timeouts.
-//! - `client`: [`HttpClient`], the reqwest implementation with retries.
+//! - `send`: the one send/retry state machine both HTTP clients run, generic over the wire's
+//!   dialect (request, body decoder, error mapping).
+//! - `client`: [`HttpClient`], the Messages API's dialect of it.
 //! - `openai`: [`OpenAiClient`], OpenAI-compatible chat completions mapped to our requests
 //!   and events (Ollama, vLLM, llama.cpp, LM Studio, OpenAI).
 //! - `provider`: [`Provider`] and [`ProviderConfig`], choosing one of the two.
 //! - `scripted`: [`ScriptedClient`], the fake upper crates test with, and [`message_events`].
-//! - `tool_array`: [`ToolArray`], the `tools` array of a request serialized once (its bytes are
-//!   part of the prompt-cache key).
 //!
 //! Upper layers hold an `Arc<dyn ModelClient>`, call `stream(request)` and either forward the
 //! [`ClientEvent`]s to a UI while feeding a [`MessageAccumulator`] (resetting it on every
@@ -66,41 +72,46 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod accumulate;
+mod cache_control;
 mod client;
 mod config;
+mod content;
 mod error;
 mod events;
 mod model_client;
 mod openai;
 mod provider;
+mod request;
+mod response;
 mod retry;
 mod scripted;
+mod send;
 mod sse;
 mod tool_array;
-mod types;
 mod usage;
 
 pub use accumulate::MessageAccumulator;
+pub use cache_control::{CacheControl, CacheControlType, CacheTtl};
 pub use client::HttpClient;
 pub use config::{
     ANTHROPIC_VERSION, CONTEXT_WINDOW_VAR, ClientConfig, Credentials, DEFAULT_BASE_URL,
+};
+pub use content::{
+    ContentBlock, DocumentBlock, DocumentSource, ImageBlock, ImageSource, Message, MessageContent,
+    RedactedThinkingBlock, Role, TextBlock, ThinkingBlock, ToolResultBlock, ToolResultContent,
+    ToolUseBlock,
 };
 pub use error::{ApiError, ApiErrorKind, ErrorBody};
 pub use events::{ContentDelta, MessageDeltaBody, StreamEvent};
 pub use model_client::{ClientEvent, EventStream, ModelClient, collect_message};
 pub use openai::{DEFAULT_OPENAI_BASE_URL, MaxTokensField, OpenAiClient, OpenAiConfig};
 pub use provider::{Provider, ProviderConfig};
+pub use request::{MessagesRequest, Metadata, SystemPrompt, ThinkingConfig, ToolChoice};
+pub use response::{ResponseMessage, StopReason};
 pub use retry::{RetryNotice, RetryPolicy};
 pub use scripted::{Script, ScriptedClient, message_events, reply};
 pub use sse::{EventDecoder, SseFrame, SseParser};
-pub use tool_array::ToolArray;
-pub use types::{
-    CacheControl, CacheControlType, CacheTtl, ContentBlock, DocumentBlock, DocumentSource,
-    ImageBlock, ImageSource, Message, MessageContent, MessagesRequest, Metadata,
-    RedactedThinkingBlock, ResponseMessage, Role, StopReason, SystemPrompt, TextBlock,
-    ThinkingBlock, ThinkingConfig, ToolChoice, ToolDefinition, ToolResultBlock, ToolResultContent,
-    ToolUseBlock,
-};
+pub use tool_array::{ToolArray, ToolDefinition};
 pub use usage::{
     CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW, ModelInfo, Usage,
     UsageDelta, context_window, cost_usd, model_info, resolve_model_alias,

@@ -10,8 +10,9 @@ use futures::stream::BoxStream;
 use crate::accumulate::MessageAccumulator;
 use crate::error::ApiError;
 use crate::events::StreamEvent;
+use crate::request::MessagesRequest;
+use crate::response::ResponseMessage;
 use crate::retry::RetryNotice;
-use crate::types::{MessagesRequest, ResponseMessage};
 
 /// What a [`ModelClient`] stream yields.
 #[derive(Debug, Clone)]

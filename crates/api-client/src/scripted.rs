@@ -21,13 +21,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use crate::content::{
+    ContentBlock, RedactedThinkingBlock, Role, TextBlock, ThinkingBlock, ToolUseBlock,
+};
 use crate::error::ApiError;
 use crate::events::{ContentDelta, MessageDeltaBody, StreamEvent};
 use crate::model_client::{ClientEvent, EventStream, ModelClient};
-use crate::types::{
-    ContentBlock, MessagesRequest, RedactedThinkingBlock, ResponseMessage, Role, StopReason,
-    TextBlock, ThinkingBlock, ToolUseBlock,
-};
+use crate::request::MessagesRequest;
+use crate::response::{ResponseMessage, StopReason};
 use crate::usage::{Usage, UsageDelta};
 
 /// One scripted reply: the items its stream yields, in order.

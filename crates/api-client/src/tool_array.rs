@@ -1,6 +1,7 @@
-//! The `tools` array of a request, serialized once. Its bytes are part of the prompt-cache key
-//! (design.md "The one rule"), so the pool serializes it when the session's tools are known and
-//! every request and fork sends those bytes as they are, never re-serializing the definitions.
+//! The `tools` array of a request, serialized once, and the [`ToolDefinition`]s it holds. Its
+//! bytes are part of the prompt-cache key (docs/ARCHITECTURE.md, "The one rule"), so the pool
+//! serializes it when the session's tools are known and every request and fork sends those
+//! bytes as they are, never re-serializing the definitions.
 
 use std::fmt;
 use std::ops::Deref;
@@ -9,7 +10,22 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use crate::types::ToolDefinition;
+use crate::cache_control::CacheControl;
+
+/// A client tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The tool's name.
+    pub name: String,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The JSON Schema of its input.
+    pub input_schema: serde_json::Value,
+    /// A cache breakpoint after this definition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
+}
 
 /// Tool definitions and their JSON array. Equal when the bytes are.
 ///
@@ -183,7 +199,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::types::CacheControl;
 
     fn definitions() -> Vec<ToolDefinition> {
         vec![

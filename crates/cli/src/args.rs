@@ -1,14 +1,20 @@
 //! The command line, Claude-Code-compatible where the flags overlap.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use tine_api_client::Provider;
 
-/// tine: a terminal coding agent. Headless: `tine -p "fix the failing test"`.
+/// tine is a coding agent for your terminal: run `tine` in a project to work with it in the
+/// interactive UI, or `tine -p "fix the failing test"` to have it answer once and exit.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "tine", version, about, long_about = None)]
+#[command(name = "tine", version, long_about = None)]
 pub struct Args {
+    /// Another command instead of a session.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// The prompt. Without it, the prompt is read from standard input.
     pub prompt: Option<String>,
 
@@ -142,6 +148,94 @@ pub struct Args {
     pub cwd: Option<PathBuf>,
 }
 
+/// The commands beside a session.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// What this installation would run with: provider, model, endpoint, credentials,
+    /// settings, sandbox, MCP servers (`--check` sends one request).
+    Doctor(DoctorArgs),
+    /// What automatic memory has saved for this project.
+    Memory {
+        #[command(subcommand)]
+        command: MemoryCommand,
+    },
+    /// What each compaction of a session dropped.
+    Compact {
+        #[command(subcommand)]
+        command: CompactCommand,
+    },
+    /// The skills a session here would have, and where each is from.
+    Skills {
+        #[command(subcommand)]
+        command: Option<SkillsCommand>,
+    },
+    /// The MCP servers a session here would start: list, get NAME, add NAME ..., remove NAME,
+    /// trust NAME (`tine mcp --help` for each).
+    Mcp {
+        /// The MCP command and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// The Bash sandbox's launcher: `__sandbox --write-root DIR ... [--allow-network] --
+    /// PROGRAM ARGS` (tine runs it; not for people).
+    #[command(name = "__sandbox", hide = true)]
+    Sandbox {
+        /// The launcher protocol's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<OsString>,
+    },
+}
+
+/// `tine doctor`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DoctorArgs {
+    /// A settings file, or settings as inline JSON (as a session's --settings).
+    #[arg(long)]
+    pub settings: Option<String>,
+    /// The provider to check (as a session's --provider).
+    #[arg(long, value_name = "anthropic|openai", value_parser = parse_provider)]
+    pub provider: Option<Provider>,
+    /// The model to check.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Also send one request to the endpoint.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// `tine memory ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum MemoryCommand {
+    /// The memory directory (only the path on stdout; where it comes from on stderr).
+    Path,
+    /// Every memory, newest first.
+    List,
+    /// One memory's file.
+    Show {
+        /// Its name (see `tine memory list`).
+        name: String,
+    },
+    /// Consolidate the memories now (takes the dream lock).
+    Dream,
+}
+
+/// `tine compact ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum CompactCommand {
+    /// What each compaction dropped (the latest session of this directory by default).
+    Log {
+        /// The session's id.
+        session: Option<String>,
+    },
+}
+
+/// `tine skills ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum SkillsCommand {
+    /// The skills and where each is from (the default).
+    List,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
     Text,
@@ -241,6 +335,35 @@ mod tests {
         assert!(args.print);
         assert_eq!(args.prompt.as_deref(), Some("hello"));
         assert_eq!(args.output_format, OutputFormat::Json);
+    }
+
+    #[test]
+    fn subcommands_and_prompts_are_told_apart() {
+        let args = Args::try_parse_from(["tine", "memory", "show", "x"]).unwrap();
+        assert!(matches!(
+            args.command,
+            Some(Command::Memory { command: MemoryCommand::Show { name } }) if name == "x"
+        ));
+        let args = Args::try_parse_from(["tine", "fix the bug"]).unwrap();
+        assert!(args.command.is_none());
+        assert_eq!(args.prompt.as_deref(), Some("fix the bug"));
+        let args = Args::try_parse_from([
+            "tine",
+            "__sandbox",
+            "--write-root",
+            "/a",
+            "--",
+            "sh",
+            "-c",
+            "x",
+        ])
+        .unwrap();
+        let Some(Command::Sandbox { args }) = args.command else {
+            panic!("not the launcher");
+        };
+        assert_eq!(args, ["--write-root", "/a", "--", "sh", "-c", "x"]);
+        let args = Args::try_parse_from(["tine", "mcp", "add", "x", "--", "npx", "-y"]).unwrap();
+        assert!(matches!(args.command, Some(Command::Mcp { args }) if args[0] == "add"));
     }
 
     #[test]

@@ -2,38 +2,21 @@
 //! [focus]` and `/compact log`, headless or not, are commands of the session: tine-session's
 //! `commands`.)
 
-use std::path::PathBuf;
-use std::process::ExitCode;
-
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use tine_compaction::compact_log;
-use tine_config::{SessionId, tine_home_from_env};
+use tine_config::SessionId;
 
-const USAGE: &str = "usage: tine compact log [SESSION_ID]";
+use crate::args::CompactCommand;
 
 /// `tine compact log [SESSION_ID]` (the latest session of this directory by default).
-pub fn run(args: &[String]) -> ExitCode {
-    match run_inner(args) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("tine compact: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run_inner(args: &[String]) -> Result<String> {
-    let session = match args {
-        [log] if log == "log" => None,
-        [log, id] if log == "log" => Some(SessionId::parse(id).map_err(|e| anyhow!(e))?),
-        _ => bail!("{USAGE}"),
-    };
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let cwd: PathBuf = std::fs::canonicalize(&cwd).unwrap_or(cwd);
-    let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
+pub fn run(command: &CompactCommand) -> Result<String> {
+    let CompactCommand::Log { session } = command;
+    let session = session
+        .as_deref()
+        .map(SessionId::parse)
+        .transpose()
+        .map_err(|e| anyhow!(e))?;
+    let (cwd, home) = crate::setup::here()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

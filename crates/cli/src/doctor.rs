@@ -25,46 +25,21 @@ use tine_config::tine_home_from_env;
 use tine_memory::{MemoryEnv, MemoryResolution, memory_path, resolve_memory_dir};
 use tine_permissions::PermissionSettings;
 
-use crate::provider;
-use crate::sandbox_exec;
-use crate::sandbox_settings::{SandboxSettings, write_roots};
+use crate::args::DoctorArgs;
 use crate::setup::{settings_paths, user_home};
-
-const USAGE: &str = "usage: tine doctor [--settings FILE|JSON] [--provider anthropic|openai] \
-                     [--model NAME] [--check]";
+use tine_session::provider;
+use tine_session::sandbox::{SandboxSettings, write_roots};
 
 /// The longest `--check` waits for its answer, connection included.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// `tine doctor`'s options.
+/// `tine doctor`'s options, as read from the command line.
 #[derive(Debug, Default)]
 struct Options {
     settings: Option<FlagSettings>,
     provider: Option<Provider>,
     model: Option<String>,
     check: bool,
-}
-
-fn parse(args: &[String]) -> Result<Options, String> {
-    let mut options = Options::default();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--settings" => options.settings = Some(FlagSettings::from_arg(value()?)),
-            "--provider" => {
-                options.provider = Some(
-                    value()?
-                        .parse()
-                        .map_err(|e: tine_api_client::ApiError| e.to_string())?,
-                )
-            }
-            "--model" => options.model = Some(value()?.clone()),
-            "--check" => options.check = true,
-            other => return Err(format!("unknown argument `{other}`")),
-        }
-    }
-    Ok(options)
 }
 
 /// The report being written, and the problems found on the way.
@@ -126,14 +101,13 @@ impl Report {
     }
 }
 
-/// Runs `tine doctor` on its arguments (after `doctor`).
-pub fn run(args: &[String]) -> ExitCode {
-    let options = match parse(args) {
-        Ok(options) => options,
-        Err(error) => {
-            eprintln!("tine doctor: {error}\n{USAGE}");
-            return ExitCode::from(2);
-        }
+/// Runs `tine doctor`.
+pub fn run(args: &DoctorArgs) -> ExitCode {
+    let options = Options {
+        settings: args.settings.as_deref().map(FlagSettings::from_arg),
+        provider: args.provider,
+        model: args.model.clone(),
+        check: args.check,
     };
     let report = diagnose(options);
     print!("{}", report.text());
@@ -198,7 +172,10 @@ fn diagnose(mut options: Options) -> Report {
     if let (Some(home), Some((loaded, _))) = (&home, &loaded) {
         let resolution = resolve_memory_dir(&MemoryEnv::from_process(), loaded, home, &cwd);
         let memory = match &resolution {
-            MemoryResolution::Enabled(_) => memory_path(&resolution).trim_end().replace('\t', "  "),
+            MemoryResolution::Enabled(_) => match memory_path(&resolution) {
+                Ok((path, from)) => format!("{}  ({from})", path.display()),
+                Err(why) => why,
+            },
             MemoryResolution::Disabled(why) => format!("off ({why})"),
         };
         report.line("memory", memory);
@@ -457,7 +434,7 @@ fn settings_files(report: &mut Report, loaded: &LoadedSettings, paths: &Settings
 
 fn sandbox(report: &mut Report, cwd: &Path, loaded: &LoadedSettings, home: Option<&Path>) {
     report.heading("bash sandbox");
-    let support = sandbox_exec::probe();
+    let support = tine_tools::sandbox::probe();
     report.line("kernel", &support);
     let settings = SandboxSettings::from_settings(loaded, home);
     let enabled = match (settings.enabled, settings.enabled_by) {

@@ -4,24 +4,21 @@
 //! Modules, in reading order:
 //! - [`args`]: the command line (clap), Claude-Code-compatible flags.
 //! - [`profile`]: `TINE_PROFILE_STARTUP=1`, the time of each start-up phase on stderr.
-//! - [`setup`]: the command line and environment → `tine-session`'s `SessionOptions`;
-//!   [`flags`]: the flags that shape a session (system prompt, `--add-dir`, `--session-id`,
-//!   bypass as root, `-p`'s `--json-schema`, `--fallback-model`, ...).
-//! - [`provider`]: anthropic or openai: the client (built here, handed to the session), the
-//!   model names and where each came from.
+//! - [`setup`]: the command line and environment → `tine-session`'s `SessionOptions`, the
+//!   same for both front ends; [`flags`]: the flags that shape a session (system prompt,
+//!   `--add-dir`, `--session-id`, bypass as root, `-p`'s `--json-schema`, `--fallback-model`, ...).
 //! - [`output`]: text, json and stream-json printing; [`text`]: each reply printed once.
 //! - [`run`]: headless `-p` as a front end of the session: submissions, events, exit codes.
-//! - [`interactive`]: bare `tine` on a terminal: the TUI (tine-tui) wired to the session
-//!   (tine-session): the adapter, the driver, replay on `-c`/`-r`, history, `/resume`.
-//! - [`signals`]: SIGINT, SIGTERM and SIGHUP cancel the turn (exit 130, 143, 129).
+//! - [`interactive`]: bare `tine` on a terminal: the TUI (tine-tui) on the session.
+//! - [`signals`]: SIGINT, SIGTERM and SIGHUP abort the session (exit 130, 143, 129).
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
 //! - [`memory_cmd`]: `tine memory path|list|show NAME|dream`.
 //! - [`compact_cmd`]: `tine compact log [SESSION]` (`/compact` is a command of the session).
 //! - [`mcp_cmd`]: `tine mcp list|get|add|remove|trust`.
 //! - [`skills_cmd`]: `tine skills list` (`/skills` is a command of the session).
 //! - [`doctor`]: `tine doctor`, what this installation would run with.
-//! - [`sandbox_settings`], [`sandbox_exec`]: the optional Bash sandbox (Landlock): its settings,
-//!   the start-up probe, and the hidden launcher `tine __sandbox ... -- COMMAND`.
+//! - [`sandbox_exec`]: the hidden launcher of the Bash sandbox, `tine __sandbox ... -- COMMAND`
+//!   (the session decides the sandbox; Landlock itself is tine-tools').
 
 mod args;
 mod compact_cmd;
@@ -33,10 +30,8 @@ mod mcp_cmd;
 mod memory_cmd;
 mod output;
 mod profile;
-mod provider;
 mod run;
 mod sandbox_exec;
-mod sandbox_settings;
 mod setup;
 mod signals;
 mod skills_cmd;
@@ -46,53 +41,21 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::args::Command;
+
 fn main() -> ExitCode {
-    // The sandbox launcher first: it runs before every sandboxed Bash command.
-    if std::env::args_os().nth(1).as_deref()
-        == Some(std::ffi::OsStr::new(
-            tine_tools::sandbox::SANDBOX_SUBCOMMAND,
-        ))
-    {
-        let rest: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
-        return sandbox_exec::launcher_main(&rest);
-    }
     let mut profile = profile::StartupProfile::from_env();
-    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("doctor")) {
-        let rest: Vec<String> = std::env::args_os()
-            .skip(2)
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        return doctor::run(&rest);
-    }
-    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("compact")) {
-        let rest: Vec<String> = std::env::args_os()
-            .skip(2)
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        return compact_cmd::run(&rest);
-    }
-    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("memory")) {
-        let rest: Vec<String> = std::env::args_os()
-            .skip(2)
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        return memory_cmd::run(&rest);
-    }
-    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("skills")) {
-        let rest: Vec<String> = std::env::args_os()
-            .skip(2)
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        return skills_cmd::run(&rest);
-    }
-    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("mcp")) {
-        let rest: Vec<String> = std::env::args_os()
-            .skip(2)
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        return mcp_cmd::run(&rest);
-    }
     let args = args::Args::parse();
+    match &args.command {
+        // The sandbox launcher runs before every sandboxed Bash command.
+        Some(Command::Sandbox { args }) => return sandbox_exec::launcher_main(args),
+        Some(Command::Doctor(options)) => return doctor::run(options),
+        Some(Command::Compact { command }) => return outcome("compact", compact_cmd::run(command)),
+        Some(Command::Memory { command }) => return outcome("memory", memory_cmd::run(command)),
+        Some(Command::Skills { .. }) => return outcome("skills", skills_cmd::run()),
+        Some(Command::Mcp { args }) => return outcome("mcp", mcp_cmd::run(args)),
+        None => {}
+    }
     profile.mark("args");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -125,4 +88,18 @@ fn main() -> ExitCode {
     // Do not wait for detached work (a tool's orphaned reader, a hook) at exit.
     runtime.shutdown_background();
     code
+}
+
+/// A command's text on stdout, or its error on stderr (and a failing exit).
+fn outcome(command: &str, result: anyhow::Result<String>) -> ExitCode {
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("tine {command}: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

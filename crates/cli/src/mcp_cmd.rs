@@ -4,31 +4,15 @@
 //! prints the result.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
 use tine_config::settings::{LoadedSettings, SettingsPaths};
-use tine_config::tine_home_from_env;
 use tine_mcp::{
     McpCommandEnv, McpManager, McpOptions, McpServerInfo, McpSources, parse_mcp_args,
     run_mcp_command,
 };
 
 use crate::setup::{settings_paths, user_home};
-
-/// Runs the subcommand on its arguments (after `mcp`).
-pub fn run(args: &[String]) -> ExitCode {
-    match run_inner(args) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("tine mcp: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
 
 /// The places a session at the current directory reads MCP servers from.
 struct Place {
@@ -39,9 +23,7 @@ struct Place {
 
 impl Place {
     fn here() -> Result<Place> {
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
-        let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
+        let (cwd, home) = crate::setup::here()?;
         Ok(Place {
             cwd,
             home,
@@ -67,7 +49,8 @@ pub(crate) fn sources(cwd: &Path, user_home: Option<&Path>) -> McpSources {
     }
 }
 
-fn run_inner(args: &[String]) -> Result<String> {
+/// `tine mcp ARGS` (after `mcp`): parsed and carried out by tine-mcp.
+pub fn run(args: &[String]) -> Result<String> {
     let command = parse_mcp_args(args).map_err(|e| anyhow!(e))?;
     let place = Place::here()?;
     let env = McpCommandEnv {

@@ -8,12 +8,11 @@
 //! directory, without a conversation, and says so.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
+use tine_config::SessionId;
 use tine_config::settings::{self, LoadedSettings, SettingsPaths};
-use tine_config::{SessionId, tine_home_from_env};
 use tine_fork_runtime::{ParentContext, SessionLocation, UsageLedger};
 use tine_memory::{
     DreamCommand, DreamOptions, DreamStatus, MemoryDir, MemoryEnv, MemoryResolution,
@@ -24,26 +23,11 @@ use tine_query_loop::{BASE_SYSTEM_PROMPT, RequestTemplate, system_prompt_blocks}
 use tine_tools::{Tool, ToolContext, ToolPool};
 use tokio_util::sync::CancellationToken;
 
-const USAGE: &str = "usage: tine memory path | list | show NAME | dream";
+use crate::args::MemoryCommand;
 
-/// Runs the subcommand on its arguments (after `memory`).
-pub fn run(args: &[String]) -> ExitCode {
-    match run_inner(args) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("tine memory: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run_inner(args: &[String]) -> Result<String> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let cwd: PathBuf = std::fs::canonicalize(&cwd).unwrap_or(cwd);
-    let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
+/// `tine memory path|list|show NAME|dream`.
+pub fn run(command: &MemoryCommand) -> Result<String> {
+    let (cwd, home) = crate::setup::here()?;
     let user_home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
@@ -65,16 +49,16 @@ fn run_inner(args: &[String]) -> Result<String> {
         MemoryResolution::Enabled(dir) => Ok(dir.clone()),
         MemoryResolution::Disabled(why) => Err(anyhow!("auto memory is off: {why}")),
     };
-    match args.first().map(String::as_str) {
-        Some("path") => Ok(memory_path(&resolution)),
-        Some("list") => Ok(list(&enabled(&resolution)?)),
-        Some("show") => {
-            let Some(name) = args.get(1) else {
-                bail!("`show` needs a memory name (see `tine memory list`)\n{USAGE}");
-            };
-            show(&enabled(&resolution)?, name).map_err(|e| anyhow!(e))
+    match command {
+        MemoryCommand::Path => {
+            // Only the path on stdout, for scripts; where it comes from is a note.
+            let (path, from) = memory_path(&resolution).map_err(|why| anyhow!(why))?;
+            eprintln!("tine: {from}");
+            Ok(format!("{}\n", path.display()))
         }
-        Some("dream") => {
+        MemoryCommand::List => Ok(list(&enabled(&resolution)?)),
+        MemoryCommand::Show { name } => show(&enabled(&resolution)?, name).map_err(|e| anyhow!(e)),
+        MemoryCommand::Dream => {
             // A model runs tools here: settings that could not be read fully stop it, as
             // they stop a session.
             if loaded.fatal_errors().next().is_some() || rule_errors.iter().any(|e| e.is_fatal()) {
@@ -89,8 +73,6 @@ fn run_inner(args: &[String]) -> Result<String> {
                 user_home,
             })
         }
-        Some(other) => bail!("unknown memory command `{other}`\n{USAGE}"),
-        None => bail!("{USAGE}"),
     }
 }
 
@@ -123,17 +105,17 @@ async fn dream_async(place: Place) -> Result<String> {
         cwd,
         user_home,
     } = place;
-    let provider = crate::provider::choose(None, &loaded)?.provider;
-    let model = crate::provider::model(provider, None, &loaded)?.value;
+    let provider = tine_session::provider::choose(None, &loaded)?.provider;
+    let model = tine_session::provider::model(provider, None, &loaded)?.value;
     let client_config =
-        crate::provider::client_config(provider, &loaded).map_err(|e| anyhow!(e))?;
+        tine_session::provider::client_config(provider, &loaded).map_err(|e| anyhow!(e))?;
     let client = tokio::task::spawn_blocking(move || client_config.build())
         .await
         .context("the HTTP client could not be built")?
         .map_err(|e| anyhow!(e))?;
 
     // The system prompt and tool array a session here would send.
-    let context = crate::setup::gather_context(&home, &cwd, &model, false).await;
+    let context = tine_session::gather_context(&home, &cwd, &model, false).await;
     let rendered = context.render(BASE_SYSTEM_PROMPT, None);
     let (permissions, _) = PermissionContext::from_settings(&loaded, cwd.clone(), user_home, None);
     let pool = ToolPool::builtin(|name| permissions.is_tool_denied(name));

@@ -15,21 +15,12 @@ use tine_fork_runtime::{BackgroundEvent, SourceUsage};
 use tine_memory::{DREAM_JOB, EXTRACTION_JOB};
 use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, Transition, TurnResult};
 use tine_session::{
-    CommandOutput, Notice, NoticeLevel, RequestSummary, SessionCost, TurnEnd, TurnOutcome,
+    CommandOutput, Notice, NoticeLevel, RequestSummary, SessionCost, SessionInfo, TurnEnd,
+    TurnOutcome,
 };
 
 use crate::args::OutputFormat;
 use crate::text::{ReplyStart, TextStream};
-
-/// What the `system`/`init` line and the result objects need to know about the session.
-#[derive(Debug, Clone)]
-pub struct SessionInfo {
-    pub session_id: String,
-    pub cwd: String,
-    pub model: String,
-    pub tools: Vec<String>,
-    pub permission_mode: String,
-}
 
 /// Prints events as they happen.
 pub struct Printer {
@@ -64,11 +55,11 @@ impl Printer {
             self.line(&json!({
                 "type": "system",
                 "subtype": "init",
-                "session_id": self.info.session_id,
-                "cwd": self.info.cwd,
+                "session_id": self.info.session_id.to_string(),
+                "cwd": self.info.cwd.display().to_string(),
                 "model": self.info.model,
                 "tools": self.info.tools,
-                "permissionMode": self.info.permission_mode,
+                "permissionMode": self.info.permission_mode.to_string(),
             }));
         }
     }
@@ -113,7 +104,7 @@ impl Printer {
                         "usage": usage,
                     },
                     "parent_tool_use_id": Value::Null,
-                    "session_id": self.info.session_id,
+                    "session_id": self.info.session_id.to_string(),
                 });
                 self.line(&value);
             }
@@ -122,7 +113,7 @@ impl Printer {
                 let value = json!({
                     "type": "system",
                     "subtype": "compact_boundary",
-                    "session_id": self.info.session_id,
+                    "session_id": self.info.session_id.to_string(),
                     "compact_metadata": {
                         "trigger": boundary.trigger,
                         "pre_tokens": boundary.tokens_before,
@@ -137,7 +128,7 @@ impl Printer {
                     "type": "user",
                     "message": {"role": "user", "content": content_value(message)},
                     "parent_tool_use_id": Value::Null,
-                    "session_id": self.info.session_id,
+                    "session_id": self.info.session_id.to_string(),
                 });
                 self.line(&value);
             }
@@ -241,7 +232,7 @@ impl Printer {
                         "status": status,
                         "summary": summary,
                         "data": data,
-                        "session_id": self.info.session_id,
+                        "session_id": self.info.session_id.to_string(),
                     });
                     self.line(&value);
                 }
@@ -285,7 +276,7 @@ impl Printer {
                 "event": event,
                 "parent_tool_use_id": Value::Null,
                 "uuid": tine_config::SessionId::new_random().to_string(),
-                "session_id": self.info.session_id,
+                "session_id": self.info.session_id.to_string(),
             });
             self.line(&value);
         }
@@ -301,7 +292,7 @@ impl Printer {
                 "subtype": "model_fallback",
                 "from": from,
                 "model": to,
-                "session_id": self.info.session_id,
+                "session_id": self.info.session_id.to_string(),
             }));
         }
     }
@@ -349,7 +340,7 @@ impl Printer {
                     "is_error": error.is_some(),
                     "result": if error.is_none() { text } else { String::new() },
                     "error": error,
-                    "session_id": self.info.session_id,
+                    "session_id": self.info.session_id.to_string(),
                     "total_cost_usd": end.cost.total().cost_usd,
                 });
                 if let (Some(object), Some(Value::Object(data))) =
@@ -365,6 +356,11 @@ impl Printer {
 
     pub fn info(&self) -> &SessionInfo {
         &self.info
+    }
+
+    /// Another conversation took the session's place (`/clear`, `/resume ID`).
+    pub fn set_info(&mut self, info: SessionInfo) {
+        self.info = info;
     }
 
     /// Prints one JSON line (a result deferred by the caller).
@@ -450,7 +446,7 @@ pub fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
         "duration_api_ms": turn.api_duration.as_millis() as u64,
         "num_turns": turn.num_turns,
         "result": turn.result,
-        "session_id": info.session_id,
+        "session_id": info.session_id.to_string(),
         "total_cost_usd": total.cost_usd,
         "usage": usage_value(&total.usage),
         "usage_by_source": by_source,

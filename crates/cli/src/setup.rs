@@ -1,9 +1,7 @@
-//! Start-up: from the command line and the environment to the [`SessionOptions`] of
-//! `tine-session`, which assembles the session. The order is chosen for speed and clear
-//! failures: the working directory and `TINE_HOME`, then the provider and its credentials (a
-//! missing key is one line and nothing else; with openai the client is built here and handed
-//! to the session), then the log; the rest (settings, permissions, tools, context, memory) is
-//! the session's.
+//! The command line and the environment to the [`SessionOptions`] of `tine-session`, the same
+//! for both front ends: the working directory and `TINE_HOME`, the log, the flags; the session
+//! decides the rest once (provider and credentials, settings, permissions, the sandbox, tools,
+//! context, memory).
 
 use anyhow::{Context, Result, anyhow};
 use tine_config::{SessionId, tine_home_from_env};
@@ -11,8 +9,15 @@ use tine_session::{Approvals, Resume, SessionOptions};
 
 use crate::args::{Args, split_rules};
 
-pub use tine_session::{DEFAULT_MODEL, gather_context};
 pub use tine_session::{settings_paths, user_home_from_env as user_home};
+
+/// The current directory (made canonical) and `TINE_HOME`, for the commands beside a session.
+pub fn here() -> Result<(std::path::PathBuf, std::path::PathBuf)> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
+    let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
+    Ok((cwd, home))
+}
 
 /// The session `args` ask for; `approvals` says who answers asks (headless `-p`: the rules).
 pub fn session_options(args: &Args, approvals: Approvals) -> Result<SessionOptions> {
@@ -23,22 +28,6 @@ pub fn session_options(args: &Args, approvals: Approvals) -> Result<SessionOptio
     let cwd = std::fs::canonicalize(&cwd)
         .with_context(|| format!("cannot use {} as the working directory", cwd.display()))?;
     let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
-    // The provider and its credentials first: without them nothing else matters, and the
-    // message is one line.
-    let provider = crate::provider::for_session(
-        args.provider,
-        args.model.as_deref(),
-        &crate::provider::Place {
-            cwd: &cwd,
-            home: &home,
-            user_home: user_home().as_deref(),
-            settings_flag: args.settings.as_deref(),
-            managed_settings: None,
-        },
-    )?;
-    for warning in &provider.warnings {
-        eprintln!("tine: warning: {warning}");
-    }
     let headless = approvals == Approvals::Headless;
     let path = match headless {
         true => crate::logging::init(&home, args.verbose),
@@ -46,13 +35,12 @@ pub fn session_options(args: &Args, approvals: Approvals) -> Result<SessionOptio
         false => crate::logging::init_with_default(&home, Some("info")),
     };
     if let Some(path) = path {
-        tracing::info!(log = %path.display(), provider = %provider.provider, "tine starting");
+        tracing::info!(log = %path.display(), "tine starting");
     }
     let mut options = SessionOptions::new(cwd);
     options.home = Some(home);
-    options.client = provider.client;
-    options.model = provider.model;
-    options.small_model = provider.small_model;
+    options.provider = args.provider;
+    options.model = args.model.clone();
     options.settings_flag = args.settings.clone();
     options.allowed_tools = split_rules(&args.allowed_tools);
     options.disallowed_tools = split_rules(&args.disallowed_tools);
@@ -71,9 +59,8 @@ pub fn session_options(args: &Args, approvals: Approvals) -> Result<SessionOptio
     options.approvals = approvals;
     options.mcp_configs = args.mcp_config.clone();
     options.strict_mcp_config = args.strict_mcp_config;
-    let flag = args.sandbox;
-    options.sandbox = Some(Box::new(move |inputs| {
-        crate::sandbox_settings::session_sandbox(flag, inputs).map_err(|error| format!("{error:#}"))
-    }));
+    options.sandbox = args.sandbox;
+    // This binary is the launcher: `tine __sandbox ... -- COMMAND`.
+    options.sandbox_launcher = std::env::current_exe().ok();
     Ok(options)
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use anyhow::{Context, Result};
+use tine_session::{Op, SessionHandle};
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use tokio_util::sync::CancellationToken;
 
 /// The POSIX numbers of the signals handled here (the same on every Unix tine runs on).
 const SIGHUP: i32 = 1;
@@ -46,9 +46,9 @@ fn exit_code_for(signo: i32) -> Option<u8> {
         .flatten()
 }
 
-/// Installs the handlers: the first signal cancels `cancel`; a second one kills the tool
-/// processes and exits with the first signal's code.
-pub fn watch(cancel: CancellationToken) -> Result<Interrupt> {
+/// Installs the handlers: the first signal aborts `session` (`Op::Abort`); a second one kills
+/// the tool processes and exits with the first signal's code.
+pub fn watch(session: SessionHandle) -> Result<Interrupt> {
     let interrupt = Interrupt::default();
     let mut handlers = [
         (SIGINT, listen(SignalKind::interrupt(), "SIGINT")?),
@@ -61,7 +61,7 @@ pub fn watch(cancel: CancellationToken) -> Result<Interrupt> {
             let received = next_signal(&mut handlers).await;
             if shared.record(received) {
                 tracing::info!(signal = received, "signal received; cancelling the turn");
-                cancel.cancel();
+                let _ = session.submit(Op::Abort);
                 continue;
             }
             tine_tools::kill_tool_processes();

@@ -16,6 +16,7 @@ use futures::future::BoxFuture;
 use tine_api_client::{ContentBlock, Message, Usage};
 use tine_config::transcript_path;
 use tine_fork_runtime::{CacheSafeParams, JobContext, JobError, JobOutcome, ParentContext};
+use tine_query_loop::hooks::Hooks;
 use tine_query_loop::lock_replacements as lock;
 use tine_query_loop::{
     BeforeRequest, CompactBoundary, CompactContext, CompactError, CompactTrigger, Compacted,
@@ -26,7 +27,6 @@ use crate::config::{CompactionConfig, Thresholds};
 use crate::dropped::dropped_context;
 use crate::error::CompactionError;
 use crate::estimate::{UsageMark, context_tokens, messages_tokens, template_tokens};
-use crate::hooks::CompactHooks;
 use crate::micro::clear_old_tool_results;
 use crate::prompt::continuation_message;
 use crate::reattach::reattach;
@@ -132,7 +132,7 @@ pub struct SessionCompactor {
     parent: Arc<ParentContext>,
     config: CompactionConfig,
     user_context: Option<Arc<str>>,
-    hooks: Option<CompactHooks>,
+    hooks: Option<Hooks>,
     before_compaction: Option<BeforeCompaction>,
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
@@ -160,8 +160,9 @@ impl SessionCompactor {
         self
     }
 
-    /// With the PreCompact / PostCompact hooks to run around each compaction.
-    pub fn with_hooks(mut self, hooks: CompactHooks) -> Self {
+    /// With the session's hooks: their PreCompact and PostCompact commands run around each
+    /// compaction.
+    pub fn with_hooks(mut self, hooks: Hooks) -> Self {
         self.hooks = Some(hooks);
         self
     }

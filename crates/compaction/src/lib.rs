@@ -16,8 +16,8 @@
 //! - `summary`: the summary fork and its retries.
 //! - `dropped`: what the summarized part held (for the boundary record).
 //! - `reattach`: recent files, todos and running shells put back after the summary.
-//! - `hooks`: PreCompact / PostCompact commands from settings.
-//! - `compactor`: [`SessionCompactor`], the plug itself, with the circuit breaker.
+//! - `compactor`: [`SessionCompactor`], the plug itself, with the circuit breaker; it runs
+//!   the session's PreCompact / PostCompact hooks through `tine_query_loop::hooks::Hooks`.
 //! - `log`: `/compact log` and `tine compact log`.
 //!
 //! # Example
@@ -46,8 +46,9 @@
 //!
 //! # Types from lower crates
 //!
-//! Signatures use [`tine_query_loop`]'s compaction plug and boundary records
-//! ([`Compactor`](tine_query_loop::Compactor), [`CompactBoundary`](tine_query_loop::CompactBoundary)),
+//! Signatures use [`tine_query_loop`]'s compaction plug, boundary records and hooks
+//! ([`Compactor`](tine_query_loop::Compactor), [`CompactBoundary`](tine_query_loop::CompactBoundary),
+//! [`Hooks`](tine_query_loop::hooks::Hooks)),
 //! [`tine_fork_runtime`]'s [`ParentContext`](tine_fork_runtime::ParentContext),
 //! [`tine_api_client`]'s messages and usage, [`tine_tools`]'s [`ToolContext`](tine_tools::ToolContext)
 //! and [`tine_config`]'s [`SessionId`](tine_config::SessionId).
@@ -59,7 +60,6 @@ mod config;
 mod dropped;
 mod error;
 mod estimate;
-mod hooks;
 mod log;
 mod micro;
 mod prompt;
@@ -72,7 +72,6 @@ pub use compactor::{
 };
 pub use config::{AUTO_COMPACT_SETTING, CACHE_TTL, CompactionConfig, IDLE_CLEAR_ENV, Thresholds};
 pub use error::CompactionError;
-pub use hooks::{CompactHookCommand, CompactHookCommands, CompactHooks};
 pub use log::{LogEntry, LogError, compact_log};
 pub use micro::CLEARED_TOOL_RESULT;
 pub use prompt::{CONTINUATION_PREFIX, SUMMARY_INSTRUCTION_MARKER, format_summary};

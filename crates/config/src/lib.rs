@@ -14,7 +14,8 @@
 //! - [`private_fs`]: how tine creates its own state (directories 0700, files 0600, atomic
 //!   replacement), used by every crate that writes under `TINE_HOME` or into memory.
 //! - [`settings`]: the settings sources and their precedence, each file checked key by key
-//!   and every problem named with file and line (fail closed), and adding rules to a file.
+//!   and every problem named with file and line (fail closed), and the one writer of settings
+//!   files ([`settings::edit_file`]: a change in place, comments and trailing commas kept).
 //!
 //! # Example
 //!

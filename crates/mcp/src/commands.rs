@@ -8,16 +8,15 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use serde_json::{Map, Value};
-use tine_config::settings::{self, SettingsPaths};
+use serde_json::Value;
+use tine_config::settings::{self, SettingsError, SettingsPaths};
 
 use crate::config::McpServerConfig;
 use crate::manager::{McpManager, McpOptions};
 use crate::names::is_plain_server_name;
-use crate::sources::{McpScope, McpSources, load_config};
+use crate::sources::{McpScope, McpSources, SERVERS_KEY, load_config};
 use crate::trust::{DISABLED_KEY, ENABLED_KEY, ProjectTrust, TrustDecision, how_to_trust};
 
 /// The usage of `tine mcp`, shown with a usage error.
@@ -96,14 +95,9 @@ pub enum McpCommandError {
     /// Only `.mcp.json` servers need trust.
     #[error("`{0}` is not a .mcp.json server; only project servers need trust")]
     NotProject(String),
-    /// A config file could not be read or written.
-    #[error("{path}: {message}; fix the file by hand")]
-    File {
-        /// The file.
-        path: String,
-        /// What went wrong.
-        message: String,
-    },
+    /// A configuration file could not be read or changed.
+    #[error(transparent)]
+    File(#[from] SettingsError),
 }
 
 fn usage(message: impl Into<String>) -> McpCommandError {
@@ -374,17 +368,15 @@ pub async fn run_mcp_command(
             config,
         } => {
             let path = env.file_of(*scope)?;
-            edit_json_file(&path, |root| {
-                let servers = object_at(root, "mcpServers", &path)?;
-                if servers.contains_key(name) {
+            settings::edit_file(&path, |file| {
+                if file.contains(&[SERVERS_KEY, name])? {
                     return Err(McpCommandError::Exists {
                         name: name.clone(),
                         path: path.display().to_string(),
                         scope: *scope,
                     });
                 }
-                servers.insert(name.clone(), config.to_json());
-                Ok(())
+                Ok(file.set(&[SERVERS_KEY, name], &config.to_json())?)
             })?;
             let mut out = format!(
                 "Added {} MCP server {name} to {} ({scope} scope)\n",
@@ -403,8 +395,8 @@ pub async fn run_mcp_command(
                     let mut found = Vec::new();
                     for scope in [McpScope::Local, McpScope::Project, McpScope::User] {
                         let path = env.file_of(scope)?;
-                        if read_object(&path)?
-                            .get("mcpServers")
+                        if settings::read_object(&path)?
+                            .get(SERVERS_KEY)
                             .and_then(Value::as_object)
                             .is_some_and(|s| s.contains_key(name))
                         {
@@ -418,12 +410,8 @@ pub async fn run_mcp_command(
                 [] => Err(McpCommandError::NotFound(name.clone())),
                 [scope] => {
                     let path = env.file_of(*scope)?;
-                    let mut removed = false;
-                    edit_json_file(&path, |root| {
-                        let servers = object_at(root, "mcpServers", &path)?;
-                        removed = servers.remove(name).is_some();
-                        Ok(())
-                    })?;
+                    let removed =
+                        settings::edit_file(&path, |file| file.remove(&[SERVERS_KEY, name]))?;
                     if removed {
                         Ok(format!(
                             "Removed MCP server {name} from {} ({scope} scope)\n",
@@ -453,17 +441,9 @@ pub async fn run_mcp_command(
                 Some(_) => {}
             }
             let path = env.settings_paths.local.clone();
-            edit_json_file(&path, |root| {
-                let list = array_at(root, ENABLED_KEY, &path)?;
-                if !list.iter().any(|v| v.as_str() == Some(name)) {
-                    list.push(Value::String(name.clone()));
-                }
-                let disabled = array_at(root, DISABLED_KEY, &path)?;
-                disabled.retain(|v| v.as_str() != Some(name));
-                if disabled.is_empty() {
-                    root.remove(DISABLED_KEY);
-                }
-                Ok(())
+            settings::edit_file(&path, |file| {
+                file.add_strings(&[ENABLED_KEY], std::slice::from_ref(name))?;
+                file.remove_string(&[DISABLED_KEY], name)
             })?;
             Ok(format!(
                 "Trusted MCP server {name} from .mcp.json ({ENABLED_KEY} in {}); it starts with the next session\n",
@@ -471,77 +451,6 @@ pub async fn run_mcp_command(
             ))
         }
     }
-}
-
-fn file_error(path: &Path, message: impl Into<String>) -> McpCommandError {
-    McpCommandError::File {
-        path: path.display().to_string(),
-        message: message.into(),
-    }
-}
-
-fn read_object(path: &Path) -> Result<Map<String, Value>, McpCommandError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Ok(Map::new()),
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(map)) => Ok(map),
-            Ok(_) => Err(file_error(path, "is not a JSON object")),
-            Err(error) => Err(file_error(path, format!("invalid JSON: {error}"))),
-        },
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-        Err(error) => Err(file_error(path, format!("cannot read it: {error}"))),
-    }
-}
-
-fn object_at<'a>(
-    root: &'a mut Map<String, Value>,
-    key: &str,
-    path: &Path,
-) -> Result<&'a mut Map<String, Value>, McpCommandError> {
-    match root.entry(key).or_insert_with(|| Value::Object(Map::new())) {
-        Value::Object(map) => Ok(map),
-        _ => Err(file_error(path, format!("`{key}` is not an object"))),
-    }
-}
-
-fn array_at<'a>(
-    root: &'a mut Map<String, Value>,
-    key: &str,
-    path: &Path,
-) -> Result<&'a mut Vec<Value>, McpCommandError> {
-    match root.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
-        Value::Array(list) => Ok(list),
-        _ => Err(file_error(path, format!("`{key}` is not an array"))),
-    }
-}
-
-/// Reads the JSON object at `path` (empty if missing), lets `change` edit it, and writes it
-/// back through a temporary file and a rename, keeping every other key and the file's mode.
-fn edit_json_file(
-    path: &Path,
-    change: impl FnOnce(&mut Map<String, Value>) -> Result<(), McpCommandError>,
-) -> Result<(), McpCommandError> {
-    let mut root = read_object(path)?;
-    change(&mut root)?;
-    let write = || -> std::io::Result<()> {
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let mut text =
-            serde_json::to_string_pretty(&Value::Object(root)).map_err(std::io::Error::other)?;
-        text.push('\n');
-        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-        temp.write_all(text.as_bytes())?;
-        temp.as_file().sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(temp.path(), meta.permissions())?;
-        }
-        temp.persist(path).map_err(|e| e.error)?;
-        Ok(())
-    };
-    write().map_err(|error| file_error(path, format!("cannot write it: {error}")))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! - `names`: `mcp__SERVER__TOOL` within the API's name rules.
 //! - `client`: one connection (child process group or HTTP), the handshake under a deadline,
 //!   elicitation; `http`: rmcp's HTTP transport over the workspace's reqwest.
+//! - `slot`: one configured server and its connection, the state [`McpServerStatus`] shows.
 //! - `manager`: the session's servers: parallel bounded start, statuses, exits reported,
 //!   restart, shutdown.
 //! - `tool`, `resources`, `output`: the tools the model calls and how results read.
@@ -53,6 +54,7 @@ mod manager;
 mod names;
 mod output;
 mod resources;
+mod slot;
 mod sources;
 mod tool;
 mod trust;
@@ -68,10 +70,11 @@ pub use commands::{
 pub use config::{McpServerConfig, ServerConfigError};
 pub use manager::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpError, McpEvent, McpManager, McpOptions,
-    McpServerInfo, McpServerStatus, McpWarning,
+    McpServerInfo, McpWarning,
 };
 pub use names::tool_name;
 pub use resources::{LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL};
+pub use slot::McpServerStatus;
 pub use sources::{McpConfig, McpConfigError, McpScope, McpSources, ServerEntry, load_config};
 pub use tool::McpTool;
 pub use trust::{ProjectTrust, TrustDecision};

@@ -6,24 +6,20 @@
 //! with an error the model reads; `shutdown` ends every server's process group.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::Peer;
-use rmcp::RoleClient;
-use rmcp::service::RunningServiceCancellationToken;
 use tine_config::settings::LoadedSettings;
 use tine_tools::Tool;
 use tokio::sync::broadcast;
-use tokio::task::JoinHandle;
 
-use crate::client::{ConnectError, Connected, ElicitationHandler, StderrTail, connect, kill_group};
+use crate::client::{ConnectError, Connected, ElicitationHandler, connect};
 use crate::config::McpServerConfig;
 use crate::expand::process_env;
 use crate::output::{DEFAULT_MAX_OUTPUT_TOKENS, OutputLimits};
-use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
-use crate::sources::{McpConfig, McpConfigError, McpScope, McpSources, ServerEntry, load_config};
+use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool, ResourceAccess};
+use crate::slot::{Live, McpServerStatus, ServerSlot, SlotState, close_live};
+use crate::sources::{McpConfig, McpConfigError, McpScope, McpSources, load_config};
 use crate::tool::McpTool;
 use crate::trust::{ProjectTrust, TrustDecision, how_to_trust};
 
@@ -104,54 +100,6 @@ impl McpOptions {
         OutputLimits {
             max_tokens: self.max_output_tokens,
             dir: self.output_dir.clone(),
-        }
-    }
-}
-
-/// A server's state, for `tine mcp list`, `/mcp` and the tools.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum McpServerStatus {
-    /// Connected.
-    Connected {
-        /// How many tools it offers.
-        tools: usize,
-    },
-    /// Could not connect.
-    Failed {
-        /// Why.
-        reason: String,
-    },
-    /// A `.mcp.json` server nobody trusted yet; `how` says how to.
-    NeedsTrust {
-        /// How to trust it.
-        how: String,
-    },
-    /// Listed in `disabledMcpjsonServers`.
-    Disabled,
-    /// Was connected and went away during the session.
-    Exited {
-        /// Why it went away.
-        reason: String,
-    },
-    /// Shut down by tine.
-    Stopped,
-}
-
-impl std::fmt::Display for McpServerStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            McpServerStatus::Connected { tools } => {
-                write!(
-                    f,
-                    "connected ({tools} tool{})",
-                    if *tools == 1 { "" } else { "s" }
-                )
-            }
-            McpServerStatus::Failed { reason } => write!(f, "failed ({reason})"),
-            McpServerStatus::NeedsTrust { how } => write!(f, "needs trust ({how})"),
-            McpServerStatus::Disabled => f.write_str("disabled (in disabledMcpjsonServers)"),
-            McpServerStatus::Exited { reason } => write!(f, "not running ({reason})"),
-            McpServerStatus::Stopped => f.write_str("stopped"),
         }
     }
 }
@@ -243,123 +191,9 @@ pub enum McpError {
     },
 }
 
-/// A live connection.
-pub(crate) struct Live {
-    pub peer: Peer<RoleClient>,
-    pub tools: Vec<rmcp::model::Tool>,
-    pub has_resources: bool,
-    /// Taken by the first kill: after it the id may belong to someone else.
-    pgid: Mutex<Option<u32>>,
-    stderr: StderrTail,
-    stop: Mutex<Option<RunningServiceCancellationToken>>,
-    task: Mutex<Option<JoinHandle<()>>>,
-    /// Set when tine closes it, so the exit is not reported as a crash.
-    closing: AtomicBool,
-}
-
-impl Live {
-    fn kill(&self) {
-        kill_group(
-            self.pgid
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take(),
-        );
-    }
-
-    fn stop(&self) {
-        self.closing.store(true, Ordering::SeqCst);
-        let stop = self
-            .stop
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(stop) = stop {
-            stop.cancel();
-        }
-    }
-}
-
-impl Drop for Live {
-    /// The last tool holding the connection is gone (the session ended without `shutdown`):
-    /// the server must not outlive it.
-    fn drop(&mut self) {
-        self.stop();
-        self.kill();
-    }
-}
-
-pub(crate) enum SlotState {
-    Connected(Arc<Live>),
-    Failed(String),
-    NeedsTrust,
-    Disabled,
-    Exited(String),
-    Stopped,
-}
-
-/// One configured server and its state.
-pub(crate) struct ServerSlot {
-    pub entry: ServerEntry,
-    state: Mutex<SlotState>,
-}
-
-impl ServerSlot {
-    pub(crate) fn name(&self) -> &str {
-        &self.entry.name
-    }
-
-    /// The live connection, or why there is none ("MCP server x is not running: ...").
-    pub(crate) fn live(&self) -> Result<Arc<Live>, String> {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let why = match &*state {
-            SlotState::Connected(live) => return Ok(live.clone()),
-            SlotState::Failed(reason) | SlotState::Exited(reason) => reason.clone(),
-            SlotState::NeedsTrust => "it is not trusted yet".to_owned(),
-            SlotState::Disabled => "it is disabled".to_owned(),
-            SlotState::Stopped => "it was shut down".to_owned(),
-        };
-        Err(format!(
-            "MCP server {} is not running: {why}. The user can restart it with /mcp.",
-            self.entry.name
-        ))
-    }
-
-    fn status(&self) -> McpServerStatus {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        match &*state {
-            SlotState::Connected(live) => McpServerStatus::Connected {
-                tools: live.tools.len(),
-            },
-            SlotState::Failed(reason) => McpServerStatus::Failed {
-                reason: reason.clone(),
-            },
-            SlotState::NeedsTrust => McpServerStatus::NeedsTrust {
-                how: how_to_trust(&self.entry.name),
-            },
-            SlotState::Disabled => McpServerStatus::Disabled,
-            SlotState::Exited(reason) => McpServerStatus::Exited {
-                reason: reason.clone(),
-            },
-            SlotState::Stopped => McpServerStatus::Stopped,
-        }
-    }
-
-    fn set(&self, state: SlotState) -> Option<Arc<Live>> {
-        let old = std::mem::replace(
-            &mut *self.state.lock().unwrap_or_else(PoisonError::into_inner),
-            state,
-        );
-        match old {
-            SlotState::Connected(live) => Some(live),
-            _ => None,
-        }
-    }
-}
-
-pub(crate) struct Inner {
-    pub slots: Vec<Arc<ServerSlot>>,
-    pub options: McpOptions,
+struct Inner {
+    slots: Arc<[Arc<ServerSlot>]>,
+    options: McpOptions,
     cwd: PathBuf,
     events: broadcast::Sender<McpEvent>,
 }
@@ -410,7 +244,7 @@ impl McpManager {
             .collect();
         let trust = ProjectTrust::from_settings(settings);
         let (events, _) = broadcast::channel(64);
-        let slots: Vec<Arc<ServerSlot>> = config
+        let slots: Arc<[Arc<ServerSlot>]> = config
             .servers
             .into_iter()
             .map(|entry| {
@@ -422,10 +256,7 @@ impl McpManager {
                     },
                     _ => SlotState::Stopped,
                 };
-                Arc::new(ServerSlot {
-                    entry,
-                    state: Mutex::new(state),
-                })
+                Arc::new(ServerSlot::new(entry, state))
             })
             .collect();
         let manager = McpManager {
@@ -440,12 +271,7 @@ impl McpManager {
             .inner
             .slots
             .iter()
-            .filter(|slot| {
-                matches!(
-                    *slot.state.lock().unwrap_or_else(PoisonError::into_inner),
-                    SlotState::Stopped
-                )
-            })
+            .filter(|slot| slot.is_stopped())
             .cloned()
             .collect();
         let attempts = startable
@@ -462,7 +288,7 @@ impl McpManager {
                 });
             }
         }
-        for slot in &manager.inner.slots {
+        for slot in manager.inner.slots.iter() {
             if matches!(slot.status(), McpServerStatus::NeedsTrust { .. }) {
                 warnings.push(McpWarning {
                     server: Some(slot.name().to_owned()),
@@ -498,7 +324,7 @@ impl McpManager {
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         let mut any_resources = false;
-        for slot in &self.inner.slots {
+        for slot in self.inner.slots.iter() {
             let Ok(live) = slot.live() else { continue };
             any_resources |= live.has_resources;
             for tool in &live.tools {
@@ -511,8 +337,13 @@ impl McpManager {
             }
         }
         if any_resources {
-            tools.push(Arc::new(ListMcpResourcesTool::new(self.inner.clone())));
-            tools.push(Arc::new(ReadMcpResourceTool::new(self.inner.clone())));
+            let access = ResourceAccess {
+                slots: Arc::clone(&self.inner.slots),
+                timeout: self.inner.options.tool_timeout,
+                limits: self.inner.options.limits(),
+            };
+            tools.push(Arc::new(ListMcpResourcesTool::new(access.clone())));
+            tools.push(Arc::new(ReadMcpResourceTool::new(access)));
         }
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         tools
@@ -612,16 +443,14 @@ impl McpManager {
             tools,
             has_resources,
         } = connected;
-        let live = Arc::new(Live {
-            peer: service.peer().clone(),
+        let live = Arc::new(Live::new(
+            service.peer().clone(),
             tools,
             has_resources,
-            pgid: Mutex::new(pgid),
+            pgid,
             stderr,
-            stop: Mutex::new(Some(service.cancellation_token())),
-            task: Mutex::new(None),
-            closing: AtomicBool::new(false),
-        });
+            service.cancellation_token(),
+        ));
         let weak_slot = Arc::downgrade(slot);
         let watched = Arc::downgrade(&live);
         let events = self.inner.events.clone();
@@ -630,12 +459,12 @@ impl McpManager {
             let (Some(slot), Some(live)) = (weak_slot.upgrade(), watched.upgrade()) else {
                 return;
             };
-            if live.closing.load(Ordering::SeqCst) {
+            if live.is_closing() {
                 return;
             }
             // What it started may still be around; the server is gone either way.
             live.kill();
-            let stderr = live.stderr.last_lines(3);
+            let stderr = live.stderr_tail(3);
             let mut reason = match quit {
                 Ok(_) => "the server closed the connection (it exited)".to_owned(),
                 Err(error) => format!("the connection failed: {error}"),
@@ -644,36 +473,14 @@ impl McpManager {
                 reason.push_str(&format!("; its last stderr: {stderr}"));
             }
             tracing::warn!(server = slot.name(), %reason, "MCP server exited");
-            let mut state = slot.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if matches!(&*state, SlotState::Connected(current) if Arc::ptr_eq(current, &live)) {
-                *state = SlotState::Exited(reason.clone());
-                drop(state);
+            if slot.exited(&live, reason.clone()) {
                 let _ = events.send(McpEvent::ServerExited {
                     name: slot.name().to_owned(),
                     reason,
                 });
             }
         });
-        *live.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+        live.set_task(task);
         live
     }
-}
-
-/// How long a server may take to exit once its connection is closed before it is killed.
-const CLOSE_GRACE: Duration = Duration::from_millis(1500);
-
-async fn close_live(live: &Live) {
-    live.stop();
-    let task = live
-        .task
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take();
-    if let Some(task) = task {
-        let abort = task.abort_handle();
-        if tokio::time::timeout(CLOSE_GRACE, task).await.is_err() {
-            abort.abort();
-        }
-    }
-    live.kill();
 }

@@ -4,6 +4,7 @@
 //! Claude Code's.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::ReadResourceRequestParams;
 use serde::Deserialize;
@@ -11,21 +12,29 @@ use serde_json::{Value, json};
 use tine_permissions::PermissionTarget;
 use tine_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, parse_input};
 
-use crate::manager::Inner;
-use crate::output::{limit_output, render_blocks};
+use crate::output::{OutputLimits, limit_output, render_blocks};
+use crate::slot::ServerSlot;
 
 /// The name of the tool listing the servers' resources.
 pub const LIST_RESOURCES_TOOL: &str = "ListMcpResourcesTool";
 /// The name of the tool reading one resource.
 pub const READ_RESOURCE_TOOL: &str = "ReadMcpResourceTool";
 
+/// What the resource tools reach: the session's servers, the tool timeout, the output limits.
+#[derive(Clone)]
+pub(crate) struct ResourceAccess {
+    pub(crate) slots: Arc<[Arc<ServerSlot>]>,
+    pub(crate) timeout: Duration,
+    pub(crate) limits: OutputLimits,
+}
+
 /// Lists the resources of the connected servers (`resources/list`).
 pub struct ListMcpResourcesTool {
-    inner: Arc<Inner>,
+    inner: ResourceAccess,
 }
 
 impl ListMcpResourcesTool {
-    pub(crate) fn new(inner: Arc<Inner>) -> Self {
+    pub(crate) fn new(inner: ResourceAccess) -> Self {
         Self { inner }
     }
 }
@@ -43,16 +52,16 @@ struct ReadInput {
 
 /// Waits for `future` unless the call is cancelled or the tool timeout passes.
 async fn bounded<T>(
-    inner: &Inner,
+    inner: &ResourceAccess,
     ctx: &ToolContext,
     future: impl Future<Output = Result<T, rmcp::ServiceError>>,
 ) -> Result<Result<T, String>, ToolError> {
     tokio::select! {
         result = future => Ok(result.map_err(|e| e.to_string())),
         () = ctx.cancellation().cancelled() => Err(ToolError::Cancelled),
-        () = tokio::time::sleep(inner.options.tool_timeout) => Ok(Err(format!(
+        () = tokio::time::sleep(inner.timeout) => Ok(Err(format!(
             "no answer within {} ms (MCP_TOOL_TIMEOUT)",
-            inner.options.tool_timeout.as_millis()
+            inner.timeout.as_millis()
         ))),
     }
 }
@@ -97,7 +106,7 @@ impl Tool for ListMcpResourcesTool {
             }
             let mut listed = Vec::new();
             let mut problems = Vec::new();
-            for slot in &self.inner.slots {
+            for slot in self.inner.slots.iter() {
                 if input.server.as_deref().is_some_and(|s| s != slot.name()) {
                     continue;
                 }
@@ -131,7 +140,7 @@ impl Tool for ListMcpResourcesTool {
             for problem in problems {
                 text.push_str(&format!("\n(not listed: {problem})"));
             }
-            let text = limit_output(text, "resources", "list", &self.inner.options.limits());
+            let text = limit_output(text, "resources", "list", &self.inner.limits);
             Ok(ToolOutput::text(text).with_summary(format!("{} resources", listed.len())))
         })
     }
@@ -147,11 +156,11 @@ impl Tool for ListMcpResourcesTool {
 
 /// Reads one resource of a server (`resources/read`).
 pub struct ReadMcpResourceTool {
-    inner: Arc<Inner>,
+    inner: ResourceAccess,
 }
 
 impl ReadMcpResourceTool {
-    pub(crate) fn new(inner: Arc<Inner>) -> Self {
+    pub(crate) fn new(inner: ResourceAccess) -> Self {
         Self { inner }
     }
 }
@@ -210,7 +219,7 @@ impl Tool for ReadMcpResourceTool {
                         render_blocks(contents),
                         slot.name(),
                         "resource",
-                        &self.inner.options.limits(),
+                        &self.inner.limits,
                     );
                     Ok(ToolOutput::text(text).with_summary(format!("Read {}", input.uri)))
                 }

@@ -17,6 +17,9 @@ use tine_config::settings::{LoadedSettings, SettingsSource};
 use crate::config::{McpServerConfig, ServerConfigError};
 use crate::names::invalid_server_name;
 
+/// The key under which settings files, `.mcp.json` and `~/.claude.json` keep servers.
+pub(crate) const SERVERS_KEY: &str = "mcpServers";
+
 /// The scope a server is configured in, as `tine mcp add --scope` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum McpScope {
@@ -206,7 +209,7 @@ pub fn load_config(sources: &McpSources, settings: &LoadedSettings) -> McpConfig
             candidates.push(layer);
         }
         if let Some((path, value)) = &claude
-            && let Some(servers) = value.get("mcpServers")
+            && let Some(servers) = value.get(SERVERS_KEY)
         {
             candidates.push(Candidate {
                 scope: McpScope::User,
@@ -220,7 +223,7 @@ pub fn load_config(sources: &McpSources, settings: &LoadedSettings) -> McpConfig
             candidates.push(Candidate {
                 scope: McpScope::Project,
                 origin: project.display().to_string(),
-                servers: value.get("mcpServers").cloned().unwrap_or(Value::Null),
+                servers: value.get(SERVERS_KEY).cloned().unwrap_or(Value::Null),
             });
         }
         if let Some((path, value)) = &claude
@@ -235,7 +238,7 @@ pub fn load_config(sources: &McpSources, settings: &LoadedSettings) -> McpConfig
         candidates.extend(settings_layers(settings, &[SettingsSource::Local]));
         candidates.extend(settings_layers(settings, &[SettingsSource::Flag]));
         for layer in &settings.layers {
-            if layer.source == SettingsSource::Project && layer.raw.contains_key("mcpServers") {
+            if layer.source == SettingsSource::Project && layer.raw.contains_key(SERVERS_KEY) {
                 errors.push(McpConfigError::ProjectSettings {
                     origin: label(layer.path.as_deref()),
                 });
@@ -268,7 +271,7 @@ pub fn load_config(sources: &McpSources, settings: &LoadedSettings) -> McpConfig
             candidates.push(Candidate {
                 scope: McpScope::Dynamic,
                 origin,
-                servers: value.get("mcpServers").cloned().unwrap_or(Value::Null),
+                servers: value.get(SERVERS_KEY).cloned().unwrap_or(Value::Null),
             });
         }
     }
@@ -334,7 +337,7 @@ fn settings_layers(settings: &LoadedSettings, wanted: &[SettingsSource]) -> Vec<
         .iter()
         .filter(|layer| wanted.contains(&layer.source))
         .filter_map(|layer| {
-            let servers = layer.raw.get("mcpServers")?.clone();
+            let servers = layer.raw.get(SERVERS_KEY)?.clone();
             let scope = match layer.source {
                 SettingsSource::Managed => McpScope::Managed,
                 SettingsSource::User => McpScope::User,
@@ -356,7 +359,7 @@ fn settings_layers(settings: &LoadedSettings, wanted: &[SettingsSource]) -> Vec<
 fn claude_project_servers<'a>(claude: &'a Value, cwd: &Path) -> Option<&'a Value> {
     let projects = claude.get("projects")?.as_object()?;
     let key = cwd.to_string_lossy();
-    projects.get(key.as_ref())?.get("mcpServers")
+    projects.get(key.as_ref())?.get(SERVERS_KEY)
 }
 
 fn label(path: Option<&Path>) -> String {

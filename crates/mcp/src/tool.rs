@@ -15,9 +15,9 @@ use serde_json::{Map, Value};
 use tine_permissions::{PermissionTarget, ToolVerdict};
 use tine_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
-use crate::manager::ServerSlot;
 use crate::names::tool_name;
 use crate::output::{OutputLimits, call_result_output};
+use crate::slot::ServerSlot;
 
 /// Claude Code's cap on an MCP tool's description.
 pub const MAX_DESCRIPTION_CHARS: usize = 2048;

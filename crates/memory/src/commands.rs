@@ -16,8 +16,10 @@ use crate::error::MemoryError;
 use crate::memdir::{DirSource, INDEX_FILE, MemoryDir, MemoryResolution};
 use crate::topic::scan_memories;
 
-/// `tine memory path`: the directory, where that choice came from, or why memory is off.
-pub fn memory_path(resolution: &MemoryResolution) -> String {
+/// `tine memory path`: the memory directory and where that choice came from
+/// (`TINE_MEMORY_DIR`, the `autoMemoryDirectory` setting of a source, this project's default);
+/// `Err` with why when auto memory is off.
+pub fn memory_path(resolution: &MemoryResolution) -> Result<(std::path::PathBuf, String), String> {
     match resolution {
         MemoryResolution::Enabled(dir) => {
             let from = match dir.source() {
@@ -25,9 +27,9 @@ pub fn memory_path(resolution: &MemoryResolution) -> String {
                 DirSource::Setting(source) => format!("autoMemoryDirectory in {source}"),
                 DirSource::Default => "default for this project".to_owned(),
             };
-            format!("{}\t({from})\n", dir.path().display())
+            Ok((dir.path().to_path_buf(), from))
         }
-        MemoryResolution::Disabled(why) => format!("auto memory is off: {why}\n"),
+        MemoryResolution::Disabled(why) => Err(format!("auto memory is off: {why}")),
     }
 }
 
@@ -177,12 +179,14 @@ mod tests {
     fn path_list_and_show() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = MemoryDir::new(tmp.path().join("memory"), DirSource::Default);
-        assert!(memory_path(&MemoryResolution::Enabled(dir.clone())).contains("default"));
+        let (path, from) = memory_path(&MemoryResolution::Enabled(dir.clone())).unwrap();
+        assert_eq!(path, tmp.path().join("memory"));
+        assert!(from.contains("default"), "{from}");
         assert_eq!(
             memory_path(&MemoryResolution::Disabled(
                 "TINE_DISABLE_AUTO_MEMORY is set".into()
             )),
-            "auto memory is off: TINE_DISABLE_AUTO_MEMORY is set\n"
+            Err("auto memory is off: TINE_DISABLE_AUTO_MEMORY is set".to_owned())
         );
         assert!(list(&dir).starts_with("no memories"));
         save_memory(

@@ -62,6 +62,17 @@ pub fn error_type_for_status(status: u16) -> &'static str {
     }
 }
 
+/// The HTTP status the API uses for an error type sent as an SSE event.
+pub(crate) fn status_for_type(error_type: &str) -> u16 {
+    match error_type {
+        "overloaded_error" => 529,
+        "rate_limit_error" => 429,
+        "invalid_request_error" => 400,
+        "timeout_error" => 504,
+        _ => 500,
+    }
+}
+
 /// The message the real API sends with an error type, for faults that do not give their own.
 pub fn default_message_for_type(error_type: &str) -> &'static str {
     match error_type {

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
+use crate::json::{items, str_field};
 use crate::tokens::{tokens_for_bytes, write_canonical, write_canonical_block};
 
 /// The most `cache_control` breakpoints a request may carry.
@@ -82,30 +83,54 @@ impl Prompt {
     }
 }
 
-struct Builder {
+/// A prompt being read block by block: each block's tokens and the running hash of the prefix
+/// that ends with it. The chat route's prefix cache reads its prompts with it too.
+pub(crate) struct PromptBuilder {
     hasher: DefaultHasher,
     buf: String,
     prompt: Prompt,
-    breakpoints: usize,
 }
 
-impl Builder {
-    fn push(
+impl PromptBuilder {
+    /// A prompt of `model`: the key starts with it.
+    pub(crate) fn new(model: &str) -> Self {
+        let mut builder = Self {
+            hasher: DefaultHasher::new(),
+            buf: String::new(),
+            prompt: Prompt::default(),
+        };
+        builder.label(b"model:", model);
+        builder
+    }
+
+    /// Mixes `bytes` into the key.
+    pub(crate) fn mix(&mut self, bytes: &[u8]) {
+        self.hasher.write(bytes);
+    }
+
+    /// Mixes `name` and `value` into the key, `value` ended by a separator.
+    pub(crate) fn label(&mut self, name: &[u8], value: &str) {
+        self.hasher.write(name);
+        self.hasher.write(value.as_bytes());
+        self.hasher.write_u8(0xff);
+    }
+
+    /// Appends a block whose canonical text `write` gives.
+    pub(crate) fn push(
         &mut self,
         segment: Segment,
         message: Option<usize>,
         index: usize,
-        block: &Value,
-        path: &str,
-    ) -> Result<(), ApiError> {
+        write: impl FnOnce(&mut String),
+        breakpoint: Option<CacheTtl>,
+    ) {
         self.buf.clear();
-        write_canonical_block(block, &mut self.buf);
+        write(&mut self.buf);
         self.hasher.write(self.buf.as_bytes());
         // A separator so that block boundaries are part of the key.
         self.hasher.write_u8(0xff);
         let tokens = tokens_for_bytes(self.buf.len());
         self.prompt.total_tokens += tokens;
-        let breakpoint = breakpoint_of(block, path, &mut self.breakpoints)?;
         self.prompt.blocks.push(PromptBlock {
             segment,
             message,
@@ -115,8 +140,30 @@ impl Builder {
             key: self.hasher.clone().finish(),
             breakpoint,
         });
-        Ok(())
     }
+
+    pub(crate) fn finish(self) -> Prompt {
+        self.prompt
+    }
+}
+
+/// `block` appended to `builder` with its breakpoint, counted in `breakpoints`.
+fn push_block(
+    builder: &mut PromptBuilder,
+    (segment, message, index): (Segment, Option<usize>, usize),
+    block: &Value,
+    path: &str,
+    breakpoints: &mut usize,
+) -> Result<(), ApiError> {
+    let breakpoint = breakpoint_of(block, path, breakpoints)?;
+    builder.push(
+        segment,
+        message,
+        index,
+        |buf| write_canonical_block(block, buf),
+        breakpoint,
+    );
+    Ok(())
 }
 
 /// The block's own `cache_control` (or, for a `tool_result`, one inside its content).
@@ -179,34 +226,24 @@ pub fn content_blocks(content: &Value) -> Vec<std::borrow::Cow<'_, Value>> {
 
 /// Splits a (validated) request body into prompt blocks with running keys.
 pub fn analyze(body: &Value) -> Result<Prompt, ApiError> {
-    let mut b = Builder {
-        hasher: DefaultHasher::new(),
-        buf: String::new(),
-        prompt: Prompt::default(),
-        breakpoints: 0,
-    };
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    b.hasher.write(b"model:");
-    b.hasher.write(model.as_bytes());
-    b.hasher.write_u8(0xff);
-
+    let mut b = PromptBuilder::new(str_field(body, "model"));
+    let mut breakpoints = 0;
     if let Some(Value::Array(tools)) = body.get("tools") {
-        b.hasher.write(b"tools:");
+        b.mix(b"tools:");
         for (i, tool) in tools.iter().enumerate() {
-            b.push(Segment::Tools, None, i, tool, &format!("tools.{i}"))?;
+            let at = (Segment::Tools, None, i);
+            push_block(&mut b, at, tool, &format!("tools.{i}"), &mut breakpoints)?;
         }
     }
     if let Some(system) = body.get("system") {
-        b.hasher.write(b"system:");
+        b.mix(b"system:");
         for (i, block) in content_blocks(system).iter().enumerate() {
-            b.push(Segment::System, None, i, block, &format!("system.{i}"))?;
+            let at = (Segment::System, None, i);
+            push_block(&mut b, at, block, &format!("system.{i}"), &mut breakpoints)?;
         }
     }
     // Thinking and tool_choice key the messages part only.
-    b.hasher.write(b"thinking:");
+    b.mix(b"thinking:");
     let mut extra = String::new();
     if let Some(t) = body.get("thinking") {
         write_canonical(t, &mut extra);
@@ -215,36 +252,25 @@ pub fn analyze(body: &Value) -> Result<Prompt, ApiError> {
     if let Some(t) = body.get("tool_choice") {
         write_canonical(t, &mut extra);
     }
-    b.hasher.write(extra.as_bytes());
+    b.mix(extra.as_bytes());
 
     if let Some(Value::Array(messages)) = body.get("messages") {
         for (m, message) in messages.iter().enumerate() {
-            let role = message
-                .get("role")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            b.hasher.write(b"message:");
-            b.hasher.write(role.as_bytes());
-            b.hasher.write_u8(0xff);
+            b.label(b"message:", str_field(message, "role"));
             let content = message.get("content").unwrap_or(&Value::Null);
             for (i, block) in content_blocks(content).iter().enumerate() {
-                b.push(
-                    Segment::Messages,
-                    Some(m),
-                    i,
-                    block,
-                    &format!("messages.{m}.content.{i}"),
-                )?;
+                let path = format!("messages.{m}.content.{i}");
+                let at = (Segment::Messages, Some(m), i);
+                push_block(&mut b, at, block, &path, &mut breakpoints)?;
             }
         }
     }
-    if b.breakpoints > MAX_BREAKPOINTS {
+    if breakpoints > MAX_BREAKPOINTS {
         return Err(ApiError::invalid(format!(
-            "A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {}.",
-            b.breakpoints
+            "A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {breakpoints}."
         )));
     }
-    Ok(b.prompt)
+    Ok(b.finish())
 }
 
 /// Texts a scenario rule can match on, read from a request body.
@@ -270,12 +296,8 @@ impl RequestTexts {
         if let Some(system) = body.get("system") {
             out.system = join_texts(content_blocks(system).iter().map(|c| c.as_ref()));
         }
-        let messages = body
-            .get("messages")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let is_role = |m: &&Value, role: &str| m.get("role").and_then(Value::as_str) == Some(role);
+        let messages = items(body, "messages");
+        let is_role = |m: &&Value, role: &str| str_field(m, "role") == role;
         out.assistant_turns = messages.iter().filter(|m| is_role(m, "assistant")).count();
         if let Some(first) = messages.iter().find(|m| is_role(m, "user")) {
             let content = first.get("content").unwrap_or(&Value::Null);

@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
+use crate::fault::Fault;
 use crate::prompt::{RequestTexts, has_tool};
-use crate::scenario::{Captures, Fault, Reply, ReplyBlock, Scenario, TextMatch};
+use crate::reply::{Reply, ReplyBlock};
+use crate::scenario::{Captures, Scenario, TextMatch};
 use crate::tokens::{canonical, tokens_for_bytes};
 
 /// What a request is matched against.

@@ -6,12 +6,13 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::cache::Usage;
+use crate::json::str_field;
 use crate::script::Completion;
 
-/// Bytes of text per `text_delta` / `thinking_delta` event.
-const TEXT_CHUNK_BYTES: usize = 24;
-/// Bytes of JSON per `input_json_delta` event.
-const JSON_CHUNK_BYTES: usize = 32;
+/// Bytes of text per `text_delta` / `thinking_delta` event (and per chat `content` delta).
+pub(crate) const TEXT_CHUNK_BYTES: usize = 24;
+/// Bytes of JSON per `input_json_delta` event (and per chat tool-call `arguments` delta).
+pub(crate) const JSON_CHUNK_BYTES: usize = 32;
 
 /// The non-streaming response body.
 pub fn message_json(id: &str, model: &str, completion: &Completion, usage: &Usage) -> Value {
@@ -47,7 +48,8 @@ pub fn corrupt_frame() -> Bytes {
     )
 }
 
-fn chunks(s: &str, size: usize) -> Vec<&str> {
+/// `s` in pieces of about `size` bytes (never splitting a character), as streams send text.
+pub(crate) fn pieces(s: &str, size: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < s.len() {
@@ -103,32 +105,23 @@ pub fn events(id: &str, model: &str, completion: &Completion, usage: &Usage) -> 
                 out.push(delta(
                     json!({"type": "input_json_delta", "partial_json": ""}),
                 ));
-                for part in chunks(&input, JSON_CHUNK_BYTES) {
+                for part in pieces(&input, JSON_CHUNK_BYTES) {
                     out.push(delta(
                         json!({"type": "input_json_delta", "partial_json": part}),
                     ));
                 }
             }
             "thinking" => {
-                let text = block
-                    .get("thinking")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                for part in chunks(text, TEXT_CHUNK_BYTES) {
+                let text = str_field(block, "thinking");
+                for part in pieces(text, TEXT_CHUNK_BYTES) {
                     out.push(delta(json!({"type": "thinking_delta", "thinking": part})));
                 }
-                let sig = block
-                    .get("signature")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let sig = str_field(block, "signature");
                 out.push(delta(json!({"type": "signature_delta", "signature": sig})));
             }
             "text" => {
-                let text = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                for part in chunks(text, TEXT_CHUNK_BYTES) {
+                let text = str_field(block, "text");
+                for part in pieces(text, TEXT_CHUNK_BYTES) {
                     out.push(delta(json!({"type": "text_delta", "text": part})));
                 }
             }

@@ -91,7 +91,7 @@ mod resolve;
 mod rule;
 mod settings;
 
-pub use answer::{Denial, DenialLog, AskResolution, PersistDestination};
+pub use answer::{AskResolution, Denial, DenialLog, PersistDestination};
 pub use engine::{DecisionReason, PermissionContext, PermissionDecision, PermissionQuery};
 pub use mode::PermissionMode;
 pub use resolve::{ResolvedPath, normalize, resolve_path};

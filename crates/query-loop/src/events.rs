@@ -1,8 +1,10 @@
 //! What the loop tells its host while it runs: [`QueryEvent`]s, ending in exactly one
-//! [`QueryEvent::Terminal`].
+//! [`QueryEvent::Terminal`], sent through the loop's `Emitter`.
 
 use tine_api_client::{Message, RetryNotice, StopReason, Usage};
 use tine_tools::{ToolOutput, ToolProgress};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::plug::ContextWarning;
 use crate::transcript::CompactBoundary;
@@ -108,4 +110,24 @@ pub enum QueryEvent {
     Transition(Transition),
     /// The end; nothing follows.
     Terminal(Terminal),
+}
+
+/// Sends events; a dropped receiver cancels the loop (nobody is listening any more).
+#[derive(Clone)]
+pub(crate) struct Emitter {
+    pub(crate) tx: mpsc::Sender<QueryEvent>,
+    cancel: CancellationToken,
+}
+
+impl Emitter {
+    /// An emitter on `tx` that cancels `cancel` when the receiver is gone.
+    pub(crate) fn new(tx: mpsc::Sender<QueryEvent>, cancel: CancellationToken) -> Self {
+        Self { tx, cancel }
+    }
+
+    pub(crate) async fn send(&self, event: QueryEvent) {
+        if self.tx.send(event).await.is_err() {
+            self.cancel.cancel();
+        }
+    }
 }

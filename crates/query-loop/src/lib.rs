@@ -15,7 +15,10 @@
 //! - `replacement`: oversized tool results replaced by a preview, each decision frozen.
 //! - `stuck`: the same call failing the same way again and again ends the turn.
 //! - `thinking`: the thinking budget made valid against the model and `max_tokens`.
-//! - `query`: [`query()`], the loop itself as a stream of events.
+//! - `params`: [`QueryParams`], everything fixed for one run of the loop.
+//! - `reply`: one reply streamed, its deltas forwarded as events.
+//! - `query`: [`query()`], the loop itself as a stream of events, one method per branch of an
+//!   iteration.
 //! - `spawn`: how a tool call sees the turn in progress ([`TurnInProgress`], filled by the
 //!   loop per call) and the [`SubagentSpawner`] the Agent tool starts sub-agents through.
 //! - `totals`: [`LoopTotals`], one run's requests, usage, cost and terminal folded from its
@@ -25,10 +28,10 @@
 //! - `context`: AGENTS.md / CLAUDE.md discovery, environment facts, git snapshot, and the
 //!   rendering of the system prompt and user context, once per session.
 //! - [`hooks`]: the user's command hooks for every Claude Code event ([`hooks::Hooks`], the
-//!   value a session holds; [`CommandStopHooks`] for Stop alone) and the post-sampling registry.
+//!   value a session holds) and the post-sampling registry.
 //!   `tool_calls` (private) runs a reply's tool calls with their PreToolUse/PostToolUse hooks.
-//! - `engine`: [`QueryEngine`], the session: one [`query()`] per turn, messages, usage,
-//!   denials and the transcript across turns.
+//! - `engine`: [`QueryEngine`], the session: one [`query()`] per turn (`engine/turn.rs`),
+//!   messages, usage, denials and the transcript across turns; `engine_config` its defaults.
 //! - `timestamp`: RFC 3339 / day formatting used by the transcript and the context.
 //!
 //! # Example
@@ -94,10 +97,12 @@ mod engine;
 mod engine_config;
 mod events;
 pub mod hooks;
+mod params;
 mod plug;
 mod query;
 mod repair;
 mod replacement;
+mod reply;
 mod request;
 mod spawn;
 mod stuck;
@@ -117,20 +122,14 @@ pub use engine::{
     EngineConfig, EngineError, PermissionDenial, QueryEngine, TurnResult, prompt_text,
 };
 pub use events::QueryEvent;
-pub use hooks::{
-    CommandStopHooks, HookError, HookFailure, HooksSettings, PostSamplingContext,
-    PostSamplingHooks, PostSamplingSummary, StopHookCommand, StopHookInput, StopHookReport,
-    run_stop_hooks,
-};
+pub use hooks::{HookError, PostSamplingContext, PostSamplingHooks, PostSamplingSummary};
+pub use params::{EndAfterTools, PostSampling, QueryParams, QuerySource, RequestObserver};
 pub use plug::{
     AllowAll, Annotation, BeforeRequest, CanUseTool, CheckedCall, CompactContext, CompactError,
     Compacted, Compactor, ContextWarning, PermissionOutcome, PermissionPrompter, RequestMonitor,
     StopContext, StopHookOutcome, StopHooks,
 };
-pub use query::{
-    EndAfterTools, LoopState, PostSampling, QueryParams, QuerySource, RequestObserver,
-    message_text, query,
-};
+pub use query::{LoopState, message_text, query};
 pub use repair::{is_well_paired, repair_tool_pairing};
 pub use replacement::{
     ContentReplacementState, MAX_TOOL_RESULT_CHARS, PREVIEW_CHARS, SharedReplacements,

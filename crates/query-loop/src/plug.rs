@@ -5,7 +5,7 @@
 //! - [`Compactor`]: micro and auto compaction before a request, reactive compaction on "prompt
 //!   too long", manual compaction ([`Compactor::compact_now`]) for the session.
 //! - [`StopHooks`]: what runs when the model ends a turn with no tool calls (the stop-hook
-//!   pipeline of fork-runtime wraps the user's command hooks, `hooks::CommandStopHooks`, here).
+//!   pipeline of fork-runtime wraps the user's command hooks, `hooks::Hooks`, here).
 //! - [`RequestMonitor`]: sees every request of the session and its usage, and may annotate the
 //!   transcript (the cache-break detector of fork-runtime).
 

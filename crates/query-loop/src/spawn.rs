@@ -1,4 +1,4 @@
-//! How a tool reaches the turn in progress (issue 15): the Agent tool forks the conversation it
+//! How a tool reaches the turn in progress: the Agent tool forks the conversation it
 //! is called from, but the session's cache-safe slot is empty mid-turn by design (it describes
 //! a finished turn). So the loop hands every tool call a [`TurnInProgress`] (the template the
 //! turn's requests are built from and the messages so far, the reply whose calls are running
@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use tine_api_client::Message;
 use tine_tools::{ContextExtension, Tool, ToolContext, ToolError, ToolOutput};
 
-use crate::query::QuerySource;
+use crate::params::QuerySource;
 use crate::request::RequestTemplate;
 
 /// The turn a tool call runs in, as the loop sees it when the call starts.

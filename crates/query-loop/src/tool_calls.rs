@@ -18,14 +18,17 @@ use tine_tools::{ProgressSink, Tool, ToolOutput, ToolProgress, run_tool};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::QueryEvent;
+use crate::events::{Emitter, QueryEvent};
 use crate::hooks::{HookEvent, HookPermission, hook_reminders};
+use crate::params::QueryParams;
 use crate::plug::PermissionOutcome;
-use crate::query::{Emitter, MAX_PARALLEL_TOOLS, QueryParams};
 use crate::repair::INTERRUPTED_TOOL_RESULT;
 use crate::request::RequestTemplate;
 use crate::spawn::{Spawner, TurnInProgress};
 use crate::stuck::FailureStreak;
+
+/// Tool calls running at once in a concurrency-safe batch.
+pub const MAX_PARALLEL_TOOLS: usize = 10;
 
 /// What one reply's tool calls produced.
 pub(crate) struct ToolRound {

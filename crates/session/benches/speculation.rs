@@ -15,7 +15,7 @@ use tine_api_client::{ClientConfig, Credentials, HttpClient, RetryPolicy};
 use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
 use tine_query_loop::QueryEvent;
 use tine_session::speculation::SPECULATION_MARKER;
-use tine_session::{Session, SessionEvent, SessionOptions, Submission};
+use tine_session::{Event, Op, Session, SessionEvent, SessionOptions};
 
 const LATENCY_MS: u64 = 150;
 const TYPING: Duration = Duration::from_millis(1500);
@@ -111,7 +111,7 @@ async fn run(server: &MockServer, speculation: bool) -> Run {
     options.client = Some(Arc::new(HttpClient::new(config).unwrap()));
     let (handle, mut events) = Session::start(options).await.unwrap();
     let turn = |prompt: String| {
-        handle.submit(Submission::Prompt(prompt)).unwrap();
+        handle.submit(Op::Prompt(prompt)).unwrap();
     };
     turn("hello".into());
     wait_end(&mut events).await;
@@ -119,7 +119,7 @@ async fn run(server: &MockServer, speculation: bool) -> Run {
     let (mut started, mut hits) = (0, 0);
     for (draft, prompt) in script() {
         if speculation {
-            handle.speculate(draft.clone());
+            handle.submit(Op::Speculate(draft.clone())).unwrap();
             started += 1;
             if tine_session::speculation::matches_draft(&prompt, &draft) {
                 hits += 1;
@@ -130,7 +130,7 @@ async fn run(server: &MockServer, speculation: bool) -> Run {
         turn(prompt);
         let mut seen = None;
         loop {
-            match events.recv().await.unwrap() {
+            match events.recv().await.unwrap().msg {
                 SessionEvent::Query(QueryEvent::TextDelta { .. }) if seen.is_none() => {
                     seen = Some(sent.elapsed());
                 }
@@ -148,9 +148,9 @@ async fn run(server: &MockServer, speculation: bool) -> Run {
     }
 }
 
-async fn wait_end(events: &mut tokio::sync::mpsc::UnboundedReceiver<SessionEvent>) {
+async fn wait_end(events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) {
     while let Some(event) = events.recv().await {
-        if matches!(event, SessionEvent::TurnEnded(_)) {
+        if matches!(event.msg, SessionEvent::TurnEnded(_)) {
             return;
         }
     }

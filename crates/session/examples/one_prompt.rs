@@ -10,7 +10,7 @@ use serde_json::json;
 use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient};
 use tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
 use tine_query_loop::QueryEvent;
-use tine_session::{Session, SessionEvent, SessionOptions, Submission};
+use tine_session::{Op, Session, SessionEvent, SessionOptions};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -45,9 +45,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     options.client = Some(client);
 
     let (session, mut events) = Session::start(options).await?;
-    session.submit(Submission::Prompt("what is this project?".into()))?;
+    session.submit(Op::Prompt("what is this project?".into()))?;
     while let Some(event) = events.recv().await {
-        match event {
+        match event.msg {
+            SessionEvent::Configured(info) => {
+                println!("session {} on {}", info.session_id, info.model)
+            }
             SessionEvent::Notice(notice) => println!("notice: {}", notice.text),
             SessionEvent::TurnStarted { .. } => println!("turn started"),
             SessionEvent::ToolInput { tool, input, .. } => println!("tool call: {tool} {input}"),

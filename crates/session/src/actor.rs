@@ -139,7 +139,8 @@ impl Actor {
                 op => {
                     if !self.apply(id, op, token).await {
                         // No conversation could be put in place: the session has ended.
-                        self.shutdown(Some(id), reply, SessionEndReason::Other).await;
+                        self.shutdown(Some(id), reply, SessionEndReason::Other)
+                            .await;
                         return;
                     }
                 }
@@ -166,7 +167,10 @@ impl Actor {
                             .await
                     }
                     Err(message) => {
-                        let kind = TurnKind::Failed { command: name, message };
+                        let kind = TurnKind::Failed {
+                            command: name,
+                            message,
+                        };
                         self.turn(id, token, kind).await;
                         true
                     }
@@ -208,14 +212,13 @@ impl Actor {
                 }
             }
             Op::McpRestart(server) => {
-                let args = format!("restart {server}");
                 self.events.set_current(Some(id));
-                crate::mcp::command_output(&mut self.conversation, &args).await;
+                commands::mcp_restart(&mut self.conversation, &server).await;
                 self.events.set_current(None);
             }
             Op::McpToggle { server, enabled } => {
                 self.events.set_current(Some(id));
-                crate::mcp::toggle(&mut self.conversation, &server, enabled).await;
+                commands::mcp_toggle(&mut self.conversation, &server, enabled).await;
                 self.events.set_current(None);
             }
             Op::FlushBackground => {
@@ -347,7 +350,10 @@ impl Actor {
         }
         let replaced = self.conversation.info.session_id != before;
         let (text, outcome) = match (replaced, command) {
-            (true, "clear") => ("Started a new conversation.".to_owned(), TurnOutcome::Completed),
+            (true, "clear") => (
+                "Started a new conversation.".to_owned(),
+                TurnOutcome::Completed,
+            ),
             (true, _) => (
                 format!("Resumed session {}.", self.conversation.info.session_id),
                 TurnOutcome::Completed,
@@ -420,7 +426,13 @@ impl Actor {
             }
         };
         self.shared.set_live(Live::of(&assembled));
-        self.conversation = open(assembled, &self.shared, &self.events, self.drain_grace, Some(id));
+        self.conversation = open(
+            assembled,
+            &self.shared,
+            &self.events,
+            self.drain_grace,
+            Some(id),
+        );
         self.watch();
         self.armed = false;
         self.conversation.start().await;
@@ -441,7 +453,8 @@ impl Actor {
             }
             self.report_turn(notifications).await;
         }
-        self.shutdown(Some(id), reply, SessionEndReason::Other).await;
+        self.shutdown(Some(id), reply, SessionEndReason::Other)
+            .await;
     }
 
     /// The session's end: turns still queued end as interrupted, then the conversation closes
@@ -484,9 +497,15 @@ impl Actor {
 /// What a turn runs.
 enum TurnKind {
     Prompt(String),
-    Command { name: String, args: String },
+    Command {
+        name: String,
+        args: String,
+    },
     /// A command that cannot run, said as its output.
-    Failed { command: String, message: String },
+    Failed {
+        command: String,
+        message: String,
+    },
 }
 
 /// Puts an assembled conversation in place: the stuck-model asker for interactive sessions,
@@ -499,7 +518,15 @@ fn open(
     drain_grace: Duration,
     id: Option<OpId>,
 ) -> Conversation {
-    crate::stuck::install(&mut assembled, shared, events);
+    let turn: std::sync::Weak<dyn crate::stuck::RunningTurn> = Arc::downgrade(shared) as _;
+    let interactive = assembled.permissions.is_interactive();
+    crate::stuck::install(
+        &mut assembled.engine,
+        interactive,
+        Arc::clone(&shared.live().stuck),
+        turn,
+        events,
+    );
     let emit = |msg| match id {
         Some(id) => events.emit_for(id, msg),
         None => events.emit_free(msg),

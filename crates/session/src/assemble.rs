@@ -9,15 +9,15 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use tine_api_client::{ClientConfig, HttpClient, ModelClient, ToolArray};
-use tine_compaction::{CompactHookCommands, CompactHooks, CompactionConfig, SessionCompactor};
+use tine_api_client::ToolArray;
+use tine_compaction::{CompactionConfig, SessionCompactor};
 use tine_config::settings::{self, FlagSettings, LoadedSettings, SettingsError, SettingsPaths};
 use tine_config::{
     Adoption, adopt_legacy_project_dir, project_dir, tine_home_from_env, transcript_path,
 };
 use tine_fork_runtime::{
-    BackgroundEvent, CacheBreakDetector, CacheSafeSlot, DEFAULT_SMALL_FAST_MODEL, ParentContext,
-    SessionLocation, SharedReplacements, SideQuerySummarizer, StopHookPipeline, UsageLedger,
+    BackgroundEvent, CacheBreakDetector, CacheSafeSlot, ParentContext, SessionLocation,
+    SharedReplacements, SideQuerySummarizer, StopHookPipeline, UsageLedger,
 };
 use tine_memory::{
     AutoMemory, DreamOptions, ExtractionOptions, MemoryEnv, MemoryResolution, guard_memory_writes,
@@ -26,7 +26,7 @@ use tine_memory::{
 use tine_permissions::{
     PermissionContext, PermissionMode, PermissionRule, RuleBehavior, RuleSource,
 };
-use tine_query_loop::hooks::HookConfig;
+use tine_query_loop::hooks::{HookConfig, HookEvent, Hooks};
 use tine_query_loop::{
     EngineConfig, EnvironmentFacts, GatherOptions, QueryEngine, SessionContext, latest_session,
 };
@@ -34,17 +34,16 @@ use tine_tools::{Tool, ToolContext, ToolPool, WebFetchSummarizer};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::StartError;
+use crate::can_use_tool::SessionPermissions;
 use crate::emit::Emitter;
-use crate::protocol::{HistoryItem, Notice, RequestSummary, SessionEvent, SessionInfo};
+use crate::error::StartError;
 use crate::hooks::SessionHooks;
 use crate::mcp::SessionMcp;
-use crate::options::{Resume, SandboxInputs, SessionOptions};
-use crate::permission::{Permissions, SessionPermissions};
+use crate::options::{Resume, SessionOptions};
+use crate::permission::Permissions;
 use crate::private_state::{tighten_memory_dir, tighten_own_state};
-
-/// The model when neither the options nor `ANTHROPIC_MODEL` nor settings name one.
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+use crate::protocol::{HistoryItem, Notice, RequestSummary, SessionEvent, SessionInfo};
+use crate::provider::ProviderParts;
 
 /// Everything the session's task owns.
 pub(crate) struct Assembled {
@@ -92,17 +91,6 @@ pub(crate) async fn assemble(
     let interactive = options.approvals == crate::options::Approvals::Interactive;
     let mut notices = Vec::new();
     let bare = options.bare;
-    // Credentials first: without them nothing else matters, and the message is one line.
-    // Building the HTTP client (TLS roots) is the costliest step of start-up and needs nothing
-    // else: it runs on a blocking thread while settings, tools and context are read.
-    let client_task = match &options.client {
-        Some(_) => None,
-        None => {
-            let config = ClientConfig::from_env().map_err(StartError::Credentials)?;
-            Some(tokio::task::spawn_blocking(move || HttpClient::new(config)))
-        }
-    };
-
     let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| StartError::Cwd {
         path: options.cwd.clone(),
         message: e.to_string(),
@@ -111,14 +99,6 @@ pub(crate) async fn assemble(
         Some(home) => home.clone(),
         None => tine_home_from_env()?,
     };
-    adopt_project_folder(&home, &cwd, &mut notices);
-    // An older tine made these 0755/0644: tighten what this run uses.
-    tighten_own_state(
-        &home,
-        &[project_dir(&home, &cwd), home.join("logs")],
-        &[home.join("logs").join("tine.log")],
-    );
-
     let user_home = options.user_home.clone().or_else(user_home_from_env);
     let mut paths = settings_paths(
         &cwd,
@@ -130,6 +110,18 @@ pub(crate) async fn assemble(
         paths = paths.with_managed(managed);
     }
     let loaded = settings::load(&paths);
+    // The provider and its credentials first: without them nothing else matters, and the
+    // message is one line. Building the HTTP client (TLS roots) is the costliest step of
+    // start-up and needs nothing else: it runs on a blocking thread while the rest is read.
+    let provider = ProviderParts::choose(&options, &loaded)?;
+    notices.extend(provider.warnings.iter().cloned().map(Notice::warning));
+    adopt_project_folder(&home, &cwd, &mut notices);
+    // An older tine made these 0755/0644: tighten what this run uses.
+    tighten_own_state(
+        &home,
+        &[project_dir(&home, &cwd), home.join("logs")],
+        &[home.join("logs").join("tine.log")],
+    );
     // The permission engine parses the rules and modes settings hand over as text; what it
     // cannot understand is judged with the rest (a deny rule it cannot read stops the run).
     let (mut permissions, mut rule_errors) =
@@ -144,19 +136,18 @@ pub(crate) async fn assemble(
     }
     let add_dirs = crate::flags::add_directories(&mut permissions, &options.add_dirs, &cwd)?;
 
-    let bash_sandbox = match options.sandbox {
-        None => None,
-        Some(decide) => {
-            let outcome = (*decide)(&SandboxInputs {
-                cwd: &cwd,
-                settings: &loaded,
-                user_home: user_home.as_deref(),
-                add_dirs: &add_dirs,
-            })
-            .map_err(StartError::Sandbox)?;
-            notices.extend(outcome.warnings.into_iter().map(Notice::warning));
-            outcome.sandbox
-        }
+    let bash_sandbox = {
+        let outcome = crate::sandbox::decide(
+            options.sandbox,
+            options.sandbox_launcher.as_deref(),
+            &cwd,
+            &loaded,
+            user_home.as_deref(),
+            &add_dirs,
+        )
+        .map_err(StartError::Sandbox)?;
+        notices.extend(outcome.warnings.into_iter().map(Notice::warning));
+        outcome.sandbox
     };
     add_rules(
         &mut permissions,
@@ -255,7 +246,7 @@ pub(crate) async fn assemble(
         tool_names.push(crate::web_search::WEB_SEARCH_RULE.to_owned());
     }
 
-    let model = model_from(options.model.as_deref(), &loaded);
+    let model = provider.model.clone();
     let mut context = gather_context(&home, &cwd, &model, options.bare).await;
     // The model is told every directory it may work in, as Claude Code tells it.
     context.environment.additional_directories = permissions.additional_directories.clone();
@@ -296,15 +287,7 @@ pub(crate) async fn assemble(
             None => return Err(StartError::NoSessionToContinue { cwd }),
         },
     };
-    let client: Arc<dyn ModelClient> = match (options.client, client_task) {
-        (Some(client), _) => client,
-        (None, Some(task)) => match task.await {
-            Ok(Ok(client)) => Arc::new(client),
-            Ok(Err(error)) => return Err(StartError::Client(error.to_string())),
-            Err(error) => return Err(StartError::Client(error.to_string())),
-        },
-        (None, None) => return Err(StartError::Client("no client was configured".to_owned())),
-    };
+    let client = provider.client.ready().await?;
     // One value for every hook event (see `hooks`).
     let hooks = SessionHooks::new(
         hook_config,
@@ -373,12 +356,7 @@ pub(crate) async fn assemble(
     // parent holds the session's token, so a fork outlives the turn that started it; each
     // turn runs on a child of it (see `actor`). WebFetch's answers come from the small fast
     // model, recorded in the ledger.
-    let small_model = options.small_model.clone().unwrap_or_else(|| {
-        std::env::var("ANTHROPIC_SMALL_FAST_MODEL")
-            .ok()
-            .filter(|m| !m.trim().is_empty())
-            .unwrap_or_else(|| DEFAULT_SMALL_FAST_MODEL.to_owned())
-    });
+    let small_model = provider.small_model;
     let away = crate::away::configure(&loaded, bare, &client, &small_model, &ledger, &mut notices);
     let mut tool_context = ToolContext::new(&cwd)
         .with_cancellation(session_token.clone())
@@ -435,7 +413,7 @@ pub(crate) async fn assemble(
         &parent,
         &user_context,
         memory.as_ref(),
-        &cwd,
+        hooks.hooks(),
         &mut notices,
     );
     let permissions = Arc::new(
@@ -533,7 +511,7 @@ pub(crate) async fn assemble(
         thinking: engine.thinking().is_some(),
         away_after: away.as_ref().map(|(_, idle)| *idle),
         speculation: speculator.is_some(),
-        commands: crate::commands::table(&command_dirs, &skills.skills),
+        commands: crate::command_table::table(&command_dirs, &skills.skills),
     };
     Ok(Assembled {
         engine,
@@ -569,7 +547,7 @@ fn compactor(
     parent: &Arc<ParentContext>,
     user_context: &Arc<str>,
     memory: Option<&AutoMemory>,
-    cwd: &Path,
+    hooks: Option<Hooks>,
     notices: &mut Vec<Notice>,
 ) -> Arc<SessionCompactor> {
     let setting = loaded
@@ -579,25 +557,10 @@ fn compactor(
     notices.extend(warnings.into_iter().map(|w| Notice::warning(w.to_string())));
     let mut compactor = SessionCompactor::new(Arc::clone(parent), config)
         .with_user_context(Some(Arc::clone(user_context)));
-    let mut commands = CompactHookCommands::default();
-    for layer in &loaded.layers {
-        // A malformed `hooks` object already stopped start-up (HookConfig::from_settings).
-        if let Some(Ok(layer_commands)) = layer
-            .raw
-            .get("hooks")
-            .map(CompactHookCommands::from_hooks_value)
-        {
-            commands.merge(layer_commands);
-        }
-    }
-    if !commands.is_empty() {
-        let session = &parent.session;
-        compactor = compactor.with_hooks(CompactHooks {
-            commands,
-            session_id: session.session_id.clone(),
-            transcript_path: transcript_path(&session.home, cwd, &session.session_id),
-            cwd: cwd.to_path_buf(),
-        });
+    if let Some(hooks) =
+        hooks.filter(|h| h.has(HookEvent::PreCompact) || h.has(HookEvent::PostCompact))
+    {
+        compactor = compactor.with_hooks(hooks);
     }
     if let Some(memory) = memory {
         let job = memory.extraction_job();
@@ -692,9 +655,7 @@ fn adopt_project_folder(home: &Path, cwd: &Path, notices: &mut Vec<Notice>) {
 }
 
 /// Verbose: what each request carries.
-fn request_observer(
-    events: Emitter,
-) -> tine_query_loop::RequestObserver {
+fn request_observer(events: Emitter) -> tine_query_loop::RequestObserver {
     Arc::new(move |request: &tine_api_client::MessagesRequest| {
         let _ = events.emit(SessionEvent::Request(RequestSummary {
             model: request.model.clone(),
@@ -723,27 +684,6 @@ fn add_rules(
         permissions.add_session_rule(rule, behavior, RuleSource::CliArg);
     }
     Ok(())
-}
-
-/// `flag`, else `ANTHROPIC_MODEL`, else the settings' `model`, else [`DEFAULT_MODEL`]; an
-/// alias (`opus`, `sonnet`, `haiku`) is its current id.
-pub fn model_from(flag: Option<&str>, loaded: &LoadedSettings) -> String {
-    let model = flag
-        .map(str::to_owned)
-        .filter(|m| !m.trim().is_empty())
-        .or_else(|| {
-            std::env::var("ANTHROPIC_MODEL")
-                .ok()
-                .filter(|m| !m.trim().is_empty())
-        })
-        .or_else(|| {
-            loaded
-                .get("model")
-                .and_then(|(v, _)| v.as_str())
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
-    tine_api_client::resolve_model_alias(&model)
 }
 
 /// The session's surroundings. `bare`: only the environment facts (no instruction files, no

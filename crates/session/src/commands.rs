@@ -8,131 +8,12 @@
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::command_table::COMMANDS;
 use crate::conversation::Conversation;
 use crate::custom_commands;
 use crate::protocol::{
-    CommandInfo, CommandOutput, CommandSource, MAIN_SOURCE, SessionCost, SessionEvent, TurnEnd,
-    TurnOutcome,
+    CommandOutput, MAIN_SOURCE, SessionCost, SessionEvent, TurnEnd, TurnOutcome,
 };
-
-/// A command the session knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CommandSpec {
-    /// Without the slash.
-    pub name: &'static str,
-    /// One line for `/help` and completion.
-    pub summary: &'static str,
-    /// Whether it talks to the model (a front end holds its turn guard until `TurnEnded`;
-    /// every command gets exactly one `TurnEnded` either way).
-    pub runs_turn: bool,
-}
-
-/// Every command the session answers.
-pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "cost",
-        summary: "what this session spent: total, per source, and the last request's cache read share",
-        runs_turn: false,
-    },
-    CommandSpec {
-        name: "help",
-        summary: "the commands the session answers, and the custom commands of this project",
-        runs_turn: false,
-    },
-    CommandSpec {
-        name: "model",
-        summary: "show the model, or `/model NAME` to use another from now on (opus, sonnet, haiku or an id)",
-        runs_turn: false,
-    },
-    CommandSpec {
-        name: "memory",
-        summary: "the memory files of this project",
-        runs_turn: false,
-    },
-    CommandSpec {
-        name: "init",
-        summary: "write an AGENTS.md for this project from its code",
-        runs_turn: true,
-    },
-    CommandSpec {
-        name: "clear",
-        summary: "start over (a new conversation)",
-        runs_turn: false,
-    },
-    CommandSpec {
-        name: "resume",
-        summary: "this directory's sessions, newest first; `/resume ID` opens one in place of this one",
-        runs_turn: false,
-    },
-    CommandSpec {
-        name: "permissions",
-        summary: "the permission mode and every rule, with the file it comes from",
-        runs_turn: false,
-    },
-    CommandSpec {
-        name: "compact",
-        summary: "replace the conversation by a summary now (`/compact FOCUS` says what to keep; \
-                  `/compact log` shows what each compaction dropped)",
-        runs_turn: true,
-    },
-    CommandSpec {
-        name: "thinking",
-        summary: "extended thinking on or off from the next request (`/thinking on|off`; alone, or Tab in the TUI, toggles)",
-        runs_turn: false,
-    },
-    CommandSpec {
-        name: "skills",
-        summary: "the skills of this project and user (`/NAME [args]` runs one), and where each is from",
-        runs_turn: false,
-    },
-    CommandSpec {
-        name: "mcp",
-        summary: "the MCP servers and their state (`/mcp restart NAME` reconnects one)",
-        runs_turn: false,
-    },
-];
-
-/// The session's command table: its built-ins, then the skills, then the custom commands a
-/// skill of the same name does not hide (`/NAME` runs the skill, as in Claude Code).
-pub(crate) fn table(
-    command_dirs: &[std::path::PathBuf],
-    skills: &[crate::skills::Skill],
-) -> Vec<CommandInfo> {
-    let mut table: Vec<CommandInfo> = COMMANDS
-        .iter()
-        .map(|spec| CommandInfo {
-            name: spec.name.to_owned(),
-            description: spec.summary.to_owned(),
-            runs_turn: spec.runs_turn,
-            source: CommandSource::Builtin,
-        })
-        .collect();
-    for skill in skills {
-        table.push(CommandInfo {
-            name: skill.name.clone(),
-            description: format!("(skill) {}", skill.description),
-            runs_turn: true,
-            source: CommandSource::Skill,
-        });
-    }
-    for command in custom_commands::load(command_dirs) {
-        if table.iter().any(|c| c.name == command.name) {
-            continue;
-        }
-        table.push(CommandInfo {
-            name: command.name,
-            description: command.description,
-            runs_turn: true,
-            source: CommandSource::Custom,
-        });
-    }
-    table
-}
-
-/// The spec of `name`, if the session knows it.
-pub fn find(name: &str) -> Option<&'static CommandSpec> {
-    COMMANDS.iter().find(|c| c.name == name)
-}
 
 /// Runs command `name` (the actor carries out `/clear` and `/resume ID` itself).
 pub(crate) async fn run(
@@ -161,11 +42,7 @@ pub(crate) async fn run(
             false,
             Value::Null,
         ),
-        "resume" => (
-            crate::listing::sessions(&conv.info),
-            false,
-            Value::Null,
-        ),
+        "resume" => (crate::listing::sessions(&conv.info), false, Value::Null),
         "init" => {
             let prompt = if args.trim().is_empty() {
                 INIT_PROMPT.to_owned()
@@ -183,7 +60,9 @@ pub(crate) async fn run(
             )
         }
         "compact" => compact(conv, args.trim(), &token).await,
-        "mcp" => crate::mcp::command(conv, args).await,
+        "mcp" => {
+            crate::mcp::command(conv.mcp.as_mut(), &mut conv.engine, &conv.permissions, args).await
+        }
         "thinking" => match crate::thinking::command(conv.engine.thinking(), args) {
             Ok((next, text, data)) => {
                 conv.engine.set_thinking(next);
@@ -267,13 +146,8 @@ async fn custom_or_text(
     }
     conv.permissions.set_turn_allow(rules);
     // `!`command`` and `@path`, under the command's allowed-tools.
-    let end = match crate::command_inline::prepare(
-        &conv.engine,
-        &conv.permissions,
-        prompt,
-        &token,
-    )
-    .await
+    let end = match crate::command_inline::prepare(&conv.engine, &conv.permissions, prompt, &token)
+        .await
     {
         Ok(prompt) => conv.run_turn(&prompt, token).await,
         Err(message) => conv.end(TurnOutcome::Failed { message }, None),
@@ -293,7 +167,9 @@ async fn run_skill(
 ) -> TurnEnd {
     let (rules, errors) = crate::skill_tool::parse_allowed(skill);
     for error in errors {
-        conv.emit(SessionEvent::Notice(crate::protocol::Notice::warning(error)));
+        conv.emit(SessionEvent::Notice(crate::protocol::Notice::warning(
+            error,
+        )));
     }
     // The folder listing reads the disk: off the runtime's threads.
     let (owned, owned_args) = (skill.clone(), args.to_owned());
@@ -429,4 +305,50 @@ pub fn cost_text(cost: &SessionCost, cache_read_share: Option<f64>) -> String {
         None => text.push_str("No request yet.\n"),
     }
     text
+}
+
+/// `Op::McpRestart`: `/mcp restart NAME`, its answer a command output.
+pub(crate) async fn mcp_restart(conv: &mut Conversation, server: &str) {
+    let args = format!("restart {server}");
+    let (text, is_error, data) = crate::mcp::command(
+        conv.mcp.as_mut(),
+        &mut conv.engine,
+        &conv.permissions,
+        &args,
+    )
+    .await;
+    conv.emit(SessionEvent::CommandOutput(CommandOutput {
+        command: "mcp".to_owned(),
+        text,
+        is_error,
+        data,
+    }));
+}
+
+/// `Op::McpToggle`: server `server` off (its tools leave the array) or on again (reconnected,
+/// its tools offered as after a restart).
+pub(crate) async fn mcp_toggle(conv: &mut Conversation, server: &str, enabled: bool) {
+    if !crate::mcp::knows(conv.mcp.as_ref(), server) {
+        conv.emit(SessionEvent::OpFailed {
+            message: format!("no MCP server named `{server}`"),
+        });
+        return;
+    }
+    if enabled {
+        return mcp_restart(conv, server).await;
+    }
+    match crate::mcp::disable(
+        conv.mcp.as_mut(),
+        &mut conv.engine,
+        &conv.permissions,
+        server,
+    ) {
+        Ok((text, data)) => conv.emit(SessionEvent::CommandOutput(CommandOutput {
+            command: "mcp".to_owned(),
+            text,
+            is_error: false,
+            data,
+        })),
+        Err(message) => conv.emit(SessionEvent::OpFailed { message }),
+    }
 }

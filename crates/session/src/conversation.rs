@@ -23,8 +23,8 @@ use crate::hooks::SessionHooks;
 use crate::mcp::SessionMcp;
 use crate::permission::Permissions;
 use crate::protocol::{
-    Notice, SessionCost, SessionEndReason, SessionEvent, SessionInfo, ShutdownReport,
-    TurnEnd, TurnOutcome, UsageReport,
+    Notice, SessionCost, SessionEndReason, SessionEvent, SessionInfo, ShutdownReport, TurnEnd,
+    TurnOutcome, UsageReport,
 };
 
 pub(crate) struct Conversation {
@@ -164,11 +164,7 @@ impl Conversation {
     }
 
     /// One turn of the model for `prompt` (the protocol at the top of this file).
-    pub(crate) async fn run_turn(
-        &mut self,
-        prompt: &str,
-        token: CancellationToken,
-    ) -> TurnEnd {
+    pub(crate) async fn run_turn(&mut self, prompt: &str, token: CancellationToken) -> TurnEnd {
         self.engine.set_cancellation(token.clone());
         let verdict = tokio::select! {
             verdict = self.hooks.user_prompt_submit(prompt) => verdict,
@@ -199,19 +195,17 @@ impl Conversation {
             attachments.push(speculated);
         }
         self.pipeline.slot().clear();
-        let mut observer = TurnObserver {
-            events: self.events.clone(),
-            ledger: self.ledger.clone(),
-            before: self.main_usage(),
-            turn: LoopTotals::new(),
-            compactor: Arc::clone(&self.compactor),
-            shells: self
-                .engine
-                .config()
-                .tool_context
-                .as_ref()
-                .map(|context| (*context.ext_or_default::<tine_tools::BackgroundTasks>()).clone()),
-        };
+        let mut observer =
+            TurnObserver {
+                events: self.events.clone(),
+                ledger: self.ledger.clone(),
+                before: self.main_usage(),
+                turn: LoopTotals::new(),
+                compactor: Arc::clone(&self.compactor),
+                shells: self.engine.config().tool_context.as_ref().map(|context| {
+                    (*context.ext_or_default::<tine_tools::BackgroundTasks>()).clone()
+                }),
+            };
         let mut turn = self
             .engine
             .submit_with_attachments(prompt, &attachments, |event| observer.on_event(event))

@@ -139,7 +139,11 @@ mod tests {
             session: CancellationToken::new(),
         };
         let pending = tokio::spawn(asker.elicit(request()));
-        let Some(crate::protocol::Event { msg: SessionEvent::Elicitation(question), .. }) = seen.recv().await else {
+        let Some(crate::protocol::Event {
+            msg: SessionEvent::Elicitation(question),
+            ..
+        }) = seen.recv().await
+        else {
             panic!("no question");
         };
         assert_eq!(question.server, "srv");
@@ -162,7 +166,11 @@ mod tests {
         );
 
         let pending = tokio::spawn(asker.elicit(request()));
-        let Some(crate::protocol::Event { msg: SessionEvent::Elicitation(question), .. }) = seen.recv().await else {
+        let Some(crate::protocol::Event {
+            msg: SessionEvent::Elicitation(question),
+            ..
+        }) = seen.recv().await
+        else {
             panic!("no second question");
         };
         questions.withdraw_all();

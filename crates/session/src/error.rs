@@ -14,6 +14,10 @@ pub enum StartError {
     /// No credentials, or a malformed base URL.
     #[error("{0}")]
     Credentials(ApiError),
+    /// The provider, or its model, cannot be used (`provider` in settings is neither
+    /// anthropic nor openai, openai has no model name, ...).
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
     /// The HTTP client could not be built (TLS roots).
     #[error("the HTTP client could not be built: {0}")]
     Client(String),
@@ -105,3 +109,8 @@ pub enum ModeError {
         file: String,
     },
 }
+
+/// Why the provider or its model cannot be used; the message says what to set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProviderError(pub String);

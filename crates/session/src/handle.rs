@@ -15,9 +15,7 @@ use crate::assemble::assemble;
 use crate::emit::Emitter;
 use crate::error::{SessionClosed, StartError};
 use crate::options::SessionOptions;
-use crate::protocol::{
-    Answer, Event, Op, OpId, SessionEndReason, SessionEvent, ShutdownReport,
-};
+use crate::protocol::{Answer, Event, Op, OpId, SessionEndReason, SessionEvent, ShutdownReport};
 use crate::shared::{Live, Shared};
 
 /// The entry point: `Session::start(options)`.
@@ -68,7 +66,8 @@ pub struct SessionHandle {
 
 impl SessionHandle {
     /// Submits `op` and returns the id the events answering it carry (see [`Op`] for what
-    /// answers each kind). Refused only once the session has ended.
+    /// answers each kind). Refused only when it would be queued after `Op::Finish` or
+    /// `Op::Shutdown`.
     pub fn submit(&self, op: Op) -> Result<OpId, SessionClosed> {
         self.submit_with(op, None)
     }
@@ -78,14 +77,17 @@ impl SessionHandle {
         op: Op,
         reply: Option<oneshot::Sender<ShutdownReport>>,
     ) -> Result<OpId, SessionClosed> {
+        // Done at once: also while the session finishes (a signal's `Abort`, an answer to a
+        // question the last turns ask).
+        if !op.is_queued() {
+            let id = self.shared.next_op();
+            self.at_once(id, op);
+            return Ok(id);
+        }
         if self.shared.closing.load(Ordering::SeqCst) {
             return Err(SessionClosed);
         }
         let id = self.shared.next_op();
-        if !op.is_queued() {
-            self.at_once(id, op);
-            return Ok(id);
-        }
         if matches!(op, Op::Shutdown(_) | Op::Finish) {
             self.shared.closing.store(true, Ordering::SeqCst);
         }
@@ -97,8 +99,20 @@ impl SessionHandle {
         if op.is_turn() {
             self.shared.turns().queued.push_back((id, token.clone()));
         }
-        if self.ops.send(Queued { id, op, token, reply }).is_err() {
-            self.shared.turns().queued.retain(|(queued, _)| *queued != id);
+        if self
+            .ops
+            .send(Queued {
+                id,
+                op,
+                token,
+                reply,
+            })
+            .is_err()
+        {
+            self.shared
+                .turns()
+                .queued
+                .retain(|(queued, _)| *queued != id);
             return Err(SessionClosed);
         }
         Ok(id)
@@ -150,7 +164,8 @@ impl SessionHandle {
             },
             Op::StopTask(task) => match live.stoppable.stop(&task) {
                 Ok(stopped) => {
-                    self.emitter.emit_for(id, SessionEvent::TaskStopped(stopped));
+                    self.emitter
+                        .emit_for(id, SessionEvent::TaskStopped(stopped));
                 }
                 Err(error) => failed(error.to_string()),
             },

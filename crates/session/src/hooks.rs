@@ -10,11 +10,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::emit::Emitter;
+use crate::protocol::SessionEndReason;
 use tine_config::SessionId;
 use tine_query_loop::StopHooks;
 use tine_query_loop::hooks::{HookConfig, HookEvent, Hooks, PromptVerdict, SessionStartSource};
-use crate::emit::Emitter;
-use crate::protocol::SessionEndReason;
 
 use crate::protocol::{Notice, SessionEvent};
 

@@ -7,11 +7,13 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use tine_session::{Session, SessionEvent, SessionOptions, Submission};
+//! use tine_session::{Op, Session, SessionEvent, SessionOptions};
 //! let (session, mut events) = Session::start(SessionOptions::new(".")).await?;
-//! session.submit(Submission::Prompt("what does this project do?".into()))?;
+//! let prompt = session.submit(Op::Prompt("what does this project do?".into()))?;
 //! while let Some(event) = events.recv().await {
-//!     if let SessionEvent::TurnEnded(end) = event {
+//!     if let (Some(id), SessionEvent::TurnEnded(end)) = (event.id, &event.msg)
+//!         && id == prompt
+//!     {
 //!         println!("{:?}", end.outcome);
 //!         break;
 //!     }
@@ -84,7 +86,9 @@ mod actor;
 mod agents;
 mod assemble;
 mod away;
+mod can_use_tool;
 mod command_inline;
+mod command_table;
 mod commands;
 mod conversation;
 pub mod custom_commands;
@@ -106,6 +110,8 @@ mod preview;
 mod private_state;
 mod prompt_tool;
 mod protocol;
+pub mod provider;
+pub mod sandbox;
 mod shared;
 mod skill_tool;
 pub mod skills;
@@ -117,36 +123,35 @@ mod thinking;
 mod watch;
 mod web_search;
 
-pub use assemble::{DEFAULT_MODEL, gather_context, model_from, settings_paths, user_home_from_env};
+pub use assemble::{gather_context, settings_paths, user_home_from_env};
 pub use away::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
-pub use commands::{COMMANDS, CommandSpec, find as find_command};
+pub use command_table::{COMMANDS, CommandSpec, find as find_command};
 pub use elicitation::ElicitationAnswerError;
 pub use error::{AnswerError, ModeError, SessionClosed, StartError, StuckAnswerError};
 pub use handle::{Session, SessionHandle};
 pub use main_client::OVERLOADED_BEFORE_FALLBACK;
-pub use options::{
-    Approvals, Resume, SandboxDecision, SandboxInputs, SandboxOutcome, SessionOptions,
-};
+pub use options::{Approvals, Resume, SessionOptions};
 pub use protocol::{
     AgentReport, Answer, CommandInfo, CommandOutput, CommandSource, EditPreview,
     ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op, OpId,
-    PermissionAnswer, PermissionRequest, QuestionId, RequestSummary, SessionCost,
-    SessionEndReason, SessionEvent, SessionInfo, ShutdownReport, StoppedTask, StuckQuestion,
-    TaskUpdate, TurnEnd, TurnOutcome, UsageReport, call_summary,
+    PermissionAnswer, PermissionRequest, QuestionId, RequestSummary, SessionCost, SessionEndReason,
+    SessionEvent, SessionInfo, ShutdownReport, StoppedTask, StuckQuestion, TaskUpdate, TurnEnd,
+    TurnOutcome, UsageReport, call_summary,
 };
+pub use provider::{DEFAULT_MODEL, model_from};
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};
 pub use tasks::StopTaskError;
-/// A person's answer to an [`ElicitationQuestion`] ([`Answer::Elicitation`]).
-pub use tine_mcp::ElicitationAnswer;
-/// How a stuck model's question is answered ([`Answer::Stuck`]).
-pub use tine_query_loop::StuckDecision;
-/// The task registry's vocabulary a [`TaskUpdate`] and an [`AgentReport`] use.
-pub use tine_fork_runtime::{TaskKind, TaskState};
-/// What a finished tool call carries for front ends ([`SessionEvent::Query`]'s results).
-pub use tine_tools::{ToolDisplay, ToolOutput};
-/// The loop's events, forwarded in [`SessionEvent::Query`].
-pub use tine_query_loop::{CompactBoundary, QueryEvent};
 /// A background job's report ([`SessionEvent::Background`]).
 pub use tine_fork_runtime::BackgroundEvent;
+/// The task registry's vocabulary a [`TaskUpdate`] and an [`AgentReport`] use.
+pub use tine_fork_runtime::{TaskKind, TaskState};
+/// A person's answer to an [`ElicitationQuestion`] ([`Answer::Elicitation`]).
+pub use tine_mcp::ElicitationAnswer;
 /// The permission modes ([`Op::SetPermissionMode`]).
 pub use tine_permissions::PermissionMode;
+/// How a stuck model's question is answered ([`Answer::Stuck`]).
+pub use tine_query_loop::StuckDecision;
+/// The loop's events, forwarded in [`SessionEvent::Query`].
+pub use tine_query_loop::{CompactBoundary, QueryEvent};
+/// What a finished tool call carries for front ends ([`SessionEvent::Query`]'s results).
+pub use tine_tools::{ToolDisplay, ToolOutput};

@@ -12,12 +12,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::emit::Emitter;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use tine_api_client::{
     ApiError, ApiErrorKind, ClientEvent, EventStream, MessagesRequest, ModelClient, RetryNotice,
 };
-use crate::emit::Emitter;
 
 use crate::protocol::{Notice, SessionEvent};
 

@@ -26,9 +26,8 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::conversation::Conversation;
-use crate::emit::Emitter;
 use crate::elicitation::{ElicitationAsker, Elicitations};
+use crate::emit::Emitter;
 use crate::permission::Permissions;
 
 use crate::protocol::{Notice, SessionEvent};
@@ -118,10 +117,7 @@ fn allow_reading_saved_output(permissions: &mut PermissionContext, home: &Path) 
 }
 
 /// A server that went away mid-session becomes a warning, when it happens; a restart, a note.
-async fn report_exits(
-    mut exits: broadcast::Receiver<McpEvent>,
-    events: Emitter,
-) {
+async fn report_exits(mut exits: broadcast::Receiver<McpEvent>, events: Emitter) {
     loop {
         let notice = match exits.recv().await {
             Ok(McpEvent::ServerExited { name, reason }) => Notice::warning(format!(
@@ -145,8 +141,12 @@ async fn report_exits(
 /// restart that connects offers the server's tools from the next request on, as Claude Code
 /// does after a reconnect: when they differ from what the array holds (the server failed at
 /// start-up, or now offers other tools), the array changes once, on this explicit action.
-pub(crate) async fn command(conv: &mut Conversation, args: &str) -> (String, bool, Value) {
-    let mcp = conv.mcp.as_mut();
+pub(crate) async fn command(
+    mcp: Option<&mut SessionMcp>,
+    engine: &mut QueryEngine,
+    permissions: &Permissions,
+    args: &str,
+) -> (String, bool, Value) {
     let mut words = args.split_whitespace();
     match (words.next(), words.next(), words.next()) {
         (None, ..) => (list(mcp.as_deref()), false, data(mcp.as_deref())),
@@ -164,7 +164,7 @@ pub(crate) async fn command(conv: &mut Conversation, args: &str) -> (String, boo
                     let manager = mcp.manager.clone();
                     let disabled = mcp.disabled.clone();
                     let data = data(Some(mcp));
-                    let offered = offer_tools(&mut conv.engine, &manager, &conv.permissions, &disabled);
+                    let offered = offer_tools(engine, &manager, permissions, &disabled);
                     let note = if offered {
                         " Its tools are offered from the next request on."
                     } else {
@@ -172,7 +172,11 @@ pub(crate) async fn command(conv: &mut Conversation, args: &str) -> (String, boo
                     };
                     (format!("MCP server {name}: {status}.{note}"), false, data)
                 }
-                Ok(status) => (format!("MCP server {name}: {status}"), true, data(Some(mcp))),
+                Ok(status) => (
+                    format!("MCP server {name}: {status}"),
+                    true,
+                    data(Some(mcp)),
+                ),
                 Err(error) => (error.to_string(), true, data(Some(mcp))),
             }
         }
@@ -199,7 +203,10 @@ fn offer_tools(
     permissions: &Permissions,
     disabled: &std::collections::BTreeSet<String>,
 ) -> bool {
-    let off: Vec<String> = disabled.iter().map(|s| tine_mcp::tool_name(s, "")).collect();
+    let off: Vec<String> = disabled
+        .iter()
+        .map(|s| tine_mcp::tool_name(s, ""))
+        .collect();
     let config = engine.config();
     let mut tools: Vec<Arc<dyn Tool>> = config
         .tools
@@ -279,44 +286,28 @@ fn data(mcp: Option<&SessionMcp>) -> Value {
     json!({ "mcp_servers": servers })
 }
 
-/// `Op::McpRestart`: `/mcp restart NAME`, its answer a command output.
-pub(crate) async fn command_output(conv: &mut Conversation, args: &str) {
-    let (text, is_error, data) = command(conv, args).await;
-    conv.emit(SessionEvent::CommandOutput(crate::protocol::CommandOutput {
-        command: "mcp".to_owned(),
-        text,
-        is_error,
-        data,
-    }));
-}
-
 /// `Op::McpToggle`: server `name` off (its tools leave the array, once, on this explicit
-/// action) or on again (reconnected, its tools offered as after a restart).
-pub(crate) async fn toggle(conv: &mut Conversation, name: &str, enabled: bool) {
-    let known = conv
-        .mcp
-        .as_ref()
-        .is_some_and(|m| m.manager.statuses().iter().any(|s| s.name == name));
-    if !known {
-        conv.emit(SessionEvent::OpFailed {
-            message: format!("no MCP server named `{name}`"),
-        });
-        return;
-    }
-    if enabled {
-        return command_output(conv, &format!("restart {name}")).await;
-    }
-    let Some(mcp) = conv.mcp.as_mut() else {
-        return;
+/// action); `Err` when there is no such server. On again is a restart (see [`command`]).
+pub(crate) fn disable(
+    mcp: Option<&mut SessionMcp>,
+    engine: &mut QueryEngine,
+    permissions: &Permissions,
+    name: &str,
+) -> Result<(String, Value), String> {
+    let Some(mcp) = mcp.filter(|m| m.manager.statuses().iter().any(|s| s.name == name)) else {
+        return Err(format!("no MCP server named `{name}`"));
     };
     mcp.disabled.insert(name.to_owned());
-    let (manager, disabled) = (mcp.manager.clone(), mcp.disabled.clone());
-    offer_tools(&mut conv.engine, &manager, &conv.permissions, &disabled);
-    let data = data(conv.mcp.as_ref());
-    conv.emit(SessionEvent::CommandOutput(crate::protocol::CommandOutput {
-        command: "mcp".to_owned(),
-        text: format!("MCP server {name}: disabled; its tools are out of the array from the next request on."),
-        is_error: false,
-        data,
-    }));
+    offer_tools(engine, &mcp.manager, permissions, &mcp.disabled);
+    Ok((
+        format!(
+            "MCP server {name}: disabled; its tools are out of the array from the next request on."
+        ),
+        data(Some(mcp)),
+    ))
+}
+
+/// Whether server `name` is configured.
+pub(crate) fn knows(mcp: Option<&SessionMcp>, name: &str) -> bool {
+    mcp.is_some_and(|m| m.manager.statuses().iter().any(|s| s.name == name))
 }

@@ -2,16 +2,14 @@
 //! (settings, permissions, tools, context, memory, the forks' parent, the stop-hook pipeline)
 //! [`crate::Session::start`] works out from these, the environment and the settings files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tine_api_client::ModelClient;
 use tine_config::SessionId;
-use tine_config::settings::LoadedSettings;
 use tine_fork_runtime::DEFAULT_DRAIN_TIMEOUT;
 use tine_permissions::PermissionMode;
-use tine_tools::sandbox::BashSandbox;
 
 /// Which conversation to run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,33 +34,6 @@ pub enum Approvals {
     /// answers; the call waits for it (or for the turn's interruption).
     Interactive,
 }
-
-/// What the Bash sandbox decision sees (the front end owns the sandbox launcher).
-pub struct SandboxInputs<'a> {
-    /// The working directory.
-    pub cwd: &'a Path,
-    /// The settings as loaded.
-    pub settings: &'a LoadedSettings,
-    /// The user's home, when known.
-    pub user_home: Option<&'a Path>,
-    /// The `--add-dir` directories, resolved (real paths): the user named them on the command
-    /// line, so sandboxed Bash may write there as the file tools may.
-    pub add_dirs: &'a [PathBuf],
-}
-
-/// What the sandbox decision came to.
-#[derive(Default)]
-pub struct SandboxOutcome {
-    /// `None`: Bash runs unsandboxed.
-    pub sandbox: Option<BashSandbox>,
-    /// Said as warnings, in start-up's order ("the sandbox is unavailable here; ...").
-    pub warnings: Vec<String>,
-}
-
-/// Decides the Bash sandbox once the settings are read (again for each conversation the
-/// session puts in place); `Err(message)` refuses to start.
-pub type SandboxDecision =
-    Arc<dyn Fn(&SandboxInputs<'_>) -> Result<SandboxOutcome, String> + Send + Sync>;
 
 /// How to start a session. [`SessionOptions::new`] gives the defaults of a plain `tine` in
 /// `cwd`; set the fields a flag changed. The session keeps a copy: `Op::Clear` and
@@ -133,8 +104,16 @@ pub struct SessionOptions {
     /// `--permission-prompt-tool mcp__SERVER__TOOL`: headless, an ask goes to this MCP tool
     /// instead of becoming a denial.
     pub permission_prompt_tool: Option<String>,
-    /// The Bash sandbox, decided once settings are read; `None`: no sandbox.
-    pub sandbox: Option<SandboxDecision>,
+    /// `--sandbox`: Bash in the OS sandbox for this run (settings' `sandbox.enabled` also
+    /// turns it on; the session decides with them, see its `sandbox` module).
+    pub sandbox: bool,
+    /// The program that runs a sandboxed command (`PROGRAM __sandbox ... -- COMMAND`: the
+    /// tine binary); `None`: no sandbox can be had (a required one refuses the start).
+    pub sandbox_launcher: Option<PathBuf>,
+    /// `--provider`; else `provider` in user, local, flag or managed settings (never the
+    /// project's), else anthropic. With openai the session builds the chat-completions client
+    /// from `OPENAI_*` or the settings' `openai` object, unless `client` is given.
+    pub provider: Option<tine_api_client::Provider>,
     /// Who answers permission asks: a person (interactive) or the rules alone (headless).
     pub approvals: Approvals,
     /// Write the transcript.
@@ -190,7 +169,9 @@ impl SessionOptions {
             json_schema: None,
             include_partial_messages: false,
             permission_prompt_tool: None,
-            sandbox: None,
+            sandbox: false,
+            sandbox_launcher: None,
+            provider: None,
             approvals: Approvals::Headless,
             persist: true,
             verbose: false,

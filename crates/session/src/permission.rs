@@ -7,24 +7,23 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use futures::future::BoxFuture;
 use serde_json::Value;
 use tine_config::settings::SettingsPaths;
 use tine_permissions::PermissionTarget;
 use tine_permissions::{
-    DecisionReason, DenialLog, AskResolution as EngineAnswer, PermissionContext,
+    AskResolution as EngineAnswer, DecisionReason, DenialLog, PermissionContext,
     PermissionDecision, PermissionMode, PermissionQuery as EngineRequest, PermissionRule,
     PersistDestination, RuleBehavior, RuleSource,
 };
+use tine_query_loop::PermissionOutcome;
 use tine_query_loop::hooks::{HookEvent, Hooks};
-use tine_query_loop::{CanUseTool, PermissionOutcome};
 use tine_tools::{Tool, ToolContext};
 use tokio::sync::oneshot;
 
-use crate::error::{AnswerError, ModeError};
 use crate::emit::Emitter;
-use crate::protocol::{Notice, PermissionRequest, SessionEvent};
+use crate::error::{AnswerError, ModeError};
 use crate::options::Approvals;
+use crate::protocol::{Notice, PermissionRequest, SessionEvent};
 use crate::protocol::{PermissionAnswer, QuestionId};
 
 /// What the model reads when a person refused a call (Claude Code's wording, in substance).
@@ -210,9 +209,6 @@ impl Permissions {
         input: &Value,
         ctx: &ToolContext,
     ) -> PermissionOutcome {
-        if tool.name() == tine_tools::EXIT_PLAN_MODE {
-            return crate::plan_mode::exit_outcome(self, tool, input, ctx).await;
-        }
         let (target, decision) = self.decide(tool, input, ctx);
         match decision {
             PermissionDecision::Allow { .. } => PermissionOutcome::Allow {
@@ -240,16 +236,12 @@ impl Permissions {
     /// runs; a deny rule still denies, and an ask rule or a protected path (`.git/`, `.tine/`,
     /// `.claude/`) still needs a person (Claude Code: "allow skips the prompt, not deny or ask
     /// rules").
-    async fn hook_allowed_outcome(
+    pub(crate) async fn hook_allowed_outcome(
         &self,
         tool: &dyn Tool,
         input: &Value,
         ctx: &ToolContext,
     ) -> PermissionOutcome {
-        if tool.name() == tine_tools::EXIT_PLAN_MODE && self.mode() == PermissionMode::Plan {
-            // The hook approved the plan.
-            return crate::plan_mode::approved(self, PermissionMode::Default);
-        }
         let (_, decision) = self.decide(tool, input, ctx);
         let keeps_asking = match &decision {
             PermissionDecision::Ask { reason, .. } => match reason {
@@ -273,7 +265,7 @@ impl Permissions {
 
     /// The outcome of a call a PreToolUse hook wants a person to see: denied by a deny rule,
     /// else asked (headless: denied, saying how to allow it), whatever the rules allow.
-    async fn hook_ask_outcome(
+    pub(crate) async fn hook_ask_outcome(
         &self,
         tool: &dyn Tool,
         input: &Value,
@@ -374,7 +366,9 @@ impl Permissions {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id);
-            let _ = self.events.emit(SessionEvent::PermissionWithdrawn { question: id });
+            let _ = self
+                .events
+                .emit(SessionEvent::PermissionWithdrawn { question: id });
             return Err(PermissionOutcome::Deny {
                 reason: format!("{reason}; the turn was interrupted before the user answered"),
             });
@@ -471,39 +465,6 @@ fn headless_denial(
              (or --permission-mode acceptEdits for file edits), or by adding the rule to \
              permissions.allow in settings."
         ),
-    }
-}
-
-/// [`Permissions`] as the loop's `can_use_tool`.
-pub(crate) struct SessionPermissions(pub(crate) Arc<Permissions>);
-
-impl CanUseTool for SessionPermissions {
-    fn check<'a>(
-        &'a self,
-        tool: &'a dyn Tool,
-        input: &'a Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, PermissionOutcome> {
-        Box::pin(self.0.outcome(tool, input, ctx))
-    }
-
-    fn check_hook_allowed<'a>(
-        &'a self,
-        tool: &'a dyn Tool,
-        input: &'a Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, PermissionOutcome> {
-        Box::pin(self.0.hook_allowed_outcome(tool, input, ctx))
-    }
-
-    fn check_hook_ask<'a>(
-        &'a self,
-        tool: &'a dyn Tool,
-        input: &'a Value,
-        ctx: &'a ToolContext,
-        reason: &'a str,
-    ) -> BoxFuture<'a, PermissionOutcome> {
-        Box::pin(self.0.hook_ask_outcome(tool, input, ctx, reason))
     }
 }
 

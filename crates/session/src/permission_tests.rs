@@ -14,13 +14,13 @@ fn tool(name: &str) -> Arc<dyn Tool> {
 }
 
 fn permissions(dir: &std::path::Path, approvals: Approvals) -> Permissions {
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     Permissions::new(
         PermissionContext::new(PermissionMode::Default, dir),
         SettingsPaths::new(dir, dir),
         approvals,
         None,
-        tx,
+        Emitter::new(tx),
     )
 }
 
@@ -60,20 +60,23 @@ async fn reads_inside_the_project_are_allowed_without_asking() {
 #[test]
 fn bypass_is_refused_when_settings_disable_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let checker = Permissions::new(
         PermissionContext::new(PermissionMode::Default, dir.path()),
         SettingsPaths::new(dir.path(), dir.path()),
         Approvals::Interactive,
         Some("/etc/tine/managed-settings.json".into()),
-        tx,
+        Emitter::new(tx),
     );
     assert!(checker.set_mode(PermissionMode::BypassPermissions).is_err());
     assert_eq!(checker.mode(), PermissionMode::Default);
     assert!(rx.try_recv().is_err());
-    checker.set_mode(PermissionMode::Plan).unwrap();
+    checker.set_mode_announced(PermissionMode::Plan).unwrap();
     assert!(matches!(
         rx.try_recv(),
-        Ok(SessionEvent::PermissionModeChanged(PermissionMode::Plan))
+        Ok(crate::protocol::Event {
+            msg: SessionEvent::PermissionModeChanged(PermissionMode::Plan),
+            ..
+        })
     ));
 }

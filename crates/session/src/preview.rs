@@ -61,7 +61,10 @@ mod tests {
         assert_eq!(preview.after, "one\ntwo\nTHREE\nfour\n");
         let input = json!({"file_path": "x.txt", "old_string": "nine", "new_string": "NINE"});
         let preview = of_call("Edit", &input, target).unwrap();
-        assert_eq!((preview.before.as_str(), preview.after.as_str()), ("nine", "NINE"));
+        assert_eq!(
+            (preview.before.as_str(), preview.after.as_str()),
+            ("nine", "NINE")
+        );
         assert!(of_call("Bash", &json!({"command": "ls"}), target).is_none());
     }
 }

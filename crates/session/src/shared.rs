@@ -16,7 +16,7 @@ use crate::assemble::Assembled;
 use crate::elicitation::Elicitations;
 use crate::permission::Permissions;
 use crate::protocol::OpId;
-use crate::stuck::StuckQuestions;
+use crate::stuck::{RunningTurn, StuckQuestions};
 use crate::tasks::Stoppable;
 
 /// The turns waiting and the one running, each with its turn's token.
@@ -122,5 +122,14 @@ impl Shared {
         for (_, token) in turns.running.iter().chain(turns.queued.iter()) {
             token.cancel();
         }
+    }
+}
+
+impl RunningTurn for Shared {
+    fn running_token(&self) -> Option<CancellationToken> {
+        self.turns()
+            .running
+            .as_ref()
+            .map(|(_, token)| token.clone())
     }
 }

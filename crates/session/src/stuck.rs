@@ -11,11 +11,18 @@ use futures::future::BoxFuture;
 use tine_query_loop::{RepeatedFailure, RepeatedFailureHandler, StuckDecision};
 use tokio::sync::oneshot;
 
-use crate::assemble::Assembled;
+use tine_query_loop::QueryEngine;
+use tokio_util::sync::CancellationToken;
+
 use crate::emit::Emitter;
 use crate::error::StuckAnswerError;
 use crate::protocol::{QuestionId, SessionEvent, StuckQuestion};
-use crate::shared::Shared;
+
+/// Where the asker finds the running turn's token (an interruption ends the question).
+pub(crate) trait RunningTurn: Send + Sync {
+    /// The running turn's token, if one runs.
+    fn running_token(&self) -> Option<CancellationToken>;
+}
 
 /// The open questions, shared by the loop's handler and the handle.
 #[derive(Default)]
@@ -58,7 +65,8 @@ impl StuckQuestions {
 /// The engine's handler: asks, and waits for the answer or the running turn's interruption.
 pub(crate) struct StuckAsker {
     /// Weak: the engine that holds this handler must not keep the session's state alive.
-    pub shared: Weak<Shared>,
+    pub turn: Weak<dyn RunningTurn>,
+    pub questions: Arc<StuckQuestions>,
     pub events: Emitter,
 }
 
@@ -68,13 +76,10 @@ impl RepeatedFailureHandler for StuckAsker {
         failure: &'a RepeatedFailure,
     ) -> BoxFuture<'a, StuckDecision> {
         Box::pin(async move {
-            let Some(shared) = self.shared.upgrade() else {
+            let Some(turn) = self.turn.upgrade().and_then(|t| t.running_token()) else {
                 return StuckDecision::Stop;
             };
-            let Some(turn) = shared.turns().running.as_ref().map(|(_, t)| t.clone()) else {
-                return StuckDecision::Stop;
-            };
-            let questions: Arc<StuckQuestions> = Arc::clone(&shared.live().stuck);
+            let questions = &self.questions;
             let id = self.events.next_question();
             let answer = questions.open(id);
             let sent = self.events.emit(SessionEvent::StuckModel(StuckQuestion {
@@ -100,13 +105,18 @@ impl RepeatedFailureHandler for StuckAsker {
 
 /// A person decides whether a stuck model goes on (interactive sessions); headless, the turn
 /// stops.
-pub(crate) fn install(assembled: &mut Assembled, shared: &Arc<Shared>, events: &Emitter) {
-    if assembled.permissions.is_interactive() {
-        assembled
-            .engine
-            .set_repeated_failure_handler(Arc::new(StuckAsker {
-                shared: Arc::downgrade(shared),
-                events: events.clone(),
-            }));
+pub(crate) fn install(
+    engine: &mut QueryEngine,
+    interactive: bool,
+    questions: Arc<StuckQuestions>,
+    turn: Weak<dyn RunningTurn>,
+    events: &Emitter,
+) {
+    if interactive {
+        engine.set_repeated_failure_handler(Arc::new(StuckAsker {
+            turn,
+            questions,
+            events: events.clone(),
+        }));
     }
 }

@@ -12,7 +12,11 @@ use crate::emit::Emitter;
 use crate::protocol::{SessionEvent, TaskUpdate};
 
 /// Reports the registry's agents as they change, until `stop`.
-pub(crate) fn agents(tasks: TaskRegistry, events: Emitter, stop: CancellationToken) -> JoinHandle<()> {
+pub(crate) fn agents(
+    tasks: TaskRegistry,
+    events: Emitter,
+    stop: CancellationToken,
+) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut seen = HashMap::new();
         loop {
@@ -33,6 +37,7 @@ pub(crate) fn agents(tasks: TaskRegistry, events: Emitter, stop: CancellationTok
                     title: task.description,
                     state: task.state,
                     detail,
+                    output_file: Some(task.output_file),
                 }));
             }
         }
@@ -54,6 +59,7 @@ pub(crate) fn shell(shells: BackgroundTasks, id: String, events: Emitter) {
             title: title.clone(),
             state,
             detail,
+            output_file: None,
         })
     };
     events.emit_free(update(TaskState::Running, String::new()));

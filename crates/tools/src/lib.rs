@@ -60,6 +60,7 @@ mod context;
 mod display;
 mod extensions;
 mod file_state;
+mod landlock;
 mod pool;
 mod read_listener;
 pub mod sandbox;

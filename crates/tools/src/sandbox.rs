@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 /// The hidden subcommand of the launcher.
 pub const SANDBOX_SUBCOMMAND: &str = "__sandbox";
 
+pub use crate::landlock::{SandboxSupport, probe};
+
 /// What a sandboxed command may do: read everywhere, write only beneath `write_roots`, and
 /// open network connections only when `allow_network`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,4 +214,13 @@ mod tests {
         assert!(!parsed.policy.allow_network);
         assert_eq!(parsed.args, vec!["--allow-network"]);
     }
+}
+
+/// Restricts the calling thread (and what it execs) to `policy` with Landlock (the launcher
+/// does it, then execs the command); an error when the kernel enforces none of it.
+pub fn restrict_self(policy: &SandboxPolicy) -> Result<(), String> {
+    crate::landlock::restrict_self(&crate::landlock::Rules {
+        write_roots: policy.write_roots.clone(),
+        allow_network: policy.allow_network,
+    })
 }

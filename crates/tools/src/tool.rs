@@ -188,8 +188,11 @@ pub trait Tool: Send + Sync {
         ToolVerdict::Passthrough
     }
 
-    /// Whether the call only reads (no file, process or network state changes).
-    fn is_read_only(&self, input: &Value) -> bool;
+    /// Whether the call only reads (no file, process or network state changes). Default: no,
+    /// as in Claude Code's tool defaults: a tool that does not say is one that changes things.
+    fn is_read_only(&self, _input: &Value) -> bool {
+        false
+    }
 
     /// Whether the call may destroy data (overwrite, delete).
     fn is_destructive(&self, _input: &Value) -> bool {

@@ -10,10 +10,10 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::client::is_loopback;
-use crate::config::{CONTEXT_WINDOW_VAR, parse_context_window};
+use crate::config::{CONNECT_TIMEOUT, EnvVars, REQUEST_TIMEOUT, USER_AGENT};
 use crate::error::ApiError;
 use crate::retry::RetryPolicy;
+use crate::send::is_loopback;
 
 /// The default endpoint of the openai provider.
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -93,11 +93,11 @@ impl OpenAiConfig {
             max_tokens_field: MaxTokensField::for_base_url(&base_url),
             base_url,
             api_key: api_key.into(),
-            connect_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(600),
+            connect_timeout: CONNECT_TIMEOUT,
+            request_timeout: REQUEST_TIMEOUT,
             stream_idle_timeout: Duration::from_secs(if local { 600 } else { 120 }),
             retry: RetryPolicy::default(),
-            user_agent: concat!("tine/", env!("CARGO_PKG_VERSION")).to_owned(),
+            user_agent: USER_AGENT.to_owned(),
             context_window: None,
         }
     }
@@ -110,35 +110,21 @@ impl OpenAiConfig {
     /// Like [`OpenAiConfig::from_env`], reading variables through `var` (the cli passes one
     /// that falls back to settings; tests pass a map). No key → [`ApiError::MissingOpenAiKey`].
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, ApiError> {
-        let non_empty = |name: &str| {
-            var(name)
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
-        let api_key = non_empty("OPENAI_API_KEY").ok_or(ApiError::MissingOpenAiKey)?;
-        let base_url =
-            non_empty("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.to_owned());
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(ApiError::Config {
-                message: format!(
-                    "OPENAI_BASE_URL must start with http:// or https:// (and include /v1, as in \
-                     http://localhost:11434/v1), got `{base_url}`"
-                ),
-            });
-        }
+        let vars = EnvVars(var);
+        let api_key = vars
+            .get("OPENAI_API_KEY")
+            .ok_or(ApiError::MissingOpenAiKey)?;
+        let base_url = vars.base_url(
+            "OPENAI_BASE_URL",
+            DEFAULT_OPENAI_BASE_URL,
+            " (and include /v1, as in http://localhost:11434/v1)",
+        )?;
         let mut config = Self::new(base_url, api_key);
-        if let Some(ms) = non_empty("API_TIMEOUT_MS") {
-            let ms: u64 = ms.parse().map_err(|_| ApiError::Config {
-                message: format!(
-                    "API_TIMEOUT_MS must be a whole number of milliseconds, got `{ms}`"
-                ),
-            })?;
-            config.request_timeout = Duration::from_millis(ms);
-            config.stream_idle_timeout = Duration::from_millis(ms);
+        if let Some(timeout) = vars.timeout()? {
+            config.request_timeout = timeout;
+            config.stream_idle_timeout = timeout;
         }
-        config.context_window = non_empty(CONTEXT_WINDOW_VAR)
-            .map(|text| parse_context_window(&text))
-            .transpose()?;
+        config.context_window = vars.context_window()?;
         Ok(config)
     }
 
@@ -156,17 +142,8 @@ impl OpenAiConfig {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
-
-    fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
+    use crate::config::vars;
 
     #[test]
     fn a_missing_key_names_the_variable_and_says_any_value_works_locally() {

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::error::{ApiError, ApiErrorKind, CONTEXT_LENGTH_EXCEEDED, ErrorBody, leading_number};
+use crate::error::{
+    ApiError, ApiErrorKind, CONTEXT_LENGTH_EXCEEDED, ErrorBody, body_text, leading_number,
+};
 
 /// An error body, whatever shape it came in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -84,14 +86,8 @@ impl ChatError {
                 return error;
             }
         }
-        let text = String::from_utf8_lossy(body);
-        let text = text.trim();
         Self {
-            message: if text.is_empty() {
-                "(empty body)".to_owned()
-            } else {
-                text.chars().take(500).collect()
-            },
+            message: body_text(body),
             ..Self::default()
         }
     }

@@ -11,7 +11,8 @@
 //!   finish reasons).
 //! - `error`: error bodies and statuses → [`crate::ApiError`] (context length exceeded → the
 //!   loop's prompt-too-long path).
-//! - `client`: [`OpenAiClient`], the reqwest implementation with retries.
+//! - `client`: [`OpenAiClient`], the chat-completions dialect of the crate's send/retry state
+//!   machine.
 
 mod client;
 mod config;

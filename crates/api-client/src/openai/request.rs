@@ -22,11 +22,12 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::openai::config::MaxTokensField;
-use crate::types::{
+use crate::content::{
     ContentBlock, DocumentBlock, DocumentSource, ImageBlock, ImageSource, Message, MessageContent,
-    MessagesRequest, Role, SystemPrompt, ToolChoice, ToolResultBlock, ToolResultContent,
+    Role, ToolResultBlock, ToolResultContent,
 };
+use crate::openai::config::MaxTokensField;
+use crate::request::{MessagesRequest, SystemPrompt, ToolChoice};
 
 /// The exact bytes [`crate::OpenAiClient`] posts for `request` (always streaming, with usage).
 pub fn chat_request_bytes(request: &MessagesRequest, field: MaxTokensField) -> Vec<u8> {

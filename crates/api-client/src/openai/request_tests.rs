@@ -1,9 +1,10 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::types::{
-    CacheControl, ImageBlock, TextBlock, ThinkingBlock, ThinkingConfig, ToolDefinition,
-};
+use crate::cache_control::CacheControl;
+use crate::content::{ImageBlock, TextBlock, ThinkingBlock};
+use crate::request::ThinkingConfig;
+use crate::tool_array::ToolDefinition;
 
 fn body(request: &MessagesRequest) -> Value {
     serde_json::from_slice(&chat_request_bytes(request, MaxTokensField::MaxTokens)).unwrap()

@@ -23,11 +23,12 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::content::{ContentBlock, Role, ThinkingBlock};
 use crate::error::ApiError;
 use crate::events::{ContentDelta, MessageDeltaBody, StreamEvent};
 use crate::openai::error::{ChatError, stream_error_body};
+use crate::response::{ResponseMessage, StopReason};
 use crate::sse::{SseFrame, SseParser};
-use crate::types::{ContentBlock, ResponseMessage, Role, StopReason, ThinkingBlock};
 use crate::usage::{Usage, UsageDelta};
 
 /// One chunk, with only the fields we read (unknown ones are skipped).

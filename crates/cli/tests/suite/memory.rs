@@ -140,10 +140,12 @@ async fn memory_is_off_with_bare_and_with_the_env_switch() {
     assert_eq!(bodies.len(), 2, "no extraction fork ran");
     assert!(bodies.iter().all(|b| !b.contains("<memory-extraction>")));
     let path = tine(&project, &server).args(["memory", "path"]).run().await;
+    // Only a path goes to stdout: with memory off there is none, and the why is a note.
+    assert!(path.stdout.is_empty(), "{}", path.stdout);
     assert!(
-        path.stdout.contains("auto memory is off"),
+        path.stderr.contains("auto memory is off"),
         "{}",
-        path.stdout
+        path.stderr
     );
 }
 

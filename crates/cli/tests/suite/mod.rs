@@ -29,6 +29,7 @@ mod sandbox;
 mod security;
 mod session_cache;
 mod settings_fail_closed;
+mod settings_writer;
 mod signals;
 mod skills;
 mod slash_commands;

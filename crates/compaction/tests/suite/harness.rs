@@ -3,18 +3,20 @@
 //! engine's monitor. (Copied small from the memory tests until a shared test-support crate
 //! lands.)
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tine_api_client::{ClientConfig, Credentials, HttpClient, ModelClient, RetryPolicy, ToolArray};
 use tine_compaction::{
-    BeforeCompaction, CONTINUATION_PREFIX, CompactHooks, CompactionConfig, ManualClock,
+    BeforeCompaction, CONTINUATION_PREFIX, CompactionConfig, ManualClock,
     SUMMARY_INSTRUCTION_MARKER, SessionCompactor,
 };
 use tine_config::SessionId;
+use tine_config::settings::{LoadedSettings, SettingsSource, parse_layer};
 use tine_fork_runtime::{CacheBreakDetector, ParentContext, SessionLocation};
 use tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule, Scenario};
+use tine_query_loop::hooks::{HookConfig, Hooks};
 use tine_query_loop::{AllowAll, EngineConfig, QueryEngine, QueryEvent, TurnResult};
 use tine_tools::builtin_tools;
 use tine_tools::{Tool, ToolContext};
@@ -120,6 +122,25 @@ pub struct Options {
     pub resume: bool,
 }
 
+/// The hooks of one project settings text, as a session reads them.
+fn hook_config(cwd: &Path, text: &str) -> HookConfig {
+    let mut errors = Vec::new();
+    let layer = parse_layer(
+        SettingsSource::Project,
+        Some(&cwd.join(".tine/settings.json")),
+        cwd.to_path_buf(),
+        text,
+        &mut errors,
+    );
+    let loaded = LoadedSettings {
+        layers: layer.into_iter().collect(),
+        errors,
+    };
+    let (config, errors) = HookConfig::from_settings(&loaded);
+    assert!(errors.is_empty() && loaded.errors.is_empty(), "{errors:?}");
+    config
+}
+
 pub struct Session {
     pub engine: QueryEngine,
     pub compactor: Arc<SessionCompactor>,
@@ -147,16 +168,16 @@ pub async fn session(world: &World, server: &MockServer, options: Options) -> Se
         .with_user_context(user_context.clone());
     if options.hooks {
         let transcript = tine_config::transcript_path(&world.home, &world.cwd, &session_id);
-        let hooks = serde_json::json!({
+        let settings = r#"{"hooks": {
             "PreCompact": [{"hooks": [{"type": "command", "command": "cat > pre-compact.json; echo keep the ledger format"}]}],
             "PostCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "echo POST-HOOK-CONTEXT"}]}]
-        });
-        compactor = compactor.with_hooks(CompactHooks {
-            commands: tine_compaction::CompactHookCommands::from_hooks_value(&hooks).unwrap(),
-            session_id: session_id.clone(),
-            transcript_path: transcript,
-            cwd: world.cwd.clone(),
-        });
+        }}"#;
+        compactor = compactor.with_hooks(Hooks::new(
+            hook_config(&world.cwd, settings),
+            session_id.clone(),
+            transcript,
+            world.cwd.clone(),
+        ));
     }
     if let Some(hook) = options.before_compaction {
         compactor = compactor.with_before_compaction(hook);

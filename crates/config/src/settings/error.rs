@@ -176,28 +176,15 @@ pub enum SettingsError {
         /// Which value was kept and why.
         outcome: &'static str,
     },
-    /// A file tine writes rules to has a `permissions` entry of the wrong shape.
-    #[error("{path}: `permissions.{key}` must be {expected}; fix it by hand before adding rules")]
+    /// A file tine is changing has a value of the wrong shape where the change goes.
+    #[error("{path}: `{key}` must be {expected}; fix it by hand before tine changes it")]
     Shape {
         /// The file.
         path: String,
-        /// The key under `permissions`.
+        /// The key, as a path from the root (`permissions.allow`).
         key: String,
         /// The shape it should have.
         expected: &'static str,
-    },
-    /// A file tine would rewrite has comments it would lose; the rules were not written.
-    #[error(
-        "{path} has comments, which rewriting it would lose: add {rules} to `permissions.{list}` \
-         by hand (it applies to this session already)"
-    )]
-    HasComments {
-        /// The file.
-        path: String,
-        /// The rule list (`allow`, `deny`, `ask`).
-        list: &'static str,
-        /// The rules to add by hand.
-        rules: String,
     },
     /// The settings file could not be written.
     #[error("cannot write settings file {path}: {source}")]
@@ -241,9 +228,7 @@ impl SettingsError {
             | SettingsError::UnknownKey { .. }
             | SettingsError::DuplicateKey { .. } => false,
             // Writing: the caller reports these; they never stop a session.
-            SettingsError::Shape { .. }
-            | SettingsError::HasComments { .. }
-            | SettingsError::Write { .. } => false,
+            SettingsError::Shape { .. } | SettingsError::Write { .. } => false,
         }
     }
 
@@ -261,9 +246,7 @@ impl SettingsError {
             | SettingsError::UnknownKey { at, .. }
             | SettingsError::DuplicateKey { at, .. } => &at.file,
             SettingsError::Rule { rule, .. } => &rule.at.file,
-            SettingsError::Shape { path, .. }
-            | SettingsError::HasComments { path, .. }
-            | SettingsError::Write { path, .. } => path,
+            SettingsError::Shape { path, .. } | SettingsError::Write { path, .. } => path,
         }
     }
 }

@@ -10,9 +10,9 @@
 //! closed: a hook may be a guard (a PreToolUse hook refusing `rm`), so a `hooks` section that
 //! cannot be read fully is a fatal error ([`SettingsError::Hook`]), never a silent ignore.
 
+use super::checker::Checker;
 use super::error::SettingsError;
 use super::jsonc::{Node, Spanned};
-use super::layer::Checker;
 use super::{Location, SettingText};
 
 /// One hook of a settings file, as written.

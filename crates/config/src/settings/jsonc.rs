@@ -2,7 +2,8 @@
 //! and `/* */` comments and trailing commas (JSONC, what editors write into `settings.json`
 //! and what people add by hand); nothing looser, so a file tine accepts means the same to
 //! every other reader. `jsonc-parser` does the scanning (we keep only its AST, not its types,
-//! so swapping it is local to this file); positions are byte offsets, turned into a line and a
+//! so swapping it is local to this file and to the writer, `edit`, which edits its concrete
+//! syntax tree); positions are byte offsets, turned into a line and a
 //! column only for messages.
 
 use jsonc_parser::ast;
@@ -40,7 +41,6 @@ pub(crate) struct Member {
 pub(crate) struct Document {
     /// `None` for a file holding only whitespace and comments.
     pub root: Option<Spanned>,
-    pub has_comments: bool,
     lines: LineIndex,
 }
 
@@ -59,11 +59,10 @@ pub(crate) struct SyntaxError {
     pub message: String,
 }
 
-/// Parse settings text. A leading byte-order mark is skipped.
-pub(crate) fn parse(text: &str) -> Result<Document, SyntaxError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let lines = LineIndex::new(text);
-    let options = ParseOptions {
+/// The grammar: JSON plus comments and trailing commas, nothing looser (the writer's tree is
+/// parsed with the same options).
+pub(crate) fn parse_options() -> ParseOptions {
+    ParseOptions {
         allow_comments: true,
         allow_trailing_commas: true,
         allow_loose_object_property_names: false,
@@ -74,9 +73,16 @@ pub(crate) fn parse(text: &str) -> Result<Document, SyntaxError> {
         allow_bare_decimal_point_numbers: false,
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
-    };
+    }
+}
+
+/// Parse settings text. A leading byte-order mark is skipped.
+pub(crate) fn parse(text: &str) -> Result<Document, SyntaxError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines = LineIndex::new(text);
+    let options = parse_options();
     let collect = CollectOptions {
-        comments: CommentCollectionStrategy::Separate,
+        comments: CommentCollectionStrategy::Off,
         tokens: false,
     };
     let parsed = jsonc_parser::parse_to_ast(text, &collect, &options).map_err(|err| {
@@ -87,19 +93,11 @@ pub(crate) fn parse(text: &str) -> Result<Document, SyntaxError> {
             message: err.kind().to_string(),
         }
     })?;
-    let has_comments = parsed
-        .comments
-        .as_ref()
-        .is_some_and(|map| map.values().any(|c| !c.is_empty()));
     let root = parsed
         .value
         .map(|value| convert(value, &lines))
         .transpose()?;
-    Ok(Document {
-        root,
-        has_comments,
-        lines,
-    })
+    Ok(Document { root, lines })
 }
 
 // Recursion is bounded: the parser refuses nesting deeper than 512.

@@ -16,12 +16,11 @@ fn comments_and_trailing_commas_are_accepted() {
   },
 }"#;
     let doc = parse(text).unwrap();
-    assert!(doc.has_comments);
     assert_eq!(
         doc.root.unwrap().to_value(),
         json!({"permissions": {"deny": ["Bash(rm:*)", "WebFetch"]}})
     );
-    assert!(!parse(r#"{"a": [1,],}"#).unwrap().has_comments);
+    assert_eq!(value_of(r#"{"a": [1,],}"#), json!({"a": [1]}));
 }
 
 #[test]

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::checker::Checker;
 use super::error::{Location, SettingsError};
 use super::hooks::HookSetting;
-use super::jsonc::{self, Document, Member, Node, Spanned};
+use super::jsonc::{self, Member, Node, Spanned};
 use super::known_keys::is_claude_code_key;
 use super::{RuleList, SettingsFormat, SettingsSource};
 
@@ -122,11 +123,7 @@ pub fn parse_layer(
             node: Node::Object(members),
             ..
         }) => {
-            let mut checker = Checker {
-                file: &file,
-                doc: &doc,
-                errors,
-            };
+            let mut checker = Checker::new(&file, &doc, errors);
             checker.root(members, &mut raw, &mut permissions, &mut hooks);
         }
         Some(other) => {
@@ -185,41 +182,7 @@ impl Expected {
     }
 }
 
-pub(super) struct Checker<'a> {
-    file: &'a str,
-    doc: &'a Document,
-    pub(super) errors: &'a mut Vec<SettingsError>,
-}
-
 impl Checker<'_> {
-    pub(super) fn at(&self, offset: usize) -> Location {
-        Location::at(self.file, self.doc.position(offset))
-    }
-
-    fn wrong_type(
-        &mut self,
-        key: String,
-        value: &Spanned,
-        expected: &'static str,
-        restrictive: bool,
-    ) {
-        self.errors.push(SettingsError::WrongType {
-            at: self.at(value.offset),
-            key,
-            expected,
-            found: value.type_name(),
-            restrictive,
-        });
-    }
-
-    fn duplicate(&mut self, member: &Member, key: String, outcome: &'static str) {
-        self.errors.push(SettingsError::DuplicateKey {
-            at: self.at(member.key_offset),
-            key,
-            outcome,
-        });
-    }
-
     fn root(
         &mut self,
         members: &[Member],

@@ -26,25 +26,27 @@
 //! written, with file and line; the hook runner gives them meaning), and a `hooks` section
 //! that cannot be read fully is fatal too: a hook may be a guard.
 //!
-//! Modules: `jsonc` (the tolerant parser), `layer` (checking one file), `hooks` (the `hooks`
-//! object), `known_keys` (Claude Code's keys), `error`, `persist` (adding rules to a file).
+//! Modules: `jsonc` (the tolerant parser), `layer` (checking one file, with `checker`'s
+//! problems-so-far), `hooks` (the `hooks` object), `known_keys` (Claude Code's keys), `error`, `edit` (the one writer: a change to a
+//! file in place, its comments and trailing commas kept, such as adding rules).
 
+mod checker;
+mod edit;
 mod error;
 mod hooks;
 mod jsonc;
 mod known_keys;
 mod layer;
-mod persist;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub use edit::{SettingsEdit, add_rules_to_file, edit_file, read_object};
 pub use error::{Location, REFUSAL, SettingsError};
 pub use hooks::HookSetting;
 pub use layer::{PermissionsSettings, SettingText, SettingsLayer, parse_layer};
-pub use persist::add_rules_to_file;
 
 /// The managed policy file's usual place.
 pub const MANAGED_SETTINGS_PATH: &str = "/etc/tine/managed-settings.json";

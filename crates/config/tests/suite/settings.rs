@@ -457,7 +457,10 @@ fn adding_rules_keeps_other_keys_and_is_idempotent() {
     let leftovers: Vec<_> = fs::read_dir(f.paths.local.parent().unwrap())
         .unwrap()
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp"))
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(".tmp") || name.starts_with(".tine-")
+        })
         .collect();
     assert!(leftovers.is_empty());
 }
@@ -478,26 +481,40 @@ fn adding_rules_to_a_malformed_file_leaves_it_alone() {
 }
 
 #[test]
-fn adding_rules_to_a_file_with_comments_leaves_it_alone_and_says_what_to_add() {
+fn adding_rules_to_a_file_with_comments_keeps_them() {
     let f = SettingsFixture::new();
     let text = "{\n  // keep me\n  \"model\": \"m\",\n}\n";
     write(&f.paths.local, text);
-    let err = add_rules_to_file(
+    add_rules_to_file(
         &f.paths.local,
         RuleList::Allow,
         &["Bash(make:*)".to_owned()],
     )
-    .unwrap_err();
-    assert!(err.to_string().contains("\"Bash(make:*)\""), "{err}");
-    assert_eq!(fs::read_to_string(&f.paths.local).unwrap(), text);
-    // Trailing commas alone are no reason to refuse.
+    .unwrap();
+    let written = fs::read_to_string(&f.paths.local).unwrap();
+    assert!(
+        written.starts_with("{\n  // keep me\n  \"model\": \"m\",\n"),
+        "{written}"
+    );
+    // tine reads back what it wrote, comment and all.
+    let loaded = load(&f.paths);
+    assert_eq!(loaded.fatal_errors().count(), 0, "{:?}", loaded.errors);
+    let layer = loaded
+        .layers
+        .iter()
+        .find(|l| l.source == SettingsSource::Local)
+        .unwrap();
+    assert_eq!(layer.permissions.allow[0].text, "Bash(make:*)");
+    // Trailing commas alone are kept too.
     write(&f.paths.local, "{\"model\": \"m\",}");
     add_rules_to_file(&f.paths.local, RuleList::Allow, &["Read".to_owned()]).unwrap();
-    let value: Value = serde_json::from_str(&fs::read_to_string(&f.paths.local).unwrap()).unwrap();
+    let written = fs::read_to_string(&f.paths.local).unwrap();
+    let value = read_object(&f.paths.local).unwrap();
     assert_eq!(
-        value,
+        Value::Object(value),
         json!({"model": "m", "permissions": {"allow": ["Read"]}})
     );
+    assert!(written.contains("\"model\": \"m\","), "{written}");
 }
 
 #[test]

@@ -12,15 +12,14 @@
 //! that re-serializes arguments differently misses the cache, as it would on vLLM).
 
 use std::collections::HashSet;
-use std::collections::hash_map::DefaultHasher;
-use std::hash::Hasher;
 
 use axum::http::HeaderMap;
 use serde_json::{Map, Value, json};
 
 use crate::error::ApiError;
-use crate::prompt::{Prompt, PromptBlock, Segment};
-use crate::tokens::{tokens_for_bytes, write_canonical};
+use crate::json::{items, str_field};
+use crate::prompt::{Prompt, PromptBuilder, Segment};
+use crate::tokens::write_canonical;
 
 /// `max_tokens` when the request names no limit.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
@@ -80,10 +79,7 @@ fn invalid(message: impl Into<String>) -> ApiError {
 }
 
 fn role(message: &Value) -> &str {
-    message
-        .get("role")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+    str_field(message, "role")
 }
 
 /// Field and structure checks, in OpenAI's words where known.
@@ -152,10 +148,7 @@ fn check_messages(messages: &[Value]) -> Result<(), ApiError> {
             )));
         }
         if role == "tool" {
-            let id = message
-                .get("tool_call_id")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let id = str_field(message, "tool_call_id");
             let Some(at) = awaiting.iter().position(|a| a == id) else {
                 return Err(invalid(
                     "Invalid parameter: messages with role 'tool' must be a response to a \
@@ -163,33 +156,14 @@ fn check_messages(messages: &[Value]) -> Result<(), ApiError> {
                 ));
             };
             awaiting.remove(at);
-            if !message
-                .get("content")
-                .is_some_and(|c| c.is_string() || c.is_array())
-            {
-                return Err(invalid(format!(
-                    "Missing required parameter: 'messages[{i}].content'."
-                )));
-            }
+            check_content(message, i)?;
             continue;
         }
         if !awaiting.is_empty() {
-            return Err(invalid(format!(
-                "An assistant message with 'tool_calls' must be followed by tool messages \
-                 responding to each 'tool_call_id'. The following tool_call_ids did not have \
-                 response messages: {}",
-                awaiting.join(", ")
-            )));
+            return Err(unanswered(&awaiting));
         }
         if role == "assistant" {
-            for (k, call) in message
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-            {
+            for (k, call) in items(message, "tool_calls").iter().enumerate() {
                 let arguments = call
                     .pointer("/function/arguments")
                     .and_then(Value::as_str)
@@ -209,24 +183,36 @@ fn check_messages(messages: &[Value]) -> Result<(), ApiError> {
                     }
                 }
             }
-        } else if !message
-            .get("content")
-            .is_some_and(|c| c.is_string() || c.is_array())
-        {
-            return Err(invalid(format!(
-                "Missing required parameter: 'messages[{i}].content'."
-            )));
+        } else {
+            check_content(message, i)?;
         }
     }
     if !awaiting.is_empty() {
-        return Err(invalid(format!(
-            "An assistant message with 'tool_calls' must be followed by tool messages \
-             responding to each 'tool_call_id'. The following tool_call_ids did not have \
-             response messages: {}",
-            awaiting.join(", ")
-        )));
+        return Err(unanswered(&awaiting));
     }
     Ok(())
+}
+
+/// Tool calls of an assistant message that no tool message answered.
+fn unanswered(awaiting: &[String]) -> ApiError {
+    invalid(format!(
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to \
+         each 'tool_call_id'. The following tool_call_ids did not have response messages: {}",
+        awaiting.join(", ")
+    ))
+}
+
+/// `messages[i]` must have `content`, a string or parts.
+fn check_content(message: &Value, i: usize) -> Result<(), ApiError> {
+    if message
+        .get("content")
+        .is_some_and(|c| c.is_string() || c.is_array())
+    {
+        return Ok(());
+    }
+    Err(invalid(format!(
+        "Missing required parameter: 'messages[{i}].content'."
+    )))
 }
 
 /// The text of a message's `content` (a string, or the `text` of its parts).
@@ -281,12 +267,7 @@ pub fn to_messages_form(body: &Value) -> Value {
             out.push(json!({"role": "user", "content": std::mem::take(user)}));
         }
     };
-    for message in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
+    for message in items(body, "messages") {
         let content = message.get("content").unwrap_or(&Value::Null);
         match role(message) {
             "system" | "developer" => system.push(content_text(content)),
@@ -303,12 +284,7 @@ pub fn to_messages_form(body: &Value) -> Value {
                 if !text.is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
-                for call in message
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                {
+                for call in items(message, "tool_calls") {
                     let input = call
                         .pointer("/function/arguments")
                         .and_then(Value::as_str)
@@ -372,59 +348,31 @@ pub fn to_messages_form(body: &Value) -> Value {
 
 /// The prompt as the prefix cache sees it: the model, then one block per tool and per message.
 pub fn analyze(body: &Value) -> Prompt {
-    let mut hasher = DefaultHasher::new();
-    let mut prompt = Prompt::default();
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    hasher.write(b"model:");
-    hasher.write(model.as_bytes());
-    hasher.write_u8(0xff);
-    let mut buf = String::new();
-    let mut push = |segment: Segment, message: Option<usize>, index: usize, value: &Value| {
-        buf.clear();
-        write_canonical(value, &mut buf);
-        hasher.write(buf.as_bytes());
-        hasher.write_u8(0xff);
-        let tokens = tokens_for_bytes(buf.len());
-        prompt.total_tokens += tokens;
-        prompt.blocks.push(PromptBlock {
-            segment,
-            message,
-            index,
-            tokens,
-            prefix_tokens: prompt.total_tokens,
-            key: hasher.clone().finish(),
-            breakpoint: None,
-        });
-    };
-    for (i, tool) in body
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-    {
-        push(Segment::Tools, None, i, tool);
+    let mut b = PromptBuilder::new(str_field(body, "model"));
+    for (i, tool) in items(body, "tools").iter().enumerate() {
+        b.push(
+            Segment::Tools,
+            None,
+            i,
+            |buf| write_canonical(tool, buf),
+            None,
+        );
     }
-    for (m, message) in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-    {
+    for (m, message) in items(body, "messages").iter().enumerate() {
         let segment = if matches!(role(message), "system" | "developer") {
             Segment::System
         } else {
             Segment::Messages
         };
-        push(segment, Some(m), 0, message);
+        b.push(
+            segment,
+            Some(m),
+            0,
+            |buf| write_canonical(message, buf),
+            None,
+        );
     }
-    prompt
+    b.finish()
 }
 
 /// Automatic prefix caching, as vLLM and llama.cpp do it: every prefix a response was started

@@ -6,7 +6,8 @@
 //! ([`PrefixCache`]), reported as `prompt_tokens_details.cached_tokens`.
 //!
 //! Modules: [`convert`] (checks, conversion, the prompt's prefixes), [`render`] (chunks, the
-//! whole completion, errors), [`handler`] (the route, faults).
+//! whole completion, errors), [`handler`] (the route's checks, prompt, cache and shapes; the
+//! faults are applied as on `/v1/messages`).
 
 pub mod convert;
 pub mod handler;

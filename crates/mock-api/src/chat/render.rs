@@ -8,12 +8,9 @@ use serde_json::{Value, json};
 
 use crate::cache::Usage;
 use crate::error::ApiError;
+use crate::json::str_field;
 use crate::script::Completion;
-
-/// Bytes of text per `content` delta.
-const TEXT_CHUNK_BYTES: usize = 24;
-/// Bytes of a tool call's `arguments` per delta.
-const JSON_CHUNK_BYTES: usize = 32;
+use crate::sse::{JSON_CHUNK_BYTES, TEXT_CHUNK_BYTES, pieces};
 
 /// Which server's habits the chunks follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -54,20 +51,6 @@ pub struct ChunkSource<'a> {
     /// `stream_options.include_usage` was asked for.
     pub include_usage: bool,
     pub dialect: ChatDialect,
-}
-
-fn pieces(s: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < s.len() {
-        let mut end = (start + size).min(s.len());
-        while !s.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&s[start..end]);
-        start = end;
-    }
-    out
 }
 
 /// One `data:` line.
@@ -151,19 +134,13 @@ pub fn chunks(source: &ChunkSource<'_>) -> Vec<Bytes> {
                     ChatDialect::OpenAi => "reasoning_content",
                     ChatDialect::Ollama => "reasoning",
                 };
-                let text = block
-                    .get("thinking")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let text = str_field(block, "thinking");
                 for part in pieces(text, TEXT_CHUNK_BYTES) {
                     out.push(frame(&chunk(json!({ field: part }), None)));
                 }
             }
             _ => {
-                let text = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let text = str_field(block, "text");
                 for part in pieces(text, TEXT_CHUNK_BYTES) {
                     out.push(frame(&chunk(json!({"content": part}), None)));
                 }
@@ -216,12 +193,7 @@ pub fn completion_json(source: &ChunkSource<'_>) -> Value {
                 },
             })),
             Some("thinking") => {}
-            _ => text.push_str(
-                block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-            ),
+            _ => text.push_str(str_field(block, "text")),
         }
     }
     let reason = finish_reason(

@@ -8,6 +8,18 @@
 
 use super::CommandKind;
 
+/// The options of `git branch` and `git tag` listings that take a value (the value is not a
+/// ref to create).
+const LISTING_VALUE_FLAGS: &[&str] = &[
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--sort",
+    "--format",
+];
+
 const INSPECT: &[&str] = &[
     "status",
     "diff",
@@ -137,15 +149,7 @@ pub(super) fn check(args: &[&str]) -> Result<CommandKind, String> {
                 "--create-reflog",
             ],
             &["-l", "--list"],
-            &[
-                "--contains",
-                "--no-contains",
-                "--merged",
-                "--no-merged",
-                "--points-at",
-                "--sort",
-                "--format",
-            ],
+            LISTING_VALUE_FLAGS,
         ),
         "tag" => listing_only(
             &[
@@ -167,15 +171,7 @@ pub(super) fn check(args: &[&str]) -> Result<CommandKind, String> {
                 "--edit",
             ],
             &["-l", "--list", "-v", "--verify"],
-            &[
-                "--contains",
-                "--no-contains",
-                "--merged",
-                "--no-merged",
-                "--points-at",
-                "--sort",
-                "--format",
-            ],
+            LISTING_VALUE_FLAGS,
         ),
         "remote" => match rest.iter().find(|a| !a.starts_with('-')) {
             None | Some(&"show") | Some(&"get-url") => Ok(CommandKind::Read),

@@ -6,7 +6,7 @@ use serde_json::json;
 use tine_config::SettingsPaths;
 use tine_config::settings::load;
 use tine_permissions::{
-    DenialLog, AskResolution, PermissionContext, PermissionDecision, PermissionQuery,
+    AskResolution, DenialLog, PermissionContext, PermissionDecision, PermissionQuery,
     PersistDestination,
 };
 use tine_permissions::{PermissionTarget, ToolVerdict};
@@ -86,6 +86,43 @@ fn always_allow_persists_to_local_settings_and_applies_next_session() {
         decide(&next, "npm publish").is_ask(),
         "managed ask still asks"
     );
+}
+
+#[test]
+fn always_allow_keeps_the_comments_and_trailing_commas_of_the_settings_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("proj");
+    fs::create_dir_all(cwd.join(".tine")).unwrap();
+    let paths = SettingsPaths::new(&cwd, &dir.path().join("home"))
+        .with_managed(dir.path().join("managed.json"));
+    let text = "{\n  // never rm here\n  \"permissions\": {\n    \"deny\": [\"Bash(rm:*)\",], /* keep */\n  },\n}\n";
+    fs::write(&paths.local, text).unwrap();
+    let (mut context, errors) = PermissionContext::from_settings(&load(&paths), &cwd, None, None);
+    assert!(errors.is_empty(), "{errors:?}");
+    let PermissionDecision::Ask { suggestions, .. } = decide(&context, "npm run build") else {
+        panic!("expected an ask");
+    };
+    let answer = PermissionAnswer::AlwaysAllow {
+        rules: suggestions,
+        destination: PersistDestination::Local,
+    };
+    context
+        .apply_answer(
+            &answer,
+            "Bash",
+            &json!({"command": "npm run build"}),
+            &paths,
+            &mut DenialLog::default(),
+        )
+        .unwrap();
+    let written = fs::read_to_string(&paths.local).unwrap();
+    for kept in ["// never rm here", "[\"Bash(rm:*)\",], /* keep */"] {
+        assert!(written.contains(kept), "lost {kept:?}:\n{written}");
+    }
+    let (next, errors) = PermissionContext::from_settings(&load(&paths), &cwd, None, None);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(decide(&next, "npm run build").is_allow(), "{written}");
+    assert!(decide(&next, "rm -rf x").is_deny(), "{written}");
 }
 
 #[test]

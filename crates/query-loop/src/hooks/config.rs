@@ -28,8 +28,10 @@ pub enum HookEvent {
     SessionEnd,
     /// When tine notifies the user (a permission ask, an idle prompt).
     Notification,
-    /// Before a compaction.
+    /// Before a compaction (its output joins the summary instruction).
     PreCompact,
+    /// After a compaction (its output joins the new history after the summary).
+    PostCompact,
     /// When a sub-agent ends.
     SubagentStop,
     /// When the model ends a turn.
@@ -38,7 +40,7 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event, in Claude Code's order.
-    pub const ALL: [HookEvent; 9] = [
+    pub const ALL: [HookEvent; 10] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::UserPromptSubmit,
@@ -46,6 +48,7 @@ impl HookEvent {
         HookEvent::SessionEnd,
         HookEvent::Notification,
         HookEvent::PreCompact,
+        HookEvent::PostCompact,
         HookEvent::SubagentStop,
         HookEvent::Stop,
     ];
@@ -60,6 +63,7 @@ impl HookEvent {
             HookEvent::SessionEnd => "SessionEnd",
             HookEvent::Notification => "Notification",
             HookEvent::PreCompact => "PreCompact",
+            HookEvent::PostCompact => "PostCompact",
             HookEvent::SubagentStop => "SubagentStop",
             HookEvent::Stop => "Stop",
         }
@@ -71,15 +75,16 @@ impl HookEvent {
     }
 
     /// What the matcher is matched against: the tool name (Pre/PostToolUse), the notification
-    /// type, the compaction trigger, the session start source or end reason, the agent type
-    /// (SubagentStop, as Claude Code). The other events have no matcher: their hooks always
-    /// run.
+    /// type, the compaction trigger (`manual` or `auto`), the session start source or end
+    /// reason, the agent type (SubagentStop, as Claude Code). The other events have no
+    /// matcher: their hooks always run.
     fn has_matcher(self) -> bool {
         match self {
             HookEvent::PreToolUse
             | HookEvent::PostToolUse
             | HookEvent::Notification
             | HookEvent::PreCompact
+            | HookEvent::PostCompact
             | HookEvent::SessionStart
             | HookEvent::SessionEnd
             | HookEvent::SubagentStop => true,
@@ -99,15 +104,10 @@ const NOT_RUN_EVENTS: &[&str] = &[
     "TeammateIdle",
 ];
 
-/// Events another part of tine runs from the same settings (PostCompact: `tine-compaction`,
-/// beside its PreCompact): accepted here without a warning, never run by [`Hooks`].
-///
-/// [`Hooks`]: super::Hooks
-const RUN_ELSEWHERE_EVENTS: &[&str] = &["PostCompact"];
-
 /// Which values a matcher group applies to, as Claude Code reads it: empty or `*` is every
-/// value; a plain word or `A|B` list is compared exactly; anything else is a regex searched
-/// in the value (`Notebook.*`, `mcp__github__.*`).
+/// value; a plain word or `A|B` list is compared exactly (case matters: `Auto` is not the
+/// `auto` trigger); anything else is a regex searched in the value (`Notebook.*`,
+/// `mcp__github__.*`).
 #[derive(Debug, Clone)]
 pub enum Matcher {
     /// Every value.
@@ -218,9 +218,6 @@ impl HookConfig {
 
 fn read_hook(hook: &HookSetting, errors: &mut Vec<SettingsError>) -> Option<HookCommand> {
     let Some(event) = HookEvent::from_name(&hook.event.text) else {
-        if RUN_ELSEWHERE_EVENTS.contains(&hook.event.text.as_str()) {
-            return None;
-        }
         if NOT_RUN_EVENTS.contains(&hook.event.text.as_str()) {
             errors.push(SettingsError::HookNotRun {
                 at: hook.at.clone(),
@@ -366,6 +363,43 @@ mod tests {
     }
 
     #[test]
+    fn compaction_hooks_match_the_trigger_exactly() {
+        let (config, errors) = load(
+            r#"{"hooks": {
+                "PreCompact": [
+                    {"matcher": "auto", "hooks": [{"type": "command", "command": "./auto.sh", "timeout": 5}]},
+                    {"matcher": "manual|auto", "hooks": [{"type": "command", "command": "./either.sh"}]},
+                    {"matcher": "Auto", "hooks": [{"type": "command", "command": "./capital.sh"}]},
+                    {"hooks": [{"type": "command", "command": "./all.sh"}]}
+                ],
+                "PostCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "./after.sh"}]}]
+            }}"#,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let names = |event, trigger| -> Vec<String> {
+            config
+                .matching(event, Some(trigger))
+                .into_iter()
+                .map(|c| c.command.clone())
+                .collect()
+        };
+        assert_eq!(
+            names(HookEvent::PreCompact, "auto"),
+            ["./auto.sh", "./either.sh", "./all.sh"]
+        );
+        assert_eq!(
+            names(HookEvent::PreCompact, "manual"),
+            ["./either.sh", "./all.sh"]
+        );
+        assert_eq!(names(HookEvent::PostCompact, "manual"), ["./after.sh"]);
+        assert!(names(HookEvent::PostCompact, "auto").is_empty());
+        assert_eq!(
+            config.matching(HookEvent::PreCompact, Some("auto"))[0].timeout,
+            Duration::from_secs(5)
+        );
+    }
+
+    #[test]
     fn what_cannot_run_is_fatal_and_claude_code_only_events_warn() {
         for (text, needle) in [
             (r#"{"hooks": {"PreTooluse": []}}"#, "not a hook event"),
@@ -375,6 +409,10 @@ mod tests {
             ),
             (
                 r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "judge"}]}]}}"#,
+                "only `command` hooks",
+            ),
+            (
+                r#"{"hooks": {"PostCompact": [{"hooks": [{"type": "prompt", "prompt": "judge"}]}]}}"#,
                 "only `command` hooks",
             ),
             (r#"{"hooks": {"Stop": {"hooks": []}}}"#, "must be an array"),

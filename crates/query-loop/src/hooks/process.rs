@@ -14,18 +14,18 @@ const MAX_CAPTURE: usize = 1 << 20;
 
 /// What a hook command did.
 #[derive(Debug)]
-pub struct ProcessOutput {
+pub(crate) struct ProcessOutput {
     /// How it exited.
-    pub status: ExitStatus,
+    pub(crate) status: ExitStatus,
     /// What it printed on stdout.
-    pub stdout: Vec<u8>,
+    pub(crate) stdout: Vec<u8>,
     /// What it printed on stderr.
-    pub stderr: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
 }
 
 /// Why a hook command gave no output.
 #[derive(Debug)]
-pub enum RunError {
+pub(crate) enum RunError {
     /// The shell could not be started.
     Spawn(std::io::Error),
     /// Waiting for it failed.
@@ -37,7 +37,7 @@ pub enum RunError {
 /// Runs `command` with `sh -c` in `cwd` (its own process group, tine's credentials removed
 /// from its environment), `stdin` on its standard input, killed with its group after
 /// `timeout` or when the future is dropped. Every hook event runs through here.
-pub async fn run_shell(
+pub(crate) async fn run_shell(
     command: &str,
     cwd: &Path,
     env: &[(&str, &str)],

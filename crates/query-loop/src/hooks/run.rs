@@ -1,7 +1,7 @@
 //! Running the hooks of one event and reading what they said, as Claude Code does: every
 //! matching command at once (JSON on stdin, `sh -c`, its own process group, killed at its
-//! timeout); exit 0 passes (stdout may be JSON or, for UserPromptSubmit and SessionStart,
-//! context); exit 2 blocks with stderr as the reason; any other exit is a non-blocking error
+//! timeout); exit 0 passes (stdout may be JSON or, for UserPromptSubmit, SessionStart,
+//! PreCompact and PostCompact, context); exit 2 blocks with stderr as the reason; any other exit is a non-blocking error
 //! shown to the user. JSON on stdout: `continue`/`stopReason`, `decision` (`block`,
 //! `approve`) with `reason`, `systemMessage`, and `hookSpecificOutput` with
 //! `permissionDecision` (`allow`, `deny`, `ask`) and `permissionDecisionReason`,
@@ -92,7 +92,8 @@ pub struct HookOutcome {
     pub permission: Option<(HookPermission, Option<String>)>,
     /// `updatedInput` (PreToolUse): the call runs with it (the last hook's wins).
     pub updated_input: Option<Value>,
-    /// `additionalContext`, and plain stdout of UserPromptSubmit and SessionStart hooks.
+    /// `additionalContext`, and plain stdout of UserPromptSubmit, SessionStart, PreCompact and
+    /// PostCompact hooks.
     pub context: Vec<String>,
     /// `systemMessage`s, for the user.
     pub system_messages: Vec<String>,
@@ -223,8 +224,15 @@ fn parse_stdout(event: HookEvent, command: &str, stdout: &[u8], outcome: &mut Ho
     let text = text.trim();
     if !text.starts_with('{') {
         match event {
-            // Claude Code adds these two events' plain output to the context.
-            HookEvent::UserPromptSubmit | HookEvent::SessionStart if !text.is_empty() => {
+            // Claude Code adds these two events' plain output to the context; a compaction
+            // hook's plain output is what it asks the summary (PreCompact) or the new history
+            // (PostCompact) to hold.
+            HookEvent::UserPromptSubmit
+            | HookEvent::SessionStart
+            | HookEvent::PreCompact
+            | HookEvent::PostCompact
+                if !text.is_empty() =>
+            {
                 outcome.context.push(text.to_owned());
             }
             _ if !text.is_empty() => {

@@ -1,7 +1,8 @@
 //! [`Hooks`]: a session's hooks, ready to run, one method per event. The loop calls
 //! PreToolUse and PostToolUse around each tool call and Stop when a turn ends; the host (the
 //! session) calls UserPromptSubmit before a turn, SessionStart once at start, SessionEnd at
-//! the end, Notification when it needs the user. Each builds Claude Code's JSON input
+//! the end, Notification when it needs the user; the compactor calls PreCompact and
+//! PostCompact around each compaction. Each builds Claude Code's JSON input
 //! (`session_id`, `transcript_path`, `cwd`, `hook_event_name`, plus the event's fields).
 //!
 //! Context a hook adds (UserPromptSubmit and SessionStart stdout, `additionalContext`) is
@@ -17,8 +18,8 @@ use tine_config::SessionId;
 
 use super::config::{HookConfig, HookEvent};
 use super::run::{HookOutcome, run_commands, stop_outcome};
-use crate::plug::StopHookOutcome;
-use crate::plug::{StopContext, StopHooks};
+use crate::plug::{StopContext, StopHookOutcome, StopHooks};
+use crate::transcript::CompactTrigger;
 
 /// Tells the user about a hook: a non-blocking failure, a `systemMessage` (each message names
 /// its event).
@@ -242,14 +243,53 @@ impl Hooks {
             .await;
     }
 
-    /// Before a compaction (`trigger`: `manual` or `auto`); `context` is what the hooks ask
-    /// the summary to keep.
-    pub async fn pre_compact(&self, trigger: &str, custom_instructions: &str) -> HookOutcome {
+    /// Before a compaction: what the hooks ask the summary to keep (plain stdout or
+    /// `additionalContext`), in settings order. `custom_instructions` is the user's focus
+    /// (`/compact FOCUS`); the matcher is matched against the trigger.
+    pub async fn pre_compact(
+        &self,
+        trigger: CompactTrigger,
+        custom_instructions: Option<&str>,
+    ) -> Vec<String> {
         let fields = fields([
-            ("trigger", json!(trigger)),
-            ("custom_instructions", json!(custom_instructions)),
+            ("trigger", json!(hook_trigger(trigger))),
+            (
+                "custom_instructions",
+                json!(custom_instructions.unwrap_or("")),
+            ),
         ]);
-        self.run(HookEvent::PreCompact, Some(trigger), fields).await
+        self.compaction_hooks(HookEvent::PreCompact, trigger, fields)
+            .await
+    }
+
+    /// After a compaction: what the hooks add to the new history after the summary.
+    pub async fn post_compact(&self, trigger: CompactTrigger, summary: &str) -> Vec<String> {
+        let fields = fields([
+            ("trigger", json!(hook_trigger(trigger))),
+            ("compact_summary", json!(summary)),
+        ]);
+        self.compaction_hooks(HookEvent::PostCompact, trigger, fields)
+            .await
+    }
+
+    /// A compaction event's hooks. Nothing they say stops the compaction: as in Claude Code,
+    /// a block (exit 2) is only shown to the user, like a failure.
+    async fn compaction_hooks(
+        &self,
+        event: HookEvent,
+        trigger: CompactTrigger,
+        fields: Map<String, Value>,
+    ) -> Vec<String> {
+        let outcome = self.run(event, Some(hook_trigger(trigger)), fields).await;
+        if let Some(notify) = &self.notify {
+            for reason in &outcome.blocks {
+                notify(
+                    event,
+                    &format!("{} hook (the compaction goes on): {reason}", event.name()),
+                );
+            }
+        }
+        outcome.context
     }
 
     /// When a sub-agent ends its work (as Stop, for the sub-agent's loop), with what Claude
@@ -289,6 +329,15 @@ impl Hooks {
 impl StopHooks for Hooks {
     fn on_stop<'a>(&'a self, ctx: StopContext<'a>) -> BoxFuture<'a, StopHookOutcome> {
         Box::pin(self.stop(ctx.stop_hook_active))
+    }
+}
+
+/// The trigger as compaction hooks get it and match it: a reactive compaction ("prompt is
+/// too long") is `auto`, as in Claude Code.
+fn hook_trigger(trigger: CompactTrigger) -> &'static str {
+    match trigger {
+        CompactTrigger::Manual => "manual",
+        CompactTrigger::Auto | CompactTrigger::Reactive => "auto",
     }
 }
 

@@ -38,7 +38,10 @@ mod tests {
 
     #[test]
     fn call_lines_name_the_file_or_command() {
-        assert_eq!(call_summary("Bash", &json!({"command": "ls -la"})), "ls -la");
+        assert_eq!(
+            call_summary("Bash", &json!({"command": "ls -la"})),
+            "ls -la"
+        );
         assert_eq!(
             call_summary(
                 "Edit",

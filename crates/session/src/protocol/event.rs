@@ -19,7 +19,6 @@ use super::history::HistoryItem;
 use super::info::SessionInfo;
 use super::op::{OpId, QuestionId};
 
-
 /// One thing that happened in the session, with the op it answers.
 #[derive(Debug, Clone)]
 pub struct Event {
@@ -169,6 +168,8 @@ pub struct TaskUpdate {
     pub state: TaskState,
     /// How it ended, in words ("completed", "exited with code 0"); empty while it runs.
     pub detail: String,
+    /// Where an agent's output is written as it runs (`None` for a shell: BashOutput reads it).
+    pub output_file: Option<std::path::PathBuf>,
 }
 
 /// What an MCP server asks the person (`elicitation/create`).

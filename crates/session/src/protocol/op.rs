@@ -12,7 +12,6 @@ use tine_mcp::ElicitationAnswer;
 use tine_permissions::PermissionMode;
 use tine_query_loop::StuckDecision;
 
-
 /// One thing a front end asks of the session.
 ///
 /// Three kinds, by when they happen and what answers them (every event an op causes names
@@ -184,7 +183,10 @@ impl Op {
 
     /// Whether it runs a turn (answered by `TurnStarted` and exactly one `TurnEnded`).
     pub fn is_turn(&self) -> bool {
-        matches!(self, Op::Prompt(_) | Op::Command { .. } | Op::Compact { .. })
+        matches!(
+            self,
+            Op::Prompt(_) | Op::Command { .. } | Op::Compact { .. }
+        )
     }
 }
 

@@ -1,12 +1,10 @@
 //! Sub-agents in the session: a background fork child runs under a child of its parent's
 //! turn's token, so interrupting the turn cancels it (and its task says so).
 
-use std::time::Duration;
-
 use serde_json::json;
 use tine_fork_runtime::TaskState;
 use tine_mock_api::{Reply, Rule, Scenario};
-use tine_session::{Submission, TurnOutcome};
+use tine_session::{Op, SessionEvent, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -35,30 +33,32 @@ async fn a_fork_child_is_cancelled_with_its_parents_turn() {
     let mut options = world.options(http_client(&server));
     options.bare = true;
     let mut s = Running::start(options).await;
-    s.handle
-        .submit(Submission::Prompt("start a child".into()))
-        .unwrap();
-    let tasks = s.handle.tasks().clone();
-    let mut waited = 0;
-    while tasks.list().is_empty() {
-        assert!(waited < 600, "the child never started");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        waited += 1;
-    }
-    s.handle.interrupt();
+    s.handle.submit(Op::Prompt("start a child".into())).unwrap();
+    // The tasks panel's feed says when the child starts, and how it ended.
+    let started = s
+        .until(|e| match e {
+            SessionEvent::Task(task) if task.state == TaskState::Running => Some(task.clone()),
+            _ => None,
+        })
+        .await;
+    s.interrupt();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Interrupted);
-    let mut waited = 0;
-    let task = loop {
-        let task = tasks.list().remove(0);
-        if task.state != TaskState::Running {
-            break task;
-        }
-        assert!(waited < 600, "the child was not cancelled with the turn");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        waited += 1;
-    };
-    assert_eq!(task.state, TaskState::Cancelled);
-    let output = std::fs::read_to_string(&task.output_file).unwrap();
+    let ended = s
+        .seen_or_until(|e| match e {
+            SessionEvent::Task(task)
+                if task.id == started.id && task.state != TaskState::Running =>
+            {
+                Some(task.clone())
+            }
+            _ => None,
+        })
+        .await;
+    assert_eq!(
+        ended.state,
+        TaskState::Cancelled,
+        "the child was not cancelled with the turn"
+    );
+    let output = std::fs::read_to_string(ended.output_file.as_ref().unwrap()).unwrap();
     assert!(output.ends_with("[cancelled]\n"), "{output}");
     s.shutdown().await;
 }

@@ -4,7 +4,7 @@
 
 use tine_mock_api::{Reply, Rule, Scenario};
 use tine_session::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
-use tine_session::{SessionEvent, Submission, TurnOutcome};
+use tine_session::{Op, SessionEvent, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -23,9 +23,7 @@ fn scenario() -> Scenario {
 async fn turns(s: &mut Running, n: usize) {
     for i in 0..n {
         s.handle
-            .submit(Submission::Prompt(format!(
-                "step {i} of renaming the parser"
-            )))
+            .submit(Op::Prompt(format!("step {i} of renaming the parser")))
             .unwrap();
         assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
     }
@@ -36,12 +34,9 @@ async fn a_return_gets_one_to_three_sentences_from_the_small_model_without_cache
     let world = World::new();
     let server = server(scenario()).await;
     let mut s = Running::start(world.options(http_client(&server))).await;
-    assert_eq!(
-        s.handle.summary().away_after,
-        Some(std::time::Duration::from_secs(300))
-    );
+    assert_eq!(s.info.away_after, Some(std::time::Duration::from_secs(300)));
     turns(&mut s, 20).await;
-    s.handle.away_summary();
+    s.submit(Op::AwaySummary);
     let text = s
         .until(|e| match e {
             SessionEvent::AwaySummary(text) => Some(text.clone()),
@@ -76,9 +71,7 @@ async fn a_return_gets_one_to_three_sentences_from_the_small_model_without_cache
             .contains("Done with that step")
     );
     // Billed under its own source: the next turn's cost counts it.
-    s.handle
-        .submit(Submission::Prompt("and now?".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("and now?".into())).unwrap();
     let cost = s.turn_end().await.cost;
     assert!(cost.by_source.contains_key(AWAY_QUERY_SOURCE), "{cost:?}");
 }
@@ -89,9 +82,9 @@ async fn off_by_a_setting_nothing_is_sent() {
     world.project_settings(r#"{"awaySummaryEnabled": false}"#);
     let server = server(scenario()).await;
     let mut s = Running::start(world.options(http_client(&server))).await;
-    assert_eq!(s.handle.summary().away_after, None);
+    assert_eq!(s.info.away_after, None);
     turns(&mut s, 2).await;
-    s.handle.away_summary();
+    s.submit(Op::AwaySummary);
     // Submissions run in order after it: by this turn's end the call was handled.
     turns(&mut s, 1).await;
     assert_eq!(server.requests().len(), 3);

@@ -7,7 +7,7 @@ use serde_json::Value;
 use tine_fork_runtime::BackgroundEvent;
 use tine_memory::{EXTRACTION_JOB, EXTRACTION_MARKER};
 use tine_mock_api::{Reply, Rule, Scenario};
-use tine_session::{SessionEvent, Submission, TurnOutcome};
+use tine_session::{Op, SessionEvent, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -58,9 +58,7 @@ async fn a_forks_prefix_equals_the_parents_request_after_a_replaced_tool_result(
     let server = server(scenario).await;
     let mut s = Running::start(world.options(http_client(&server))).await;
     s.handle
-        .submit(Submission::Prompt(
-            "please read big.txt for the project".into(),
-        ))
+        .submit(Op::Prompt("please read big.txt for the project".into()))
         .unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
     s.seen_or_until(|e| match e {

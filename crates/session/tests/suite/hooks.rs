@@ -5,9 +5,7 @@
 
 use serde_json::json;
 use tine_mock_api::{Reply, Rule, Scenario};
-use tine_session::{
-    Approvals, PermissionAnswer, SessionEndReason, SessionEvent, Submission, TurnOutcome,
-};
+use tine_session::{Approvals, Op, PermissionAnswer, SessionEndReason, SessionEvent, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -37,17 +35,15 @@ async fn a_refused_prompt_is_an_event_and_sends_nothing() {
 
     let id = s
         .handle
-        .submit(Submission::Prompt("my secret is 42".into()))
+        .submit(Op::Prompt("my secret is 42".into()))
         .unwrap();
     let reason = s
         .until(|e| match e {
-            SessionEvent::PromptBlocked {
-                id: blocked,
-                reason,
-            } if *blocked == id => Some(reason.clone()),
+            SessionEvent::PromptBlocked { reason } => Some(reason.clone()),
             _ => None,
         })
         .await;
+    assert_eq!(s.seen_ids.last(), Some(&Some(id)), "the block names its op");
     assert_eq!(reason, "no secrets");
     let end = s.turn_end().await;
     assert!(
@@ -66,9 +62,7 @@ async fn a_refused_prompt_is_an_event_and_sends_nothing() {
     );
 
     // The next prompt goes, with SessionStart's context (kept for the first prompt sent).
-    s.handle
-        .submit(Submission::Prompt("hello there".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("hello there".into())).unwrap();
     let end = s.turn_end().await;
     assert_eq!(end.outcome, TurnOutcome::Completed);
     let requests = server.requests();
@@ -131,9 +125,7 @@ async fn a_hooks_ask_is_asked_and_its_allow_never_beats_a_deny_rule() {
     options.permission_mode = Some(tine_permissions::PermissionMode::AcceptEdits);
     let mut s = Running::start(options).await;
 
-    s.handle
-        .submit(Submission::Prompt("remove it".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("remove it".into())).unwrap();
     s.turn_end().await;
     assert!(
         world.cwd.join("keep.txt").exists(),
@@ -146,9 +138,7 @@ async fn a_hooks_ask_is_asked_and_its_allow_never_beats_a_deny_rule() {
         "a denied call was asked about"
     );
 
-    s.handle
-        .submit(Submission::Prompt("write it".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("write it".into())).unwrap();
     let request = s
         .until(|e| match e {
             SessionEvent::PermissionRequest(r) => Some(r.clone()),
@@ -158,8 +148,7 @@ async fn a_hooks_ask_is_asked_and_its_allow_never_beats_a_deny_rule() {
     assert_eq!(request.tool, "Write");
     assert_eq!(request.reason, "look first");
     assert!(!target.exists());
-    s.handle
-        .answer_permission(request.id, PermissionAnswer::Once)
+    s.answer_permission(request.id, PermissionAnswer::Once)
         .unwrap();
     s.turn_end().await;
     assert!(target.exists());

@@ -5,7 +5,7 @@
 use tine_fork_runtime::BackgroundEvent;
 use tine_memory::{EXTRACTION_JOB, EXTRACTION_MARKER};
 use tine_mock_api::{Reply, Rule, Scenario};
-use tine_session::{SessionEvent, Submission, TurnOutcome};
+use tine_session::{Op, SessionEvent, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -34,9 +34,9 @@ async fn going_idle_starts_the_batched_extraction_before_the_exit() {
         .default_reply(Reply::text("Noted: tabs."));
     let server = server(scenario).await;
     let mut s = Running::start(world.options(http_client(&server))).await;
-    assert!(s.handle.summary().memory, "auto memory should be on");
+    assert!(s.info.memory, "auto memory should be on");
     s.handle
-        .submit(Submission::Prompt(
+        .submit(Op::Prompt(
             "I prefer tabs over spaces in this project".into(),
         ))
         .unwrap();
@@ -48,7 +48,7 @@ async fn going_idle_starts_the_batched_extraction_before_the_exit() {
         s.seen
     );
 
-    s.handle.flush_background();
+    s.submit(Op::FlushBackground);
     let outcome = s
         .until(|e| match e {
             SessionEvent::Background(BackgroundEvent::Finished { job, outcome })
@@ -65,9 +65,10 @@ async fn going_idle_starts_the_batched_extraction_before_the_exit() {
         TOPIC
     );
     assert!(
-        s.handle
-            .background_shells()
-            .is_some_and(|shells| shells.list().is_empty())
+        !s.seen.iter().any(
+            |e| matches!(e, SessionEvent::Task(task) if task.kind == tine_session::TaskKind::Shell)
+        ),
+        "no background shell was started"
     );
     s.shutdown().await;
 }

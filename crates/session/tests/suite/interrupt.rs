@@ -6,7 +6,7 @@ use tine_fork_runtime::BackgroundEvent;
 use tine_memory::{EXTRACTION_JOB, EXTRACTION_MARKER};
 use tine_mock_api::{Reply, Rule, Scenario};
 use tine_query_loop::QueryEvent;
-use tine_session::{SessionEvent, Submission, TurnOutcome};
+use tine_session::{Op, SessionEvent, TurnOutcome};
 
 use super::support::{Gate, GatedClient, Running, World, files_under, http_client, server};
 
@@ -31,16 +31,12 @@ async fn interrupt_ends_the_running_turn_and_the_session_takes_the_next_prompt()
     let mut options = world.options(http_client(&server));
     options.bare = true;
     let mut s = Running::start(options).await;
-    s.handle
-        .submit(Submission::Prompt("be slow".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("be slow".into())).unwrap();
     s.until(started_request).await;
-    s.handle.interrupt();
+    s.interrupt();
     let end = s.turn_end().await;
     assert_eq!(end.outcome, TurnOutcome::Interrupted);
-    s.handle
-        .submit(Submission::Prompt("now be quick".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("now be quick".into())).unwrap();
     let end = s.turn_end().await;
     assert_eq!(end.outcome, TurnOutcome::Completed);
     assert_eq!(end.result.unwrap().result, "Quick.");
@@ -81,21 +77,19 @@ async fn interrupting_a_turn_leaves_the_previous_turns_extraction_running_and_it
         gate: std::sync::Arc::clone(&gate),
     });
     let mut s = Running::start(world.options(client)).await;
-    assert!(s.handle.summary().memory, "auto memory should be on");
+    assert!(s.info.memory, "auto memory should be on");
 
     s.handle
-        .submit(Submission::Prompt(
+        .submit(Op::Prompt(
             "I prefer tabs over spaces in this project".into(),
         ))
         .unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
     gate.arrived.notified().await;
 
-    s.handle
-        .submit(Submission::Prompt("now be slow".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("now be slow".into())).unwrap();
     s.until(started_request).await;
-    s.handle.interrupt();
+    s.interrupt();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Interrupted);
 
     gate.open();
@@ -122,9 +116,7 @@ async fn interrupting_a_turn_leaves_the_previous_turns_extraction_running_and_it
 
     // A later turn still runs, and so does its fork (the session's token is untouched).
     s.handle
-        .submit(Submission::Prompt(
-            "thanks, and I like short functions".into(),
-        ))
+        .submit(Op::Prompt("thanks, and I like short functions".into()))
         .unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
     let (report, events) = s.shutdown().await;

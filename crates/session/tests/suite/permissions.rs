@@ -5,9 +5,7 @@ use serde_json::json;
 use tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_permissions::PermissionMode;
 use tine_query_loop::QueryEvent;
-use tine_session::{
-    Approvals, PermissionAnswer, PermissionRequest, SessionEvent, Submission, TurnOutcome,
-};
+use tine_session::{Approvals, Op, PermissionAnswer, PermissionRequest, SessionEvent, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -48,9 +46,7 @@ async fn asked() -> (World, MockServer, Running, PermissionRequest) {
     let world = World::new();
     let server = server(touch_scenario()).await;
     let mut s = interactive(&world, &server).await;
-    s.handle
-        .submit(Submission::Prompt("make it".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("make it".into())).unwrap();
     let ask = s.until(request).await;
     (world, server, s, ask)
 }
@@ -81,33 +77,26 @@ async fn an_ask_waits_for_the_answer_once_then_runs() {
         !world.cwd.join("made.txt").exists(),
         "ran before the answer"
     );
-    s.handle
-        .answer_permission(ask.id, PermissionAnswer::Once)
-        .unwrap();
+    s.answer_permission(ask.id, PermissionAnswer::Once).unwrap();
     let end = s.turn_end().await;
     assert_eq!(end.outcome, TurnOutcome::Completed);
     assert!(world.cwd.join("made.txt").exists());
     assert_eq!(tool_error(&s.seen).map(|(e, _)| e), Some(false));
     // Answered once: a second answer has nobody to go to.
-    assert!(
-        s.handle
-            .answer_permission(ask.id, PermissionAnswer::Once)
-            .is_err()
-    );
+    assert!(s.answer_permission(ask.id, PermissionAnswer::Once).is_err());
     s.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_refusal_with_feedback_reaches_the_model_and_nothing_runs() {
     let (world, server, mut s, ask) = asked().await;
-    s.handle
-        .answer_permission(
-            ask.id,
-            PermissionAnswer::Deny {
-                feedback: Some("use mkdir instead".into()),
-            },
-        )
-        .unwrap();
+    s.answer_permission(
+        ask.id,
+        PermissionAnswer::Deny {
+            feedback: Some("use mkdir instead".into()),
+        },
+    )
+    .unwrap();
     let end = s.turn_end().await;
     assert!(!world.cwd.join("made.txt").exists());
     let (is_error, content) = tool_error(&s.seen).unwrap();
@@ -124,8 +113,7 @@ async fn a_refusal_with_feedback_reaches_the_model_and_nothing_runs() {
 async fn always_saves_the_rule_to_local_settings_and_the_next_call_does_not_ask() {
     let (world, _server, mut s, ask) = asked().await;
     let rule = ask.always_rule.clone().unwrap();
-    s.handle
-        .answer_permission(ask.id, PermissionAnswer::Always)
+    s.answer_permission(ask.id, PermissionAnswer::Always)
         .unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
     let local = std::fs::read_to_string(world.cwd.join(".tine/settings.local.json")).unwrap();
@@ -133,9 +121,7 @@ async fn always_saves_the_rule_to_local_settings_and_the_next_call_does_not_ask(
     assert_eq!(local["permissions"]["allow"], json!([rule]));
 
     std::fs::remove_file(world.cwd.join("made.txt")).unwrap();
-    s.handle
-        .submit(Submission::Prompt("make it again".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("make it again".into())).unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
     assert!(world.cwd.join("made.txt").exists());
     let asks = s.seen.iter().filter(|e| request(e).is_some()).count();
@@ -146,21 +132,17 @@ async fn always_saves_the_rule_to_local_settings_and_the_next_call_does_not_ask(
 #[tokio::test]
 async fn interrupting_withdraws_the_pending_request() {
     let (world, _server, mut s, ask) = asked().await;
-    s.handle.interrupt();
+    s.interrupt();
     let withdrawn = s
         .until(|e| match e {
-            SessionEvent::PermissionWithdrawn { id } => Some(*id),
+            SessionEvent::PermissionWithdrawn { question: id } => Some(*id),
             _ => None,
         })
         .await;
     assert_eq!(withdrawn, ask.id);
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Interrupted);
     assert!(!world.cwd.join("made.txt").exists());
-    assert!(
-        s.handle
-            .answer_permission(ask.id, PermissionAnswer::Once)
-            .is_err()
-    );
+    assert!(s.answer_permission(ask.id, PermissionAnswer::Once).is_err());
     s.shutdown().await;
 }
 
@@ -171,9 +153,7 @@ async fn headless_an_ask_is_a_denial_saying_how_to_allow_it() {
     let mut options = world.options(http_client(&server));
     options.bare = true;
     let mut s = Running::start(options).await;
-    s.handle
-        .submit(Submission::Prompt("make it".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("make it".into())).unwrap();
     let end = s.turn_end().await;
     assert_eq!(end.outcome, TurnOutcome::Completed);
     assert!(!world.cwd.join("made.txt").exists());
@@ -190,20 +170,17 @@ async fn the_mode_changes_for_the_next_call() {
     let world = World::new();
     let server = server(touch_scenario()).await;
     let mut s = interactive(&world, &server).await;
-    assert_eq!(s.handle.permission_mode(), PermissionMode::Default);
-    s.handle
-        .set_permission_mode(PermissionMode::AcceptEdits)
+    assert_eq!(s.info.permission_mode, PermissionMode::Default);
+    s.at_once(Op::SetPermissionMode(PermissionMode::AcceptEdits))
         .unwrap();
     let changed = s
-        .until(|e| match e {
+        .seen_or_until(|e| match e {
             SessionEvent::PermissionModeChanged(mode) => Some(*mode),
             _ => None,
         })
         .await;
     assert_eq!(changed, PermissionMode::AcceptEdits);
-    s.handle
-        .submit(Submission::Prompt("write it".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("write it".into())).unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
     assert_eq!(
         std::fs::read_to_string(world.cwd.join("written.txt")).unwrap(),

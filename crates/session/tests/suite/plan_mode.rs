@@ -7,7 +7,7 @@ use serde_json::json;
 use tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_permissions::PermissionMode;
 use tine_query_loop::QueryEvent;
-use tine_session::{Approvals, PermissionAnswer, SessionEvent, Submission};
+use tine_session::{Approvals, Op, PermissionAnswer, SessionEvent};
 
 use super::support::{Running, World, http_client, server};
 
@@ -76,9 +76,7 @@ async fn asked(answer: PermissionAnswer) -> (World, Vec<SessionEvent>) {
         PermissionMode::Plan,
     )
     .await;
-    s.handle
-        .submit(Submission::Prompt("plan it".into()))
-        .unwrap();
+    s.handle.submit(Op::Prompt("plan it".into())).unwrap();
     let ask = s
         .until(|e| match e {
             SessionEvent::PermissionRequest(r) => Some(r.clone()),
@@ -88,7 +86,7 @@ async fn asked(answer: PermissionAnswer) -> (World, Vec<SessionEvent>) {
     assert_eq!(ask.tool, "ExitPlanMode");
     assert_eq!(ask.target, PLAN, "the dialog shows the plan");
     assert_eq!(ask.always_rule.as_deref(), Some("acceptEdits"));
-    s.handle.answer_permission(ask.id, answer).unwrap();
+    s.answer_permission(ask.id, answer).unwrap();
     // In default mode the Write asks in turn: refuse it; the turn then ends.
     loop {
         let next = s
@@ -100,8 +98,7 @@ async fn asked(answer: PermissionAnswer) -> (World, Vec<SessionEvent>) {
             .await;
         let Some(request) = next else { break };
         assert_eq!(request.tool, "Write");
-        s.handle
-            .answer_permission(request.id, PermissionAnswer::Deny { feedback: None })
+        s.answer_permission(request.id, PermissionAnswer::Deny { feedback: None })
             .unwrap();
     }
     let (_, events) = s.shutdown().await;
@@ -162,9 +159,7 @@ async fn headless_plan_mode_refuses_and_outside_plan_mode_there_is_nothing_to_le
         let world = World::new();
         let server = server(planning()).await;
         let mut s = start(&world, &server, Approvals::Headless, mode).await;
-        s.handle
-            .submit(Submission::Prompt("plan it".into()))
-            .unwrap();
+        s.handle.submit(Op::Prompt("plan it".into())).unwrap();
         s.turn_end().await;
         let (_, events) = s.shutdown().await;
         assert!(mode_changes(&events).is_empty());

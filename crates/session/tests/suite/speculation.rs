@@ -5,7 +5,7 @@
 
 use tine_mock_api::{Reply, Rule, Scenario};
 use tine_session::speculation::{SPECULATION_MARKER, SPECULATION_QUERY_SOURCE};
-use tine_session::{Submission, TurnOutcome};
+use tine_session::{Op, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -54,7 +54,7 @@ fn project(world: &World) {
 }
 
 async fn prompt(s: &mut Running, text: &str) -> tine_session::TurnEnd {
-    s.handle.submit(Submission::Prompt(text.into())).unwrap();
+    s.handle.submit(Op::Prompt(text.into())).unwrap();
     let end = s.turn_end().await;
     assert_eq!(end.outcome, TurnOutcome::Completed);
     end
@@ -67,11 +67,11 @@ async fn a_matching_prompt_carries_the_read_only_results_and_needs_no_tool_call(
     project(&world);
     let server = server(scenario(&world)).await;
     let mut s = Running::start(world.options(http_client(&server))).await;
-    assert!(s.handle.summary().speculation);
+    assert!(s.info.speculation);
     prompt(&mut s, "hello").await;
     let before = server.requests().len();
 
-    s.handle.speculate("explain src/lib.rs");
+    s.submit(Op::Speculate("explain src/lib.rs".into()));
     let end = prompt(&mut s, "Explain src/lib.rs").await;
     assert_eq!(
         end.result.as_ref().unwrap().num_turns,
@@ -123,7 +123,7 @@ async fn a_matching_prompt_carries_the_read_only_results_and_needs_no_tool_call(
     assert!(end.cost.by_source.contains_key(SPECULATION_QUERY_SOURCE));
 
     // A miss: the draft's results are dropped, the prompt goes as typed.
-    s.handle.speculate("explain src/lib.rs in detail");
+    s.submit(Op::Speculate("explain src/lib.rs in detail".into()));
     let before = server.requests().len();
     prompt(&mut s, "what time is it").await;
     let main = server
@@ -151,9 +151,9 @@ async fn off_by_default_a_draft_sends_nothing() {
     project(&world);
     let server = server(scenario(&world)).await;
     let mut s = Running::start(world.options(http_client(&server))).await;
-    assert!(!s.handle.summary().speculation);
+    assert!(!s.info.speculation);
     prompt(&mut s, "hello").await;
-    s.handle.speculate("explain src/lib.rs");
+    s.submit(Op::Speculate("explain src/lib.rs".into()));
     prompt(&mut s, "what time is it").await;
     assert_eq!(server.requests().len(), 2);
 }

@@ -5,9 +5,7 @@
 
 use serde_json::json;
 use tine_mock_api::{MockServer, Reply, Rule, Scenario};
-use tine_session::{
-    Approvals, SessionEvent, StuckDecision, StuckQuestion, Submission, TurnOutcome,
-};
+use tine_session::{Approvals, Op, SessionEvent, StuckDecision, StuckQuestion, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -55,7 +53,7 @@ async fn the_person_lets_a_stuck_model_go_on_once_then_stops_it() {
     let server = server(stuck_scenario(&world)).await;
     let mut s = session(&world, &server, Approvals::Interactive).await;
     s.handle
-        .submit(Submission::Prompt("read the notes".into()))
+        .submit(Op::Prompt("read the notes".into()))
         .unwrap();
     let first = s.until(question).await;
     assert_eq!(first.tool, "Read");
@@ -73,16 +71,12 @@ async fn the_person_lets_a_stuck_model_go_on_once_then_stops_it() {
         "three failing calls, then the question"
     );
 
-    s.handle
-        .answer_stuck(first.id, StuckDecision::KeepGoing)
-        .unwrap();
+    s.answer_stuck(first.id, StuckDecision::KeepGoing).unwrap();
     let second = s.until(question).await;
     assert_ne!(second.id, first.id);
     assert_eq!(requests(&server), 6, "the count started again");
 
-    s.handle
-        .answer_stuck(second.id, StuckDecision::Stop)
-        .unwrap();
+    s.answer_stuck(second.id, StuckDecision::Stop).unwrap();
     let end = s.turn_end().await;
     match &end.outcome {
         TurnOutcome::Failed { message } => assert!(message.contains("stuck"), "{message}"),
@@ -90,9 +84,7 @@ async fn the_person_lets_a_stuck_model_go_on_once_then_stops_it() {
     }
     assert_eq!(requests(&server), 6, "no request after the stop");
     assert!(
-        s.handle
-            .answer_stuck(second.id, StuckDecision::KeepGoing)
-            .is_err(),
+        s.answer_stuck(second.id, StuckDecision::KeepGoing).is_err(),
         "an answered question takes no second answer"
     );
     s.shutdown().await;
@@ -104,16 +96,14 @@ async fn an_interruption_while_asked_ends_the_turn_as_interrupted() {
     let server = server(stuck_scenario(&world)).await;
     let mut s = session(&world, &server, Approvals::Interactive).await;
     s.handle
-        .submit(Submission::Prompt("read the notes".into()))
+        .submit(Op::Prompt("read the notes".into()))
         .unwrap();
     let asked = s.until(question).await;
-    s.handle.interrupt();
+    s.interrupt();
     let end = s.turn_end().await;
     assert_eq!(end.outcome, TurnOutcome::Interrupted);
     assert!(
-        s.handle
-            .answer_stuck(asked.id, StuckDecision::KeepGoing)
-            .is_err(),
+        s.answer_stuck(asked.id, StuckDecision::KeepGoing).is_err(),
         "the question ended with its turn"
     );
     assert_eq!(requests(&server), 3);
@@ -126,7 +116,7 @@ async fn a_headless_session_stops_a_stuck_model_without_asking() {
     let server = server(stuck_scenario(&world)).await;
     let mut s = session(&world, &server, Approvals::Headless).await;
     s.handle
-        .submit(Submission::Prompt("read the notes".into()))
+        .submit(Op::Prompt("read the notes".into()))
         .unwrap();
     let end = s.turn_end().await;
     assert!(

@@ -11,7 +11,10 @@ use tine_api_client::{
     MessagesRequest, ModelClient, RetryPolicy,
 };
 use tine_mock_api::{MockConfig, MockServer, Scenario};
-use tine_session::{Session, SessionEvent, SessionHandle, SessionOptions, TurnEnd};
+use tine_session::{
+    Answer, Event, Op, OpId, PermissionAnswer, QuestionId, Session, SessionEvent, SessionHandle,
+    SessionInfo, SessionOptions, StuckDecision, TurnEnd,
+};
 use tokio::sync::{Notify, mpsc};
 
 pub struct World {
@@ -159,19 +162,82 @@ impl ModelClient for GatedClient {
 /// A running session and its events.
 pub struct Running {
     pub handle: SessionHandle,
-    pub events: mpsc::UnboundedReceiver<SessionEvent>,
-    /// Everything received so far.
+    pub events: mpsc::UnboundedReceiver<Event>,
+    /// What the session said it is (its first event, `Configured`).
+    pub info: SessionInfo,
+    /// Everything received so far (their messages).
     pub seen: Vec<SessionEvent>,
+    /// The ops each of `seen` answers.
+    pub seen_ids: Vec<Option<OpId>>,
 }
 
 impl Running {
     pub async fn start(options: SessionOptions) -> Self {
-        let (handle, events) = Session::start(options).await.unwrap();
+        let (handle, mut events) = Session::start(options).await.unwrap();
+        let first = events.recv().await.expect("no first event");
+        let SessionEvent::Configured(info) = first.msg.clone() else {
+            panic!("the first event is not Configured: {first:?}");
+        };
         Self {
             handle,
             events,
-            seen: Vec::new(),
+            info,
+            seen: vec![first.msg],
+            seen_ids: vec![first.id],
         }
+    }
+
+    /// Submits `op`.
+    pub fn submit(&self, op: Op) -> OpId {
+        self.handle.submit(op).unwrap()
+    }
+
+    /// Submits an op done at once and says whether it was refused (its `OpFailed`, which the
+    /// session sends before `submit` returns).
+    pub fn at_once(&mut self, op: Op) -> Result<(), String> {
+        let id = self.submit(op);
+        while let Ok(event) = self.events.try_recv() {
+            self.seen.push(event.msg);
+            self.seen_ids.push(event.id);
+        }
+        let failed = self
+            .seen
+            .iter()
+            .zip(&self.seen_ids)
+            .find_map(|(e, at)| match e {
+                SessionEvent::OpFailed { message } if *at == Some(id) => Some(message.clone()),
+                _ => None,
+            });
+        match failed {
+            Some(message) => Err(message),
+            None => Ok(()),
+        }
+    }
+
+    pub fn answer_permission(
+        &mut self,
+        question: QuestionId,
+        answer: PermissionAnswer,
+    ) -> Result<(), String> {
+        self.at_once(Op::Answer {
+            question,
+            answer: Answer::Permission(answer),
+        })
+    }
+
+    pub fn answer_stuck(
+        &mut self,
+        question: QuestionId,
+        decision: StuckDecision,
+    ) -> Result<(), String> {
+        self.at_once(Op::Answer {
+            question,
+            answer: Answer::Stuck(decision),
+        })
+    }
+
+    pub fn interrupt(&mut self) {
+        let _ = self.at_once(Op::Interrupt);
     }
 
     /// Receives until `pick` returns something, keeping every event in `seen`.
@@ -182,8 +248,9 @@ impl Running {
                 .recv()
                 .await
                 .expect("the session's events ended before the awaited one");
-            let picked = pick(&event);
-            self.seen.push(event);
+            let picked = pick(&event.msg);
+            self.seen.push(event.msg);
+            self.seen_ids.push(event.id);
             if let Some(picked) = picked {
                 return picked;
             }
@@ -202,6 +269,27 @@ impl Running {
         self.until(pick).await
     }
 
+    /// The next `TurnEnded` and the op it answers.
+    pub async fn turn_end_of(&mut self) -> (Option<OpId>, TurnEnd) {
+        loop {
+            let event = self
+                .events
+                .recv()
+                .await
+                .expect("the session's events ended before a turn's end");
+            let id = event.id;
+            let end = match &event.msg {
+                SessionEvent::TurnEnded(end) => Some(end.clone()),
+                _ => None,
+            };
+            self.seen.push(event.msg);
+            self.seen_ids.push(id);
+            if let Some(end) = end {
+                return (id, end);
+            }
+        }
+    }
+
     pub async fn turn_end(&mut self) -> TurnEnd {
         self.until(|e| match e {
             SessionEvent::TurnEnded(end) => Some(end.clone()),
@@ -210,11 +298,15 @@ impl Running {
         .await
     }
 
-    /// Shuts down and returns every event left.
+    /// Shuts down and returns every event left (`ShutdownComplete` is the last).
     pub async fn shutdown(mut self) -> (tine_session::ShutdownReport, Vec<SessionEvent>) {
-        let report = self.handle.shutdown().await;
+        let report = self.handle.clone().shutdown().await;
         while let Some(event) = self.events.recv().await {
-            self.seen.push(event);
+            let last = matches!(event.msg, SessionEvent::ShutdownComplete(_));
+            self.seen.push(event.msg);
+            if last {
+                break;
+            }
         }
         (report, self.seen)
     }

@@ -2,7 +2,7 @@
 //! request carries the new config, everything before the messages stays the same bytes.
 
 use tine_mock_api::{Reply, Scenario};
-use tine_session::{Submission, TurnOutcome};
+use tine_session::{Op, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -13,16 +13,16 @@ async fn the_thinking_command_changes_the_next_requests_only() {
     let mut options = world.options(http_client(&server));
     options.bare = true;
     let mut s = Running::start(options).await;
-    let thinking = |args: &str| Submission::Command {
+    let thinking = |args: &str| Op::Command {
         name: "thinking".into(),
         args: args.into(),
     };
     for submission in [
-        Submission::Prompt("first".into()),
+        Op::Prompt("first".into()),
         thinking(""),
-        Submission::Prompt("second".into()),
+        Op::Prompt("second".into()),
         thinking("off"),
-        Submission::Prompt("third".into()),
+        Op::Prompt("third".into()),
     ] {
         s.handle.submit(submission).unwrap();
         assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);

@@ -4,7 +4,7 @@
 use serde_json::json;
 use tine_mock_api::{Reply, Rule, Scenario};
 use tine_query_loop::QueryEvent;
-use tine_session::{MAIN_SOURCE, SessionEvent, Submission, TurnOutcome};
+use tine_session::{MAIN_SOURCE, Op, SessionEvent, TurnOutcome};
 
 use super::support::{Running, World, http_client, server};
 
@@ -33,10 +33,10 @@ async fn a_prompt_streams_its_reply_and_ends_with_the_cost_of_every_request() {
 
     let id = s
         .handle
-        .submit(Submission::Prompt("read the notes".into()))
+        .submit(Op::Prompt("read the notes".into()))
         .unwrap();
-    let end = s.turn_end().await;
-    assert_eq!(end.id, id);
+    let (at, end) = s.turn_end_of().await;
+    assert_eq!(at, Some(id));
     assert_eq!(end.outcome, TurnOutcome::Completed);
     let result = end.result.as_ref().unwrap();
     assert_eq!(result.result, "They say alpha and beta.");
@@ -84,7 +84,7 @@ async fn a_prompt_streams_its_reply_and_ends_with_the_cost_of_every_request() {
     assert!(reports[1].context_tokens > 0);
     assert_eq!(reports[1].context_window, 200_000);
 
-    let transcript = s.handle.summary().transcript_path.clone();
+    let transcript = s.info.transcript_path.clone();
     let (report, events) = s.shutdown().await;
     assert_eq!(report.cost.by_source[MAIN_SOURCE].requests, 2);
     assert!(
@@ -114,29 +114,34 @@ async fn submissions_run_one_at_a_time_in_order_and_each_ends_once() {
     let mut options = world.options(http_client(&server));
     options.bare = true;
     let mut s = Running::start(options).await;
-    let first = s.handle.submit(Submission::Prompt("first".into())).unwrap();
+    let first = s.handle.submit(Op::Prompt("first".into())).unwrap();
     let cost = s
         .handle
-        .submit(Submission::Command {
+        .submit(Op::Command {
             name: "cost".into(),
             args: String::new(),
         })
         .unwrap();
-    let second = s
-        .handle
-        .submit(Submission::Prompt("second".into()))
-        .unwrap();
-    let ends = [s.turn_end().await, s.turn_end().await, s.turn_end().await];
-    assert_eq!(ends.map(|e| e.id), [first, cost, second]);
-    let output = s
+    let second = s.handle.submit(Op::Prompt("second".into())).unwrap();
+    let ends = [
+        s.turn_end_of().await,
+        s.turn_end_of().await,
+        s.turn_end_of().await,
+    ];
+    assert_eq!(
+        ends.map(|(id, _)| id),
+        [Some(first), Some(cost), Some(second)]
+    );
+    let (output, at) = s
         .seen
         .iter()
-        .find_map(|e| match e {
-            SessionEvent::CommandOutput(output) => Some(output.clone()),
+        .zip(&s.seen_ids)
+        .find_map(|(e, at)| match e {
+            SessionEvent::CommandOutput(output) => Some((output.clone(), *at)),
             _ => None,
         })
         .unwrap();
-    assert_eq!(output.id, cost);
+    assert_eq!(at, Some(cost));
     assert!(output.text.contains("Total cost: $"), "{}", output.text);
     assert!(output.text.contains("- main: $"), "{}", output.text);
     assert!(
@@ -159,7 +164,7 @@ async fn an_unknown_command_is_sent_as_text_and_the_session_goes_on() {
     options.bare = true;
     let mut s = Running::start(options).await;
     s.handle
-        .submit(Submission::Command {
+        .submit(Op::Command {
             name: "nope".into(),
             args: String::new(),
         })
@@ -168,7 +173,7 @@ async fn an_unknown_command_is_sent_as_text_and_the_session_goes_on() {
     assert_eq!(end.outcome, TurnOutcome::Completed);
     let body = String::from_utf8_lossy(&server.requests()[0].body).into_owned();
     assert!(body.contains("\"/nope\""), "{body}");
-    s.handle.submit(Submission::Prompt("hi".into())).unwrap();
+    s.handle.submit(Op::Prompt("hi".into())).unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
     let (_, events) = s.shutdown().await;
     assert!(
@@ -213,7 +218,7 @@ async fn the_context_figure_is_shown_against_the_endpoints_configured_window() {
     options.bare = true;
     options.model = Some("qwen2.5-coder:7b".into());
     let mut s = Running::start(options).await;
-    s.handle.submit(Submission::Prompt("hi".into())).unwrap();
+    s.handle.submit(Op::Prompt("hi".into())).unwrap();
     let end = s.turn_end().await;
     assert_eq!(end.outcome, TurnOutcome::Completed);
     let windows: Vec<u64> = s

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::background::BackgroundTasks;
 use super::background::TaskStatus;
+use super::input::{render_by, str_arg};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
@@ -109,10 +110,7 @@ impl Tool for BashOutputTool {
 
     fn permission_target(&self, input: &Value, _ctx: &ToolContext) -> PermissionTarget {
         PermissionTarget::Other {
-            content: input
-                .get("bash_id")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            content: str_arg(input, "bash_id").map(str::to_owned),
         }
     }
 
@@ -121,8 +119,7 @@ impl Tool for BashOutputTool {
     }
 
     fn render_call(&self, input: &Value) -> String {
-        let id = input.get("bash_id").and_then(Value::as_str).unwrap_or("?");
-        format!("BashOutput({id})")
+        render_by("BashOutput", input, "bash_id")
     }
 }
 
@@ -180,19 +177,11 @@ impl Tool for KillShellTool {
 
     fn permission_target(&self, input: &Value, _ctx: &ToolContext) -> PermissionTarget {
         PermissionTarget::Other {
-            content: input
-                .get("shell_id")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            content: str_arg(input, "shell_id").map(str::to_owned),
         }
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        false
-    }
-
     fn render_call(&self, input: &Value) -> String {
-        let id = input.get("shell_id").and_then(Value::as_str).unwrap_or("?");
-        format!("KillShell({id})")
+        render_by("KillShell", input, "shell_id")
     }
 }

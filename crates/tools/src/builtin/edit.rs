@@ -3,9 +3,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::files::{
-    diff, diff_summary, input_path, is_binary, load, mtime, updated_output, write_atomic,
-};
+use super::files::{diff, diff_summary, is_binary, load, updated_output, write_recorded};
+use super::input::{FILE_PATH, file_write_target, render_by};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
@@ -111,34 +110,18 @@ impl Tool for EditTool {
                 replace(&path, &before, &input)?
             };
 
-            write_atomic(
-                &file.real_path,
-                after.clone().into_bytes(),
-                Some(file.permissions.clone()),
-            )
-            .await?;
-            ctx.file_state()
-                .record(&path, after.as_bytes(), mtime(&file.real_path).await);
+            let permissions = Some(file.permissions.clone());
+            write_recorded(ctx, &path, &file.real_path, &after, permissions).await?;
             Ok(updated_output(&path, &before, &after))
         })
     }
 
     fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
-        PermissionTarget::FileWrite {
-            path: input_path(input, ctx),
-        }
-    }
-
-    fn is_read_only(&self, _input: &Value) -> bool {
-        false
+        file_write_target(input, FILE_PATH, ctx)
     }
 
     fn render_call(&self, input: &Value) -> String {
-        let path = input
-            .get("file_path")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        format!("Edit({path})")
+        render_by("Edit", input, FILE_PATH)
     }
 }
 
@@ -169,9 +152,7 @@ async fn create(
     content: &str,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    write_atomic(path, content.as_bytes().to_vec(), None).await?;
-    ctx.file_state()
-        .record(path, content.as_bytes(), mtime(path).await);
+    write_recorded(ctx, path, path, content, None).await?;
     let display = diff(path, "", content);
     Ok(
         ToolOutput::text(format!("File created successfully at: {}", path.display()))

@@ -1,6 +1,6 @@
-//! File helpers shared by Read, Write and Edit: opening regular files only (never a FIFO or a
-//! device), loading a file with its mtime, binary detection, atomic replacement preserving the
-//! mode, and unified diffs.
+//! File helpers shared by Read, Write, Edit and NotebookEdit: opening regular files only (never
+//! a FIFO or a device), loading a file with its mtime, binary detection, atomic replacement
+//! preserving the mode (and recorded in the file-state cache), and unified diffs.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read as _, Write as _};
@@ -150,6 +150,21 @@ pub async fn write_atomic(
         .map_err(|error| ToolError::Failed(format!("writing {}: {error}", path.display())))?
 }
 
+/// Writes `content` to `target` as [`write_atomic`] does, then records it in the file-state
+/// cache under `path` (the path the model named), so the next edit finds it fresh.
+pub async fn write_recorded(
+    ctx: &crate::ToolContext,
+    path: &Path,
+    target: &Path,
+    content: &str,
+    permissions: Option<std::fs::Permissions>,
+) -> Result<(), ToolError> {
+    write_atomic(target, content.as_bytes().to_vec(), permissions).await?;
+    ctx.file_state()
+        .record(path, content.as_bytes(), mtime(target).await);
+    Ok(())
+}
+
 fn write_atomic_blocking(
     path: &Path,
     content: &[u8],
@@ -216,15 +231,6 @@ pub fn diff_summary(display: &ToolDisplay) -> String {
         ),
         ToolDisplay::None | ToolDisplay::Todos(_) | ToolDisplay::Shell { .. } => String::new(),
     }
-}
-
-/// The `file_path` of an input, made absolute against the context's cwd.
-pub fn input_path(input: &serde_json::Value, ctx: &crate::ToolContext) -> PathBuf {
-    let raw = input
-        .get("file_path")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default();
-    ctx.resolve_path(raw)
 }
 
 /// The result of Edit or Write changing `path` from `before` to `after`: the model's sentence,

@@ -2,16 +2,18 @@
 //! respected.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{display_path, search_root, search_target, walker};
+use super::input::str_arg;
+use super::walk::{
+    collect_parallel, display_path, modified, render_search, search_blocking, search_root,
+    search_target, walker,
+};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
@@ -91,13 +93,8 @@ impl Tool for GlobTool {
                     ToolError::InvalidInput(format!("`pattern` is not a valid glob: {error}"))
                 })?
                 .compile_matcher();
-            let cancel = ctx.cancellation().clone();
-            let found = tokio::task::spawn_blocking(move || find(&base, &matcher, &cancel))
-                .await
-                .map_err(|error| ToolError::Failed(format!("the search failed: {error}")))?;
-            if ctx.cancellation().is_cancelled() {
-                return Err(ToolError::Cancelled);
-            }
+            let found =
+                search_blocking(ctx, move |cancel| Ok(find(&base, &matcher, cancel))).await?;
             Ok(render(found, &ctx.cwd()))
         })
     }
@@ -119,11 +116,7 @@ impl Tool for GlobTool {
     }
 
     fn render_call(&self, input: &Value) -> String {
-        let pattern = input.get("pattern").and_then(Value::as_str).unwrap_or("?");
-        match input.get("path").and_then(Value::as_str) {
-            Some(path) => format!("Glob({pattern} in {path})"),
-            None => format!("Glob({pattern})"),
-        }
+        render_search("Glob", str_arg(input, "pattern").unwrap_or("?"), input)
     }
 }
 
@@ -160,36 +153,19 @@ fn find(
     matcher: &GlobMatcher,
     cancel: &CancellationToken,
 ) -> Vec<(PathBuf, SystemTime)> {
-    let found = Arc::new(Mutex::new(Vec::new()));
-    walker(base).build_parallel().run(|| {
-        let found = Arc::clone(&found);
-        let cancel = cancel.clone();
+    let mut found = collect_parallel(&walker(base), cancel, || {
         Box::new(move |entry| {
-            if cancel.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
             if entry.file_type().is_some_and(|kind| kind.is_dir()) {
-                return WalkState::Continue;
+                return None;
             }
             let relative = entry.path().strip_prefix(base).unwrap_or(entry.path());
-            if matcher.is_match(relative) {
-                let mtime = entry
-                    .metadata()
-                    .ok()
-                    .and_then(|metadata| metadata.modified().ok())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
-                found
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push((entry.into_path(), mtime));
+            if !matcher.is_match(relative) {
+                return None;
             }
-            WalkState::Continue
+            let mtime = modified(&entry);
+            Some((entry.into_path(), mtime))
         })
     });
-    let mut found = std::mem::take(&mut *found.lock().unwrap_or_else(PoisonError::into_inner));
     found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     found
 }

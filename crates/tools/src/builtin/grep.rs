@@ -3,19 +3,21 @@
 //! types and globs, and pagination with `head_limit` / `offset`.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{display_path, search_root, search_target, walker};
+use super::input::str_arg;
+use super::walk::{
+    collect_parallel, display_path, modified, render_search, search_blocking, search_root,
+    search_target, walker,
+};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
@@ -163,13 +165,7 @@ impl Tool for GrepTool {
             let input: GrepInput = parse_input(input)?;
             let root = search_root(input.path.as_deref(), ctx)?;
             let search = Search::prepare(&input, &root)?;
-            let cancel = ctx.cancellation().clone();
-            let files = tokio::task::spawn_blocking(move || search.run(&root, &cancel))
-                .await
-                .map_err(|error| ToolError::Failed(format!("the search failed: {error}")))??;
-            if ctx.cancellation().is_cancelled() {
-                return Err(ToolError::Cancelled);
-            }
+            let files = search_blocking(ctx, move |cancel| search.run(&root, cancel)).await?;
             Ok(render(&input, files, &ctx.cwd()))
         })
     }
@@ -183,11 +179,8 @@ impl Tool for GrepTool {
     }
 
     fn render_call(&self, input: &Value) -> String {
-        let pattern = input.get("pattern").and_then(Value::as_str).unwrap_or("?");
-        match input.get("path").and_then(Value::as_str) {
-            Some(path) => format!("Grep(\"{pattern}\" in {path})"),
-            None => format!("Grep(\"{pattern}\")"),
-        }
+        let pattern = str_arg(input, "pattern").unwrap_or("?");
+        render_search("Grep", &format!("\"{pattern}\""), input)
     }
 }
 
@@ -283,25 +276,16 @@ impl Search {
     }
 
     fn run(&self, root: &Path, cancel: &CancellationToken) -> Result<Vec<FileResult>, ToolError> {
-        let results = Arc::new(Mutex::new(Vec::new()));
         let mut walk = walker(root);
         walk.types(self.types.clone())
             .overrides(self.overrides.clone());
-        walk.build_parallel().run(|| {
-            let results = Arc::clone(&results);
-            let cancel = cancel.clone();
+        let mut files = collect_parallel(&walk, cancel, || {
             let matcher = self.matcher.clone();
             let mut searcher = self.searcher();
             let mode = self.mode;
             Box::new(move |entry| {
-                if cancel.is_cancelled() {
-                    return WalkState::Quit;
-                }
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
                 if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-                    return WalkState::Continue;
+                    return None;
                 }
                 let mut sink = FileSink {
                     mode,
@@ -310,32 +294,23 @@ impl Search {
                 };
                 if let Err(error) = searcher.search_path(&matcher, entry.path(), &mut sink) {
                     tracing::debug!(path = %entry.path().display(), %error, "grep skipped a file");
-                    return WalkState::Continue;
+                    return None;
                 }
-                if sink.count > 0 {
-                    let mtime = match mode {
-                        OutputMode::FilesWithMatches => entry
-                            .metadata()
-                            .ok()
-                            .and_then(|metadata| metadata.modified().ok())
-                            .unwrap_or(SystemTime::UNIX_EPOCH),
-                        OutputMode::Content | OutputMode::Count => SystemTime::UNIX_EPOCH,
-                    };
-                    results
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push(FileResult {
-                            path: entry.into_path(),
-                            mtime,
-                            count: sink.count,
-                            lines: sink.lines,
-                        });
+                if sink.count == 0 {
+                    return None;
                 }
-                WalkState::Continue
+                let mtime = match mode {
+                    OutputMode::FilesWithMatches => modified(&entry),
+                    OutputMode::Content | OutputMode::Count => SystemTime::UNIX_EPOCH,
+                };
+                Some(FileResult {
+                    path: entry.into_path(),
+                    mtime,
+                    count: sink.count,
+                    lines: sink.lines,
+                })
             })
         });
-        let mut files =
-            std::mem::take(&mut *results.lock().unwrap_or_else(PoisonError::into_inner));
         match self.mode {
             OutputMode::FilesWithMatches => {
                 files.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)))

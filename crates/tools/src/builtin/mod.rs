@@ -11,6 +11,7 @@ pub mod glob;
 pub mod grep;
 pub mod html;
 pub(crate) mod image_size;
+pub(crate) mod input;
 pub mod notebook;
 pub mod read;
 pub mod read_media;

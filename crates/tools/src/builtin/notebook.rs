@@ -10,7 +10,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::files::{load, mtime, open_regular, updated_output, write_atomic};
+use super::files::{load, open_regular, updated_output, write_recorded};
+use super::input::{file_write_target, render_by};
 use crate::context::ToolContext;
 use crate::tool::{MediaKind, Tool, ToolError, ToolFuture, ToolMedia, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
@@ -224,14 +225,8 @@ impl Tool for NotebookEditTool {
             let mut after = serde_json::to_string_pretty(&notebook)
                 .map_err(|error| ToolError::Failed(format!("serializing the notebook: {error}")))?;
             after.push('\n');
-            write_atomic(
-                &file.real_path,
-                after.clone().into_bytes(),
-                Some(file.permissions.clone()),
-            )
-            .await?;
-            ctx.file_state()
-                .record(&path, after.as_bytes(), mtime(&file.real_path).await);
+            let permissions = Some(file.permissions.clone());
+            write_recorded(ctx, &path, &file.real_path, &after, permissions).await?;
             let mut output = updated_output(&path, &before, &after);
             output.content = done;
             Ok(output)
@@ -239,25 +234,11 @@ impl Tool for NotebookEditTool {
     }
 
     fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
-        let raw = input
-            .get("notebook_path")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        PermissionTarget::FileWrite {
-            path: ctx.resolve_path(raw),
-        }
-    }
-
-    fn is_read_only(&self, _input: &Value) -> bool {
-        false
+        file_write_target(input, "notebook_path", ctx)
     }
 
     fn render_call(&self, input: &Value) -> String {
-        let path = input
-            .get("notebook_path")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        format!("NotebookEdit({path})")
+        render_by("NotebookEdit", input, "notebook_path")
     }
 }
 

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::files::{input_path, is_binary, open_regular};
+use super::files::{is_binary, open_regular};
+use super::input::{FILE_PATH, input_path, str_arg};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
@@ -149,7 +150,7 @@ impl Tool for ReadTool {
 
     fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
         PermissionTarget::FileRead {
-            path: input_path(input, ctx),
+            path: input_path(input, FILE_PATH, ctx),
         }
     }
 
@@ -158,10 +159,7 @@ impl Tool for ReadTool {
     }
 
     fn render_call(&self, input: &Value) -> String {
-        let path = input
-            .get("file_path")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
+        let path = str_arg(input, FILE_PATH).unwrap_or("?");
         match (
             input.get("offset").and_then(Value::as_u64),
             input.get("limit").and_then(Value::as_u64),

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::html::html_to_text;
+use super::input::render_by;
 use crate::context::ToolContext;
 use crate::extensions::ContextExtension;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
@@ -182,8 +183,7 @@ impl Tool for WebFetchTool {
     }
 
     fn render_call(&self, input: &Value) -> String {
-        let url = input.get("url").and_then(Value::as_str).unwrap_or("?");
-        format!("WebFetch({url})")
+        render_by("WebFetch", input, "url")
     }
 }
 

@@ -3,7 +3,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::files::{input_path, load, mtime, updated_output, write_atomic};
+use super::files::{load, updated_output, write_recorded};
+use super::input::{FILE_PATH, file_write_target, render_by};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
@@ -71,9 +72,7 @@ impl Tool for WriteTool {
                 .as_ref()
                 .map_or_else(|| path.clone(), |file| file.real_path.clone());
             let permissions = existing.as_ref().map(|file| file.permissions.clone());
-            write_atomic(&target, input.content.clone().into_bytes(), permissions).await?;
-            ctx.file_state()
-                .record(&path, input.content.as_bytes(), mtime(&target).await);
+            write_recorded(ctx, &path, &target, &input.content, permissions).await?;
 
             let lines = input.content.lines().count();
             match existing {
@@ -91,13 +90,7 @@ impl Tool for WriteTool {
     }
 
     fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
-        PermissionTarget::FileWrite {
-            path: input_path(input, ctx),
-        }
-    }
-
-    fn is_read_only(&self, _input: &Value) -> bool {
-        false
+        file_write_target(input, FILE_PATH, ctx)
     }
 
     /// It may replace a whole file.
@@ -106,10 +99,6 @@ impl Tool for WriteTool {
     }
 
     fn render_call(&self, input: &Value) -> String {
-        let path = input
-            .get("file_path")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        format!("Write({path})")
+        render_by("Write", input, FILE_PATH)
     }
 }

@@ -323,6 +323,7 @@ async fn tasks_panel_and_background_notice() {
                 title: "npm run dev".into(),
                 state: TaskState::Running,
                 detail: String::new(),
+                output_file: None,
             })),
             event(SessionEvent::Task(TaskUpdate {
                 id: "j2".into(),
@@ -330,6 +331,7 @@ async fn tasks_panel_and_background_notice() {
                 title: "dream".into(),
                 state: TaskState::Failed("lock held".into()),
                 detail: "lock held".into(),
+                output_file: None,
             })),
             event(SessionEvent::Notice(Notice {
                 level: NoticeLevel::Warning,

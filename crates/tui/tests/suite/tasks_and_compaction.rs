@@ -20,6 +20,7 @@ fn task(id: &str, kind: TaskKind, title: &str, state: TaskState) -> Event {
         title: title.into(),
         state,
         detail: String::new(),
+        output_file: None,
     }))
 }
 

@@ -13,21 +13,20 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
 use serde_json::Value;
 use tine_config::settings::{LoadedSettings, SettingsFormat, SettingsLayer, SettingsSource};
-use tine_session::{SandboxInputs, SandboxOutcome};
-use tine_tools::sandbox::{BashSandbox, SandboxPolicy};
-
-use crate::sandbox_exec::{self, SandboxSupport};
+use tine_tools::sandbox::{BashSandbox, SandboxPolicy, SandboxSupport, probe};
 
 /// The resolved `sandbox` settings of every source.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSettings {
+    /// Whether Bash runs sandboxed.
     pub enabled: bool,
     /// Which source turned it on (or off), for `tine doctor`.
     pub enabled_by: Option<SettingsSource>,
+    /// Refuse to start rather than run unsandboxed.
     pub fail_if_unavailable: bool,
+    /// Whether sandboxed commands may use the network.
     pub allow_network: bool,
     /// `filesystem.allowWrite` of every trusted source, resolved.
     pub allow_write: Vec<PathBuf>,
@@ -186,16 +185,26 @@ pub fn write_roots(
     unique
 }
 
-/// The session's sandbox: none when it is off, or unavailable and allowed to fall back (with
-/// one warning); an error when it is unavailable and `failIfUnavailable` is set. The warnings
-/// are the session's notices, said in start-up's order.
-pub fn session_sandbox(flag: bool, inputs: &SandboxInputs<'_>) -> Result<SandboxOutcome> {
-    let SandboxInputs {
-        cwd,
-        settings: loaded,
-        user_home: home,
-        add_dirs,
-    } = *inputs;
+/// What the sandbox decision came to.
+pub(crate) struct SandboxOutcome {
+    /// `None`: Bash runs unsandboxed.
+    pub sandbox: Option<BashSandbox>,
+    /// Said as warnings, in start-up's order.
+    pub warnings: Vec<String>,
+}
+
+/// The session's sandbox (`flag`: `--sandbox`; `launcher`: the program that runs `__sandbox`):
+/// none when it is off, or unavailable and allowed to fall back (with one warning); an error
+/// when it is unavailable and `failIfUnavailable` is set. The warnings are the session's
+/// notices, said in start-up's order.
+pub(crate) fn decide(
+    flag: bool,
+    launcher: Option<&Path>,
+    cwd: &Path,
+    loaded: &LoadedSettings,
+    home: Option<&Path>,
+    add_dirs: &[PathBuf],
+) -> Result<SandboxOutcome, String> {
     let settings = SandboxSettings::from_settings(loaded, home);
     let mut warnings = settings.warnings.clone();
     if !(flag || settings.enabled) {
@@ -204,14 +213,12 @@ pub fn session_sandbox(flag: bool, inputs: &SandboxInputs<'_>) -> Result<Sandbox
             warnings,
         });
     }
-    let (launcher, support) = match std::env::current_exe() {
-        Ok(launcher) => (Some(launcher), sandbox_exec::probe()),
-        Err(error) => (
-            None,
-            SandboxSupport::Unavailable {
-                reason: format!("cannot find the tine binary to launch it: {error}"),
-            },
-        ),
+    let support = match launcher {
+        Some(_) => probe(),
+        None => SandboxSupport::Unavailable {
+            reason: "no sandbox launcher was given to the session (the tine binary runs one)"
+                .to_owned(),
+        },
     };
     match (launcher, support) {
         (Some(launcher), SandboxSupport::Available { abi, network }) => {
@@ -226,7 +233,7 @@ pub fn session_sandbox(flag: bool, inputs: &SandboxInputs<'_>) -> Result<Sandbox
                 allow_network: settings.allow_network,
             };
             tracing::info!(%policy, abi, "Bash sandbox on");
-            let sandbox = BashSandbox::new(launcher, policy);
+            let sandbox = BashSandbox::new(launcher.to_path_buf(), policy);
             Ok(SandboxOutcome {
                 sandbox: Some(if network {
                     sandbox
@@ -242,10 +249,10 @@ pub fn session_sandbox(flag: bool, inputs: &SandboxInputs<'_>) -> Result<Sandbox
                 SandboxSupport::Available { .. } => "cannot find the tine binary".to_owned(),
             };
             if settings.fail_if_unavailable {
-                bail!(
+                return Err(format!(
                     "the Bash sandbox is required (sandbox.failIfUnavailable) but unavailable: \
                      {reason}"
-                );
+                ));
             }
             warnings.push(format!(
                 "the Bash sandbox is unavailable ({reason}); Bash commands run \

@@ -1,5 +1,6 @@
 //! Which model provider a session talks to, and what follows from it: the client's
-//! configuration, the model names, and where each came from (for `tine doctor`).
+//! configuration, the model names, and where each came from (the session decides with these
+//! once, at start; `tine doctor` shows the same).
 //!
 //! The provider: `--provider`, else `provider` in settings, else anthropic. With `openai`:
 //! `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `TINE_CONTEXT_WINDOW` from the environment, else the
@@ -12,93 +13,45 @@
 //! Project settings may not set `provider` or `openai`: a cloned repository must not choose
 //! where the conversation (and the key) is sent. They are ignored with a warning.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
-use tine_api_client::{ApiError, ClientConfig, ModelClient, Provider, ProviderConfig};
-use tine_config::settings::{self, FlagSettings, LoadedSettings, SettingsFormat, SettingsSource};
+use tine_api_client::{ApiError, ClientConfig, HttpClient, ModelClient, Provider, ProviderConfig};
+use tine_config::settings::{LoadedSettings, SettingsFormat, SettingsSource};
 use tine_fork_runtime::DEFAULT_SMALL_FAST_MODEL;
 
-use crate::setup::{DEFAULT_MODEL, settings_paths};
+pub use crate::error::ProviderError;
+use crate::error::StartError;
+use crate::options::SessionOptions;
 
-/// Where a session starts, as far as the provider choice needs it.
-pub struct Place<'a> {
-    pub cwd: &'a Path,
-    /// `TINE_HOME`.
-    pub home: &'a Path,
-    pub user_home: Option<&'a Path>,
-    /// `--settings`.
-    pub settings_flag: Option<&'a str>,
-    /// The managed-settings file; `None`: `TINE_MANAGED_SETTINGS` or none.
-    pub managed_settings: Option<&'a Path>,
-}
+/// The model when neither the options nor `ANTHROPIC_MODEL` nor settings name one.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 
-/// The provider's part of a session's options: the session (and every fork of it: memory
-/// extraction, dream, compaction, side queries) talks through `client` with `model`.
-pub struct ForSession {
-    pub provider: Provider,
-    /// `None` with anthropic: the session builds its own client from `ANTHROPIC_*` (already
-    /// checked here), off-thread while it reads everything else.
-    pub client: Option<Arc<dyn ModelClient>>,
-    /// The model, verbatim; `None` with anthropic and no `--model`: the session's default chain.
-    pub model: Option<String>,
-    /// WebFetch's and side queries' model; `None`: the session's default.
-    pub small_model: Option<String>,
-    /// Settings that were ignored (a project choosing the provider), to be said as warnings.
-    pub warnings: Vec<String>,
-}
-
-/// Chooses the provider for a session at `place` (reading the settings the session will read)
-/// and builds its client; a missing key or model is one line naming it.
-pub fn for_session(
-    flag: Option<Provider>,
-    model_flag: Option<&str>,
-    place: &Place<'_>,
-) -> Result<ForSession> {
-    let mut paths = settings_paths(
-        place.cwd,
-        place.home,
-        place.user_home,
-        place.settings_flag.map(FlagSettings::from_arg),
-    );
-    if let Some(managed) = place.managed_settings {
-        paths = paths.with_managed(managed);
-    }
-    let loaded = settings::load(&paths);
-    let choice = choose(flag, &loaded)?;
-    match choice.provider {
-        Provider::Anthropic => {
-            // Credentials first: without them nothing else matters.
-            ClientConfig::from_env().map_err(|e| anyhow!(e))?;
-            Ok(ForSession {
-                provider: Provider::Anthropic,
-                client: None,
-                model: model_flag.map(str::to_owned),
-                small_model: None,
-                warnings: choice.warnings,
-            })
-        }
-        Provider::OpenAi => {
-            let config = client_config(Provider::OpenAi, &loaded).map_err(|e| anyhow!(e))?;
-            let model = model(Provider::OpenAi, model_flag, &loaded)?.value;
-            let small = small_model(Provider::OpenAi, &model, &loaded).value;
-            let client = config.build().map_err(|e| anyhow!(e))?;
-            Ok(ForSession {
-                provider: Provider::OpenAi,
-                client: Some(client),
-                model: Some(model),
-                small_model: Some(small),
-                warnings: choice.warnings,
-            })
-        }
-    }
+/// `flag`, else `ANTHROPIC_MODEL`, else the settings' `model`, else [`DEFAULT_MODEL`]; an
+/// alias (`opus`, `sonnet`, `haiku`) is its current id.
+pub fn model_from(flag: Option<&str>, loaded: &LoadedSettings) -> String {
+    let model = flag
+        .map(str::to_owned)
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| {
+            std::env::var("ANTHROPIC_MODEL")
+                .ok()
+                .filter(|m| !m.trim().is_empty())
+        })
+        .or_else(|| {
+            loaded
+                .get("model")
+                .and_then(|(v, _)| v.as_str())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    tine_api_client::resolve_model_alias(&model)
 }
 
 /// The provider a session here uses, and why.
 #[derive(Debug, Clone)]
 pub struct ProviderChoice {
+    /// The provider.
     pub provider: Provider,
     /// `--provider`, `provider in userSettings`, `default`.
     pub source: String,
@@ -109,7 +62,9 @@ pub struct ProviderChoice {
 /// A name and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sourced {
+    /// The value.
     pub value: String,
+    /// Where it came from (`--model`, `ANTHROPIC_MODEL`, `model in userSettings`, `default`).
     pub source: String,
 }
 
@@ -123,7 +78,10 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// `--provider`, else `provider` in settings (not the project's), else anthropic.
-pub fn choose(flag: Option<Provider>, loaded: &LoadedSettings) -> Result<ProviderChoice> {
+pub fn choose(
+    flag: Option<Provider>,
+    loaded: &LoadedSettings,
+) -> Result<ProviderChoice, ProviderError> {
     let mut warnings = Vec::new();
     for key in ["provider", "openai"] {
         if loaded
@@ -152,11 +110,13 @@ pub fn choose(flag: Option<Provider>, loaded: &LoadedSettings) -> Result<Provide
         });
     };
     let Some(text) = value.as_str() else {
-        bail!("`provider` in {source} must be \"anthropic\" or \"openai\"");
+        return Err(ProviderError(format!(
+            "`provider` in {source} must be \"anthropic\" or \"openai\""
+        )));
     };
     let provider = text
         .parse::<Provider>()
-        .map_err(|e| anyhow::anyhow!("`provider` in {source}: {e}"))?;
+        .map_err(|e| ProviderError(format!("`provider` in {source}: {e}")))?;
     Ok(ProviderChoice {
         provider,
         source: format!("provider in {source}"),
@@ -216,7 +176,11 @@ pub fn client_config(
 }
 
 /// The model: `--model`, then the provider's variable and settings (see the module doc).
-pub fn model(provider: Provider, flag: Option<&str>, loaded: &LoadedSettings) -> Result<Sourced> {
+pub fn model(
+    provider: Provider,
+    flag: Option<&str>,
+    loaded: &LoadedSettings,
+) -> Result<Sourced, ProviderError> {
     if let Some(model) = flag.map(str::trim).filter(|m| !m.is_empty()) {
         return Ok(Sourced {
             value: model.to_owned(),
@@ -254,10 +218,11 @@ pub fn model(provider: Provider, flag: Option<&str>, loaded: &LoadedSettings) ->
                     value,
                     source: format!("model in {source}"),
                 }),
-                None => bail!(
+                None => Err(ProviderError(
                     "the openai provider needs a model name: pass --model (e.g. --model \
                      qwen2.5-coder:7b), or set OPENAI_MODEL, or `model` in tine's settings"
-                ),
+                        .to_owned(),
+                )),
             }
         }
     }
@@ -281,6 +246,92 @@ pub fn small_model(provider: Provider, main: &str, loaded: &LoadedSettings) -> S
                 value: main.to_owned(),
                 source: "the main model".to_owned(),
             })
+        }
+    }
+}
+
+/// The provider's part of a session, decided once at start: the session (and every fork of
+/// it: memory extraction, dream, compaction, side queries) talks through `client` with `model`.
+pub(crate) struct ProviderParts {
+    /// The model: an alias resolved (anthropic), or verbatim (openai).
+    pub model: String,
+    /// WebFetch's and side queries' model.
+    pub small_model: String,
+    pub client: PendingClient,
+    /// Settings that were ignored (a project choosing the provider).
+    pub warnings: Vec<String>,
+}
+
+/// The session's client: the front end's, or Anthropic's being built off the runtime.
+pub(crate) enum PendingClient {
+    Ready(Arc<dyn ModelClient>),
+    Building(tokio::task::JoinHandle<Result<HttpClient, ApiError>>),
+}
+
+impl PendingClient {
+    pub(crate) async fn ready(self) -> Result<Arc<dyn ModelClient>, StartError> {
+        match self {
+            PendingClient::Ready(client) => Ok(client),
+            PendingClient::Building(task) => match task.await {
+                Ok(Ok(client)) => Ok(Arc::new(client)),
+                Ok(Err(error)) => Err(StartError::Client(error.to_string())),
+                Err(error) => Err(StartError::Client(error.to_string())),
+            },
+        }
+    }
+}
+
+impl ProviderParts {
+    /// The provider of `options.provider` or settings, its credentials checked first (a
+    /// missing key is one line naming it), its model and small model, its client.
+    pub(crate) fn choose(
+        options: &SessionOptions,
+        loaded: &LoadedSettings,
+    ) -> Result<Self, StartError> {
+        let choice = choose(options.provider, loaded).map_err(StartError::Provider)?;
+        match choice.provider {
+            Provider::Anthropic => {
+                let client = match &options.client {
+                    Some(client) => PendingClient::Ready(Arc::clone(client)),
+                    None => {
+                        let config = ClientConfig::from_env().map_err(StartError::Credentials)?;
+                        PendingClient::Building(tokio::task::spawn_blocking(move || {
+                            HttpClient::new(config)
+                        }))
+                    }
+                };
+                let small_model = options
+                    .small_model
+                    .clone()
+                    .unwrap_or_else(|| small_model(Provider::Anthropic, "", loaded).value);
+                Ok(Self {
+                    model: model_from(options.model.as_deref(), loaded),
+                    small_model,
+                    client,
+                    warnings: choice.warnings,
+                })
+            }
+            Provider::OpenAi => {
+                let config =
+                    client_config(Provider::OpenAi, loaded).map_err(StartError::Credentials)?;
+                let model = model(Provider::OpenAi, options.model.as_deref(), loaded)
+                    .map_err(StartError::Provider)?
+                    .value;
+                let small_model = options
+                    .small_model
+                    .clone()
+                    .unwrap_or_else(|| small_model(Provider::OpenAi, &model, loaded).value);
+                let client = match &options.client {
+                    Some(client) => Arc::clone(client),
+                    None => config.build().map_err(StartError::Credentials)?,
+                };
+                Ok(Self {
+                    model,
+                    small_model,
+                    client: PendingClient::Ready(client),
+                    warnings: choice.warnings,
+                })
+            }
         }
     }
 }
