@@ -28,7 +28,7 @@ impl IdleTimer {
         self.at = Some(now + self.after);
     }
 
-    /// Something was sent, or a turn started: no longer idle.
+    /// Something was sent, or a turn started: not idle.
     pub(crate) fn disarm(&mut self) {
         self.at = None;
     }

@@ -169,12 +169,7 @@ mod tests {
     fn session_builtins() -> Vec<CommandInfo> {
         tine_session::COMMANDS
             .iter()
-            .map(|spec| CommandInfo {
-                name: spec.name.to_owned(),
-                description: spec.summary.to_owned(),
-                runs_turn: spec.runs_turn,
-                source: CommandSource::Builtin,
-            })
+            .map(tine_session::CommandSpec::info)
             .collect()
     }
 

@@ -12,8 +12,8 @@ use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use serde_json::Value;
 use tine_session::{
-    CommandInfo, CommandSource, Event, Op, OpId, PermissionMode, QueryEvent, SessionCost,
-    SessionEvent, SessionInfo, ToolOutput, TurnEnd, TurnOutcome,
+    CommandInfo, Event, Op, OpId, PermissionMode, QueryEvent, SessionCost, SessionEvent,
+    SessionInfo, ToolOutput, TurnEnd, TurnOutcome,
 };
 use tine_tui::{App, AppConfig};
 
@@ -42,12 +42,7 @@ pub fn info() -> SessionInfo {
 pub fn builtins() -> Vec<CommandInfo> {
     tine_session::COMMANDS
         .iter()
-        .map(|spec| CommandInfo {
-            name: spec.name.to_owned(),
-            description: spec.summary.to_owned(),
-            runs_turn: spec.runs_turn,
-            source: CommandSource::Builtin,
-        })
+        .map(tine_session::CommandSpec::info)
         .collect()
 }
 
