@@ -212,16 +212,25 @@ async fn skills_are_slash_commands_in_the_ui_listed_by_help_and_by_slash_skills(
     ui.exit().await;
 }
 
-/// The UI on a chat-completions client (`--provider openai`'s): the model goes out verbatim,
-/// `/model` switches it on the same client, and nothing is sent to the Messages API.
+/// The UI on `provider: openai`: the session's provider choice (from settings here) builds the
+/// chat-completions client; the model goes out verbatim, `/model` switches it on the same
+/// client, and nothing is sent to the Messages API.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ui_runs_on_the_openai_provider_with_its_model_verbatim() {
     let world = World::new();
     let server = mock(scenario()).await;
+    let settings = json!({
+        "provider": "openai",
+        "openai": {
+            "baseUrl": server.openai_base_url(),
+            "apiKey": "test-key",
+            "model": "qwen2.5-coder:7b",
+        },
+    })
+    .to_string();
     let mut options = world.options(&server);
-    options.client = Some(tine_test_support::openai_client_for(&server));
-    options.model = Some("qwen2.5-coder:7b".into());
-    options.small_model = Some("qwen2.5-coder:7b".into());
+    options.client = None;
+    options.settings_flag = Some(settings);
     let mut ui = Ui::start(options).await;
 
     ui.type_line("hello");
