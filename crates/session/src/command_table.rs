@@ -17,6 +17,18 @@ pub struct CommandSpec {
     pub runs_turn: bool,
 }
 
+impl CommandSpec {
+    /// The built-in as the table lists it.
+    pub fn info(&self) -> CommandInfo {
+        CommandInfo {
+            name: self.name.to_owned(),
+            description: self.summary.to_owned(),
+            runs_turn: self.runs_turn,
+            source: CommandSource::Builtin,
+        }
+    }
+}
+
 /// Every command the session answers.
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
@@ -88,15 +100,7 @@ pub(crate) fn table(
     command_dirs: &[std::path::PathBuf],
     skills: &[crate::skills::Skill],
 ) -> Vec<CommandInfo> {
-    let mut table: Vec<CommandInfo> = COMMANDS
-        .iter()
-        .map(|spec| CommandInfo {
-            name: spec.name.to_owned(),
-            description: spec.summary.to_owned(),
-            runs_turn: spec.runs_turn,
-            source: CommandSource::Builtin,
-        })
-        .collect();
+    let mut table: Vec<CommandInfo> = COMMANDS.iter().map(CommandSpec::info).collect();
     for skill in skills {
         table.push(CommandInfo {
             name: skill.name.clone(),

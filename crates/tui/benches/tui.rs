@@ -17,10 +17,11 @@ use nix::time::{ClockId, clock_gettime};
 use nix::unistd::Pid;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tine_tui::{
-    App, AppConfig, DiffSource, TerminalOptions, ToolDisplayView, ToolResultView, TurnEndReason,
-    UiEvent,
+use serde_json::json;
+use tine_session::{
+    Event, HistoryItem, Op, OpId, QueryEvent, SessionClosed, SessionEvent, ToolDisplay, ToolOutput,
 };
+use tine_tui::{App, AppConfig, Submitter, TerminalOptions};
 
 const MESSAGES: usize = 10_000;
 const WIDTH: u16 = 120;
@@ -33,10 +34,7 @@ fn main() {
         return;
     }
     let start = Instant::now();
-    let mut app = App::new(AppConfig {
-        model: "claude-sonnet-4-5".into(),
-        ..AppConfig::default()
-    });
+    let mut app = App::new(AppConfig::default());
     for event in session_events(MESSAGES) {
         app.handle(event);
     }
@@ -73,16 +71,19 @@ fn main() {
     let (scroll_cpu_p50, scroll_cpu_p99) = percentiles(&mut frames_cpu);
 
     // Streaming at the end of the long transcript: a delta then a frame, 2000 times.
-    app.handle(UiEvent::RequestStarted);
+    app.handle(query(QueryEvent::RequestStart {
+        turn: 1,
+        max_tokens: 32_000,
+    }));
     let mut stream_frames = Vec::new();
     let mut stream_cpu = Vec::new();
     let reply = reply_text(0).repeat(8);
     for piece in reply.as_bytes().chunks(8).take(2000) {
         let t = Instant::now();
         let c = thread_cpu();
-        app.handle(UiEvent::TextDelta(
-            String::from_utf8_lossy(piece).into_owned(),
-        ));
+        app.handle(query(QueryEvent::TextDelta {
+            text: String::from_utf8_lossy(piece).into_owned(),
+        }));
         draw(&mut terminal, &mut app);
         stream_frames.push(t.elapsed());
         stream_cpu.extend(cpu_since(c));
@@ -158,59 +159,68 @@ fn reply_text(i: usize) -> String {
     )
 }
 
+fn event(msg: SessionEvent) -> Event {
+    Event { id: None, msg }
+}
+
+fn query(event: QueryEvent) -> Event {
+    self::event(SessionEvent::Query(event))
+}
+
 /// `messages` messages in turns of four: a prompt, a markdown reply with a code block, a Bash
 /// call with output, an Edit with a diff.
-fn session_events(messages: usize) -> Vec<UiEvent> {
+fn session_events(messages: usize) -> Vec<Event> {
+    let diff = "--- src/module.rs\n+++ src/module.rs\n@@ -1,3 +1,3 @@\n fn a() {}\n-fn parse() { 0 }\n+fn parse() { 1 }\n fn b() {}\n";
     let mut events = Vec::new();
     for turn in 0..messages / 4 {
-        events.push(UiEvent::UserMessage(format!(
-            "prompt {turn}: please look at src/module_{turn}.rs and fix the failing test"
-        )));
-        events.push(UiEvent::RequestStarted);
-        events.push(UiEvent::TextDelta(reply_text(turn)));
+        events.push(event(SessionEvent::History(vec![HistoryItem::Prompt(
+            format!("prompt {turn}: please look at src/module_{turn}.rs and fix the failing test"),
+        )])));
+        events.push(query(QueryEvent::RequestStart {
+            turn: 1,
+            max_tokens: 32_000,
+        }));
+        events.push(query(QueryEvent::TextDelta {
+            text: reply_text(turn),
+        }));
         let id = format!("bash-{turn}");
-        events.push(UiEvent::ToolStarted {
+        events.push(event(SessionEvent::ToolInput {
             id: id.clone(),
             tool: "Bash".into(),
-            args: "cargo test".into(),
-        });
-        events.push(UiEvent::ToolFinished {
-            id,
-            result: ToolResultView {
-                is_error: false,
-                summary: "20 lines".into(),
-                content: (0..20).map(|i| format!("test case_{i} ... ok\n")).collect(),
-                display: ToolDisplayView::Shell {
+            input: json!({"command": "cargo test"}),
+        }));
+        let output: String = (0..20).map(|i| format!("test case_{i} ... ok\n")).collect();
+        events.push(query(QueryEvent::ToolResult {
+            tool_use_id: id,
+            tool: "Bash".into(),
+            output: ToolOutput::text(output)
+                .with_summary("20 lines")
+                .with_display(ToolDisplay::Shell {
                     exit_code: Some(0),
                     timed_out: false,
+                    truncated: false,
                     background_task: None,
-                },
-            },
-        });
+                }),
+        }));
         let id = format!("edit-{turn}");
-        events.push(UiEvent::ToolStarted {
+        let path = format!("src/module_{turn}.rs");
+        events.push(event(SessionEvent::ToolInput {
             id: id.clone(),
             tool: "Edit".into(),
-            args: format!("src/module_{turn}.rs"),
-        });
-        events.push(UiEvent::ToolFinished {
-            id,
-            result: ToolResultView {
-                is_error: false,
-                summary: "Added 1 line, removed 1 line".into(),
-                content: "updated".into(),
-                display: ToolDisplayView::Diff {
-                    path: format!("src/module_{turn}.rs"),
-                    diff: DiffSource::Texts {
-                        before: "fn a() {}\nfn parse() { 0 }\nfn b() {}\n".into(),
-                        after: "fn a() {}\nfn parse() { 1 }\nfn b() {}\n".into(),
-                    },
-                },
-            },
-        });
-        events.push(UiEvent::TurnEnded {
-            reason: TurnEndReason::Completed,
-        });
+            input: json!({"file_path": path}),
+        }));
+        events.push(query(QueryEvent::ToolResult {
+            tool_use_id: id,
+            tool: "Edit".into(),
+            output: ToolOutput::text("updated")
+                .with_summary("Added 1 line, removed 1 line")
+                .with_display(ToolDisplay::Diff {
+                    file_path: PathBuf::from(path),
+                    unified: diff.to_owned(),
+                    added: 1,
+                    removed: 1,
+                }),
+        }));
     }
     events
 }
@@ -346,11 +356,21 @@ fn idle_child(pid_file: PathBuf) {
     runtime.block_on(async {
         let mut app = App::new(AppConfig::default());
         for i in 0..2000 {
-            app.handle(UiEvent::UserMessage(format!("prompt {i}")));
-            app.handle(UiEvent::TextDelta(format!("reply **{i}**")));
+            app.handle(event(SessionEvent::History(vec![
+                HistoryItem::Prompt(format!("prompt {i}")),
+                HistoryItem::Text(format!("reply **{i}**")),
+            ])));
         }
-        let (_ui_tx, ui_rx) = tokio::sync::mpsc::unbounded_channel();
-        let (cmd_tx, _cmd_rx) = tokio::sync::mpsc::unbounded_channel();
-        let _ = tine_tui::run(&mut app, ui_rx, cmd_tx, TerminalOptions::default()).await;
+        let (_events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+        let _ = tine_tui::run(&mut app, events_rx, &mut Silent, TerminalOptions::default()).await;
     });
+}
+
+/// A session that takes every op and never says anything.
+struct Silent;
+
+impl Submitter for Silent {
+    fn submit(&mut self, _op: Op) -> Result<OpId, SessionClosed> {
+        Ok(OpId(0))
+    }
 }

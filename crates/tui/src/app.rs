@@ -1,81 +1,118 @@
 //! The App: the UI's whole state and its transitions, with no terminal in it. The session's
-//! events go in through [`App::handle`], keys through [`App::handle_key`] (in `keys.rs`), and
-//! both return the [`UiCommand`]s to send; [`App::render`] (in `view.rs`) draws a frame. The
-//! terminal loop (`run.rs`) only moves events in and commands out and draws when
+//! [`Event`]s go in through [`App::handle`] (`incoming`, `reply`, `replay`), keys through
+//! [`App::handle_key`] (`keys`), and both return the [`Op`]s to submit; whoever submits them
+//! tells the app the id each got ([`App::submitted`]). [`App::render`] (`view`) draws a
+//! frame. The terminal loop (`run`) only moves events in and ops out and draws when
 //! [`App::is_dirty`].
 //!
-//! The turn guard and the queue are seed 003 §六's QueryGuard and message queue: a prompt
-//! submitted while a turn runs waits in `queue` (shown under the input) and goes when
-//! `TurnEnded` releases the guard.
+//! The turn guard and the queue: a prompt (or a command that talks to the model) holds the
+//! guard from its submission until the `TurnEnded` naming its op; what is submitted meanwhile
+//! waits in `queue` (shown under the input) and goes when the guard is released. A command
+//! that runs no turn of the model (`/cost`) takes no guard, and its turn's events are not the
+//! spinner's. A turn the session starts itself (background agents' reports) holds the guard
+//! too while it runs.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
+use tine_session::{CommandInfo, Op, OpId, PermissionMode, SessionInfo};
 use tokio::time::Instant;
 
+use crate::away::AwayState;
 use crate::elicitation::ElicitationDialog;
 use crate::entry::Entry;
-use crate::event::{PermissionMode, TaskView, TurnEndReason, UiCommand, UiEvent, UsageView};
+use crate::idle::{IDLE_AFTER, IdleTimer};
 use crate::input::PromptInput;
+use crate::panel_task::PanelTask;
 use crate::permission::PermissionDialog;
-use crate::slash::{self, Completion, SlashCommandSpec};
+use crate::slash::Completion;
+use crate::speculation::SpeculationState;
 use crate::stream::MarkdownStream;
-use crate::tool_call::{Progress, ToolCall, ToolState};
+use crate::tool_call::ToolState;
 use crate::transcript::Transcript;
-use crate::wrap::sanitize;
 
 /// The spinner's frames and pace (it ticks only while a turn runs).
-pub const SPINNER: &[&str] = &["·", "✢", "✳", "✶", "✻", "✽", "✻", "✶", "✳", "✢"];
-pub const SPINNER_INTERVAL: Duration = Duration::from_millis(120);
+pub(crate) const SPINNER: &[&str] = &["·", "✢", "✳", "✶", "✻", "✽", "✻", "✶", "✳", "✢"];
+pub(crate) const SPINNER_INTERVAL: Duration = Duration::from_millis(120);
 /// How long "press Ctrl+C again to exit" stays armed.
-pub const CTRL_C_WINDOW: Duration = Duration::from_secs(2);
+pub(crate) const CTRL_C_WINDOW: Duration = Duration::from_secs(2);
 
-/// What the app is started with.
-#[derive(Debug, Clone, Default)]
+/// What the app is started with besides what the session tells it.
+#[derive(Debug, Clone)]
 pub struct AppConfig {
-    pub model: String,
-    pub permission_mode: PermissionMode,
-    /// Whether Shift+Tab may reach bypassPermissions (the session was started allowing it).
-    pub bypass_available: bool,
-    /// Custom commands (`.tine/commands/*.md`), after the built-ins.
-    pub custom_commands: Vec<SlashCommandSpec>,
     /// Earlier prompts, oldest first, for Up/Down.
     pub history: Vec<String>,
+    /// Whether the terminal loop keeps the prompt history on disk
+    /// (`$TINE_HOME/history.jsonl`, per project): it loads this project's prompts when the
+    /// session is configured and adds each prompt and command sent.
+    pub history_file: bool,
+    /// How long after a turn, with nothing sent, the idle hint goes to the session
+    /// ([`Op::FlushBackground`], [`Op::NotifyIdle`]); a minute by default.
+    pub idle_after: Duration,
+    /// Whether the transcript opens with Claude Code's welcome line (where this is, where the
+    /// help is) once the session is configured.
+    pub welcome: bool,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        Self {
+            history: Vec::new(),
+            history_file: false,
+            idle_after: IDLE_AFTER,
+            welcome: false,
+        }
+    }
 }
 
 /// Something waiting for the turn guard.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Queued {
+pub(crate) enum Queued {
     Prompt(String),
-    Command {
-        spec: SlashCommandSpec,
-        args: String,
-    },
+    Command { command: CommandInfo, args: String },
 }
 
 impl Queued {
-    pub fn text(&self) -> String {
+    /// As typed.
+    pub(crate) fn text(&self) -> String {
         match self {
             Queued::Prompt(t) => t.clone(),
-            Queued::Command { spec, args } if args.is_empty() => format!("/{}", spec.name),
-            Queued::Command { spec, args } => format!("/{} {args}", spec.name),
+            Queued::Command { command, args } if args.is_empty() => format!("/{}", command.name),
+            Queued::Command { command, args } => format!("/{} {args}", command.name),
         }
     }
 }
 
 /// The running turn.
 #[derive(Debug, Clone)]
-pub struct Turn {
-    pub started: Instant,
+pub(crate) struct Turn {
+    /// The op whose turn it is (`None` until its submission is told).
+    pub(crate) op: Option<OpId>,
+    pub(crate) started: Instant,
     /// Transcript length when the current reply began (a discarded reply is cut back to it).
-    pub reply_start: usize,
+    pub(crate) reply_start: usize,
     /// Esc was pressed: "Interrupted by user" is shown already.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
 }
 
+/// The status line's figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct StatusFigures {
+    pub(crate) model: String,
+    pub(crate) context_tokens: u64,
+    pub(crate) context_window: u64,
+    pub(crate) cost_usd: f64,
+    pub(crate) cache_read_share: Option<f64>,
+}
+
+/// The interactive UI's state: a pure state machine (session events, keys and time in, ops
+/// out, a frame drawn on request).
 pub struct App {
-    pub(crate) commands: Vec<SlashCommandSpec>,
-    pub(crate) bypass_available: bool,
+    pub(crate) config: AppConfig,
+    /// What the session said it is (its last `Configured`).
+    pub(crate) info: Option<SessionInfo>,
+    /// The commands completion and dispatch read (`slash::table`).
+    pub(crate) commands: Vec<CommandInfo>,
     pub(crate) transcript: Transcript,
     pub(crate) input: PromptInput,
     pub(crate) completion: Completion,
@@ -86,11 +123,19 @@ pub struct App {
     pub(crate) tasks_open: bool,
     /// The tasks panel's selected row (in its order: running first).
     pub(crate) task_selected: usize,
-    pub(crate) tasks: Vec<TaskView>,
-    pub(crate) usage: UsageView,
+    pub(crate) tasks: Vec<PanelTask>,
+    pub(crate) status: StatusFigures,
     pub(crate) mode: PermissionMode,
     pub(crate) turn: Option<Turn>,
     pub(crate) queue: VecDeque<Queued>,
+    /// For each turn op handed out and not yet told submitted: whether it holds the guard.
+    pub(crate) submitting: VecDeque<bool>,
+    /// Turn ops of commands that run no turn of the model: their turns are not shown.
+    pub(crate) quiet: HashSet<OpId>,
+    /// Ops whose failure is only logged (an answer to a question withdrawn meanwhile).
+    pub(crate) quiet_failures: HashSet<OpId>,
+    /// The `/clear` whose new conversation is already on screen (cleared when it was sent).
+    pub(crate) cleared_by: Option<OpId>,
     /// A retry under way, shown beside the spinner.
     pub(crate) retry: Option<String>,
     /// Ctrl+O: results and thinking in full.
@@ -102,26 +147,23 @@ pub struct App {
     pub(crate) exit: bool,
     /// Ctrl+Z: the terminal loop hands the terminal back and stops the process.
     pub(crate) suspend: bool,
-    open_text: Option<usize>,
-    open_thinking: Option<usize>,
-    tools: HashMap<String, usize>,
-    pub(crate) away: crate::away::AwayState,
-    pub(crate) speculation: crate::speculation::SpeculationState,
+    pub(crate) open_text: Option<usize>,
+    pub(crate) open_thinking: Option<usize>,
+    /// Tool calls' entries by `tool_use` id.
+    pub(crate) tools: HashMap<String, usize>,
+    pub(crate) away: AwayState,
+    pub(crate) speculation: SpeculationState,
+    pub(crate) idle: IdleTimer,
 }
 
 impl App {
+    /// An app waiting for the session's `Configured`.
     pub fn new(config: AppConfig) -> Self {
-        let mut commands = slash::builtins();
-        for custom in config.custom_commands {
-            if !commands.iter().any(|c| c.name == custom.name) {
-                commands.push(custom);
-            }
-        }
         Self {
-            commands,
-            bypass_available: config.bypass_available,
+            info: None,
+            commands: crate::slash::table(&[]),
             transcript: Transcript::new(),
-            input: PromptInput::new(config.history),
+            input: PromptInput::new(config.history.clone()),
             completion: Completion::default(),
             dialog: PermissionDialog::default(),
             elicitation: ElicitationDialog::default(),
@@ -129,13 +171,14 @@ impl App {
             tasks_open: false,
             task_selected: 0,
             tasks: Vec::new(),
-            usage: UsageView {
-                model: config.model,
-                ..UsageView::default()
-            },
-            mode: config.permission_mode,
+            status: StatusFigures::default(),
+            mode: PermissionMode::Default,
             turn: None,
             queue: VecDeque::new(),
+            submitting: VecDeque::new(),
+            quiet: HashSet::new(),
+            quiet_failures: HashSet::new(),
+            cleared_by: None,
             retry: None,
             expanded: false,
             ctrl_c_at: None,
@@ -147,8 +190,10 @@ impl App {
             open_text: None,
             open_thinking: None,
             tools: HashMap::new(),
-            away: Default::default(),
-            speculation: Default::default(),
+            away: AwayState::default(),
+            speculation: SpeculationState::default(),
+            idle: IdleTimer::new(config.idle_after),
+            config,
         }
     }
 
@@ -157,11 +202,12 @@ impl App {
         self.dirty
     }
 
+    /// Draw the next frame whatever changed (the screen was retaken).
     pub fn mark_dirty(&mut self) {
         self.dirty = true;
     }
 
-    /// Whether the app asked to exit.
+    /// Whether the person asked to exit (`/exit`, Ctrl-D on an empty prompt, Ctrl-C twice).
     pub fn should_exit(&self) -> bool {
         self.exit
     }
@@ -176,38 +222,70 @@ impl App {
         self.turn.is_some()
     }
 
-    pub fn transcript(&self) -> &Transcript {
-        &self.transcript
+    /// The op whose turn holds the guard, once its submission was told.
+    pub fn turn_op(&self) -> Option<OpId> {
+        self.turn.as_ref().and_then(|t| t.op)
     }
 
-    pub fn input(&self) -> &PromptInput {
-        &self.input
+    /// What the session said it is, from its last `Configured` (the conversation in place).
+    pub fn session(&self) -> Option<&SessionInfo> {
+        self.info.as_ref()
     }
 
-    pub fn queued(&self) -> impl Iterator<Item = &Queued> {
-        self.queue.iter()
+    /// Whether the transcript has nothing in it.
+    pub fn transcript_is_empty(&self) -> bool {
+        self.transcript.is_empty()
     }
 
+    /// The prompt box's text.
+    pub fn input_text(&self) -> &str {
+        self.input.text()
+    }
+
+    /// What waits for the turn guard, as typed, in order.
+    pub fn queued(&self) -> impl Iterator<Item = String> + '_ {
+        self.queue.iter().map(Queued::text)
+    }
+
+    /// The permission mode shown.
     pub fn permission_mode(&self) -> PermissionMode {
         self.mode
     }
 
-    pub fn dialog(&self) -> &PermissionDialog {
-        &self.dialog
+    /// How many questions (permission requests, a stuck model) the dialog holds, the one shown
+    /// included; 0 when it is closed.
+    pub fn questions_waiting(&self) -> usize {
+        self.dialog.waiting()
+    }
+
+    /// The away card shown, if any.
+    pub fn away_card(&self) -> Option<&str> {
+        self.away.card()
+    }
+
+    /// Whether the terminal loop keeps the prompt history on disk ([`AppConfig::history_file`]).
+    pub fn keeps_history_file(&self) -> bool {
+        self.config.history_file
+    }
+
+    /// Earlier prompts (from the history file), before those of this run.
+    pub fn add_history(&mut self, earlier: Vec<String>) {
+        self.input.prepend_history(earlier);
     }
 
     /// When the app next needs to wake without input: the spinner's next frame while a turn
-    /// runs, the end of the Ctrl+C window. `None` when idle: no timer at all.
+    /// runs, the end of the Ctrl+C window, a pause in typing to speculate on, the idle hint.
+    /// `None` when there is nothing of the kind: no timer at all.
     pub fn next_wakeup(&self) -> Option<Instant> {
-        let hint = self.ctrl_c_at.map(|t| t + CTRL_C_WINDOW);
-        let hint = match (hint, self.speculation_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        match (self.spinner_next.filter(|_| self.turn.is_some()), hint) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.spinner_next.filter(|_| self.turn.is_some()),
+            self.ctrl_c_at.map(|t| t + CTRL_C_WINDOW),
+            self.speculation.deadline(),
+            self.idle.deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Time passed: the spinner moves on, the Ctrl+C hint expires.
@@ -226,190 +304,66 @@ impl App {
         }
     }
 
-    /// One event from the session.
-    pub fn handle(&mut self, event: UiEvent) -> Vec<UiCommand> {
-        self.dirty = true;
-        match event {
-            UiEvent::TurnStarted => {
-                if self.turn.is_none() {
-                    self.begin_turn();
-                }
-            }
-            UiEvent::RequestStarted => {
-                self.close_open();
-                self.retry = None;
-                let len = self.transcript.len();
-                if let Some(turn) = &mut self.turn {
-                    turn.reply_start = len;
-                }
-            }
-            UiEvent::TextDelta(text) => {
-                self.retry = None;
-                self.close_thinking();
-                let index = match self.open_text {
-                    Some(i) => i,
-                    None => {
-                        let i = self
-                            .transcript
-                            .push(Entry::Assistant(MarkdownStream::new()));
-                        self.open_text = Some(i);
-                        i
-                    }
-                };
-                if let Some(Entry::Assistant(stream)) = self.transcript.get_mut(index) {
-                    stream.push(&sanitize(&text));
-                }
-            }
-            UiEvent::ThinkingDelta(delta) => {
-                self.retry = None;
-                self.close_text();
-                let index = match self.open_thinking {
-                    Some(i) => i,
-                    None => {
-                        let i = self.transcript.push(Entry::Thinking {
-                            text: String::new(),
-                            done: false,
-                        });
-                        self.open_thinking = Some(i);
-                        i
-                    }
-                };
-                if let Some(Entry::Thinking { text, .. }) = self.transcript.get_mut(index) {
-                    text.push_str(&delta);
-                }
-            }
-            UiEvent::ToolStarted { id, tool, args } => match self.tools.get(&id).copied() {
-                Some(i) => {
-                    if let Some(Entry::Tool(call)) = self.transcript.get_mut(i) {
-                        call.tool = tool;
-                        if !args.is_empty() {
-                            call.args = args;
-                        }
-                    }
-                }
-                None => {
-                    self.close_open();
-                    let call = ToolCall::new(id.clone(), tool, args, Instant::now());
-                    let i = self.transcript.push(Entry::Tool(call));
-                    self.tools.insert(id, i);
-                }
-            },
-            UiEvent::ToolProgress {
-                id,
-                elapsed,
-                lines,
-                bytes,
-            } => {
-                if let Some(i) = self.tools.get(&id).copied()
-                    && let Some(Entry::Tool(call)) = self.transcript.get_mut(i)
-                {
-                    call.progress = Some(Progress {
-                        elapsed,
-                        lines,
-                        bytes,
-                    });
-                }
-            }
-            UiEvent::ToolFinished { id, result } => match self.tools.get(&id).copied() {
-                Some(i) => {
-                    if let Some(Entry::Tool(call)) = self.transcript.get_mut(i) {
-                        call.finish(result);
-                    }
-                }
-                None => {
-                    self.close_open();
-                    let mut call =
-                        ToolCall::new(id.clone(), "Tool".into(), String::new(), Instant::now());
-                    call.finish(result);
-                    let i = self.transcript.push(Entry::Tool(call));
-                    self.tools.insert(id, i);
-                }
-            },
-            UiEvent::PermissionRequest(request) => self.dialog.push(request),
-            UiEvent::StuckModel(question) => self.dialog.push_stuck(question),
-            UiEvent::Elicitation(request) => self.elicitation.push(request),
-            UiEvent::ElicitationWithdrawn { id } => self.elicitation.withdraw(&id),
-            UiEvent::Retry {
-                message,
-                discard_partial,
-            } => {
-                if discard_partial && let Some(turn) = &self.turn {
-                    let keep = turn.reply_start;
-                    self.transcript.truncate(keep);
-                    self.forget_from(keep);
-                }
-                self.retry = Some(message);
-            }
-            UiEvent::TurnEnded { reason } => {
-                self.note_turn_end(Instant::now());
-                return self.end_turn(reason);
-            }
-            UiEvent::AwaySummary(text) => self.show_away_summary(&text),
-            // Background work reports at any time, also while a reply streams: the reply goes
-            // on in its own entry above the notice rather than being cut in two.
-            UiEvent::Notice { level, text } => {
-                self.transcript.push(Entry::Notice { level, text });
-            }
-            UiEvent::CommandOutput { command: _, text } => {
-                self.transcript.push(Entry::CommandOutput {
-                    body: MarkdownStream::complete(&sanitize(&text)),
-                });
-            }
-            UiEvent::Task(task) => match self.tasks.iter_mut().find(|t| t.id == task.id) {
-                Some(existing) => *existing = task,
-                None => self.tasks.push(task),
-            },
-            UiEvent::Usage(usage) => self.usage = usage,
-            UiEvent::PermissionModeChanged(mode) => self.mode = mode,
-            UiEvent::UserMessage(text) => {
-                self.close_open();
-                self.transcript.push(Entry::User { text });
-            }
-            UiEvent::Cleared => self.clear_transcript(),
-            UiEvent::Compacted(view) => {
-                self.close_open();
-                self.transcript.push(Entry::Compacted(view));
-            }
-        }
-        Vec::new()
+    /// What is due at `now`: a draft to speculate on once typing paused, the idle hint.
+    pub fn due_ops(&mut self, now: Instant) -> Vec<Op> {
+        let allowed = self.turn.is_none() && !self.dialog.is_open();
+        let mut ops: Vec<Op> = self.speculation.due(now, allowed).into_iter().collect();
+        ops.extend(self.idle.due(now));
+        ops
     }
 
-    fn begin_turn(&mut self) {
+    /// `op`, handed out by this app, was submitted as `id`: a turn's op takes the guard it
+    /// reserved (or is a command's whose turn is not shown); an answer's failure is only
+    /// logged. Call it for every op, in the order handed out.
+    pub fn submitted(&mut self, op: &Op, id: OpId) {
+        match op {
+            Op::Prompt(_) | Op::Command { .. } | Op::Compact { .. } => {
+                let guard = self.submitting.pop_front().unwrap_or(false);
+                match &mut self.turn {
+                    Some(turn) if guard && turn.op.is_none() => turn.op = Some(id),
+                    _ => {
+                        self.quiet.insert(id);
+                    }
+                }
+                if matches!(op, Op::Command { name, .. } if name == "clear") {
+                    self.cleared_by = Some(id);
+                }
+            }
+            Op::Answer { .. } => {
+                self.quiet_failures.insert(id);
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn begin_turn(&mut self, op: Option<OpId>) {
         let now = Instant::now();
         self.turn = Some(Turn {
+            op,
             started: now,
             reply_start: self.transcript.len(),
             interrupted: false,
         });
+        self.idle.disarm();
         self.spinner_frame = 0;
         self.spinner_next = Some(now + SPINNER_INTERVAL);
     }
 
-    fn end_turn(&mut self, reason: TurnEndReason) -> Vec<UiCommand> {
-        self.close_open();
-        let was_interrupted = self.turn.as_ref().is_some_and(|t| t.interrupted);
-        if !matches!(reason, TurnEndReason::Completed) {
-            self.interrupt_running_tools();
-        }
-        match reason {
-            TurnEndReason::Completed => {}
-            TurnEndReason::Interrupted if was_interrupted => {}
-            TurnEndReason::Interrupted => {
-                self.transcript.push(Entry::Interrupted);
-            }
-            TurnEndReason::Failed { message } => {
-                self.transcript.push(Entry::Error { message });
-            }
-        }
+    /// The guard is released: the turn's state goes, queued work starts.
+    pub(crate) fn release_turn(&mut self) -> Vec<Op> {
         self.turn = None;
         self.spinner_next = None;
         self.retry = None;
         self.dialog.clear();
+        self.quiet_failures.clear();
+        let now = Instant::now();
+        self.away.note_turn_end(now);
+        self.idle.arm(now);
         self.drain_queue()
     }
 
     /// Starts queued work until something holds the guard again.
-    fn drain_queue(&mut self) -> Vec<UiCommand> {
+    fn drain_queue(&mut self) -> Vec<Op> {
         let mut out = Vec::new();
         while self.turn.is_none() {
             let Some(item) = self.queue.pop_front() else {
@@ -421,7 +375,7 @@ impl App {
     }
 
     /// Sends `item` now if no turn runs, else queues it.
-    pub(crate) fn dispatch(&mut self, item: Queued) -> Vec<UiCommand> {
+    pub(crate) fn dispatch(&mut self, item: Queued) -> Vec<Op> {
         if self.turn.is_some() {
             self.queue.push_back(item);
             return Vec::new();
@@ -429,30 +383,33 @@ impl App {
         self.start(item)
     }
 
-    fn start(&mut self, item: Queued) -> Vec<UiCommand> {
+    fn start(&mut self, item: Queued) -> Vec<Op> {
+        self.idle.disarm();
         match item {
             Queued::Prompt(text) => {
                 self.close_open();
                 self.transcript.push(Entry::User { text: text.clone() });
-                self.begin_turn();
-                vec![UiCommand::Submit(text)]
+                self.begin_turn(None);
+                self.submitting.push_back(true);
+                vec![Op::Prompt(text)]
             }
-            Queued::Command { spec, args } => {
-                if spec.name == "clear" {
+            Queued::Command { command, args } => {
+                if command.name == "clear" {
                     self.clear_transcript();
                 } else {
                     self.close_open();
                     let shown = Queued::Command {
-                        spec: spec.clone(),
+                        command: command.clone(),
                         args: args.clone(),
                     };
                     self.transcript.push(Entry::User { text: shown.text() });
                 }
-                if spec.runs_turn {
-                    self.begin_turn();
+                if command.runs_turn {
+                    self.begin_turn(None);
                 }
-                vec![UiCommand::SlashCommand {
-                    name: spec.name,
+                self.submitting.push_back(command.runs_turn);
+                vec![Op::Command {
+                    name: command.name,
                     args,
                 }]
             }
@@ -460,7 +417,7 @@ impl App {
     }
 
     /// Esc (or Ctrl+C) while a turn runs.
-    pub(crate) fn interrupt(&mut self) -> Vec<UiCommand> {
+    pub(crate) fn interrupt(&mut self) -> Vec<Op> {
         let Some(turn) = &mut self.turn else {
             return Vec::new();
         };
@@ -482,15 +439,15 @@ impl App {
             }
             self.input.set_text(&parts.join("\n"));
         }
-        vec![UiCommand::Interrupt]
+        vec![Op::Interrupt]
     }
 
-    fn interrupt_running_tools(&mut self) {
+    pub(crate) fn interrupt_running_tools(&mut self) {
         let running: Vec<usize> = self.tools.values().copied().collect();
         for i in running {
-            let is_running =
-                matches!(self.transcript.get(i), Some(Entry::Tool(c)) if c.is_running());
-            if is_running && let Some(Entry::Tool(call)) = self.transcript.get_mut(i) {
+            if let Some(Entry::Tool(call)) = self.transcript.get_mut(i)
+                && call.is_running()
+            {
                 call.state = ToolState::Interrupted;
             }
         }
@@ -507,13 +464,13 @@ impl App {
     }
 
     /// Forgets open entries and tool ids at or after `len` (they were cut off).
-    fn forget_from(&mut self, len: usize) {
+    pub(crate) fn forget_from(&mut self, len: usize) {
         self.open_text = self.open_text.filter(|i| *i < len);
         self.open_thinking = self.open_thinking.filter(|i| *i < len);
         self.tools.retain(|_, i| *i < len);
     }
 
-    fn close_text(&mut self) {
+    pub(crate) fn close_text(&mut self) {
         if let Some(i) = self.open_text.take()
             && let Some(Entry::Assistant(stream)) = self.transcript.get_mut(i)
         {
@@ -521,7 +478,7 @@ impl App {
         }
     }
 
-    fn close_thinking(&mut self) {
+    pub(crate) fn close_thinking(&mut self) {
         if let Some(i) = self.open_thinking.take()
             && let Some(Entry::Thinking { done, .. }) = self.transcript.get_mut(i)
         {
@@ -529,13 +486,21 @@ impl App {
         }
     }
 
-    fn close_open(&mut self) {
+    pub(crate) fn close_open(&mut self) {
         self.close_text();
         self.close_thinking();
     }
 
-    pub(crate) fn exit(&mut self) -> Vec<UiCommand> {
+    /// A finished markdown entry (a command's answer).
+    pub(crate) fn push_markdown(&mut self, text: &str) {
+        self.transcript.push(Entry::CommandOutput {
+            body: MarkdownStream::complete(&crate::wrap::sanitize(text)),
+        });
+    }
+
+    /// Leave: the front end shuts the session down once the loop returns.
+    pub(crate) fn exit(&mut self) -> Vec<Op> {
         self.exit = true;
-        vec![UiCommand::Exit]
+        Vec::new()
     }
 }

@@ -1,26 +1,26 @@
-//! The away card (seed 001 §16.2.5): when the person comes back after an idle gap (terminal
-//! focus regained, or the first key or paste after it), the UI asks the session for a summary
-//! of where things stand ([`UiCommand::AwaySummary`]) and shows the answer as a card above the
-//! prompt box until the next prompt is sent (or Esc).
+//! The away card: when the person comes back after an idle gap (terminal focus regained, or
+//! the first key or paste after it), the UI asks the session for a summary of where things
+//! stand ([`Op::AwaySummary`]) and shows the answer as a card above the prompt box until the
+//! next prompt is sent (or Esc).
 //!
 //! The gap is counted from the person's last key, paste or focus event, or from the end of the
-//! last turn, whichever is later; a turn running is never "away". Off ([`App::set_away_after`]
-//! with `None`, the default), nothing is ever asked.
+//! last turn, whichever is later; a turn running is never "away". Off (the session's
+//! [`SessionInfo::away_after`](tine_session::SessionInfo) is `None`, the default), nothing is
+//! ever asked.
 
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEventKind};
 use ratatui::text::{Line, Span};
+use tine_session::Op;
 use tokio::time::Instant;
 
-use crate::app::App;
-use crate::event::UiCommand;
 use crate::theme;
 use crate::wrap::sanitize;
 
-/// The away card's state on the [`App`].
+/// The away card's state.
 #[derive(Debug, Default)]
-pub struct AwayState {
+pub(crate) struct AwayState {
     /// After how long idle a return asks for a summary; `None`: off.
     after: Option<Duration>,
     /// The person's (or the last turn's) last sign of life.
@@ -30,67 +30,59 @@ pub struct AwayState {
     card: Option<String>,
 }
 
-impl App {
-    /// Turns the away summary on after `after` idle (the session's `awaySummaryIdleMinutes`),
-    /// or off with `None`.
-    pub fn set_away_after(&mut self, after: Option<Duration>) {
-        self.away.after = after;
+impl AwayState {
+    /// On after `after` idle (the session's `awaySummaryIdleMinutes`), or off with `None`.
+    pub(crate) fn set_after(&mut self, after: Option<Duration>) {
+        self.after = after;
     }
 
     /// The card shown, if any.
-    pub fn away_card(&self) -> Option<&str> {
-        self.away.card.as_deref()
+    pub(crate) fn card(&self) -> Option<&str> {
+        self.card.as_deref()
     }
 
     /// A terminal event, before the app handles it: a return after the gap asks for the
-    /// summary; Enter or Esc takes the card away.
-    pub(crate) fn note_presence(&mut self, event: &Event, now: Instant) -> Vec<UiCommand> {
+    /// summary when `may_ask` (no turn runs, there is something to summarize); Enter or Esc
+    /// takes the card away.
+    pub(crate) fn note_presence(&mut self, event: &Event, now: Instant, may_ask: bool) -> Vec<Op> {
         let presence = match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => {
-                if matches!(key.code, KeyCode::Enter | KeyCode::Esc) && self.away.card.is_some() {
-                    self.away.card = None;
-                    self.dirty = true;
+                if matches!(key.code, KeyCode::Enter | KeyCode::Esc) {
+                    self.card = None;
                 }
                 true
             }
             Event::Paste(_) | Event::FocusGained => true,
             _ => false,
         };
-        if !presence {
-            return Vec::new();
-        }
-        let Some(after) = self.away.after else {
+        let Some(after) = self.after.filter(|_| presence) else {
             return Vec::new();
         };
-        let gap = self
-            .away
-            .last_activity
-            .map(|t| now.saturating_duration_since(t));
-        self.away.last_activity = Some(now);
+        let gap = self.last_activity.map(|t| now.saturating_duration_since(t));
+        self.last_activity = Some(now);
         let returned = gap.is_some_and(|gap| gap >= after);
-        if returned && self.turn.is_none() && !self.away.asked && !self.transcript.is_empty() {
-            self.away.asked = true;
-            return vec![UiCommand::AwaySummary];
+        if returned && may_ask && !self.asked {
+            self.asked = true;
+            return vec![Op::AwaySummary];
         }
         Vec::new()
     }
 
     /// A turn ended: the idle gap starts now.
     pub(crate) fn note_turn_end(&mut self, now: Instant) {
-        self.away.last_activity = Some(now);
+        self.last_activity = Some(now);
     }
 
     /// The session's summary arrived.
-    pub(crate) fn show_away_summary(&mut self, text: &str) {
-        self.away.asked = false;
-        self.away.card = Some(sanitize(text.trim()));
-        self.dirty = true;
+    pub(crate) fn show(&mut self, text: &str) {
+        self.asked = false;
+        self.card = Some(sanitize(text.trim()));
     }
 
     /// The card's rows (title and text, wrapped to `width` less the borders), none when there
     /// is no card.
-    pub(crate) fn away_rows(&self, width: u16) -> Vec<Line<'static>> {
-        let Some(card) = &self.away.card else {
+    pub(crate) fn rows(&self, width: u16) -> Vec<Line<'static>> {
+        let Some(card) = &self.card else {
             return Vec::new();
         };
         let inner = usize::from(width.saturating_sub(4)).max(10);

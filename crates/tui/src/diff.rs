@@ -6,11 +6,18 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use similar::{ChangeTag, TextDiff};
 
-use crate::event::DiffSource;
 use crate::theme;
 use crate::wrap::{IndentedLine, sanitize};
 
 const CONTEXT: usize = 3;
+
+/// Where a diff comes from: the file's text before and after (a permission request's
+/// preview, diffed here), or a unified diff already made (an Edit's or Write's result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DiffSource<'a> {
+    Texts { before: &'a str, after: &'a str },
+    Unified(&'a str),
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffLineKind {
@@ -32,8 +39,8 @@ pub struct DiffLine {
 }
 
 /// The lines of a diff, hunk after hunk.
-pub fn diff_lines(source: &DiffSource) -> Vec<DiffLine> {
-    match source {
+pub(crate) fn diff_lines(source: &DiffSource<'_>) -> Vec<DiffLine> {
+    match *source {
         DiffSource::Texts { before, after } => from_texts(before, after),
         DiffSource::Unified(unified) => from_unified(unified),
     }
@@ -220,7 +227,10 @@ mod tests {
         let after = before
             .replace("line 3\n", "line three\n")
             .replace("line 18\n", "");
-        let lines = diff_lines(&DiffSource::Texts { before, after });
+        let lines = diff_lines(&DiffSource::Texts {
+            before: &before,
+            after: &after,
+        });
         let s = short(&lines);
         assert_eq!(
             s[..4],
@@ -243,22 +253,45 @@ mod tests {
             .context_radius(3)
             .header("f", "f")
             .to_string();
-        let from_texts = diff_lines(&DiffSource::Texts {
-            before: before.into(),
-            after: after.into(),
-        });
-        assert_eq!(diff_lines(&DiffSource::Unified(unified)), from_texts);
+        let from_texts = diff_lines(&DiffSource::Texts { before, after });
+        assert_eq!(diff_lines(&DiffSource::Unified(&unified)), from_texts);
     }
 
     #[test]
     fn render_caps_and_counts_the_rest() {
+        let after: String = (1..=30).map(|i| format!("{i}\n")).collect();
         let lines = diff_lines(&DiffSource::Texts {
-            before: String::new(),
-            after: (1..=30).map(|i| format!("{i}\n")).collect(),
+            before: "",
+            after: &after,
         });
         let (rows, more) = render(&lines, Some(10));
         assert_eq!(rows.len(), 10);
         assert_eq!(more, 20);
         assert_eq!(rows[0].first[0].content, " 1");
+    }
+
+    /// A permission request's preview is the whole file before and after (the session reads
+    /// it), so its lines are numbered as the file's, with context; the edit's strings alone
+    /// when the file does not hold them.
+    #[test]
+    fn an_edit_preview_numbers_the_lines_as_the_file_does() {
+        let lines = diff_lines(&DiffSource::Texts {
+            before: "one\ntwo\nthree\nfour\n",
+            after: "one\ntwo\nTHREE\nfour\n",
+        });
+        let removed = lines
+            .iter()
+            .find(|l| l.kind == DiffLineKind::Removed)
+            .map(|l| (l.old, l.text.as_str()));
+        assert_eq!(removed, Some((Some(3), "three")));
+        assert!(
+            lines.iter().any(|l| l.text == "two"),
+            "context around the change: {lines:?}"
+        );
+        let lines = diff_lines(&DiffSource::Texts {
+            before: "nine",
+            after: "NINE",
+        });
+        assert_eq!(lines.len(), 2, "{lines:?}");
     }
 }

@@ -2,8 +2,9 @@
 //! server's message and the fields it asks for (text, number, yes/no, a choice), and two
 //! buttons. Enter moves to the next field (on a button, presses it), Tab/↑↓ move, Space or
 //! ←→ toggle a yes/no and cycle a choice, Esc cancels. "Accept" sends the values (after
-//! checking required fields and numbers), "Decline" says no. Questions queue and are asked
-//! one at a time; an interruption of the turn drops them (the session withdraws them too).
+//! checking required fields and numbers), "Decline" says no; each answer is an [`Op::Answer`]
+//! naming its question. Questions queue and are asked one at a time; an interruption of the
+//! turn drops them (the session withdraws them too). The form itself is `elicitation_form`.
 
 use std::collections::VecDeque;
 
@@ -14,69 +15,18 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
-use crate::event::UiCommand;
+use tine_session::{Answer, ElicitationAnswer, ElicitationQuestion, Op, QuestionId};
+
+use crate::elicitation_form::{self, Field, FieldKind, FieldValue};
 use crate::theme;
 use crate::wrap::{IndentedLine, sanitize};
 
-/// What a server asks (the session's elicitation, its schema read into fields).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ElicitationRequest {
-    /// Echoed in the answer.
-    pub id: String,
-    /// The server's name.
-    pub server: String,
-    /// Its question.
-    pub message: String,
+/// A question in the queue, its schema read into fields once.
+#[derive(Debug, Clone, PartialEq)]
+struct Asked {
+    question: ElicitationQuestion,
     /// The form's fields, in the order shown (none in URL mode).
-    pub fields: Vec<ElicitationField>,
-    /// URL mode: the page to open (accepting says it was done).
-    pub url: Option<String>,
-}
-
-/// One field of the form.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ElicitationField {
-    /// The property's name (the answer's key).
-    pub name: String,
-    /// Its `title`, shown instead of the name when there is one.
-    pub title: Option<String>,
-    pub description: Option<String>,
-    pub kind: FieldKind,
-    pub required: bool,
-    /// The schema's `default`, filled in at the start.
-    pub default: Option<FieldValue>,
-}
-
-/// What a field holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FieldKind {
-    Text,
-    Integer,
-    Number,
-    Boolean,
-    /// One of these (an `enum`).
-    Choice(Vec<String>),
-}
-
-/// A field's value in the answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FieldValue {
-    Text(String),
-    Integer(i64),
-    /// A number as typed (it parses as a finite `f64`).
-    Number(String),
-    Bool(bool),
-}
-
-/// The person's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ElicitationReply {
-    /// "Accept": the values of the fields filled in (empty optional ones left out).
-    Accept(Vec<(String, FieldValue)>),
-    /// "Decline": the person said no.
-    Decline,
-    /// Esc: dismissed without deciding.
-    Cancel,
+    fields: Vec<Field>,
 }
 
 /// A field being edited.
@@ -90,7 +40,7 @@ enum Edit {
 /// The elicitation dialog and its queue.
 #[derive(Debug, Default)]
 pub struct ElicitationDialog {
-    queue: VecDeque<ElicitationRequest>,
+    queue: VecDeque<Asked>,
     edits: Vec<Edit>,
     /// A field's index, or `fields.len()` (Accept) / `fields.len() + 1` (Decline).
     focus: usize,
@@ -103,22 +53,26 @@ impl ElicitationDialog {
         !self.queue.is_empty()
     }
 
-    /// The question shown.
-    pub fn current(&self) -> Option<&ElicitationRequest> {
+    fn current(&self) -> Option<&Asked> {
         self.queue.front()
     }
 
-    pub fn push(&mut self, request: ElicitationRequest) {
-        self.queue.push_back(request);
+    pub fn push(&mut self, question: ElicitationQuestion) {
+        let fields = question
+            .schema
+            .as_ref()
+            .map(elicitation_form::fields)
+            .unwrap_or_default();
+        self.queue.push_back(Asked { question, fields });
         if self.queue.len() == 1 {
             self.reset();
         }
     }
 
     /// Takes a question off (the session withdrew it).
-    pub fn withdraw(&mut self, id: &str) {
-        let was_current = self.current().is_some_and(|r| r.id == id);
-        self.queue.retain(|r| r.id != id);
+    pub fn withdraw(&mut self, id: QuestionId) {
+        let was_current = self.current().is_some_and(|r| r.question.id == id);
+        self.queue.retain(|r| r.question.id != id);
         if was_current {
             self.reset();
         }
@@ -155,14 +109,14 @@ impl ElicitationDialog {
         }
     }
 
-    /// One key; the answer's command when the question is answered.
-    pub fn key(&mut self, key: KeyEvent) -> Vec<UiCommand> {
+    /// One key; the answer when the question is answered.
+    pub fn key(&mut self, key: KeyEvent) -> Vec<Op> {
         if !self.is_open() {
             return Vec::new();
         }
         let on_field = self.focus < self.accept_index();
         match key.code {
-            KeyCode::Esc => return self.answer(ElicitationReply::Cancel),
+            KeyCode::Esc => return self.answer(ElicitationAnswer::Cancel),
             KeyCode::Tab | KeyCode::Down => self.focus = (self.focus + 1) % self.rows(),
             KeyCode::BackTab | KeyCode::Up => {
                 self.focus = (self.focus + self.rows() - 1) % self.rows();
@@ -170,7 +124,7 @@ impl ElicitationDialog {
             KeyCode::Enter if on_field => self.focus += 1,
             KeyCode::Enter if self.focus == self.accept_index() => {
                 return match self.values() {
-                    Ok(values) => self.answer(ElicitationReply::Accept(values)),
+                    Ok(values) => self.answer(elicitation_form::accept(values)),
                     Err((field, why)) => {
                         self.focus = field;
                         self.error = Some(why);
@@ -178,7 +132,7 @@ impl ElicitationDialog {
                     }
                 };
             }
-            KeyCode::Enter => return self.answer(ElicitationReply::Decline),
+            KeyCode::Enter => return self.answer(ElicitationAnswer::Decline),
             KeyCode::Left | KeyCode::Right if !on_field => {
                 self.focus = if self.focus == self.accept_index() {
                     self.accept_index() + 1
@@ -193,7 +147,7 @@ impl ElicitationDialog {
 
     fn edit(&mut self, code: KeyCode, modifiers: KeyModifiers) {
         let choices = match self.current().and_then(|r| r.fields.get(self.focus)) {
-            Some(ElicitationField {
+            Some(Field {
                 kind: FieldKind::Choice(choices),
                 ..
             }) => choices.len(),
@@ -261,20 +215,24 @@ impl ElicitationDialog {
         Ok(values)
     }
 
-    fn answer(&mut self, reply: ElicitationReply) -> Vec<UiCommand> {
-        let Some(request) = self.queue.pop_front() else {
+    fn answer(&mut self, answer: ElicitationAnswer) -> Vec<Op> {
+        let Some(asked) = self.queue.pop_front() else {
             return Vec::new();
         };
         self.reset();
-        vec![UiCommand::AnswerElicitation {
-            id: request.id,
-            reply,
+        vec![Op::Answer {
+            question: asked.question.id,
+            answer: Answer::Elicitation(answer),
         }]
     }
 
     /// The dialog's rows at `width`, and where the cursor goes (a text field in focus).
     fn body(&self, width: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
-        let Some(request) = self.current() else {
+        let Some(Asked {
+            question: request,
+            fields,
+        }) = self.current()
+        else {
             return (Vec::new(), None);
         };
         let inner = width.saturating_sub(4).max(1);
@@ -298,7 +256,7 @@ impl ElicitationDialog {
         }
         rows.push(Line::default());
         let mut cursor = None;
-        for (i, (field, edit)) in request.fields.iter().zip(&self.edits).enumerate() {
+        for (i, (field, edit)) in fields.iter().zip(&self.edits).enumerate() {
             let focused = i == self.focus;
             let marker = if focused { "❯ " } else { "  " };
             let style = if focused {
@@ -333,7 +291,7 @@ impl ElicitationDialog {
                 .wrap(inner, &mut rows);
             }
         }
-        if !request.fields.is_empty() {
+        if !fields.is_empty() {
             rows.push(Line::default());
         }
         let button = |text: &str, index: usize| {
@@ -411,11 +369,11 @@ impl ElicitationDialog {
     }
 }
 
-fn label(field: &ElicitationField) -> String {
+fn label(field: &Field) -> String {
     sanitize(field.title.as_deref().unwrap_or(&field.name))
 }
 
-fn initial_edit(field: &ElicitationField) -> Edit {
+fn initial_edit(field: &Field) -> Edit {
     match (&field.kind, &field.default) {
         (FieldKind::Boolean, Some(FieldValue::Bool(b))) => Edit::Bool(Some(*b)),
         (FieldKind::Boolean, _) => Edit::Bool(None),
@@ -430,7 +388,7 @@ fn initial_edit(field: &ElicitationField) -> Edit {
     }
 }
 
-fn shown_value(field: &ElicitationField, edit: &Edit) -> String {
+fn shown_value(field: &Field, edit: &Edit) -> String {
     match (edit, &field.kind) {
         (Edit::Text(text), _) => sanitize(text),
         (Edit::Bool(None), _) => "[ ] (space: yes)".to_owned(),
@@ -447,144 +405,5 @@ fn shown_value(field: &ElicitationField, edit: &Edit) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn field(name: &str, kind: FieldKind, required: bool) -> ElicitationField {
-        ElicitationField {
-            name: name.into(),
-            title: None,
-            description: None,
-            kind,
-            required,
-            default: None,
-        }
-    }
-
-    fn dialog() -> ElicitationDialog {
-        let mut dialog = ElicitationDialog::default();
-        dialog.push(ElicitationRequest {
-            id: "7".into(),
-            server: "srv".into(),
-            message: "Which branch?".into(),
-            fields: vec![
-                field("branch", FieldKind::Text, true),
-                field("depth", FieldKind::Integer, false),
-                field("force", FieldKind::Boolean, false),
-                field(
-                    "mode",
-                    FieldKind::Choice(vec!["fast".into(), "safe".into()]),
-                    false,
-                ),
-            ],
-            url: None,
-        });
-        dialog
-    }
-
-    fn press(dialog: &mut ElicitationDialog, code: KeyCode) -> Vec<UiCommand> {
-        dialog.key(KeyEvent::new(code, KeyModifiers::NONE))
-    }
-
-    fn type_text(dialog: &mut ElicitationDialog, text: &str) {
-        for c in text.chars() {
-            press(dialog, KeyCode::Char(c));
-        }
-    }
-
-    #[test]
-    fn accept_sends_the_typed_values_and_checks_them_first() {
-        let mut d = dialog();
-        // Accept with the required field empty: refused, focus back on it.
-        for _ in 0..4 {
-            press(&mut d, KeyCode::Enter);
-        }
-        assert!(press(&mut d, KeyCode::Enter).is_empty());
-        assert_eq!(d.error.as_deref(), Some("branch is required"));
-        assert_eq!(d.focus, 0);
-        type_text(&mut d, "main");
-        press(&mut d, KeyCode::Enter);
-        type_text(&mut d, "x");
-        for _ in 0..3 {
-            press(&mut d, KeyCode::Enter);
-        }
-        assert!(press(&mut d, KeyCode::Enter).is_empty(), "x is no number");
-        assert_eq!(d.focus, 1);
-        press(&mut d, KeyCode::Backspace);
-        type_text(&mut d, "3");
-        press(&mut d, KeyCode::Enter);
-        press(&mut d, KeyCode::Char(' '));
-        press(&mut d, KeyCode::Enter);
-        press(&mut d, KeyCode::Right);
-        press(&mut d, KeyCode::Right);
-        press(&mut d, KeyCode::Enter);
-        let sent = press(&mut d, KeyCode::Enter);
-        assert_eq!(
-            sent,
-            [UiCommand::AnswerElicitation {
-                id: "7".into(),
-                reply: ElicitationReply::Accept(vec![
-                    ("branch".into(), FieldValue::Text("main".into())),
-                    ("depth".into(), FieldValue::Integer(3)),
-                    ("force".into(), FieldValue::Bool(true)),
-                    ("mode".into(), FieldValue::Text("safe".into())),
-                ]),
-            }]
-        );
-        assert!(!d.is_open());
-    }
-
-    #[test]
-    fn decline_and_cancel_and_withdrawal() {
-        let mut d = dialog();
-        press(&mut d, KeyCode::Up);
-        assert_eq!(
-            press(&mut d, KeyCode::Enter),
-            [UiCommand::AnswerElicitation {
-                id: "7".into(),
-                reply: ElicitationReply::Decline
-            }]
-        );
-        let mut d = dialog();
-        assert_eq!(
-            press(&mut d, KeyCode::Esc),
-            [UiCommand::AnswerElicitation {
-                id: "7".into(),
-                reply: ElicitationReply::Cancel
-            }]
-        );
-        let mut d = dialog();
-        d.withdraw("7");
-        assert!(!d.is_open());
-    }
-
-    #[test]
-    fn the_dialog_shows_the_message_fields_and_buttons() {
-        let mut d = dialog();
-        type_text(&mut d, "dev");
-        let area = Rect::new(0, 0, 60, 20);
-        let mut buf = Buffer::empty(area);
-        let cursor = d.render_over(area, &mut buf);
-        let text: String = (0..area.height)
-            .map(|y| {
-                let row: String = (0..area.width)
-                    .map(|x| buf[(x, y)].symbol().to_owned())
-                    .collect();
-                row.trim_end().to_owned() + "\n"
-            })
-            .collect();
-        for needle in [
-            "MCP server srv asks",
-            "Which branch?",
-            "branch*: dev",
-            "depth: ",
-            "force: [ ]",
-            "mode: ‹ (choose) › of 2",
-            "Accept",
-            "Decline",
-        ] {
-            assert!(text.contains(needle), "{needle:?} not in\n{text}");
-        }
-        assert!(cursor.is_some(), "the text field in focus has the cursor");
-    }
-}
+#[path = "elicitation_tests.rs"]
+mod tests;

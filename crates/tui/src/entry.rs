@@ -2,22 +2,14 @@
 //! the assistant's streamed markdown, thinking, tool calls, notices, errors, command output.
 
 use ratatui::text::{Line, Span};
+use tine_session::{CompactBoundary, NoticeLevel};
 use tokio::time::Instant;
 
-use crate::event::{CompactionView, NoticeLevel};
+use crate::layout::{INDENT, LayoutCtx, RESULT, RESULT_INDENT, bullet, indent, result_line};
 use crate::stream::MarkdownStream;
 use crate::theme;
 use crate::tool_call::ToolCall;
 use crate::wrap::{IndentedLine, sanitize};
-
-/// What the layout of an entry depends on besides the entry itself.
-#[derive(Debug, Clone, Copy)]
-pub struct LayoutCtx {
-    pub width: u16,
-    /// Ctrl+O: results and thinking shown in full.
-    pub expanded: bool,
-    pub now: Instant,
-}
 
 /// One item of the conversation as shown.
 pub enum Entry {
@@ -32,13 +24,14 @@ pub enum Entry {
         done: bool,
     },
     Tool(ToolCall),
+    /// A line for the person (the session's notices, the UI's own).
     Notice {
         level: NoticeLevel,
         text: String,
     },
     /// "Interrupted by user".
     Interrupted,
-    /// A turn that ended in an error.
+    /// A turn that ended in an error, a command that failed, an unknown command.
     Error {
         message: String,
     },
@@ -47,17 +40,8 @@ pub enum Entry {
         body: MarkdownStream,
     },
     /// The conversation was replaced by a summary (automatically or by `/compact`).
-    Compacted(CompactionView),
+    Compacted(CompactBoundary),
 }
-
-/// The first-row prefix of the assistant's text and of tool calls.
-pub const BULLET: &str = "● ";
-/// Continuation of those.
-pub const INDENT: &str = "  ";
-/// The first row of a result under a call.
-pub const RESULT: &str = "  ⎿  ";
-/// Continuation of a result.
-pub const RESULT_INDENT: &str = "     ";
 
 impl Entry {
     /// A value that changes when the entry's look changes with time alone (a running tool's
@@ -101,7 +85,6 @@ impl Entry {
                 let (mark, style) = match level {
                     NoticeLevel::Info => ("✻ ", theme::dim()),
                     NoticeLevel::Warning => ("⚠ ", theme::warning()),
-                    NoticeLevel::Error => ("✗ ", theme::error()),
                 };
                 for (i, line) in sanitize(text).split('\n').enumerate() {
                     lines.push(IndentedLine {
@@ -143,32 +126,6 @@ impl Entry {
     }
 }
 
-pub fn bullet() -> Vec<Span<'static>> {
-    vec![Span::raw(BULLET)]
-}
-
-pub fn indent() -> Vec<Span<'static>> {
-    vec![Span::raw(INDENT)]
-}
-
-/// A line under a call: "  ⎿  text", continuation rows indented to match.
-pub fn result_line(body: Line<'static>) -> IndentedLine {
-    IndentedLine {
-        first: vec![Span::styled(RESULT, theme::dim())],
-        rest: vec![Span::raw(RESULT_INDENT)],
-        body,
-    }
-}
-
-/// A further line of a result (no "⎿").
-pub fn result_more(body: Line<'static>) -> IndentedLine {
-    IndentedLine {
-        first: vec![Span::raw(RESULT_INDENT)],
-        rest: vec![Span::raw(RESULT_INDENT)],
-        body,
-    }
-}
-
 fn thinking(text: &str, done: bool, expanded: bool, out: &mut Vec<IndentedLine>) {
     let head = if done {
         "✻ Thought"
@@ -197,7 +154,7 @@ fn thinking(text: &str, done: bool, expanded: bool, out: &mut Vec<IndentedLine>)
 
 /// "✻ Conversation compacted automatically · 156,855 → 11,902 tokens", then how many
 /// messages the summary replaced and where to see what was dropped.
-fn compacted(view: &CompactionView, out: &mut Vec<IndentedLine>) {
+fn compacted(view: &CompactBoundary, out: &mut Vec<IndentedLine>) {
     let how = match view.trigger.as_str() {
         "auto" => "automatically",
         "reactive" => "(the prompt was too long)",

@@ -68,6 +68,7 @@ fn bucket(d: Duration) -> usize {
 }
 
 impl FrameTimes {
+    /// One frame: its wall time, and its thread-CPU time where the clock is readable.
     pub fn record(&mut self, wall: Duration, cpu: Option<Duration>) {
         self.frames += 1;
         self.wall[bucket(wall)] += 1;
@@ -78,6 +79,7 @@ impl FrameTimes {
         self.max_cpu = self.max_cpu.max(cpu);
     }
 
+    /// Frames recorded.
     pub fn frames(&self) -> u64 {
         self.frames
     }
@@ -92,10 +94,12 @@ impl FrameTimes {
         percentile(&self.cpu, self.frames, q)
     }
 
+    /// The longest frame, wall time.
     pub fn max_wall(&self) -> Duration {
         self.max_wall
     }
 
+    /// The longest frame, thread-CPU time.
     pub fn max_cpu(&self) -> Duration {
         self.max_cpu
     }

@@ -43,6 +43,7 @@ impl PromptInput {
         &self.text
     }
 
+    #[cfg(test)]
     pub fn cursor(&self) -> usize {
         self.cursor
     }
@@ -51,8 +52,16 @@ impl PromptInput {
         self.text.is_empty()
     }
 
+    #[cfg(test)]
     pub fn history(&self) -> &[String] {
         &self.history
+    }
+
+    /// Earlier prompts (oldest first) before those already in the history.
+    pub fn prepend_history(&mut self, mut earlier: Vec<String>) {
+        earlier.append(&mut self.history);
+        self.history = earlier;
+        self.browsing = None;
     }
 
     /// Replaces the text, cursor at the end.

@@ -1,4 +1,4 @@
-//! Keys, pastes and the mouse: what each does to the [`App`] and which [`UiCommand`]s follow.
+//! Keys, pastes and the mouse: what each does to the [`App`] and which [`Op`]s follow.
 //!
 //! Enter submits; Shift+Enter (terminals that report it), Alt+Enter, Ctrl+J and a trailing
 //! backslash insert a newline. Esc interrupts a running turn (or rejects the permission request
@@ -15,26 +15,28 @@ use crossterm::event::{
 };
 use tokio::time::Instant;
 
+use tine_session::{Op, PermissionMode};
+
 use crate::app::{App, CTRL_C_WINDOW, Queued};
+use crate::choice::Choice;
 use crate::entry::Entry;
-use crate::event::{NoticeLevel, UiCommand};
-use crate::permission::Choice;
 use crate::slash::{self, Parsed};
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;
 
 impl App {
-    /// One terminal event.
-    pub fn handle_terminal_event(&mut self, event: Event) -> Vec<UiCommand> {
+    /// One terminal event; returns the ops it makes.
+    pub fn handle_terminal_event(&mut self, event: Event) -> Vec<Op> {
         let now = Instant::now();
-        let mut commands = self.note_presence(&event, now);
-        commands.extend(self.handle_terminal_event_inner(event));
-        self.note_draft(now);
-        commands
+        let may_ask = self.turn.is_none() && !self.transcript.is_empty();
+        let mut ops = self.away.note_presence(&event, now, may_ask);
+        ops.extend(self.handle_terminal_event_inner(event));
+        self.speculation.note_draft(self.input.text(), now);
+        ops
     }
 
-    fn handle_terminal_event_inner(&mut self, event: Event) -> Vec<UiCommand> {
+    fn handle_terminal_event_inner(&mut self, event: Event) -> Vec<Op> {
         match event {
             Event::Key(key) => self.handle_key(key),
             Event::Paste(text) => {
@@ -53,7 +55,7 @@ impl App {
         }
     }
 
-    /// A bracketed paste.
+    /// A bracketed paste: into the dialog's text, or the prompt box (a large one collapsed).
     pub fn handle_paste(&mut self, text: &str) {
         self.dirty = true;
         if self.elicitation.is_open() {
@@ -66,6 +68,7 @@ impl App {
         }
     }
 
+    /// The wheel scrolls the transcript.
     pub fn handle_mouse(&mut self, mouse: MouseEvent) {
         match mouse.kind {
             MouseEventKind::ScrollUp => {
@@ -80,7 +83,8 @@ impl App {
         }
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> Vec<UiCommand> {
+    /// One key; returns the ops it makes.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Op> {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
@@ -123,7 +127,7 @@ impl App {
                 return Vec::new();
             }
             KeyCode::Char('b') if ctrl && self.foreground_agent_running() => {
-                return vec![UiCommand::BackgroundAgents];
+                return vec![Op::BackgroundAgents];
             }
             KeyCode::PageUp => {
                 let page = self.transcript.page();
@@ -159,7 +163,7 @@ impl App {
         out
     }
 
-    fn edit_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool, shift: bool) -> Vec<UiCommand> {
+    fn edit_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool, shift: bool) -> Vec<Op> {
         let input = &mut self.input;
         match key.code {
             KeyCode::Esc => return self.interrupt(),
@@ -206,7 +210,7 @@ impl App {
     }
 
     /// Keys for the completion list, while it shows; `None` when the key is not its.
-    fn completion_key(&mut self, key: KeyEvent) -> Option<Vec<UiCommand>> {
+    fn completion_key(&mut self, key: KeyEvent) -> Option<Vec<Op>> {
         let names: Vec<String> = self
             .completion
             .matches(self.input.text(), &self.commands)
@@ -245,7 +249,7 @@ impl App {
         Some(Vec::new())
     }
 
-    fn dialog_key(&mut self, key: KeyEvent) -> Vec<UiCommand> {
+    fn dialog_key(&mut self, key: KeyEvent) -> Vec<Op> {
         let answered = if self.dialog.is_typing_feedback() {
             match key.code {
                 KeyCode::Enter => self.dialog.choose(Choice::No),
@@ -293,7 +297,7 @@ impl App {
         answered.into_iter().collect()
     }
 
-    fn ctrl_c(&mut self) -> Vec<UiCommand> {
+    fn ctrl_c(&mut self) -> Vec<Op> {
         let now = Instant::now();
         if self.ctrl_c_at.is_some_and(|t| now < t + CTRL_C_WINDOW) {
             return self.exit();
@@ -307,13 +311,15 @@ impl App {
         Vec::new()
     }
 
-    fn cycle_mode(&mut self) -> Vec<UiCommand> {
-        self.mode = self.mode.next(self.bypass_available);
-        vec![UiCommand::CyclePermissionMode { to: self.mode }]
+    /// Shift+Tab: the next mode, shown at once; the session applies it (and says so).
+    fn cycle_mode(&mut self) -> Vec<Op> {
+        let bypass = self.info.as_ref().is_some_and(|info| info.bypass_available);
+        self.mode = next_mode(self.mode, bypass);
+        vec![Op::SetPermissionMode(self.mode)]
     }
 
     /// Enter on the prompt.
-    fn submit(&mut self) -> Vec<UiCommand> {
+    fn submit(&mut self) -> Vec<Op> {
         let text = self.input.take_submission();
         self.completion.reset();
         if text.trim().is_empty() {
@@ -324,13 +330,12 @@ impl App {
         match slash::parse(&text, &self.commands) {
             Parsed::Prompt => self.dispatch(Queued::Prompt(text)),
             Parsed::Unknown(name) => {
-                self.transcript.push(Entry::Notice {
-                    level: NoticeLevel::Error,
-                    text: format!("Unknown command /{name} (/help lists the commands)"),
+                self.transcript.push(Entry::Error {
+                    message: format!("Unknown command /{name} (/help lists the commands)"),
                 });
                 Vec::new()
             }
-            Parsed::Command { spec, args } => match spec.name.as_str() {
+            Parsed::Command { command, args } => match command.name.as_str() {
                 "help" => {
                     self.help_open = true;
                     Vec::new()
@@ -340,8 +345,19 @@ impl App {
                     self.toggle_tasks();
                     Vec::new()
                 }
-                _ => self.dispatch(Queued::Command { spec, args }),
+                _ => self.dispatch(Queued::Command { command, args }),
             },
         }
+    }
+}
+
+/// Shift+Tab's cycle: default → acceptEdits → plan → (bypassPermissions, only in a session
+/// started in it) → default. dontAsk is shown as the default and cycles as it does.
+fn next_mode(mode: PermissionMode, bypass_available: bool) -> PermissionMode {
+    match mode {
+        PermissionMode::Default | PermissionMode::DontAsk => PermissionMode::AcceptEdits,
+        PermissionMode::AcceptEdits => PermissionMode::Plan,
+        PermissionMode::Plan if bypass_available => PermissionMode::BypassPermissions,
+        PermissionMode::Plan | PermissionMode::BypassPermissions => PermissionMode::Default,
     }
 }

@@ -1,44 +1,54 @@
-//! The permission dialog (seed 003 §五): shown above the input, which it replaces while open;
-//! it names the tool and the file or command, and offers "1. Yes", "2. Yes, and don't ask again
-//! for `<rule>`", "3. No, and tell tine what to do differently". Requests queue and are asked one
-//! by one, in order. A stuck model's question ("let it keep going?") is asked in the same place,
-//! in the same queue.
+//! The permission dialog: shown above the input, which it replaces while open; it names the
+//! tool and the file or command, shows an Edit's or Write's change as a diff, and offers
+//! "1. Yes", "2. Yes, and don't ask again for `<rule>`", "3. No, and tell tine what to do
+//! differently". Requests queue and are asked one by one, in order; each answer is an
+//! [`Op::Answer`] naming its question. A stuck model's question ("let it keep going?") is
+//! asked in the same place, in the same queue.
 
 use std::collections::VecDeque;
+use std::path::Path;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
+use tine_session::{
+    Answer, Op, PermissionAnswer, PermissionRequest, QuestionId, StuckDecision, StuckQuestion,
+};
 
-use crate::diff;
-use crate::event::{PermissionAnswer, PermissionRequest, StuckQuestion, UiCommand};
+use crate::choice::Choice;
+use crate::diff::{self, DiffLine, DiffSource};
+use crate::shown;
 use crate::theme;
 use crate::wrap::{IndentedLine, sanitize};
 
 /// Lines of an Edit/Write preview shown in the dialog.
 const PREVIEW_LINES: usize = 10;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
-    Once,
-    Always,
-    No,
-}
-
-/// One question of the dialog.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One question of the dialog, with what it shows worked out once.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Ask {
-    Permission(PermissionRequest),
+    Permission {
+        request: PermissionRequest,
+        /// What it touches, a file relative to the project.
+        shown: String,
+        /// The preview's diff lines.
+        preview: Option<Vec<DiffLine>>,
+    },
     /// Once: let the model go on; No: stop the turn.
-    Stuck(StuckQuestion),
+    Stuck {
+        question: StuckQuestion,
+        /// "Bash(cargo tset)".
+        call: String,
+    },
 }
 
 impl Ask {
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> QuestionId {
         match self {
-            Ask::Permission(r) => &r.id,
-            Ask::Stuck(q) => &q.id,
+            Ask::Permission { request, .. } => request.id,
+            Ask::Stuck { question, .. } => question.id,
         }
     }
 }
@@ -64,12 +74,41 @@ impl PermissionDialog {
         self.queue.len()
     }
 
-    pub fn push(&mut self, request: PermissionRequest) {
-        self.queue.push_back(Ask::Permission(request));
+    /// A permission request; files inside `cwd` are shown relative to it.
+    pub fn push(&mut self, request: PermissionRequest, cwd: Option<&Path>) {
+        let shown = shown::target(&request.tool, &request.target, cwd);
+        let preview = request.preview.as_ref().map(|p| {
+            diff::diff_lines(&DiffSource::Texts {
+                before: &p.before,
+                after: &p.after,
+            })
+        });
+        self.queue.push_back(Ask::Permission {
+            request,
+            shown,
+            preview,
+        });
     }
 
-    pub fn push_stuck(&mut self, question: StuckQuestion) {
-        self.queue.push_back(Ask::Stuck(question));
+    /// A stuck model's question.
+    pub fn push_stuck(&mut self, question: StuckQuestion, cwd: Option<&Path>) {
+        let args = shown::call_args(&question.tool, &question.input, cwd);
+        let call = if args.is_empty() {
+            question.tool.clone()
+        } else {
+            format!("{}({args})", question.tool)
+        };
+        self.queue.push_back(Ask::Stuck { question, call });
+    }
+
+    /// Takes question `id` off (the session withdrew it: its turn was interrupted).
+    pub fn withdraw(&mut self, id: QuestionId) {
+        let was_current = self.current().is_some_and(|ask| ask.id() == id);
+        self.queue.retain(|ask| ask.id() != id);
+        if was_current {
+            self.selected = 0;
+            self.feedback = None;
+        }
     }
 
     /// Drops every request (the turn they belonged to ended).
@@ -81,16 +120,15 @@ impl PermissionDialog {
 
     pub fn choices(&self) -> Vec<Choice> {
         match self.current() {
-            Some(Ask::Permission(r)) => {
-                crate::plan_approval::choices(&r.tool).unwrap_or_else(|| {
+            Some(Ask::Permission { request: r, .. }) => crate::plan_approval::choices(&r.tool)
+                .unwrap_or_else(|| {
                     if r.always_rule.is_some() {
                         vec![Choice::Once, Choice::Always, Choice::No]
                     } else {
                         vec![Choice::Once, Choice::No]
                     }
-                })
-            }
-            Some(Ask::Stuck(_)) => vec![Choice::Once, Choice::No],
+                }),
+            Some(Ask::Stuck { .. }) => vec![Choice::Once, Choice::No],
             None => Vec::new(),
         }
     }
@@ -127,17 +165,17 @@ impl PermissionDialog {
             .and_then(|i| self.choices().get(i).copied())
     }
 
-    /// Acts on a choice: the answer's command when the question is answered; `None` when the
-    /// choice opened the feedback line.
-    pub fn choose(&mut self, choice: Choice) -> Option<UiCommand> {
-        if matches!(self.current(), Some(Ask::Stuck(_))) {
+    /// Acts on a choice: the answer when the question is answered; `None` when the choice
+    /// opened the feedback line.
+    pub fn choose(&mut self, choice: Choice) -> Option<Op> {
+        if matches!(self.current(), Some(Ask::Stuck { .. })) {
             return self.answer_stuck(choice != Choice::No);
         }
         let answer = match choice {
             Choice::Once => PermissionAnswer::Once,
             Choice::Always => PermissionAnswer::Always,
             Choice::No => match self.feedback.take() {
-                Some(text) => PermissionAnswer::No {
+                Some(text) => PermissionAnswer::Deny {
                     feedback: Some(text).filter(|t| !t.trim().is_empty()),
                 },
                 None => {
@@ -156,40 +194,50 @@ impl PermissionDialog {
 
     /// Esc: No, without feedback (or, while typing feedback, with what was typed so far); for
     /// a stuck model, stop.
-    pub fn reject(&mut self) -> Option<UiCommand> {
-        if matches!(self.current(), Some(Ask::Stuck(_))) {
+    pub fn reject(&mut self) -> Option<Op> {
+        if matches!(self.current(), Some(Ask::Stuck { .. })) {
             return self.answer_stuck(false);
         }
         let feedback = self.feedback.take().filter(|t| !t.trim().is_empty());
-        self.answer(PermissionAnswer::No { feedback })
+        self.answer(PermissionAnswer::Deny { feedback })
     }
 
-    fn answer(&mut self, answer: PermissionAnswer) -> Option<UiCommand> {
+    fn answer(&mut self, answer: PermissionAnswer) -> Option<Op> {
+        self.pop(Answer::Permission(answer))
+    }
+
+    fn answer_stuck(&mut self, keep_going: bool) -> Option<Op> {
+        let decision = if keep_going {
+            StuckDecision::KeepGoing
+        } else {
+            StuckDecision::Stop
+        };
+        self.pop(Answer::Stuck(decision))
+    }
+
+    /// The question shown, answered.
+    fn pop(&mut self, answer: Answer) -> Option<Op> {
         let ask = self.queue.pop_front()?;
         self.selected = 0;
         self.feedback = None;
-        Some(UiCommand::AnswerPermission {
-            id: ask.id().to_owned(),
+        Some(Op::Answer {
+            question: ask.id(),
             answer,
-        })
-    }
-
-    fn answer_stuck(&mut self, keep_going: bool) -> Option<UiCommand> {
-        let ask = self.queue.pop_front()?;
-        self.selected = 0;
-        self.feedback = None;
-        Some(UiCommand::AnswerStuck {
-            id: ask.id().to_owned(),
-            keep_going,
         })
     }
 
     fn body(&self, width: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
         let inner = width.saturating_sub(4).max(1);
-        let request = match self.current() {
+        let (request, shown, preview) = match self.current() {
             None => return (Vec::new(), None),
-            Some(Ask::Stuck(question)) => return (self.stuck_body(question, inner), None),
-            Some(Ask::Permission(request)) => request,
+            Some(Ask::Stuck { question, call }) => {
+                return (self.stuck_body(question, call, inner), None);
+            }
+            Some(Ask::Permission {
+                request,
+                shown,
+                preview,
+            }) => (request, shown, preview),
         };
         let mut logical: Vec<IndentedLine> = Vec::new();
         logical.push(IndentedLine::plain(Line::from(Span::styled(
@@ -197,23 +245,22 @@ impl PermissionDialog {
             theme::bold(),
         ))));
         logical.push(IndentedLine::blank());
-        for line in sanitize(&request.summary).lines() {
+        for line in sanitize(shown).lines() {
             logical.push(IndentedLine {
                 first: vec![Span::raw("  ")],
                 rest: vec![Span::raw("  ")],
                 body: Line::from(line.to_owned()),
             });
         }
-        if let Some(reason) = &request.reason {
+        if !request.reason.is_empty() {
             logical.push(IndentedLine {
                 first: vec![Span::raw("  ")],
                 rest: vec![Span::raw("  ")],
-                body: Line::from(Span::styled(sanitize(reason), theme::dim())),
+                body: Line::from(Span::styled(sanitize(&request.reason), theme::dim())),
             });
         }
-        if let Some(preview) = &request.preview {
-            let lines = diff::diff_lines(preview);
-            let (rows, more) = diff::render(&lines, Some(PREVIEW_LINES));
+        if let Some(lines) = preview {
+            let (rows, more) = diff::render(lines, Some(PREVIEW_LINES));
             logical.push(IndentedLine::blank());
             logical.extend(
                 rows.into_iter()
@@ -236,13 +283,6 @@ impl PermissionDialog {
         }
         let mut cursor = None;
         for (i, choice) in self.choices().iter().enumerate() {
-            let chosen = i == self.selected;
-            let style = if chosen {
-                theme::selected()
-            } else {
-                ratatui::style::Style::default()
-            };
-            let marker = if chosen { "❯ " } else { "  " };
             let plan_label = crate::plan_approval::label(&request.tool, *choice);
             let label = plan_label.unwrap_or_else(|| match choice {
                 Choice::Once => "Yes".to_owned(),
@@ -252,12 +292,7 @@ impl PermissionDialog {
                 ),
                 Choice::No => "No, and tell tine what to do differently (esc)".to_owned(),
             });
-            let line = IndentedLine {
-                first: vec![Span::styled(format!("{marker}{}. ", i + 1), style)],
-                rest: vec![Span::raw("     ")],
-                body: Line::from(Span::styled(label, style)),
-            };
-            line.wrap(inner, &mut rows);
+            self.option_row(i, label, inner, &mut rows);
             if *choice == Choice::No
                 && let Some(text) = &self.feedback
             {
@@ -280,6 +315,23 @@ impl PermissionDialog {
         (rows, cursor)
     }
 
+    /// Option `i` ("❯ 1. Yes" when selected), wrapped to `inner`.
+    fn option_row(&self, i: usize, label: String, inner: u16, rows: &mut Vec<Line<'static>>) {
+        let chosen = i == self.selected;
+        let style = if chosen {
+            theme::selected()
+        } else {
+            Style::default()
+        };
+        let marker = if chosen { "❯ " } else { "  " };
+        IndentedLine {
+            first: vec![Span::styled(format!("{marker}{}. ", i + 1), style)],
+            rest: vec![Span::raw("     ")],
+            body: Line::from(Span::styled(label, style)),
+        }
+        .wrap(inner, rows);
+    }
+
     fn footer(&self, rows: &mut Vec<Line<'static>>, esc: &str) {
         let waiting = self.queue.len().saturating_sub(1);
         let mut footer = format!("enter to select · ↑↓ or number · {esc}");
@@ -291,16 +343,11 @@ impl PermissionDialog {
     }
 
     /// "The model seems stuck": the call, the error it keeps getting, and whether to go on.
-    fn stuck_body(&self, question: &StuckQuestion, inner: u16) -> Vec<Line<'static>> {
+    fn stuck_body(&self, question: &StuckQuestion, call: &str, inner: u16) -> Vec<Line<'static>> {
         let indented = |body: Line<'static>| IndentedLine {
             first: vec![Span::raw("  ")],
             rest: vec![Span::raw("  ")],
             body,
-        };
-        let call = if question.args.is_empty() {
-            question.tool.clone()
-        } else {
-            format!("{}({})", question.tool, question.args)
         };
         let logical = [
             IndentedLine::plain(Line::from(Span::styled(
@@ -312,7 +359,7 @@ impl PermissionDialog {
                 "It made the same call {} times in a row and got the same error each time:",
                 question.repeats
             ))),
-            indented(Line::from(sanitize(&call))),
+            indented(Line::from(sanitize(call))),
             indented(Line::from(Span::styled(
                 sanitize(&question.error),
                 theme::dim(),
@@ -325,23 +372,11 @@ impl PermissionDialog {
             line.wrap(inner, &mut rows);
         }
         for (i, choice) in self.choices().iter().enumerate() {
-            let chosen = i == self.selected;
-            let style = if chosen {
-                theme::selected()
-            } else {
-                ratatui::style::Style::default()
-            };
-            let marker = if chosen { "❯ " } else { "  " };
             let label = match choice {
                 Choice::No => "No, stop the turn (esc)",
                 Choice::Once | Choice::Always => "Yes, let it try again",
             };
-            IndentedLine {
-                first: vec![Span::styled(format!("{marker}{}. ", i + 1), style)],
-                rest: vec![Span::raw("     ")],
-                body: Line::from(Span::styled(label, style)),
-            }
-            .wrap(inner, &mut rows);
+            self.option_row(i, label.to_owned(), inner, &mut rows);
         }
         self.footer(&mut rows, "esc to stop");
         rows
@@ -408,112 +443,5 @@ fn title(tool: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn request(id: &str, rule: Option<&str>) -> PermissionRequest {
-        PermissionRequest {
-            id: id.into(),
-            tool: "Bash".into(),
-            summary: "rm -rf build".into(),
-            reason: None,
-            always_rule: rule.map(Into::into),
-            preview: None,
-        }
-    }
-
-    fn answer(id: &str, answer: PermissionAnswer) -> UiCommand {
-        UiCommand::AnswerPermission {
-            id: id.into(),
-            answer,
-        }
-    }
-
-    fn stuck(id: &str) -> StuckQuestion {
-        StuckQuestion {
-            id: id.into(),
-            tool: "Bash".into(),
-            args: "cargo tset".into(),
-            error: "no such command: tset".into(),
-            repeats: 3,
-        }
-    }
-
-    #[test]
-    fn a_stuck_model_is_asked_in_the_queue_yes_goes_on_and_esc_or_no_stops() {
-        let mut d = PermissionDialog::default();
-        d.push(request("a", None));
-        d.push_stuck(stuck("s1"));
-        d.push_stuck(stuck("s2"));
-        d.push_stuck(stuck("s3"));
-        assert!(d.choose(Choice::Once).is_some());
-        assert_eq!(d.choices(), [Choice::Once, Choice::No]);
-        let keep = |id: &str, keep_going| UiCommand::AnswerStuck {
-            id: id.into(),
-            keep_going,
-        };
-        assert_eq!(d.choose(Choice::Once), Some(keep("s1", true)));
-        assert_eq!(
-            d.choose(Choice::No),
-            Some(keep("s2", false)),
-            "No stops at once, without a feedback line"
-        );
-        assert!(!d.is_typing_feedback());
-        assert_eq!(d.reject(), Some(keep("s3", false)));
-        assert!(!d.is_open());
-    }
-
-    #[test]
-    fn requests_are_answered_one_by_one_in_order() {
-        let mut d = PermissionDialog::default();
-        d.push(request("a", Some("Bash(rm:*)")));
-        d.push(request("b", None));
-        assert_eq!(
-            d.choose(Choice::Once),
-            Some(answer("a", PermissionAnswer::Once))
-        );
-        assert_eq!(d.current().map(Ask::id), Some("b"));
-        assert_eq!(
-            d.choices(),
-            [Choice::Once, Choice::No],
-            "no rule, no option 2"
-        );
-        assert_eq!(
-            d.reject(),
-            Some(answer("b", PermissionAnswer::No { feedback: None }))
-        );
-        assert!(!d.is_open());
-    }
-
-    #[test]
-    fn no_opens_the_feedback_line_then_sends_it() {
-        let mut d = PermissionDialog::default();
-        d.push(request("a", Some("Bash(rm:*)")));
-        assert_eq!(d.choose(Choice::No), None);
-        assert!(d.is_typing_feedback());
-        if let Some(f) = d.feedback_mut() {
-            f.push_str("use cargo clean");
-        }
-        assert_eq!(
-            d.choose(Choice::No),
-            Some(answer(
-                "a",
-                PermissionAnswer::No {
-                    feedback: Some("use cargo clean".into())
-                }
-            ))
-        );
-    }
-
-    #[test]
-    fn selection_stays_within_the_options() {
-        let mut d = PermissionDialog::default();
-        d.push(request("a", Some("r")));
-        d.move_selection(5);
-        assert_eq!(d.selected(), Choice::No);
-        d.move_selection(-9);
-        assert_eq!(d.selected(), Choice::Once);
-        assert_eq!(d.choice_by_number(2), Some(Choice::Always));
-        assert_eq!(d.choice_by_number(4), None);
-    }
-}
+#[path = "permission_tests.rs"]
+mod tests;

@@ -1,9 +1,9 @@
-//! The plan-approval dialog: an ExitPlanMode request is a permission request whose summary is
+//! The plan-approval dialog: an ExitPlanMode request is a permission request whose target is
 //! the plan; its options are Claude Code's, in its order: "Yes, and auto-accept edits" first
 //! (Enter), then "Yes, and manually approve edits", then "No, keep planning" (with feedback).
 //! The session switches the mode: the `Always` answer to acceptEdits, `Once` to default.
 
-use crate::permission::Choice;
+use crate::choice::Choice;
 
 /// The tool whose requests are plan approvals.
 const EXIT_PLAN_MODE: &str = "ExitPlanMode";

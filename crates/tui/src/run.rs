@@ -1,25 +1,31 @@
 //! The terminal loop: terminal events (crossterm's async `EventStream`) and the session's
-//! [`UiEvent`]s in, [`UiCommand`]s out, a frame drawn when the app is dirty, at most one per
-//! [`FRAME_INTERVAL`] (a burst of deltas between two frames costs one frame). Idle costs
-//! nothing: with no input, no session event and no turn running there is no timer at all (the
-//! spinner ticks only while a turn runs), so the task sleeps until something happens.
+//! [`Event`]s in, [`Op`]s submitted (each op's id told to the app), a frame drawn when the app
+//! is dirty, at most one per [`FRAME_INTERVAL`] (a burst of deltas between two frames costs
+//! one frame). Idle costs nothing: with no input, no session event and no turn running there
+//! is no timer at all (the spinner ticks only while a turn runs; the idle hint once, a minute
+//! after a turn), so the task sleeps until something happens. With
+//! [`AppConfig::history_file`](crate::AppConfig), the loop keeps the prompt box's history on
+//! disk (`prompt_history`).
 //!
-//! [`event_loop`] takes any ratatui backend and any stream of terminal events, so tests drive it
-//! with a `TestBackend` and a channel under paused time; [`run`] is the real terminal.
+//! [`event_loop`] takes any ratatui backend, any stream of terminal events and any
+//! [`Submitter`], so tests drive it with a `TestBackend`, a channel and a recorder under paused
+//! time (or a real session); [`run`] is the real terminal.
 
 use std::io::{self, BufWriter};
+use std::path::PathBuf;
 
-use crossterm::event::{Event, EventStream};
+use crossterm::event::{Event as TerminalEvent, EventStream};
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tine_session::{Event, Op, OpId, SessionClosed, SessionEvent, SessionHandle};
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Duration, Instant, sleep_until};
 
 use crate::app::App;
-use crate::event::{UiCommand, UiEvent};
 use crate::frame_times::{FrameTimes, thread_cpu};
 use crate::highlight;
+use crate::prompt_history;
 use crate::terminal::{TerminalGuard, TerminalOptions};
 
 /// The shortest time between two frames (60 per second).
@@ -27,10 +33,25 @@ pub const FRAME_INTERVAL: Duration = Duration::from_micros(16_667);
 /// Session events handled in one go before looking at the keyboard again.
 const EVENT_BATCH: usize = 1024;
 
+/// Where the UI's ops go: the session, or a test's recorder.
+pub trait Submitter {
+    /// Submits `op`; returns the id the events answering it carry.
+    fn submit(&mut self, op: Op) -> Result<OpId, SessionClosed>;
+}
+
+impl Submitter for SessionHandle {
+    fn submit(&mut self, op: Op) -> Result<OpId, SessionClosed> {
+        SessionHandle::submit(self, op)
+    }
+}
+
+/// Why the loop failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
+    /// Reading or writing the terminal failed.
     #[error("the terminal failed: {0}")]
     Terminal(#[from] io::Error),
+    /// Drawing a frame failed.
     #[error("drawing failed: {0}")]
     Draw(String),
 }
@@ -38,8 +59,11 @@ pub enum TuiError {
 /// What the loop did (tests and benchmarks read it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LoopStats {
+    /// Frames drawn.
     pub frames: u64,
+    /// Keys, pastes, mouse and resize events handled.
     pub terminal_events: u64,
+    /// The session's events handled.
     pub session_events: u64,
     /// Times the loop woke on its own timer (spinner frames, a frame held back, the Ctrl+C
     /// hint): zero while idle.
@@ -51,9 +75,10 @@ pub struct LoopStats {
 /// Why the loop returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoopEnd {
-    /// The person asked to exit (`UiCommand::Exit` was sent).
+    /// The person asked to exit (`/exit`, Ctrl-D on an empty prompt, Ctrl-C twice): the front
+    /// end shuts the session down.
     Exit,
-    /// The session's event channel closed.
+    /// The session's event channel closed, or it refused an op (it has ended).
     SessionClosed,
     /// The terminal's input ended.
     InputClosed,
@@ -62,25 +87,27 @@ pub enum LoopEnd {
     Suspend,
 }
 
-/// Runs the UI on the real terminal until the person exits or the session goes away. The
-/// terminal is restored when this returns, and on panic.
-pub async fn run(
+/// Runs the UI on the real terminal until the person exits or the session goes away: the
+/// session's `events` in, ops to `session`. The terminal is restored when this returns, and
+/// on panic.
+pub async fn run<S: Submitter>(
     app: &mut App,
-    ui_events: UnboundedReceiver<UiEvent>,
-    commands: UnboundedSender<UiCommand>,
+    events: UnboundedReceiver<Event>,
+    session: &mut S,
     options: TerminalOptions,
 ) -> Result<(LoopEnd, LoopStats), TuiError> {
     // Loading syntect's syntaxes takes a moment: do it off the loop before a code block needs it.
     let _preload = tokio::task::spawn_blocking(highlight::preload);
-    let mut ui_events = ui_events;
+    let mut events = events;
     let mut input = EventStream::new();
+    let mut pump = Pump::new(session);
     loop {
         let guard = TerminalGuard::enter(options)?;
         // One write per frame: the whole diff of a frame goes out at once.
         let backend = CrosstermBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()));
         let mut terminal = Terminal::new(backend)?;
         terminal.clear()?;
-        let result = drive(&mut terminal, app, &mut ui_events, &mut input, &commands).await;
+        let result = drive(&mut terminal, app, &mut events, &mut input, &mut pump).await;
         drop(terminal);
         drop(guard);
         match result {
@@ -105,32 +132,86 @@ fn suspend() {
     }
 }
 
-/// The loop itself, on any backend and any stream of terminal events.
-pub async fn event_loop<B, S>(
+/// The loop itself, on any backend, any stream of terminal events and any [`Submitter`].
+pub async fn event_loop<B, I, S>(
     terminal: &mut Terminal<B>,
     app: &mut App,
-    mut ui_events: UnboundedReceiver<UiEvent>,
-    mut input: S,
-    commands: &UnboundedSender<UiCommand>,
+    mut events: UnboundedReceiver<Event>,
+    mut input: I,
+    session: &mut S,
 ) -> Result<(LoopEnd, LoopStats), TuiError>
 where
     B: Backend,
-    S: Stream<Item = io::Result<Event>> + Unpin,
+    I: Stream<Item = io::Result<TerminalEvent>> + Unpin,
+    S: Submitter,
 {
-    drive(terminal, app, &mut ui_events, &mut input, commands).await
+    let mut pump = Pump::new(session);
+    drive(terminal, app, &mut events, &mut input, &mut pump).await
+}
+
+/// Moves ops from the app to the session, telling the app each op's id, and keeps the prompt
+/// history file.
+struct Pump<'a, S> {
+    session: &'a mut S,
+    /// The history file and the project, once the session said where they are.
+    history: Option<(PathBuf, PathBuf)>,
+}
+
+impl<'a, S: Submitter> Pump<'a, S> {
+    fn new(session: &'a mut S) -> Self {
+        Self {
+            session,
+            history: None,
+        }
+    }
+
+    /// One session event into the app, then what it made due.
+    fn event(&mut self, app: &mut App, event: Event) -> Result<(), SessionClosed> {
+        if let SessionEvent::Configured(info) = &event.msg
+            && self.history.is_none()
+            && app.keeps_history_file()
+        {
+            let path = prompt_history::history_path(&info.home);
+            app.add_history(prompt_history::load(&path, &info.cwd));
+            self.history = Some((path, info.cwd.clone()));
+        }
+        let ops = app.handle(event);
+        self.submit(app, ops)
+    }
+
+    fn submit(&mut self, app: &mut App, ops: Vec<Op>) -> Result<(), SessionClosed> {
+        for op in ops {
+            if let Some((path, project)) = &self.history {
+                match &op {
+                    Op::Prompt(text) => prompt_history::append(path, project, text),
+                    Op::Command { name, args } if args.is_empty() => {
+                        prompt_history::append(path, project, &format!("/{name}"));
+                    }
+                    Op::Command { name, args } => {
+                        prompt_history::append(path, project, &format!("/{name} {args}"));
+                    }
+                    _ => {}
+                }
+            }
+            let id = self.session.submit(op.clone())?;
+            app.submitted(&op, id);
+        }
+        Ok(())
+    }
 }
 
 /// The loop, on borrowed channels (so [`run`] can take it up again after a suspension).
-async fn drive<B, S>(
+async fn drive<B, I, S>(
     terminal: &mut Terminal<B>,
     app: &mut App,
-    ui_events: &mut UnboundedReceiver<UiEvent>,
-    input: &mut S,
-    commands: &UnboundedSender<UiCommand>,
+    events: &mut UnboundedReceiver<Event>,
+    input: &mut I,
+    pump: &mut Pump<'_, S>,
 ) -> Result<(LoopEnd, LoopStats), TuiError>
 where
     B: Backend,
-    S: Stream<Item = io::Result<Event>> + Unpin,
+    I: Stream<Item = io::Result<TerminalEvent>> + Unpin,
+    S: Submitter,
 {
     let mut stats = LoopStats::default();
     let mut last_frame: Option<Instant> = None;
@@ -138,6 +219,14 @@ where
     let mut turn_frames = FrameTimes::default();
     let mut was_busy = app.is_busy();
     app.mark_dirty();
+    // What the session said before the loop began (its `Configured` first) comes before any
+    // key: a key must meet the session as it is.
+    while let Ok(event) = events.try_recv() {
+        stats.session_events += 1;
+        if pump.event(app, event).is_err() {
+            return Ok((LoopEnd::SessionClosed, stats));
+        }
+    }
     let end = loop {
         if app.is_dirty() {
             let now = Instant::now();
@@ -180,41 +269,41 @@ where
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        tokio::select! {
+        let sent = tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     stats.terminal_events += 1;
-                    send(commands, app.handle_terminal_event(event));
+                    let ops = app.handle_terminal_event(event);
+                    pump.submit(app, ops)
                 }
                 Some(Err(error)) => return Err(error.into()),
                 None => break LoopEnd::InputClosed,
             },
-            event = ui_events.recv() => match event {
+            event = events.recv() => match event {
                 Some(event) => {
                     stats.session_events += 1;
-                    send(commands, app.handle(event));
+                    let mut sent = pump.event(app, event);
                     for _ in 1..EVENT_BATCH {
-                        let Ok(event) = ui_events.try_recv() else { break };
+                        let Ok(event) = events.try_recv() else { break };
                         stats.session_events += 1;
-                        send(commands, app.handle(event));
+                        sent = sent.and_then(|()| pump.event(app, event));
                     }
+                    sent
                 }
                 None => break LoopEnd::SessionClosed,
             },
             () = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {
                 stats.wakeups += 1;
                 app.tick(Instant::now());
-                send(commands, app.due_commands(Instant::now()));
+                let ops = app.due_ops(Instant::now());
+                pump.submit(app, ops)
             }
+        };
+        // The session has ended: it takes nothing more, and its channel closes.
+        if sent.is_err() {
+            break LoopEnd::SessionClosed;
         }
     };
     stats.draw.log("session");
     Ok((end, stats))
-}
-
-fn send(commands: &UnboundedSender<UiCommand>, out: Vec<UiCommand>) {
-    for command in out {
-        // A session that has gone away cannot take commands; the loop ends on its channel.
-        let _ = commands.send(command);
-    }
 }

@@ -1,68 +1,48 @@
-//! Slash commands: the built-ins, custom ones given to the app as data, parsing a submitted
-//! line, and the completion list shown while a command is typed.
+//! Slash commands: the session's command table (its built-ins, skills and custom commands,
+//! from [`SessionInfo::commands`](tine_session::SessionInfo)) with the UI's own (`/help`,
+//! `/tasks`, `/exit`), parsing a submitted line, and the completion list shown while a
+//! command is typed.
 
 use ratatui::text::{Line, Span};
+use tine_session::{CommandInfo, CommandSource};
 
 use crate::theme;
 
-/// A command the person can type.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SlashCommandSpec {
-    /// Without the slash.
-    pub name: String,
-    pub description: String,
-    /// Whether running it is a turn with the model (a custom command's prompt, `/compact`):
-    /// the app waits for `TurnEnded` before sending what was queued after it.
-    pub runs_turn: bool,
+/// The commands the UI answers itself, with what `/help` says of them.
+const LOCAL: &[(&str, &str)] = &[
+    ("help", "Show commands and keys"),
+    ("tasks", "Show or hide background tasks"),
+    ("exit", "Exit tine"),
+];
+
+/// The UI's list of commands: the built-ins (the session's and the UI's own, by name), then
+/// the skills and custom commands in the session's order.
+pub fn table(session: &[CommandInfo]) -> Vec<CommandInfo> {
+    let local = LOCAL.iter().map(|(name, description)| CommandInfo {
+        name: (*name).to_owned(),
+        description: (*description).to_owned(),
+        runs_turn: false,
+        source: CommandSource::Builtin,
+    });
+    let mut builtins: Vec<CommandInfo> = session
+        .iter()
+        .filter(|c| c.source == CommandSource::Builtin && !is_local(&c.name))
+        .cloned()
+        .chain(local)
+        .collect();
+    builtins.sort_by(|a, b| a.name.cmp(&b.name));
+    builtins.extend(
+        session
+            .iter()
+            .filter(|c| c.source != CommandSource::Builtin && !is_local(&c.name))
+            .cloned(),
+    );
+    builtins
 }
 
-impl SlashCommandSpec {
-    pub fn new(name: &str, description: &str, runs_turn: bool) -> Self {
-        Self {
-            name: name.to_owned(),
-            description: description.to_owned(),
-            runs_turn,
-        }
-    }
-}
-
-/// The built-in commands, in the order /help lists them.
-pub fn builtins() -> Vec<SlashCommandSpec> {
-    [
-        ("help", "Show commands and keys", false),
-        ("clear", "Start a fresh conversation", false),
-        (
-            "compact",
-            "Summarize the conversation to free context",
-            true,
-        ),
-        (
-            "cost",
-            "Session cost, per source, and cache read share",
-            false,
-        ),
-        ("model", "Show or change the model", false),
-        (
-            "thinking",
-            "Extended thinking on or off (/thinking on|off; Tab toggles)",
-            false,
-        ),
-        ("memory", "Show the memory files", false),
-        (
-            "init",
-            "Write an AGENTS.md for this project from its code",
-            true,
-        ),
-        ("resume", "Resume an earlier conversation", false),
-        ("tasks", "Show or hide background tasks", false),
-        ("permissions", "Show the permission rules", false),
-        ("skills", "Show the skills of this project and user", false),
-        ("mcp", "Show MCP servers", false),
-        ("exit", "Exit tine", false),
-    ]
-    .into_iter()
-    .map(|(n, d, t)| SlashCommandSpec::new(n, d, t))
-    .collect()
+/// Whether the UI answers `/name` itself.
+fn is_local(name: &str) -> bool {
+    LOCAL.iter().any(|(local, _)| *local == name)
 }
 
 /// What a submitted line is.
@@ -70,14 +50,14 @@ pub fn builtins() -> Vec<SlashCommandSpec> {
 pub enum Parsed {
     Prompt,
     Command {
-        spec: SlashCommandSpec,
+        command: CommandInfo,
         args: String,
     },
     /// `/name` that names no command.
     Unknown(String),
 }
 
-pub fn parse(text: &str, commands: &[SlashCommandSpec]) -> Parsed {
+pub fn parse(text: &str, commands: &[CommandInfo]) -> Parsed {
     let Some(rest) = text.trim_start().strip_prefix('/') else {
         return Parsed::Prompt;
     };
@@ -90,8 +70,8 @@ pub fn parse(text: &str, commands: &[SlashCommandSpec]) -> Parsed {
         return Parsed::Prompt;
     }
     match commands.iter().find(|c| c.name == name) {
-        Some(spec) => Parsed::Command {
-            spec: spec.clone(),
+        Some(command) => Parsed::Command {
+            command: command.clone(),
             args: args.to_owned(),
         },
         None => Parsed::Unknown(name.to_owned()),
@@ -112,18 +92,14 @@ pub const MAX_ROWS: usize = 8;
 impl Completion {
     /// The commands matching what is typed, if a command is being typed: names starting with
     /// it first, then names containing it.
-    pub fn matches<'a>(
-        &self,
-        text: &str,
-        commands: &'a [SlashCommandSpec],
-    ) -> Vec<&'a SlashCommandSpec> {
+    pub fn matches<'a>(&self, text: &str, commands: &'a [CommandInfo]) -> Vec<&'a CommandInfo> {
         let Some(prefix) = text.strip_prefix('/') else {
             return Vec::new();
         };
         if prefix.contains(char::is_whitespace) || self.dismissed_for.as_deref() == Some(text) {
             return Vec::new();
         }
-        let mut out: Vec<&SlashCommandSpec> = commands
+        let mut out: Vec<&CommandInfo> = commands
             .iter()
             .filter(|c| c.name.starts_with(prefix))
             .collect();
@@ -153,7 +129,7 @@ impl Completion {
     }
 
     /// The list's rows: a window of `MAX_ROWS` around the selection.
-    pub fn rows(&self, matches: &[&SlashCommandSpec], width: u16) -> Vec<Line<'static>> {
+    pub fn rows(&self, matches: &[&CommandInfo], width: u16) -> Vec<Line<'static>> {
         let selected = self.selected.min(matches.len().saturating_sub(1));
         let start = selected.saturating_sub(MAX_ROWS - 1);
         let name_w = matches
@@ -189,11 +165,66 @@ impl Completion {
 mod tests {
     use super::*;
 
+    /// The session's built-ins (its table without skills or custom commands).
+    fn session_builtins() -> Vec<CommandInfo> {
+        tine_session::COMMANDS
+            .iter()
+            .map(tine_session::CommandSpec::info)
+            .collect()
+    }
+
+    fn custom(name: &str, source: CommandSource) -> CommandInfo {
+        CommandInfo {
+            name: name.into(),
+            description: format!("the {name} command"),
+            runs_turn: true,
+            source,
+        }
+    }
+
+    #[test]
+    fn every_command_the_session_answers_is_in_the_list_as_it_runs() {
+        let session = session_builtins();
+        let ui = table(&session);
+        for command in &session {
+            let shown = ui.iter().find(|c| c.name == command.name);
+            assert_eq!(
+                shown.map(|c| c.runs_turn),
+                Some(command.runs_turn),
+                "/{}: the UI holds its turn guard exactly when the session runs a turn",
+                command.name
+            );
+        }
+        for (name, _) in LOCAL {
+            assert!(ui.iter().any(|c| c.name == *name), "/{name}");
+        }
+        assert_eq!(ui.iter().filter(|c| c.name == "help").count(), 1);
+        let help = ui
+            .iter()
+            .find(|c| c.name == "help")
+            .map(|c| c.description.as_str());
+        assert_eq!(help, Some("Show commands and keys"), "the UI answers /help");
+    }
+
+    #[test]
+    fn built_ins_by_name_then_skills_and_custom_commands_in_the_sessions_order() {
+        let mut session = session_builtins();
+        session.push(custom("zed", CommandSource::Skill));
+        session.push(custom("apply", CommandSource::Custom));
+        let ui = table(&session);
+        let names: Vec<&str> = ui.iter().map(|c| c.name.as_str()).collect();
+        let builtins = &names[..names.len() - 2];
+        let mut sorted = builtins.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(builtins, sorted);
+        assert_eq!(names[names.len() - 2..], ["zed", "apply"]);
+    }
+
     #[test]
     fn parses_commands_paths_and_unknown_names() {
-        let cmds = builtins();
+        let cmds = table(&session_builtins());
         assert!(
-            matches!(parse("/cost", &cmds), Parsed::Command { ref spec, ref args } if spec.name == "cost" && args.is_empty())
+            matches!(parse("/cost", &cmds), Parsed::Command { ref command, ref args } if command.name == "cost" && args.is_empty())
         );
         assert!(
             matches!(parse("/model opus", &cmds), Parsed::Command { ref args, .. } if args == "opus")
@@ -205,8 +236,9 @@ mod tests {
 
     #[test]
     fn completion_lists_prefix_matches_first() {
-        let mut cmds = builtins();
-        cmds.push(SlashCommandSpec::new("review-pr", "Review a PR", true));
+        let mut session = session_builtins();
+        session.push(custom("review-pr", CommandSource::Custom));
+        let cmds = table(&session);
         let c = Completion::default();
         let names = |t: &str| {
             c.matches(t, &cmds)
@@ -225,7 +257,7 @@ mod tests {
 
     #[test]
     fn dismissed_until_the_text_changes() {
-        let cmds = builtins();
+        let cmds = table(&session_builtins());
         let mut c = Completion::default();
         c.dismiss("/c");
         assert!(c.matches("/c", &cmds).is_empty());

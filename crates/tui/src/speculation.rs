@@ -1,25 +1,24 @@
-//! Speculation's UI side (seed 001 §16.2.4 ④): while the person types, the draft is handed to
-//! the session ([`UiCommand::Speculate`]) once typing pauses for [`SPECULATION_DEBOUNCE`], so
-//! it can pre-run the read-only tools the request will need. Only when no turn runs, no dialog
-//! is open and the draft is a prompt of at least [`SPECULATION_MIN_CHARS`] characters (not a
-//! slash command); each distinct draft once. Off ([`App::set_speculation`], the default), no
-//! timer is ever set.
+//! Speculation's UI side: while the person types, the draft is handed to the session
+//! ([`Op::Speculate`]) once typing pauses for [`SPECULATION_DEBOUNCE`], so it can pre-run the
+//! read-only tools the request will need. Only when no turn runs, no dialog is open and the
+//! draft is a prompt of at least [`SPECULATION_MIN_CHARS`] characters (not a slash command);
+//! each distinct draft once. Off (the session's
+//! [`SessionInfo::speculation`](tine_session::SessionInfo), off by default), no timer is ever
+//! set.
 
 use std::time::Duration;
 
+use tine_session::Op;
 use tokio::time::Instant;
 
-use crate::app::App;
-use crate::event::UiCommand;
-
 /// How long typing must pause before the draft is speculated on.
-pub const SPECULATION_DEBOUNCE: Duration = Duration::from_millis(400);
+pub(crate) const SPECULATION_DEBOUNCE: Duration = Duration::from_millis(400);
 /// Drafts shorter than this are not worth a request.
-pub const SPECULATION_MIN_CHARS: usize = 8;
+pub(crate) const SPECULATION_MIN_CHARS: usize = 8;
 
-/// Speculation's state on the [`App`].
+/// Speculation's state.
 #[derive(Debug, Default)]
-pub struct SpeculationState {
+pub(crate) struct SpeculationState {
     on: bool,
     /// The prompt box's text when last looked at.
     draft: String,
@@ -29,52 +28,46 @@ pub struct SpeculationState {
     sent: Option<String>,
 }
 
-impl App {
-    /// Turns speculation on or off (the session's `speculationEnabled`).
-    pub fn set_speculation(&mut self, on: bool) {
-        self.speculation.on = on;
+impl SpeculationState {
+    /// On or off (the session's `speculationEnabled`).
+    pub(crate) fn set_on(&mut self, on: bool) {
+        self.on = on;
         if !on {
-            self.speculation.deadline = None;
+            self.deadline = None;
         }
     }
 
     /// After a terminal event: a changed draft (re)starts the pause.
-    pub(crate) fn note_draft(&mut self, now: Instant) {
-        if !self.speculation.on {
+    pub(crate) fn note_draft(&mut self, text: &str, now: Instant) {
+        if !self.on || text == self.draft {
             return;
         }
-        let text = self.input.text();
-        if text == self.speculation.draft {
-            return;
-        }
-        self.speculation.draft = text.to_owned();
-        self.speculation.deadline = Some(now + SPECULATION_DEBOUNCE);
+        self.draft = text.to_owned();
+        self.deadline = Some(now + SPECULATION_DEBOUNCE);
     }
 
     /// When speculation next needs to wake the loop.
-    pub(crate) fn speculation_deadline(&self) -> Option<Instant> {
-        self.speculation.deadline
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
-    /// What is due at `now`: the draft, once typing paused long enough.
-    pub fn due_commands(&mut self, now: Instant) -> Vec<UiCommand> {
-        let Some(deadline) = self.speculation.deadline else {
-            return Vec::new();
-        };
+    /// What is due at `now`: the draft, once typing paused long enough, if `allowed` (no turn
+    /// runs, no dialog is open).
+    pub(crate) fn due(&mut self, now: Instant, allowed: bool) -> Option<Op> {
+        let deadline = self.deadline?;
         if now < deadline {
-            return Vec::new();
+            return None;
         }
-        self.speculation.deadline = None;
-        let draft = self.speculation.draft.trim().to_owned();
+        self.deadline = None;
+        let draft = self.draft.trim().to_owned();
         let worth_it = draft.chars().count() >= SPECULATION_MIN_CHARS
             && !draft.starts_with('/')
-            && self.turn.is_none()
-            && !self.dialog.is_open()
-            && self.speculation.sent.as_deref() != Some(draft.as_str());
+            && allowed
+            && self.sent.as_deref() != Some(draft.as_str());
         if !worth_it {
-            return Vec::new();
+            return None;
         }
-        self.speculation.sent = Some(draft.clone());
-        vec![UiCommand::Speculate(draft)]
+        self.sent = Some(draft.clone());
+        Some(Op::Speculate(draft))
     }
 }

@@ -88,21 +88,15 @@ impl MarkdownStream {
         s
     }
 
-    pub fn source(&self) -> &str {
-        &self.src
-    }
-
-    pub fn is_finished(&self) -> bool {
-        self.finished
-    }
-
     /// Chunks rendered into the committed part so far.
+    #[cfg(test)]
     pub fn committed_renders(&mut self) -> usize {
         self.settle();
         self.renders
     }
 
     /// Bytes of the source that are committed.
+    #[cfg(test)]
     pub fn committed_len(&mut self) -> usize {
         self.settle();
         self.pos
@@ -244,7 +238,8 @@ impl MarkdownStream {
         self.tail.extend(lines);
     }
 
-    /// Every logical line, committed then tail (tests and plain-text uses).
+    /// Every logical line, committed then tail.
+    #[cfg(test)]
     pub fn lines(&mut self) -> impl Iterator<Item = &IndentedLine> {
         self.settle();
         self.committed.iter().chain(self.tail.iter())

@@ -1,16 +1,17 @@
 //! The tasks panel (`/tasks`, Ctrl+T): the session's background work — jobs of the stop-hook
-//! pipeline (memory extraction, the dream), background shells and sub-agents — running ones
-//! first. While it is open it has the keys, as Claude Code's tasks dialog: ↑/↓ select a task,
-//! `k` (or Delete) stops the selected one if it runs ([`UiCommand::StopTask`]: an agent as
-//! TaskStop stops it, a shell killed, the dream killed with its lock rolled back), Esc, `q` or
-//! Ctrl+T close it.
+//! pipeline (memory extraction, the dream: [`BackgroundEvent`]s), background shells and
+//! sub-agents ([`TaskUpdate`]s) — running ones first. While it is open it has the keys, as
+//! Claude Code's tasks dialog: ↑/↓ select a task, `k` (or Delete) stops the selected one if it
+//! runs ([`Op::StopTask`]: an agent as TaskStop stops it, a shell killed, the dream killed with
+//! its lock rolled back), Esc, `q` or Ctrl+T close it.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::{Line, Span};
+use tine_session::{Op, TaskState};
 
 use crate::app::App;
 use crate::entry::Entry;
-use crate::event::{TaskKind, TaskStatus, TaskView, UiCommand};
+use crate::panel_task::PanelTask;
 use crate::theme;
 
 /// At most this many tasks are listed.
@@ -21,17 +22,34 @@ pub const TASKS_TITLE: &str = " Background tasks · ↑/↓ select · k stop · 
 
 impl App {
     /// The tasks in the panel's order: running ones first, then the most recent.
-    pub(crate) fn tasks_in_order(&self) -> Vec<&TaskView> {
-        let mut tasks: Vec<&TaskView> = self.tasks.iter().rev().collect();
-        tasks.sort_by_key(|t| !matches!(t.status, TaskStatus::Running));
+    pub(crate) fn tasks_in_order(&self) -> Vec<&PanelTask> {
+        let mut tasks: Vec<&PanelTask> = self.tasks.iter().rev().collect();
+        tasks.sort_by_key(|t| !t.is_running());
         tasks
     }
 
-    /// The selected task, if the panel lists any.
-    pub fn selected_task(&self) -> Option<&TaskView> {
+    /// The id of the task the panel has selected, if it lists any.
+    pub fn selected_task(&self) -> Option<&str> {
+        self.selected().map(|t| t.id.as_str())
+    }
+
+    fn selected(&self) -> Option<&PanelTask> {
         let tasks = self.tasks_in_order();
         let last = tasks.len().checked_sub(1)?;
         tasks.get(self.task_selected.min(last)).copied()
+    }
+
+    /// A task appeared or changed: upserted by id.
+    pub(crate) fn upsert_task(&mut self, task: PanelTask) {
+        match self.tasks.iter_mut().find(|t| t.id == task.id) {
+            Some(existing) => *existing = task,
+            None => self.tasks.push(task),
+        }
+    }
+
+    /// How many tasks run.
+    pub(crate) fn running_tasks(&self) -> usize {
+        self.tasks.iter().filter(|t| t.is_running()).count()
     }
 
     /// Whether a sub-agent runs in the foreground (its Agent call is running: a background
@@ -52,7 +70,7 @@ impl App {
 
     /// A key while the panel is open: `None` when the key is not the panel's (Ctrl+C and the
     /// permission dialog come first; the panel leaves nothing else to the prompt).
-    pub(crate) fn tasks_key(&mut self, key: KeyEvent) -> Option<Vec<UiCommand>> {
+    pub(crate) fn tasks_key(&mut self, key: KeyEvent) -> Option<Vec<Op>> {
         if !self.tasks_open {
             return None;
         }
@@ -65,14 +83,10 @@ impl App {
             }
             KeyCode::Char('k') | KeyCode::Char('x') | KeyCode::Delete if !ctrl => {
                 let id = self
-                    .selected_task()
-                    .filter(|t| matches!(t.status, TaskStatus::Running))
+                    .selected()
+                    .filter(|t| t.is_running())
                     .map(|t| t.id.clone());
-                return Some(
-                    id.map(|id| UiCommand::StopTask { id })
-                        .into_iter()
-                        .collect(),
-                );
+                return Some(id.map(Op::StopTask).into_iter().collect());
             }
             KeyCode::Esc | KeyCode::Char('q') => self.tasks_open = false,
             KeyCode::Char('t') if ctrl => self.tasks_open = false,
@@ -106,26 +120,22 @@ impl App {
     }
 }
 
-fn task_row(t: &TaskView, selected: bool) -> Line<'static> {
-    let (icon, style, detail) = match &t.status {
-        TaskStatus::Running => ("◐ ", theme::accent(), "running".to_owned()),
-        TaskStatus::Finished { summary } => (
+fn task_row(t: &PanelTask, selected: bool) -> Line<'static> {
+    let (icon, style, detail) = match &t.state {
+        TaskState::Running => ("◐ ", theme::accent(), "running".to_owned()),
+        TaskState::Completed => (
             "✓ ",
             theme::success(),
-            if summary.is_empty() {
+            if t.detail.is_empty() {
                 "done".to_owned()
             } else {
-                summary.clone()
+                t.detail.clone()
             },
         ),
-        TaskStatus::Failed { error } => ("✗ ", theme::error(), format!("failed: {error}")),
-        TaskStatus::Cancelled => ("○ ", theme::dim(), "cancelled".to_owned()),
+        TaskState::Failed(error) => ("✗ ", theme::error(), format!("failed: {error}")),
+        TaskState::Cancelled => ("○ ", theme::dim(), "cancelled".to_owned()),
     };
-    let kind = match t.kind {
-        TaskKind::Job => "job",
-        TaskKind::Shell => "shell",
-        TaskKind::Agent => "agent",
-    };
+    let kind = t.kind;
     let pointer = if selected { "❯ " } else { "  " };
     Line::from(vec![
         Span::styled(pointer, theme::accent()),

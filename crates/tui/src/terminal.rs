@@ -48,6 +48,8 @@ pub struct TerminalGuard {
 static PANIC_HOOK: Once = Once::new();
 
 impl TerminalGuard {
+    /// Raw mode, the alternate screen, bracketed paste, the kitty keyboard protocol where there is one and (with
+    /// `mouse_capture`) the wheel; the terminal comes back as it was when the guard drops.
     pub fn enter(options: TerminalOptions) -> io::Result<Self> {
         install_panic_hook();
         enable_raw_mode()?;

@@ -1,16 +1,20 @@
-//! A tool call in its three phases (seed 003 §四): the call line "● Read(src/main.rs)"; while
-//! it runs, elapsed time and lines of output; the result, collapsed to a few lines when long
-//! ("… +N lines (ctrl+o to expand)"), Edit/Write as a coloured diff.
+//! A tool call in its three phases: the call line "● Read(src/main.rs)"; while it runs,
+//! elapsed time and lines of output; the result, collapsed to a few lines when long
+//! ("… +N lines (ctrl+o to expand)"), Edit/Write as a coloured diff with the file relative to
+//! the project, a call the person refused as "Rejected by you".
 
+use std::path::Path;
 use std::time::Duration;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+use tine_session::{ToolDisplay, ToolOutput};
+use tine_tools::TodoStatus;
 use tokio::time::Instant;
 
-use crate::diff::{self, DiffLine};
-use crate::entry::{BULLET, INDENT, LayoutCtx, result_line, result_more};
-use crate::event::{TodoStatus, ToolDisplayView, ToolResultView};
+use crate::diff::{self, DiffLine, DiffSource};
+use crate::layout::{BULLET, INDENT, LayoutCtx, RESULT_INDENT, result_line, result_more};
+use crate::shown::{declined_summary, shown_path};
 use crate::theme;
 use crate::wrap::{IndentedLine, sanitize};
 
@@ -20,7 +24,6 @@ pub const PREVIEW_LINES: usize = 3;
 pub const DIFF_PREVIEW_LINES: usize = 16;
 
 pub struct ToolCall {
-    pub id: String,
     pub tool: String,
     pub args: String,
     pub started: Instant,
@@ -38,18 +41,22 @@ pub struct Progress {
 pub enum ToolState {
     Running,
     Done {
-        result: ToolResultView,
-        /// The diff's lines, made once when the result arrived.
-        diff: Option<Vec<DiffLine>>,
+        /// The result, its summary as the person reads it ("Rejected by you").
+        result: ToolOutput,
+        /// An Edit/Write's file as shown and its diff's lines, made once when the result
+        /// arrived.
+        diff: Option<(String, Vec<DiffLine>)>,
+        /// The person refused the call: collapsed, the summary says so; what the model was
+        /// told is behind Ctrl+O.
+        declined: bool,
     },
     /// The turn ended (interrupted) while it ran.
     Interrupted,
 }
 
 impl ToolCall {
-    pub fn new(id: String, tool: String, args: String, now: Instant) -> Self {
+    pub fn new(tool: String, args: String, now: Instant) -> Self {
         Self {
-            id,
             tool,
             args,
             started: now,
@@ -62,14 +69,31 @@ impl ToolCall {
         matches!(self.state, ToolState::Running)
     }
 
-    pub fn finish(&mut self, result: ToolResultView) {
+    /// The call finished with `result`; files inside `cwd` are shown relative to it.
+    pub fn finish(&mut self, mut result: ToolOutput, cwd: Option<&Path>) {
         let diff = match &result.display {
-            ToolDisplayView::Diff { diff, .. } => Some(diff::diff_lines(diff)),
-            ToolDisplayView::None | ToolDisplayView::Todos(_) | ToolDisplayView::Shell { .. } => {
-                None
+            ToolDisplay::Diff {
+                file_path, unified, ..
+            } => {
+                let path = file_path.display().to_string();
+                let shown = cwd.map_or_else(|| path.clone(), |cwd| shown_path(&path, cwd));
+                let lines = diff::diff_lines(&DiffSource::Unified(unified));
+                Some((shown, lines))
             }
+            ToolDisplay::None | ToolDisplay::Todos(_) | ToolDisplay::Shell { .. } => None,
         };
-        self.state = ToolState::Done { result, diff };
+        let declined = match declined_summary(&result.content) {
+            Some(summary) if result.is_error => {
+                result.summary = summary;
+                true
+            }
+            _ => false,
+        };
+        self.state = ToolState::Done {
+            result,
+            diff,
+            declined,
+        };
     }
 
     pub fn time_salt(&self, now: Instant) -> u64 {
@@ -116,126 +140,139 @@ impl ToolCall {
                 "Interrupted",
                 theme::error(),
             )))),
-            ToolState::Done { result, diff } => {
-                self.result(result, diff.as_deref(), ctx.expanded, out);
+            ToolState::Done {
+                result,
+                diff,
+                declined,
+            } => {
+                if *declined && !ctx.expanded {
+                    let line = vec![
+                        Span::styled(sanitize(&result.summary), theme::error()),
+                        Span::styled(" (ctrl+o to expand)", theme::dim()),
+                    ];
+                    out.push(result_line(Line::from(line)));
+                } else {
+                    result_rows(result, diff.as_ref(), ctx.expanded, out);
+                }
             }
         }
     }
+}
 
-    fn result(
-        &self,
-        result: &ToolResultView,
-        diff: Option<&[DiffLine]>,
-        expanded: bool,
-        out: &mut Vec<IndentedLine>,
-    ) {
-        if result.is_error {
-            let style = theme::error();
+/// A finished call's rows under its call line.
+fn result_rows(
+    result: &ToolOutput,
+    diff: Option<&(String, Vec<DiffLine>)>,
+    expanded: bool,
+    out: &mut Vec<IndentedLine>,
+) {
+    if result.is_error {
+        let style = theme::error();
+        let text = if result.content.trim().is_empty() {
+            &result.summary
+        } else {
+            &result.content
+        };
+        preview(text, style, expanded, out);
+        return;
+    }
+    match &result.display {
+        ToolDisplay::Diff { .. } => {
+            let (path, lines) = match diff {
+                Some((path, lines)) => (path.as_str(), lines.as_slice()),
+                None => ("", &[][..]),
+            };
+            let (added, removed) = diff::counts(lines);
+            let head = format!(
+                "Updated {path} with {added} {} and {removed} {}",
+                plural(added, "addition", "additions"),
+                plural(removed, "removal", "removals"),
+            );
+            out.push(result_line(Line::from(head)));
+            let cap = (!expanded).then_some(DIFF_PREVIEW_LINES);
+            let (rows, more) = diff::render(lines, cap);
+            for row in rows {
+                out.push(row.nested(&[Span::raw(RESULT_INDENT)], &[Span::raw(RESULT_INDENT)]));
+            }
+            if more > 0 {
+                out.push(result_more(expand_hint(more)));
+            }
+        }
+        ToolDisplay::Todos(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let (mark, style) = match item.status {
+                    TodoStatus::Pending => ("☐ ", Style::default()),
+                    TodoStatus::InProgress => ("◐ ", theme::accent()),
+                    TodoStatus::Completed => ("☒ ", theme::dim()),
+                };
+                let body = Line::from(vec![
+                    Span::styled(mark, style),
+                    Span::styled(sanitize(&item.content), style),
+                ]);
+                out.push(if i == 0 {
+                    result_line(body)
+                } else {
+                    result_more(body)
+                });
+            }
+            if items.is_empty() {
+                out.push(result_line(Line::from(Span::styled(
+                    "(no todos)",
+                    theme::dim(),
+                ))));
+            }
+        }
+        ToolDisplay::Shell {
+            exit_code,
+            timed_out,
+            background_task,
+            truncated: _,
+        } => {
+            if let Some(task) = background_task {
+                out.push(result_line(Line::from(Span::styled(
+                    format!("Running in the background ({task})"),
+                    theme::dim(),
+                ))));
+                return;
+            }
             let text = if result.content.trim().is_empty() {
-                &result.summary
+                "(No content)"
             } else {
                 &result.content
             };
-            preview(text, style, expanded, out);
-            return;
+            preview(text, Style::default(), expanded, out);
+            let mut status = Vec::new();
+            if *timed_out {
+                status.push("timed out".to_owned());
+            }
+            if let Some(code) = exit_code.filter(|c| *c != 0) {
+                status.push(format!("exit code {code}"));
+            }
+            if !status.is_empty() {
+                out.push(result_more(Line::from(Span::styled(
+                    status.join(", "),
+                    theme::error(),
+                ))));
+            }
         }
-        match &result.display {
-            ToolDisplayView::Diff { path, .. } => {
-                let lines = diff.unwrap_or_default();
-                let (added, removed) = diff::counts(lines);
-                let head = format!(
-                    "Updated {path} with {added} {} and {removed} {}",
-                    plural(added, "addition", "additions"),
-                    plural(removed, "removal", "removals"),
-                );
-                out.push(result_line(Line::from(head)));
-                let cap = (!expanded).then_some(DIFF_PREVIEW_LINES);
-                let (rows, more) = diff::render(lines, cap);
-                for row in rows {
-                    out.push(row.nested(
-                        &[Span::raw(crate::entry::RESULT_INDENT)],
-                        &[Span::raw(crate::entry::RESULT_INDENT)],
-                    ));
-                }
-                if more > 0 {
-                    out.push(result_more(expand_hint(more)));
-                }
-            }
-            ToolDisplayView::Todos(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    let (mark, style) = match item.status {
-                        TodoStatus::Pending => ("☐ ", Style::default()),
-                        TodoStatus::InProgress => ("◐ ", theme::accent()),
-                        TodoStatus::Completed => ("☒ ", theme::dim()),
-                    };
-                    let body = Line::from(vec![
-                        Span::styled(mark, style),
-                        Span::styled(sanitize(&item.content), style),
-                    ]);
-                    out.push(if i == 0 {
-                        result_line(body)
-                    } else {
-                        result_more(body)
-                    });
-                }
-                if items.is_empty() {
-                    out.push(result_line(Line::from(Span::styled(
-                        "(no todos)",
-                        theme::dim(),
-                    ))));
-                }
-            }
-            ToolDisplayView::Shell {
-                exit_code,
-                timed_out,
-                background_task,
-            } => {
-                if let Some(task) = background_task {
-                    out.push(result_line(Line::from(Span::styled(
-                        format!("Running in the background ({task})"),
-                        theme::dim(),
-                    ))));
-                    return;
-                }
-                let text = if result.content.trim().is_empty() {
-                    "(No content)"
-                } else {
-                    &result.content
-                };
-                preview(text, Style::default(), expanded, out);
-                let mut status = Vec::new();
-                if *timed_out {
-                    status.push("timed out".to_owned());
-                }
-                if let Some(code) = exit_code.filter(|c| *c != 0) {
-                    status.push(format!("exit code {code}"));
-                }
-                if !status.is_empty() {
-                    out.push(result_more(Line::from(Span::styled(
-                        status.join(", "),
-                        theme::error(),
-                    ))));
-                }
-            }
-            ToolDisplayView::None => {
-                if expanded && !result.content.trim().is_empty() {
-                    if !result.summary.is_empty() {
-                        out.push(result_line(Line::from(result.summary.clone())));
-                        for line in sanitize(&result.content).lines() {
-                            out.push(result_more(Line::from(line.to_owned())));
-                        }
-                    } else {
-                        preview(&result.content, Style::default(), true, out);
+        ToolDisplay::None => {
+            if expanded && !result.content.trim().is_empty() {
+                if !result.summary.is_empty() {
+                    out.push(result_line(Line::from(result.summary.clone())));
+                    for line in sanitize(&result.content).lines() {
+                        out.push(result_more(Line::from(line.to_owned())));
                     }
-                } else if !result.summary.is_empty() {
-                    let mut line = vec![Span::raw(sanitize(&result.summary))];
-                    if result.content.lines().count() > 1 {
-                        line.push(Span::styled(" (ctrl+o to expand)", theme::dim()));
-                    }
-                    out.push(result_line(Line::from(line)));
                 } else {
-                    preview(&result.content, Style::default(), expanded, out);
+                    preview(&result.content, Style::default(), true, out);
                 }
+            } else if !result.summary.is_empty() {
+                let mut line = vec![Span::raw(sanitize(&result.summary))];
+                if result.content.lines().count() > 1 {
+                    line.push(Span::styled(" (ctrl+o to expand)", theme::dim()));
+                }
+                out.push(result_line(Line::from(line)));
+            } else {
+                preview(&result.content, Style::default(), expanded, out);
             }
         }
     }

@@ -8,7 +8,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::entry::{Entry, LayoutCtx, bullet, indent};
+use crate::entry::Entry;
+use crate::layout::{LayoutCtx, bullet, indent};
 
 /// Where the view is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +73,7 @@ impl Transcript {
     }
 
     /// How many times an entry was laid out (cache misses).
+    #[cfg(test)]
     pub fn layouts(&self) -> u64 {
         self.layouts
     }
@@ -85,21 +87,12 @@ impl Transcript {
         self.slots.len() - 1
     }
 
-    pub fn get(&self, index: usize) -> Option<&Entry> {
-        self.slots.get(index).map(|s| &s.entry)
-    }
-
     /// The entry, to change it (its layout is redone).
     pub fn get_mut(&mut self, index: usize) -> Option<&mut Entry> {
         self.slots.get_mut(index).map(|s| {
             s.version += 1;
             &mut s.entry
         })
-    }
-
-    pub fn last_mut(&mut self) -> Option<&mut Entry> {
-        let last = self.slots.len().checked_sub(1)?;
-        self.get_mut(last)
     }
 
     pub fn entries(&self) -> impl DoubleEndedIterator<Item = &Entry> {

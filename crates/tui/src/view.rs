@@ -12,9 +12,10 @@ use ratatui::widgets::{Block, BorderType, Borders, Widget};
 use tokio::time::Instant;
 use unicode_width::UnicodeWidthStr;
 
+use tine_session::PermissionMode;
+
 use crate::app::{App, SPINNER};
-use crate::entry::LayoutCtx;
-use crate::event::{PermissionMode, TaskStatus};
+use crate::layout::LayoutCtx;
 use crate::theme;
 use crate::transcript::Scroll;
 use crate::wrap::truncate;
@@ -24,7 +25,7 @@ const INPUT_MAX_ROWS: usize = 8;
 const QUEUED_MAX_ROWS: usize = 3;
 
 impl App {
-    /// Draws the whole screen.
+    /// Draws the whole screen into `frame`.
     pub fn render(&mut self, frame: &mut Frame) {
         let area = frame.area();
         let cursor = self.render_area(area, frame.buffer_mut());
@@ -33,7 +34,7 @@ impl App {
         }
     }
 
-    /// Draws into a buffer; returns where the cursor goes.
+    /// Draws into `area` of a buffer; returns where the cursor goes.
     pub fn render_area(&mut self, area: Rect, buf: &mut Buffer) -> Option<Position> {
         self.dirty = false;
         let width = area.width;
@@ -72,7 +73,7 @@ impl App {
             Vec::new()
         };
         let tasks_h = if self.tasks_open { tasks.len() + 2 } else { 0 };
-        let away = self.away_rows(width);
+        let away = self.away.rows(width);
         let away_h = if away.is_empty() { 0 } else { away.len() + 2 };
         let spinner_h = if self.turn.is_some() { 2 } else { 0 };
 
@@ -226,7 +227,8 @@ impl App {
             ));
         } else {
             let (text, style) = match self.mode {
-                PermissionMode::Default => ("default mode", theme::dim()),
+                // dontAsk asks nothing either way; shown as the default.
+                PermissionMode::Default | PermissionMode::DontAsk => ("default mode", theme::dim()),
                 PermissionMode::AcceptEdits => {
                     ("⏵⏵ accept edits on", Style::default().fg(Color::Magenta))
                 }
@@ -234,7 +236,8 @@ impl App {
                 PermissionMode::BypassPermissions => ("⏵⏵ bypass permissions on", theme::error()),
             };
             // "default mode" says little; the others say what is allowed and must stay.
-            let priority = if self.mode == PermissionMode::Default {
+            let priority = if matches!(self.mode, PermissionMode::Default | PermissionMode::DontAsk)
+            {
                 2
             } else {
                 0
@@ -242,11 +245,7 @@ impl App {
             left.push((priority, Span::styled(format!("  {text}"), style)));
             left.push((3, Span::styled(" (shift+tab to cycle)", theme::dim())));
         }
-        let running = self
-            .tasks
-            .iter()
-            .filter(|t| matches!(t.status, TaskStatus::Running))
-            .count();
+        let running = self.running_tasks();
         if running > 0 && !self.tasks_open {
             let unit = if running == 1 { "task" } else { "tasks" };
             left.push((
@@ -258,16 +257,17 @@ impl App {
             ));
         }
 
-        let u = &self.usage;
+        let u = &self.status;
         let mut right = Vec::new();
         if !u.model.is_empty() {
             right.push(u.model.clone());
         }
-        if u.context_window > 0 {
+        // A conversation that has made no request yet has no context to speak of.
+        if u.context_window > 0 && u.context_tokens > 0 {
             let pct = (u.context_tokens as f64 * 100.0 / u.context_window as f64).round();
             right.push(format!("{pct:.0}% context"));
         }
-        right.push(format!("${:.2}", u.session_cost_usd));
+        right.push(format!("${:.2}", u.cost_usd));
         if let Some(share) = u.cache_read_share {
             right.push(format!("cache {:.0}%", share * 100.0));
         }

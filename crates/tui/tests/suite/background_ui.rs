@@ -1,120 +1,51 @@
 //! The away card and speculation's drafts through the terminal loop, under paused time: a
 //! return after the idle gap (focus regained, or the first key) asks for the summary once and
 //! shows the answer as a card until Enter or Esc; a pause in typing hands the draft over once;
-//! both off, nothing is asked and no timer runs.
+//! both off, nothing is asked and no timer runs but the idle hint's.
 
-use std::future::Future;
-use std::io;
 use std::time::Duration;
 
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use futures::channel::mpsc as keys;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use tine_tui::{App, LoopEnd, LoopStats, TurnEndReason, UiCommand, UiEvent, event_loop};
-use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use crossterm::event::{Event as TerminalEvent, KeyCode};
+use tine_session::{Op, QueryEvent, SessionEvent, TurnOutcome};
 use tokio::time::sleep;
 
-use super::support::{app, plain};
+use super::scripted::{Script, run_with, terminal};
+use super::support::{app, app_with, plain};
 
 const MINUTE: Duration = Duration::from_secs(60);
 
-struct Driver {
-    ui: UnboundedSender<UiEvent>,
-    keys: keys::UnboundedSender<io::Result<Event>>,
-    commands: UnboundedReceiver<UiCommand>,
-}
-
-impl Driver {
-    fn event(&self, event: Event) {
-        let _ = self.keys.unbounded_send(Ok(event));
-    }
-
-    fn key(&self, code: KeyCode) {
-        self.event(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
-    }
-
-    fn text(&self, text: &str) {
-        for c in text.chars() {
-            self.key(KeyCode::Char(c));
-        }
-    }
-
-    /// What the app sent so far (the loop has had a moment to run).
-    async fn sent(&mut self) -> Vec<UiCommand> {
-        sleep(Duration::from_millis(5)).await;
-        let mut out = Vec::new();
-        while let Ok(command) = self.commands.try_recv() {
-            out.push(command);
-        }
-        out
-    }
-}
-
-async fn run_with<F, Fut>(
-    app: &mut App,
-    terminal: &mut Terminal<TestBackend>,
-    script: F,
-) -> (LoopEnd, LoopStats)
-where
-    F: FnOnce(Driver) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let (ui_tx, ui_rx) = mpsc::unbounded_channel();
-    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let (keys_tx, keys_rx) = keys::unbounded();
-    let driver = Driver {
-        ui: ui_tx,
-        keys: keys_tx,
-        commands: cmd_rx,
-    };
-    let (result, ()) = tokio::join!(
-        event_loop(terminal, app, ui_rx, keys_rx, &cmd_tx),
-        script(driver)
-    );
-    result.unwrap_or_else(|error| panic!("loop failed: {error}"))
-}
-
-fn terminal() -> Terminal<TestBackend> {
-    match Terminal::new(TestBackend::new(80, 24)) {
-        Ok(t) => t,
-        Err(never) => match never {},
-    }
-}
-
 /// One turn: the prompt typed and submitted, a reply, the end.
-async fn one_turn(d: &mut Driver) {
-    d.text("rename the parser module");
-    d.key(KeyCode::Enter);
+async fn one_turn(s: &mut Script) {
+    s.text("rename the parser module");
+    s.key(KeyCode::Enter);
     assert_eq!(
-        d.sent().await,
-        vec![UiCommand::Submit("rename the parser module".into())]
+        s.sent().await,
+        vec![Op::Prompt("rename the parser module".into())]
     );
-    let _ = d.ui.send(UiEvent::TextDelta("Renamed it.".into()));
-    let _ = d.ui.send(UiEvent::TurnEnded {
-        reason: TurnEndReason::Completed,
-    });
+    s.send_for_turn(SessionEvent::Query(QueryEvent::TextDelta {
+        text: "Renamed it.".into(),
+    }));
+    s.end_turn(TurnOutcome::Completed);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_return_after_the_idle_gap_asks_once_and_shows_the_card() {
-    let mut app = app();
-    app.set_away_after(Some(5 * MINUTE));
-    let mut terminal = terminal();
-    run_with(&mut app, &mut terminal, |mut d| async move {
-        one_turn(&mut d).await;
+    let mut app = app_with(|info| info.away_after = Some(5 * MINUTE));
+    let mut terminal = terminal(80, 24);
+    run_with(&mut app, &mut terminal, |mut s| async move {
+        one_turn(&mut s).await;
         // Back before the gap: nothing asked.
         sleep(4 * MINUTE).await;
-        d.key(KeyCode::Char('x'));
-        assert_eq!(d.sent().await, Vec::new());
+        s.key(KeyCode::Char('x'));
+        assert_eq!(s.sent().await, Vec::new());
         // Six idle minutes since that key: focus coming back is a return.
         sleep(6 * MINUTE).await;
-        d.event(Event::FocusGained);
-        assert_eq!(d.sent().await, vec![UiCommand::AwaySummary]);
+        s.terminal_event(TerminalEvent::FocusGained);
+        assert_eq!(s.sent().await, vec![Op::AwaySummary]);
         // The first key after it is no second return while the answer is awaited.
-        d.key(KeyCode::Backspace);
-        assert_eq!(d.sent().await, Vec::new());
-        let _ = d.ui.send(UiEvent::AwaySummary(
+        s.key(KeyCode::Backspace);
+        assert_eq!(s.sent().await, Vec::new());
+        s.send(SessionEvent::AwaySummary(
             "You were renaming the parser module; next, run the tests.".into(),
         ));
         sleep(Duration::from_millis(50)).await;
@@ -129,10 +60,10 @@ async fn a_return_after_the_idle_gap_asks_once_and_shows_the_card() {
     );
 
     // A key after a further gap is a return too; Esc takes the card away.
-    run_with(&mut app, &mut terminal, |mut d| async move {
+    run_with(&mut app, &mut terminal, |mut s| async move {
         sleep(10 * MINUTE).await;
-        d.key(KeyCode::Esc);
-        assert_eq!(d.sent().await, vec![UiCommand::AwaySummary]);
+        s.key(KeyCode::Esc);
+        assert_eq!(s.sent().await, vec![Op::AwaySummary]);
         sleep(Duration::from_millis(50)).await;
     })
     .await;
@@ -143,43 +74,42 @@ async fn a_return_after_the_idle_gap_asks_once_and_shows_the_card() {
 
 #[tokio::test(start_paused = true)]
 async fn a_pause_in_typing_hands_the_draft_over_once() {
-    let mut app = app();
-    app.set_speculation(true);
-    let mut terminal = terminal();
-    run_with(&mut app, &mut terminal, |mut d| async move {
-        d.text("expl");
+    let mut app = app_with(|info| info.speculation = true);
+    let mut terminal = terminal(80, 24);
+    run_with(&mut app, &mut terminal, |mut s| async move {
+        s.text("expl");
         sleep(Duration::from_secs(1)).await;
         assert_eq!(
-            d.sent().await,
+            s.sent().await,
             Vec::new(),
             "too short to be worth a request"
         );
-        d.text("ain src/lib.rs");
+        s.text("ain src/lib.rs");
         sleep(Duration::from_millis(100)).await;
-        assert_eq!(d.sent().await, Vec::new(), "still typing");
+        assert_eq!(s.sent().await, Vec::new(), "still typing");
         sleep(Duration::from_millis(400)).await;
         assert_eq!(
-            d.sent().await,
-            vec![UiCommand::Speculate("explain src/lib.rs".into())]
+            s.sent().await,
+            vec![Op::Speculate("explain src/lib.rs".into())]
         );
         // The same draft again (typed and erased) is not sent twice.
-        d.text("x");
-        d.key(KeyCode::Backspace);
+        s.text("x");
+        s.key(KeyCode::Backspace);
         sleep(Duration::from_secs(1)).await;
-        assert_eq!(d.sent().await, Vec::new());
-        d.text(" please");
+        assert_eq!(s.sent().await, Vec::new());
+        s.text(" please");
         sleep(Duration::from_secs(1)).await;
         assert_eq!(
-            d.sent().await,
-            vec![UiCommand::Speculate("explain src/lib.rs please".into())]
+            s.sent().await,
+            vec![Op::Speculate("explain src/lib.rs please".into())]
         );
         // A slash command is never speculated on.
         for _ in 0.."explain src/lib.rs please".len() {
-            d.key(KeyCode::Backspace);
+            s.key(KeyCode::Backspace);
         }
-        d.text("/compact keep the API");
+        s.text("/compact keep the API");
         sleep(Duration::from_secs(1)).await;
-        assert_eq!(d.sent().await, Vec::new());
+        assert_eq!(s.sent().await, Vec::new());
     })
     .await;
 }
@@ -187,15 +117,15 @@ async fn a_pause_in_typing_hands_the_draft_over_once() {
 #[tokio::test(start_paused = true)]
 async fn both_off_nothing_is_asked_and_no_timer_runs() {
     let mut app = app();
-    let mut terminal = terminal();
-    run_with(&mut app, &mut terminal, |mut d| async move {
-        one_turn(&mut d).await;
+    let mut terminal = terminal(80, 24);
+    run_with(&mut app, &mut terminal, |mut s| async move {
+        one_turn(&mut s).await;
         sleep(30 * MINUTE).await;
-        d.event(Event::FocusGained);
-        d.text("explain src/lib.rs");
-        assert_eq!(d.sent().await, Vec::new());
+        s.terminal_event(TerminalEvent::FocusGained);
+        s.text("explain src/lib.rs");
+        assert_eq!(s.sent().await, Vec::new());
     })
     .await;
-    // Typed and paused: no speculation timer is set at all.
+    // Typed and paused: no speculation timer is set at all (the idle hint went long ago).
     assert_eq!(app.next_wakeup(), None);
 }

@@ -2,99 +2,38 @@
 //! idle costs no frame and no timer, bursts coalesce, frames stay under 60/s, the spinner ticks
 //! only during a turn, resize redraws, and a scripted session runs through it end to end.
 
-use std::future::Future;
-use std::io;
 use std::time::Duration;
 
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use futures::channel::mpsc as keys;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use tine_tui::{
-    App, LoopEnd, LoopStats, PermissionAnswer, PermissionRequest, ToolDisplayView, ToolResultView,
-    TurnEndReason, UiCommand, UiEvent, event_loop,
+use crossterm::event::{Event as TerminalEvent, KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use tine_session::{
+    Answer, CommandOutput, HistoryItem, Op, PermissionAnswer, PermissionRequest, QueryEvent,
+    QuestionId, SessionEvent, ToolDisplay, ToolOutput, TurnOutcome,
 };
-use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tine_tui::LoopEnd;
 use tokio::time::sleep;
 
-use super::support::{app, plain};
+use super::scripted::{run_with, terminal};
+use super::support::{app, event, plain};
 
-type Keys = keys::UnboundedSender<io::Result<Event>>;
-
-struct Driver {
-    ui: UnboundedSender<UiEvent>,
-    keys: Keys,
-    commands: UnboundedReceiver<UiCommand>,
+fn text(text: &str) -> SessionEvent {
+    SessionEvent::Query(QueryEvent::TextDelta { text: text.into() })
 }
 
-impl Driver {
-    fn key(&self, code: KeyCode) {
-        let _ = self
-            .keys
-            .unbounded_send(Ok(Event::Key(KeyEvent::new(code, KeyModifiers::NONE))));
-    }
-
-    fn text(&self, text: &str) {
-        for c in text.chars() {
-            self.key(KeyCode::Char(c));
-        }
-    }
-
-    fn send(&self, event: UiEvent) {
-        let _ = self.ui.send(event);
-    }
-
-    async fn command(&mut self) -> UiCommand {
-        match tokio::time::timeout(Duration::from_secs(60), self.commands.recv()).await {
-            Ok(Some(c)) => c,
-            other => panic!("no command: {other:?}"),
-        }
-    }
-}
-
-/// Runs the loop on `terminal` while `script` drives it; the loop ends when the script drops
-/// the driver (the session's channel closes) or the app exits.
-async fn run_with<F, Fut>(
-    app: &mut App,
-    terminal: &mut Terminal<TestBackend>,
-    script: F,
-) -> (LoopEnd, LoopStats)
-where
-    F: FnOnce(Driver) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let (ui_tx, ui_rx) = mpsc::unbounded_channel();
-    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let (keys_tx, keys_rx) = keys::unbounded();
-    let driver = Driver {
-        ui: ui_tx,
-        keys: keys_tx,
-        commands: cmd_rx,
-    };
-    let (result, ()) = tokio::join!(
-        event_loop(terminal, app, ui_rx, keys_rx, &cmd_tx),
-        script(driver)
-    );
-    match result {
-        Ok(done) => done,
-        Err(error) => panic!("loop failed: {error}"),
-    }
-}
-
-fn terminal(width: u16, height: u16) -> Terminal<TestBackend> {
-    match Terminal::new(TestBackend::new(width, height)) {
-        Ok(t) => t,
-        Err(never) => match never {},
-    }
+fn request() -> SessionEvent {
+    SessionEvent::Query(QueryEvent::RequestStart {
+        turn: 1,
+        max_tokens: 32_000,
+    })
 }
 
 #[tokio::test(start_paused = true)]
 async fn idle_draws_once_and_sets_no_timer() {
     let mut app = app();
     let mut term = terminal(60, 10);
-    let (end, stats) = run_with(&mut app, &mut term, |driver| async move {
+    let (end, stats) = run_with(&mut app, &mut term, |script| async move {
         sleep(Duration::from_secs(10)).await;
-        drop(driver);
+        drop(script);
     })
     .await;
     assert!(
@@ -109,10 +48,10 @@ async fn idle_draws_once_and_sets_no_timer() {
 async fn a_burst_of_deltas_costs_one_frame() {
     let mut app = app();
     let mut term = terminal(60, 10);
-    let (_, stats) = run_with(&mut app, &mut term, |driver| async move {
+    let (_, stats) = run_with(&mut app, &mut term, |script| async move {
         sleep(Duration::from_millis(100)).await;
         for i in 0..500 {
-            driver.send(UiEvent::TextDelta(format!("w{i} ")));
+            script.send(text(&format!("w{i} ")));
         }
         sleep(Duration::from_secs(1)).await;
     })
@@ -129,10 +68,10 @@ async fn a_burst_of_deltas_costs_one_frame() {
 async fn frames_are_held_to_sixty_per_second() {
     let mut app = app();
     let mut term = terminal(60, 10);
-    let (_, stats) = run_with(&mut app, &mut term, |driver| async move {
+    let (_, stats) = run_with(&mut app, &mut term, |script| async move {
         // A delta every millisecond for one second.
         for i in 0..1000 {
-            driver.send(UiEvent::TextDelta(format!("{i} ")));
+            script.send(text(&format!("{i} ")));
             sleep(Duration::from_millis(1)).await;
         }
         sleep(Duration::from_millis(50)).await;
@@ -155,14 +94,12 @@ async fn frames_are_held_to_sixty_per_second() {
 async fn the_spinner_ticks_during_a_turn_and_stops_after() {
     let mut app = app();
     let mut term = terminal(60, 10);
-    let (_, stats) = run_with(&mut app, &mut term, |mut driver| async move {
-        driver.text("go");
-        driver.key(KeyCode::Enter);
-        assert_eq!(driver.command().await, UiCommand::Submit("go".into()));
+    let (_, stats) = run_with(&mut app, &mut term, |mut script| async move {
+        script.text("go");
+        script.key(KeyCode::Enter);
+        assert_eq!(script.op().await, Op::Prompt("go".into()));
         sleep(Duration::from_millis(1200)).await;
-        driver.send(UiEvent::TurnEnded {
-            reason: TurnEndReason::Completed,
-        });
+        script.end_turn(TurnOutcome::Completed);
         sleep(Duration::from_secs(30)).await;
     })
     .await;
@@ -172,15 +109,37 @@ async fn the_spinner_ticks_during_a_turn_and_stops_after() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_minute_after_a_turn_the_loop_sends_the_idle_hint_once() {
+    let mut app = app();
+    let mut term = terminal(60, 10);
+    run_with(&mut app, &mut term, |mut script| async move {
+        script.text("go");
+        script.key(KeyCode::Enter);
+        assert_eq!(script.op().await, Op::Prompt("go".into()));
+        script.end_turn(TurnOutcome::Completed);
+        sleep(Duration::from_secs(59)).await;
+        assert_eq!(script.sent_all().await, []);
+        sleep(Duration::from_secs(2)).await;
+        assert_eq!(
+            script.sent_all().await,
+            [Op::FlushBackground, Op::NotifyIdle]
+        );
+        sleep(Duration::from_secs(600)).await;
+        assert_eq!(script.sent_all().await, [], "once per idle stretch");
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn resize_redraws_at_the_new_size() {
     let mut app = app();
     let mut term = terminal(80, 8);
-    app.handle(UiEvent::UserMessage(
+    app.handle(event(SessionEvent::History(vec![HistoryItem::Prompt(
         "a prompt that wraps when the terminal is narrow".into(),
-    ));
-    run_with(&mut app, &mut term, |driver| async move {
+    )])));
+    run_with(&mut app, &mut term, |script| async move {
         sleep(Duration::from_millis(10)).await;
-        drop(driver);
+        drop(script);
     })
     .await;
     assert!(
@@ -188,10 +147,10 @@ async fn resize_redraws_at_the_new_size() {
             .starts_with("> a prompt that wraps when the terminal is narrow\n")
     );
     term.backend_mut().resize(24, 10);
-    run_with(&mut app, &mut term, |driver| async move {
-        let _ = driver.keys.unbounded_send(Ok(Event::Resize(24, 10)));
+    run_with(&mut app, &mut term, |script| async move {
+        script.terminal_event(TerminalEvent::Resize(24, 10));
         sleep(Duration::from_millis(50)).await;
-        drop(driver);
+        drop(script);
     })
     .await;
     let shown = plain(term.backend().buffer());
@@ -205,12 +164,12 @@ async fn resize_redraws_at_the_new_size() {
 async fn keys_exit_the_loop() {
     let mut app = app();
     let mut term = terminal(60, 10);
-    let (end, _) = run_with(&mut app, &mut term, |mut driver| async move {
-        let _ = driver.keys.unbounded_send(Ok(Event::Key(KeyEvent::new(
+    let (end, _) = run_with(&mut app, &mut term, |mut script| async move {
+        script.terminal_event(TerminalEvent::Key(KeyEvent::new(
             KeyCode::Char('d'),
             KeyModifiers::CONTROL,
-        ))));
-        assert_eq!(driver.command().await, UiCommand::Exit);
+        )));
+        assert_eq!(script.sent().await, [], "leaving is the front end's, no op");
         // Keep the session open: the loop must end on the exit alone.
         sleep(Duration::from_secs(3600)).await;
     })
@@ -224,84 +183,84 @@ async fn keys_exit_the_loop() {
 async fn a_scripted_session_through_the_loop() {
     let mut app = app();
     let mut term = terminal(70, 24);
-    run_with(&mut app, &mut term, |mut d| async move {
+    run_with(&mut app, &mut term, |mut s| async move {
         // Turn 1: stream, ask, approve, finish.
-        d.text("list files");
-        d.key(KeyCode::Enter);
-        assert_eq!(d.command().await, UiCommand::Submit("list files".into()));
-        d.send(UiEvent::RequestStarted);
+        s.text("list files");
+        s.key(KeyCode::Enter);
+        assert_eq!(s.op().await, Op::Prompt("list files".into()));
+        s.send_for_turn(request());
         for word in "I will **list** the files.".split_inclusive(' ') {
-            d.send(UiEvent::TextDelta(word.into()));
+            s.send_for_turn(text(word));
             sleep(Duration::from_millis(20)).await;
         }
-        d.send(UiEvent::ToolStarted {
+        s.send_for_turn(SessionEvent::ToolInput {
             id: "b1".into(),
             tool: "Bash".into(),
-            args: "ls".into(),
+            input: json!({"command": "ls"}),
         });
-        d.send(UiEvent::PermissionRequest(PermissionRequest {
-            id: "b1".into(),
+        s.send_for_turn(SessionEvent::PermissionRequest(PermissionRequest {
+            id: QuestionId(1),
             tool: "Bash".into(),
-            summary: "ls".into(),
-            reason: None,
+            input: json!({"command": "ls"}),
+            target: "ls".into(),
+            reason: String::new(),
             always_rule: Some("Bash(ls:*)".into()),
             preview: None,
         }));
         // Letters typed while the dialog is up reach neither the dialog nor the prompt.
         sleep(Duration::from_millis(50)).await;
-        d.text("stray");
-        d.key(KeyCode::Enter);
+        s.text("stray");
+        s.key(KeyCode::Enter);
         assert_eq!(
-            d.command().await,
-            UiCommand::AnswerPermission {
-                id: "b1".into(),
-                answer: PermissionAnswer::Once
+            s.op().await,
+            Op::Answer {
+                question: QuestionId(1),
+                answer: Answer::Permission(PermissionAnswer::Once)
             }
         );
-        d.send(UiEvent::ToolFinished {
-            id: "b1".into(),
-            result: ToolResultView {
-                is_error: false,
-                summary: "2 lines".into(),
-                content: "Cargo.toml\nsrc\n".into(),
-                display: ToolDisplayView::Shell {
+        s.send_for_turn(SessionEvent::Query(QueryEvent::ToolResult {
+            tool_use_id: "b1".into(),
+            tool: "Bash".into(),
+            output: ToolOutput::text("Cargo.toml\nsrc\n")
+                .with_summary("2 lines")
+                .with_display(ToolDisplay::Shell {
                     exit_code: Some(0),
                     timed_out: false,
+                    truncated: false,
                     background_task: None,
-                },
-            },
-        });
+                }),
+        }));
         // Turn 1 is still running: this prompt waits.
-        d.text("next");
-        d.key(KeyCode::Enter);
+        s.text("next");
+        s.key(KeyCode::Enter);
         sleep(Duration::from_millis(50)).await;
-        d.send(UiEvent::TurnEnded {
-            reason: TurnEndReason::Completed,
-        });
-        assert_eq!(d.command().await, UiCommand::Submit("next".into()));
+        s.end_turn(TurnOutcome::Completed);
+        assert_eq!(s.op().await, Op::Prompt("next".into()));
         // Turn 2: interrupted.
-        d.send(UiEvent::RequestStarted);
-        d.send(UiEvent::TextDelta("Starting a long".into()));
+        s.send_for_turn(request());
+        s.send_for_turn(text("Starting a long"));
         sleep(Duration::from_millis(50)).await;
-        d.key(KeyCode::Esc);
-        assert_eq!(d.command().await, UiCommand::Interrupt);
-        d.send(UiEvent::TurnEnded {
-            reason: TurnEndReason::Interrupted,
-        });
+        s.key(KeyCode::Esc);
+        assert_eq!(s.op().await, Op::Interrupt);
+        s.end_turn(TurnOutcome::Interrupted);
         // A slash command.
-        d.text("/cost");
-        d.key(KeyCode::Enter);
+        s.text("/cost");
+        s.key(KeyCode::Enter);
         assert_eq!(
-            d.command().await,
-            UiCommand::SlashCommand {
+            s.op().await,
+            Op::Command {
                 name: "cost".into(),
                 args: String::new()
             }
         );
-        d.send(UiEvent::CommandOutput {
+        s.send_for_turn(SessionEvent::TurnStarted);
+        s.send_for_turn(SessionEvent::CommandOutput(CommandOutput {
             command: "cost".into(),
             text: "Total: **$0.05** · cache read 91%".into(),
-        });
+            is_error: false,
+            data: serde_json::Value::Null,
+        }));
+        s.end_turn(TurnOutcome::Completed);
         sleep(Duration::from_millis(100)).await;
     })
     .await;
@@ -314,16 +273,16 @@ async fn a_scripted_session_through_the_loop() {
 async fn ctrl_z_ends_the_loop_for_a_suspension_and_keeps_the_state() {
     let mut app = app();
     let mut term = terminal(60, 10);
-    let (end, _) = run_with(&mut app, &mut term, |driver| async move {
-        driver.text("half typed");
-        let _ = driver.keys.unbounded_send(Ok(Event::Key(KeyEvent::new(
+    let (end, _) = run_with(&mut app, &mut term, |script| async move {
+        script.text("half typed");
+        script.terminal_event(TerminalEvent::Key(KeyEvent::new(
             KeyCode::Char('z'),
             KeyModifiers::CONTROL,
-        ))));
+        )));
         sleep(Duration::from_secs(3600)).await;
     })
     .await;
     assert_eq!(end, LoopEnd::Suspend);
-    assert_eq!(app.input().text(), "half typed");
+    assert_eq!(app.input_text(), "half typed");
     assert!(!app.take_suspend(), "the request is taken once");
 }

@@ -2,6 +2,8 @@ mod app_states;
 mod background_ui;
 mod event_loop;
 mod plan_and_commands;
+mod scripted;
+mod session_ui;
 mod snapshots;
 mod support;
 mod tasks_and_compaction;

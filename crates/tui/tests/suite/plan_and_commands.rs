@@ -1,26 +1,30 @@
-//! Issue 18 in the UI: the plan approval's options in Claude Code's order (Enter auto-accepts
-//! edits), and the session's built-ins `/thinking` and `/init` in the command list and help.
+//! The plan approval's options in Claude Code's order (Enter auto-accepts edits), and the
+//! session's built-ins `/thinking` and `/init` in the command list and help.
 
 use crossterm::event::KeyCode;
-use tine_tui::{PermissionAnswer, PermissionRequest, UiCommand, UiEvent};
+use serde_json::json;
+use tine_session::{
+    Answer, Event, Op, PermissionAnswer, PermissionRequest, QuestionId, SessionEvent,
+};
 
-use super::support::{app, key, screen, submit, type_text};
+use super::support::{app, event, handle, key, press, screen, submit, type_text};
 
-fn plan(id: &str) -> UiEvent {
-    UiEvent::PermissionRequest(PermissionRequest {
-        id: id.into(),
+fn plan(id: u64) -> Event {
+    event(SessionEvent::PermissionRequest(PermissionRequest {
+        id: QuestionId(id),
         tool: "ExitPlanMode".into(),
-        summary: "1. Write x.txt\n2. Run the tests".into(),
-        reason: None,
+        input: json!({"plan": "1. Write x.txt\n2. Run the tests"}),
+        target: "1. Write x.txt\n2. Run the tests".into(),
+        reason: String::new(),
         always_rule: Some("acceptEdits".into()),
         preview: None,
-    })
+    }))
 }
 
-fn answer(id: &str, answer: PermissionAnswer) -> UiCommand {
-    UiCommand::AnswerPermission {
-        id: id.into(),
-        answer,
+fn answer(id: u64, answer: PermissionAnswer) -> Op {
+    Op::Answer {
+        question: QuestionId(id),
+        answer: Answer::Permission(answer),
     }
 }
 
@@ -28,7 +32,7 @@ fn answer(id: &str, answer: PermissionAnswer) -> UiCommand {
 fn the_plan_approval_offers_auto_accept_first_then_manual_then_keep_planning() {
     let mut app = app();
     submit(&mut app, "plan it");
-    app.handle(plan("p1"));
+    handle(&mut app, plan(1));
     let shown = screen(&mut app, 80, 30);
     let auto = shown.find("1. Yes, and auto-accept edits");
     let manual = shown.find("2. Yes, and manually approve edits");
@@ -43,31 +47,31 @@ fn the_plan_approval_offers_auto_accept_first_then_manual_then_keep_planning() {
     assert!(shown.contains("Write x.txt"), "the plan is shown: {shown}");
     // Enter takes the first option: auto-accept edits (the session's acceptEdits).
     assert_eq!(
-        app.handle_key(key(KeyCode::Enter)),
-        [answer("p1", PermissionAnswer::Always)]
+        press(&mut app, key(KeyCode::Enter)),
+        [answer(1, PermissionAnswer::Always)]
     );
 
-    app.handle(plan("p2"));
+    handle(&mut app, plan(2));
     assert_eq!(
-        app.handle_key(key(KeyCode::Char('2'))),
-        [answer("p2", PermissionAnswer::Once)],
+        press(&mut app, key(KeyCode::Char('2'))),
+        [answer(2, PermissionAnswer::Once)],
         "option 2 approves with edits asked one by one"
     );
 
-    app.handle(plan("p3"));
-    app.handle_key(key(KeyCode::Down));
-    app.handle_key(key(KeyCode::Down));
+    handle(&mut app, plan(3));
+    press(&mut app, key(KeyCode::Down));
+    press(&mut app, key(KeyCode::Down));
     assert_eq!(
-        app.handle_key(key(KeyCode::Enter)),
+        press(&mut app, key(KeyCode::Enter)),
         [],
         "option 3 asks what to change"
     );
     type_text(&mut app, "add a test first");
     assert_eq!(
-        app.handle_key(key(KeyCode::Enter)),
+        press(&mut app, key(KeyCode::Enter)),
         [answer(
-            "p3",
-            PermissionAnswer::No {
+            3,
+            PermissionAnswer::Deny {
                 feedback: Some("add a test first".into())
             }
         )]
@@ -78,20 +82,24 @@ fn the_plan_approval_offers_auto_accept_first_then_manual_then_keep_planning() {
 fn other_permission_requests_keep_yes_first() {
     let mut app = app();
     submit(&mut app, "go");
-    app.handle(UiEvent::PermissionRequest(PermissionRequest {
-        id: "b1".into(),
-        tool: "Bash".into(),
-        summary: "rm -rf build".into(),
-        reason: None,
-        always_rule: Some("Bash(rm:*)".into()),
-        preview: None,
-    }));
+    handle(
+        &mut app,
+        event(SessionEvent::PermissionRequest(PermissionRequest {
+            id: QuestionId(1),
+            tool: "Bash".into(),
+            input: json!({"command": "rm -rf build"}),
+            target: "rm -rf build".into(),
+            reason: String::new(),
+            always_rule: Some("Bash(rm:*)".into()),
+            preview: None,
+        })),
+    );
     let shown = screen(&mut app, 80, 30);
     assert!(shown.contains("❯ 1. Yes"), "{shown}");
     assert!(shown.contains("Do you want to proceed?"), "{shown}");
     assert_eq!(
-        app.handle_key(key(KeyCode::Enter)),
-        [answer("b1", PermissionAnswer::Once)]
+        press(&mut app, key(KeyCode::Enter)),
+        [answer(1, PermissionAnswer::Once)]
     );
 }
 
@@ -106,22 +114,17 @@ fn thinking_and_init_are_listed_and_sent_to_the_session() {
     for wanted in ["/thinking", "/init", "tab"] {
         assert!(help.contains(wanted), "{wanted} missing from help:\n{help}");
     }
-    app.handle_key(key(KeyCode::Esc));
+    press(&mut app, key(KeyCode::Esc));
+    let command = |name: &str, args: &str| Op::Command {
+        name: name.into(),
+        args: args.into(),
+    };
     assert_eq!(
         submit(&mut app, "/thinking off"),
-        [UiCommand::SlashCommand {
-            name: "thinking".into(),
-            args: "off".into()
-        }]
+        [command("thinking", "off")]
     );
     assert!(!app.is_busy(), "/thinking is no turn");
-    assert_eq!(
-        submit(&mut app, "/init"),
-        [UiCommand::SlashCommand {
-            name: "init".into(),
-            args: String::new()
-        }]
-    );
+    assert_eq!(submit(&mut app, "/init"), [command("init", "")]);
     assert!(
         app.is_busy(),
         "/init is a turn with the model: the guard holds"

@@ -1,18 +1,167 @@
-//! Rendering an App into a TestBackend and reading the screen back, as plain rows or with its
-//! styles spelled out.
+//! An App the session configured, the session's events made short, ops sent as a session
+//! takes them (each told its id); rendering into a TestBackend and reading the screen back,
+//! as plain rows or with its styles spelled out.
+
+use std::cell::Cell;
+use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
-use tine_tui::{App, AppConfig, UiCommand, UiEvent};
+use serde_json::Value;
+use tine_session::{
+    CommandInfo, Event, Op, OpId, PermissionMode, QueryEvent, SessionCost, SessionEvent,
+    SessionInfo, ToolOutput, TurnEnd, TurnOutcome,
+};
+use tine_tui::{App, AppConfig};
 
-pub fn app() -> App {
-    App::new(AppConfig {
+/// What a session of the tests says it is: the model the snapshots show, the session's
+/// built-in commands, nothing else on.
+pub fn info() -> SessionInfo {
+    SessionInfo {
+        session_id: tine_config::SessionId::new_random(),
+        cwd: PathBuf::from("/project"),
+        home: PathBuf::from("/tine-home"),
         model: "claude-sonnet-4-5".into(),
-        ..AppConfig::default()
+        tools: Vec::new(),
+        permission_mode: PermissionMode::Default,
+        bypass_available: false,
+        transcript_path: PathBuf::from("/tine-home/transcript.jsonl"),
+        resumed: false,
+        memory: false,
+        thinking: false,
+        away_after: None,
+        speculation: false,
+        commands: builtins(),
+    }
+}
+
+/// The session's built-in commands, as its table lists them.
+pub fn builtins() -> Vec<CommandInfo> {
+    tine_session::COMMANDS
+        .iter()
+        .map(tine_session::CommandSpec::info)
+        .collect()
+}
+
+/// An app the session configured with [`info`].
+pub fn app() -> App {
+    app_with(|_| {})
+}
+
+/// An app the session configured with [`info`] as `change` changes it.
+pub fn app_with(change: impl FnOnce(&mut SessionInfo)) -> App {
+    let mut app = App::new(AppConfig::default());
+    let mut info = info();
+    change(&mut info);
+    app.handle(event(SessionEvent::Configured(info)));
+    app
+}
+
+/// An event of no op.
+pub fn event(msg: SessionEvent) -> Event {
+    Event { id: None, msg }
+}
+
+/// One of the loop's events of the running turn.
+pub fn query(event: QueryEvent) -> Event {
+    self::event(SessionEvent::Query(event))
+}
+
+/// A piece of the reply's text.
+pub fn text(text: &str) -> Event {
+    query(QueryEvent::TextDelta { text: text.into() })
+}
+
+/// A request of the turn begins.
+pub fn request() -> Event {
+    query(QueryEvent::RequestStart {
+        turn: 1,
+        max_tokens: 32_000,
     })
+}
+
+/// A tool call whose input is complete.
+pub fn call(id: &str, tool: &str, input: Value) -> Event {
+    event(SessionEvent::ToolInput {
+        id: id.into(),
+        tool: tool.into(),
+        input,
+    })
+}
+
+/// A tool call's result.
+pub fn result(id: &str, tool: &str, output: ToolOutput) -> Event {
+    query(QueryEvent::ToolResult {
+        tool_use_id: id.into(),
+        tool: tool.into(),
+        output,
+    })
+}
+
+/// The end of a turn, with nothing else to say.
+pub fn turn_end(outcome: TurnOutcome) -> TurnEnd {
+    TurnEnd {
+        outcome,
+        result: None,
+        cost: SessionCost::default(),
+        denials: Vec::new(),
+        structured_output: None,
+    }
+}
+
+/// The end of the turn the app holds the guard for.
+pub fn ended(app: &App) -> Event {
+    ended_as(app, TurnOutcome::Completed)
+}
+
+/// The end of the turn the app holds the guard for, as `outcome`.
+pub fn ended_as(app: &App, outcome: TurnOutcome) -> Event {
+    Event {
+        id: app.turn_op(),
+        msg: SessionEvent::TurnEnded(turn_end(outcome)),
+    }
+}
+
+thread_local! {
+    /// The ids a test's session gave so far (each test runs on its own thread).
+    static LAST_OP: Cell<u64> = const { Cell::new(0) };
+}
+
+/// `ops` as a session takes them: each gets the next id, which the app is told. Returns them.
+pub fn send(app: &mut App, ops: Vec<Op>) -> Vec<Op> {
+    for op in &ops {
+        let id = LAST_OP.with(|last| {
+            last.set(last.get() + 1);
+            last.get()
+        });
+        app.submitted(op, OpId(id));
+    }
+    ops
+}
+
+/// The id of the last op sent.
+pub fn last_op() -> OpId {
+    OpId(LAST_OP.with(Cell::get))
+}
+
+/// `msg`, answering op `id`.
+pub fn answering(id: OpId, msg: SessionEvent) -> Event {
+    Event { id: Some(id), msg }
+}
+
+/// One key, and the ops it made, sent.
+pub fn press(app: &mut App, key: KeyEvent) -> Vec<Op> {
+    let ops = app.handle_key(key);
+    send(app, ops)
+}
+
+/// One session event, and the ops it made due, sent.
+pub fn handle(app: &mut App, event: Event) -> Vec<Op> {
+    let ops = app.handle(event);
+    send(app, ops)
 }
 
 /// The screen as text, trailing spaces trimmed.
@@ -109,20 +258,21 @@ pub fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
-/// Types `text` key by key; returns every command emitted.
-pub fn type_text(app: &mut App, text: &str) -> Vec<UiCommand> {
+/// Types `text` key by key; returns every op made (sent).
+pub fn type_text(app: &mut App, text: &str) -> Vec<Op> {
     text.chars()
-        .flat_map(|c| app.handle_key(key(KeyCode::Char(c))))
+        .flat_map(|c| press(app, key(KeyCode::Char(c))))
         .collect()
 }
 
-/// Types `text` and presses Enter.
-pub fn submit(app: &mut App, text: &str) -> Vec<UiCommand> {
+/// Types `text` and presses Enter; returns the ops made (sent).
+pub fn submit(app: &mut App, text: &str) -> Vec<Op> {
     let mut out = type_text(app, text);
-    out.extend(app.handle_key(key(KeyCode::Enter)));
+    out.extend(press(app, key(KeyCode::Enter)));
     out
 }
 
-pub fn feed(app: &mut App, events: impl IntoIterator<Item = UiEvent>) -> Vec<UiCommand> {
-    events.into_iter().flat_map(|e| app.handle(e)).collect()
+/// Session events in, the ops they made due (sent).
+pub fn feed(app: &mut App, events: impl IntoIterator<Item = Event>) -> Vec<Op> {
+    events.into_iter().flat_map(|e| handle(app, e)).collect()
 }

@@ -2,21 +2,21 @@
 //! open, Tab still completes.
 
 use crossterm::event::KeyCode;
-use tine_tui::UiCommand;
+use tine_session::Op;
 
-use super::support::{app, key, type_text};
+use super::support::{app, key, press, type_text};
 
 #[test]
 fn tab_toggles_thinking_unless_it_completes_a_command() {
     let mut app = app();
     assert_eq!(
-        app.handle_key(key(KeyCode::Tab)),
-        [UiCommand::SlashCommand {
+        press(&mut app, key(KeyCode::Tab)),
+        [Op::Command {
             name: "thinking".into(),
             args: String::new()
         }]
     );
     let mut app = super::support::app();
     type_text(&mut app, "/comp");
-    assert_eq!(app.handle_key(key(KeyCode::Tab)), []);
+    assert_eq!(press(&mut app, key(KeyCode::Tab)), []);
 }

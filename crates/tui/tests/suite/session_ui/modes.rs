@@ -2,30 +2,23 @@
 //! in it (as Claude Code: `--dangerously-skip-permissions`), so three presses from default
 //! never turn every check off.
 
-use crossterm::event::{KeyCode, KeyModifiers};
-use tine_mock_api::{MockConfig, MockServer, Reply, Scenario};
-use tine_permissions::PermissionMode;
-use tine_session::Resume;
+use tine_session::PermissionMode;
 
-use super::super::start;
-use super::{Ui, World, settle};
+use super::*;
 
 async fn status_after_presses(mode: Option<PermissionMode>, presses: usize) -> String {
     let world = World::new();
-    let server = MockServer::start(MockConfig::new(
-        Scenario::new().default_reply(Reply::text("Hi.")),
-    ))
-    .await
-    .unwrap();
-    let mut launch = world.launch(&server);
-    launch.permission_mode = mode;
-    let ui = Ui::start(start(&launch, Resume::New).await.unwrap());
+    let server = mock(Scenario::new().default_reply(Reply::text("Hi."))).await;
+    let mut options = world.options(&server);
+    options.permission_mode = mode;
+    let ui = Ui::start(options).await;
     for _ in 0..presses {
         ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
         settle().await;
     }
-    let (_, screen, _) = ui.exit().await;
-    screen
+    let (_, ended) = ui.exit().await;
+    ended
+        .screen
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())

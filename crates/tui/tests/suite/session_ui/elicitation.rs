@@ -3,6 +3,9 @@
 //! the server (which answers with what it got), Decline and Esc say so, and an interruption
 //! withdraws the question.
 
+use tine_session::ElicitationQuestion;
+use tokio_util::sync::CancellationToken;
+
 use super::*;
 
 fn asking() -> Scenario {
@@ -29,21 +32,21 @@ fn last_tool_result(server: &MockServer) -> String {
         .unwrap_or_default()
 }
 
-async fn elicitation(ui: &mut Ui) -> tine_tui::ElicitationRequest {
-    let (request, _) = ui
-        .until(|e| match e {
-            UiEvent::Elicitation(r) => Some(r.clone()),
+async fn elicitation(ui: &mut Ui) -> ElicitationQuestion {
+    let (question, _) = ui
+        .until(|e| match &e.msg {
+            SessionEvent::Elicitation(q) => Some(q.clone()),
             _ => None,
         })
         .await;
     settle().await;
-    request
+    question
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_servers_question_is_asked_in_the_ui_and_answered() {
     let world = World::new();
-    let server = MockServer::start(MockConfig::new(asking())).await.unwrap();
+    let server = mock(asking()).await;
     let stop = CancellationToken::new();
     let addr = tine_mcp::test_server::serve_http(
         tine_mcp::test_server::TestServer::default(),
@@ -51,29 +54,35 @@ async fn an_mcp_servers_question_is_asked_in_the_ui_and_answered() {
     )
     .await
     .unwrap();
-    let mut launch = world.launch(&server);
-    launch.mcp_configs = vec![
+    let mut options = world.options(&server);
+    options.mcp_configs = vec![
         json!({"mcpServers": {"web": {"type": "http", "url": format!("http://{addr}/mcp")}}})
             .to_string(),
     ];
-    launch.allowed_tools = vec!["mcp__web".into()];
-    let started = start(&launch, Resume::New).await.unwrap();
-    let mut ui = Ui::start(started);
+    options.allowed_tools = vec!["mcp__web".into()];
+    let mut ui = Ui::start(options).await;
 
     // Accept with a typed value: the server gets it.
     ui.type_line("ask me");
-    let request = elicitation(&mut ui).await;
-    assert_eq!(request.server, "web");
-    assert_eq!(request.message, "Which branch?");
-    let names: Vec<&str> = request.fields.iter().map(|f| f.name.as_str()).collect();
+    let question = elicitation(&mut ui).await;
+    assert_eq!(question.server, "web");
+    assert_eq!(question.message, "Which branch?");
+    let schema = question.schema.clone().unwrap_or_default();
+    let names: Vec<&String> = schema["properties"]
+        .as_object()
+        .map(|p| p.keys().collect())
+        .unwrap_or_default();
     assert_eq!(names, ["branch"]);
+    let shown = ui.screen();
+    assert!(shown.contains("MCP server web asks"), "{shown}");
+    assert!(shown.contains("branch"), "the field is shown: {shown}");
     for c in "dev".chars() {
         ui.key(KeyCode::Char(c), KeyModifiers::NONE);
     }
     ui.key(KeyCode::Enter, KeyModifiers::NONE); // to Accept
     ui.key(KeyCode::Enter, KeyModifiers::NONE); // press it
-    let (reason, _) = ui.turn_end().await;
-    assert_eq!(reason, TurnEndReason::Completed);
+    let (outcome, _) = ui.turn_end().await;
+    assert_eq!(outcome, TurnOutcome::Completed);
     let result = last_tool_result(&server);
     assert!(
         result.contains(r#"accept:{\"branch\":\"dev\"}"#),
@@ -101,10 +110,9 @@ async fn an_mcp_servers_question_is_asked_in_the_ui_and_answered() {
     ui.type_line("ask me a last time");
     elicitation(&mut ui).await;
     ui.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
-    let (reason, _) = ui.turn_end().await;
-    assert_eq!(reason, TurnEndReason::Interrupted);
-    let (app, screen, _) = ui.exit().await;
-    assert!(!screen.contains("Which branch?"), "{screen}");
-    drop(app);
+    let (outcome, _) = ui.turn_end().await;
+    assert_eq!(outcome, TurnOutcome::Interrupted);
+    let (_, ended) = ui.exit().await;
+    assert!(!ended.screen.contains("Which branch?"), "{}", ended.screen);
     stop.cancel();
 }

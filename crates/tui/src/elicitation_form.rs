@@ -1,24 +1,47 @@
-//! An MCP server's question between the session and the UI: its JSON Schema read into the
-//! dialog's fields (flat properties: string, number, integer, boolean, enum; anything else is
-//! asked as text), and the dialog's values back into the JSON object the server gets.
+//! An MCP server's question as a form: its JSON Schema read into fields (flat properties:
+//! string, number, integer, boolean, enum; anything else is asked as text), and the values
+//! typed into them back into the JSON object the server gets.
 
 use serde_json::{Map, Value};
-use tine_session::{ElicitationAnswer, ElicitationQuestion};
-use tine_tui::{ElicitationField, ElicitationReply, ElicitationRequest, FieldKind, FieldValue};
+use tine_session::ElicitationAnswer;
 
-/// The UI's request for a session question.
-pub fn request(question: ElicitationQuestion) -> ElicitationRequest {
-    ElicitationRequest {
-        id: question.id.0.to_string(),
-        server: question.server,
-        message: question.message,
-        fields: question.schema.as_ref().map(fields).unwrap_or_default(),
-        url: question.url,
-    }
+/// One field of the form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Field {
+    /// The property's name (the answer's key).
+    pub(crate) name: String,
+    /// Its `title`, shown instead of the name when there is one.
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) kind: FieldKind,
+    pub(crate) required: bool,
+    /// The schema's `default`, filled in at the start.
+    pub(crate) default: Option<FieldValue>,
 }
 
-/// The schema's properties, as fields, by name (rmcp holds them in a sorted map).
-fn fields(schema: &Value) -> Vec<ElicitationField> {
+/// What a field holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FieldKind {
+    Text,
+    Integer,
+    Number,
+    Boolean,
+    /// One of these (an `enum`).
+    Choice(Vec<String>),
+}
+
+/// A field's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FieldValue {
+    Text(String),
+    Integer(i64),
+    /// A number as typed (it parses as a finite `f64`).
+    Number(String),
+    Bool(bool),
+}
+
+/// The schema's properties, as fields, by name (the schema holds them in a sorted map).
+pub(crate) fn fields(schema: &Value) -> Vec<Field> {
     let required: Vec<&str> = schema["required"]
         .as_array()
         .map(|r| r.iter().filter_map(Value::as_str).collect())
@@ -52,7 +75,7 @@ fn fields(schema: &Value) -> Vec<ElicitationField> {
                 }),
                 _ => None,
             };
-            ElicitationField {
+            Field {
                 name: name.clone(),
                 title: text("title"),
                 description: text("description"),
@@ -64,30 +87,27 @@ fn fields(schema: &Value) -> Vec<ElicitationField> {
         .collect()
 }
 
-/// The session's answer for the dialog's reply.
-pub fn answer(reply: ElicitationReply) -> ElicitationAnswer {
-    match reply {
-        ElicitationReply::Accept(values) if values.is_empty() => ElicitationAnswer::Accept(None),
-        ElicitationReply::Accept(values) => {
-            let mut content = Map::new();
-            for (name, value) in values {
-                let value = match value {
-                    FieldValue::Text(text) => Value::String(text),
-                    FieldValue::Integer(n) => Value::from(n),
-                    FieldValue::Number(text) => text
-                        .parse::<f64>()
-                        .ok()
-                        .and_then(serde_json::Number::from_f64)
-                        .map_or(Value::String(text), Value::Number),
-                    FieldValue::Bool(b) => Value::Bool(b),
-                };
-                content.insert(name, value);
-            }
-            ElicitationAnswer::Accept(Some(Value::Object(content)))
-        }
-        ElicitationReply::Decline => ElicitationAnswer::Decline,
-        ElicitationReply::Cancel => ElicitationAnswer::Cancel,
+/// "Accept" with the fields filled in (empty optional ones left out): the object the server
+/// reads (none when the form has no field, as in URL mode).
+pub(crate) fn accept(values: Vec<(String, FieldValue)>) -> ElicitationAnswer {
+    if values.is_empty() {
+        return ElicitationAnswer::Accept(None);
     }
+    let mut content = Map::new();
+    for (name, value) in values {
+        let value = match value {
+            FieldValue::Text(text) => Value::String(text),
+            FieldValue::Integer(n) => Value::from(n),
+            FieldValue::Number(text) => text
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map_or(Value::String(text), Value::Number),
+            FieldValue::Bool(b) => Value::Bool(b),
+        };
+        content.insert(name, value);
+    }
+    ElicitationAnswer::Accept(Some(Value::Object(content)))
 }
 
 #[cfg(test)]
@@ -126,21 +146,18 @@ mod tests {
         );
         assert_eq!(fields[0].default, Some(FieldValue::Text("main".into())));
         assert_eq!(fields[1].default, Some(FieldValue::Integer(2)));
-        let sent = answer(ElicitationReply::Accept(vec![
+        let sent = accept(vec![
             ("branch".into(), FieldValue::Text("dev".into())),
             ("depth".into(), FieldValue::Integer(3)),
             ("ratio".into(), FieldValue::Number("0.5".into())),
             ("force".into(), FieldValue::Bool(true)),
-        ]));
+        ]);
         assert_eq!(
             sent,
             ElicitationAnswer::Accept(Some(
                 json!({"branch": "dev", "depth": 3, "ratio": 0.5, "force": true})
             ))
         );
-        assert_eq!(
-            answer(ElicitationReply::Decline),
-            ElicitationAnswer::Decline
-        );
+        assert_eq!(accept(Vec::new()), ElicitationAnswer::Accept(None));
     }
 }

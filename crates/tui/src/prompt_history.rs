@@ -10,16 +10,16 @@ use serde_json::{Value, json};
 use tine_config::private_fs;
 
 /// Prompts offered by Up/Down at most.
-pub const MAX_ENTRIES: usize = 1000;
+const MAX_ENTRIES: usize = 1000;
 
 /// The history file of `home`.
-pub fn history_path(home: &Path) -> PathBuf {
+pub(crate) fn history_path(home: &Path) -> PathBuf {
     home.join("history.jsonl")
 }
 
 /// This project's prompts, oldest first (at most [`MAX_ENTRIES`]); a missing or damaged file
 /// gives what could be read.
-pub fn load(path: &Path, project: &Path) -> Vec<String> {
+pub(crate) fn load(path: &Path, project: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -37,7 +37,7 @@ pub fn load(path: &Path, project: &Path) -> Vec<String> {
 }
 
 /// Appends `prompt` for `project`. Failing is logged, never shown: history is a convenience.
-pub fn append(path: &Path, project: &Path, prompt: &str) {
+pub(crate) fn append(path: &Path, project: &Path, prompt: &str) {
     if prompt.trim().is_empty() {
         return;
     }
