@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 /// (name, package, bench target, what it measures)
-pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
+pub(crate) const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
     (
         "mock",
         "tine-mock-api",
@@ -83,7 +83,7 @@ pub const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-pub fn run(root: &Path, name: Option<&str>) -> Result<()> {
+pub(crate) fn run(root: &Path, name: Option<&str>) -> Result<()> {
     let Some(name) = name else {
         if BENCHMARKS.is_empty() {
             println!("no benchmarks yet");

@@ -155,7 +155,7 @@ pub(crate) fn build_binaries(root: &Path) -> Result<PathBuf> {
         .join("debug"))
 }
 
-pub fn demo() -> Result<()> {
+pub(crate) fn demo() -> Result<()> {
     let root = workspace_root();
     let target = build_binaries(&root)?;
     let scratch = Scratch(std::env::temp_dir().join(format!("tine-demo-{}", std::process::id())));

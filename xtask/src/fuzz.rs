@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 /// (target, package, test filter, what it covers)
-pub const TARGETS: &[(&str, &str, &str, &str)] = &[
+pub(crate) const TARGETS: &[(&str, &str, &str, &str)] = &[
     (
         "sse",
         "tine-api-client",
@@ -44,7 +44,7 @@ pub const TARGETS: &[(&str, &str, &str, &str)] = &[
 
 const DEFAULT_CASES: u64 = 10_000;
 
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
+pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut target = None;
     let mut cases = DEFAULT_CASES;
     let mut rest = args.iter();

@@ -375,7 +375,7 @@ fn walk(dir: &Path, memory: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-pub fn run(args: &[String]) -> Result<()> {
+pub(crate) fn run(args: &[String]) -> Result<()> {
     let options = options(args)?;
     let root = workspace_root();
     let target = build_binaries(&root)?;

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 /// A workspace crate's place in the stack. Lower numbers are lower layers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     Product(&'static str, u8),
     Mock,
     /// `crates/test-support`: uses anything, is used only as a dev-dependency.
@@ -22,7 +22,7 @@ pub enum Role {
 }
 
 /// Product crates by directory under `crates/`, with their layer.
-pub const LAYERS: &[(&str, u8)] = &[
+pub(crate) const LAYERS: &[(&str, u8)] = &[
     // The ground floor: settings and tine's paths, read by every layer above.
     ("config", 0),
     ("api-client", 1),
@@ -41,14 +41,14 @@ pub const LAYERS: &[(&str, u8)] = &[
 
 /// One workspace package as the check sees it.
 #[derive(Debug, Clone)]
-pub struct Package {
+pub(crate) struct Package {
     pub name: String,
     pub manifest_path: String,
     /// (dependency package name, kind) where kind is "normal", "build" or "dev".
     pub deps: Vec<(String, String)>,
 }
 
-pub fn role(manifest_path: &str) -> Option<Role> {
+pub(crate) fn role(manifest_path: &str) -> Option<Role> {
     let path = manifest_path.replace('\\', "/");
     for (dir, layer) in LAYERS {
         if path.contains(&format!("/crates/{dir}/")) {
@@ -62,7 +62,7 @@ pub fn role(manifest_path: &str) -> Option<Role> {
 }
 
 /// Every dependency edge that breaks the rule, as a readable sentence.
-pub fn violations(packages: &[Package]) -> Vec<String> {
+pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
     let role_of = |name: &str| {
         packages
             .iter()
@@ -106,7 +106,7 @@ pub fn violations(packages: &[Package]) -> Vec<String> {
 }
 
 /// Reads the workspace's packages from `cargo metadata --no-deps`.
-pub fn workspace_packages(root: &Path) -> Result<Vec<Package>> {
+pub(crate) fn workspace_packages(root: &Path) -> Result<Vec<Package>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let out = Command::new(cargo)
         .args([
@@ -151,7 +151,7 @@ pub fn workspace_packages(root: &Path) -> Result<Vec<Package>> {
         .collect())
 }
 
-pub fn check_workspace(root: &Path) -> Result<Vec<String>> {
+pub(crate) fn check_workspace(root: &Path) -> Result<Vec<String>> {
     Ok(violations(&workspace_packages(root)?))
 }
 

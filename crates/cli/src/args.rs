@@ -10,7 +10,7 @@ use tine_api_client::Provider;
 /// interactive UI, or `tine -p "fix the failing test"` to have it answer once and exit.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "tine", version, long_about = None)]
-pub struct Args {
+pub(crate) struct Args {
     /// Another command instead of a session.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -150,7 +150,7 @@ pub struct Args {
 
 /// The commands beside a session.
 #[derive(Debug, Clone, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// What this installation would run with: provider, model, endpoint, credentials,
     /// settings, sandbox, MCP servers (`--check` sends one request).
     Doctor(DoctorArgs),
@@ -188,7 +188,7 @@ pub enum Command {
 
 /// `tine doctor`'s options.
 #[derive(Debug, Clone, clap::Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// A settings file, or settings as inline JSON (as a session's --settings).
     #[arg(long)]
     pub settings: Option<String>,
@@ -205,7 +205,7 @@ pub struct DoctorArgs {
 
 /// `tine memory ...`.
 #[derive(Debug, Clone, Subcommand)]
-pub enum MemoryCommand {
+pub(crate) enum MemoryCommand {
     /// The memory directory (only the path on stdout; where it comes from on stderr).
     Path,
     /// Every memory, newest first.
@@ -221,7 +221,7 @@ pub enum MemoryCommand {
 
 /// `tine compact ...`.
 #[derive(Debug, Clone, Subcommand)]
-pub enum CompactCommand {
+pub(crate) enum CompactCommand {
     /// What each compaction dropped (the latest session of this directory by default).
     Log {
         /// The session's id.
@@ -231,13 +231,13 @@ pub enum CompactCommand {
 
 /// `tine skills ...`.
 #[derive(Debug, Clone, Subcommand)]
-pub enum SkillsCommand {
+pub(crate) enum SkillsCommand {
     /// The skills and where each is from (the default).
     List,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     Text,
     Json,
     #[value(name = "stream-json")]
@@ -245,7 +245,7 @@ pub enum OutputFormat {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InputFormat {
+pub(crate) enum InputFormat {
     Text,
     #[value(name = "stream-json")]
     StreamJson,
@@ -276,7 +276,7 @@ fn parse_provider(text: &str) -> Result<Provider, String> {
 
 /// Splits `--allowedTools` values into rules: commas and spaces separate rules, except inside
 /// parentheses (`Bash(npm test:*)` stays one rule).
-pub fn split_rules(values: &[String]) -> Vec<String> {
+pub(crate) fn split_rules(values: &[String]) -> Vec<String> {
     let mut rules = Vec::new();
     for value in values {
         let mut depth = 0usize;

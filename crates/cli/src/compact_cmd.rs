@@ -9,7 +9,7 @@ use tine_config::SessionId;
 use crate::args::CompactCommand;
 
 /// `tine compact log [SESSION_ID]` (the latest session of this directory by default).
-pub fn run(command: &CompactCommand) -> Result<String> {
+pub(crate) fn run(command: &CompactCommand) -> Result<String> {
     let CompactCommand::Log { session } = command;
     let session = session
         .as_deref()

@@ -31,7 +31,7 @@ use tine_session::provider;
 use tine_session::sandbox::{SandboxSettings, write_roots};
 
 /// The longest `--check` waits for its answer, connection included.
-pub const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
+pub(crate) const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// `tine doctor`'s options, as read from the command line.
 #[derive(Debug, Default)]
@@ -102,7 +102,7 @@ impl Report {
 }
 
 /// Runs `tine doctor`.
-pub fn run(args: &DoctorArgs) -> ExitCode {
+pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
     let options = Options {
         settings: args.settings.as_deref().map(FlagSettings::from_arg),
         provider: args.provider,

@@ -15,11 +15,11 @@ use crate::args::{Args, OutputFormat};
 
 /// The environment variable that says tine runs in a sandbox (a container): bypassPermissions
 /// is then allowed as root, as Claude Code allows it.
-pub const IS_SANDBOX: &str = "IS_SANDBOX";
+pub(crate) const IS_SANDBOX: &str = "IS_SANDBOX";
 
 /// What the flags ask of the session.
 #[derive(Debug, Clone, Default)]
-pub struct SessionFlags {
+pub(crate) struct SessionFlags {
     pub permission_mode: Option<PermissionMode>,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
@@ -34,7 +34,7 @@ pub struct SessionFlags {
 
 impl SessionFlags {
     /// Reads `args`' flags; `headless` (`-p`) takes the flags only `-p` has.
-    pub fn from_args(args: &Args, headless: bool) -> Result<Self> {
+    pub(crate) fn from_args(args: &Args, headless: bool) -> Result<Self> {
         let mut permission_mode = args
             .permission_mode
             .as_deref()
@@ -101,7 +101,7 @@ impl SessionFlags {
     }
 
     /// Sets the options these flags decide.
-    pub fn apply(&self, options: &mut SessionOptions) {
+    pub(crate) fn apply(&self, options: &mut SessionOptions) {
         options.permission_mode = self.permission_mode;
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();
@@ -115,7 +115,7 @@ impl SessionFlags {
 }
 
 /// `--permission-mode`'s value.
-pub fn parse_mode(text: &str) -> Result<PermissionMode> {
+pub(crate) fn parse_mode(text: &str) -> Result<PermissionMode> {
     serde_json::from_value(Value::String(text.to_owned())).map_err(|_| {
         anyhow!(
             "unknown --permission-mode `{text}`: use default, acceptEdits, plan, \

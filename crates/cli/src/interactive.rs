@@ -19,7 +19,7 @@ use tine_tui::{App, AppConfig, TerminalOptions};
 use crate::args::Args;
 
 /// Whether `args` ask for the UI: no `-p`, no prompt, standard input and output terminals.
-pub fn wanted(args: &Args) -> bool {
+pub(crate) fn wanted(args: &Args) -> bool {
     !args.print
         && args.prompt.is_none()
         && std::io::stdin().is_terminal()
@@ -27,7 +27,7 @@ pub fn wanted(args: &Args) -> bool {
 }
 
 /// Bare `tine`: the UI until the person exits or a signal comes; then the session's end.
-pub async fn run(args: Args) -> Result<ExitCode> {
+pub(crate) async fn run(args: Args) -> Result<ExitCode> {
     let options = crate::setup::session_options(&args, Approvals::Interactive)?;
     let (session, events) = Session::start(options).await.map_err(|e| anyhow!(e))?;
     let mut app = App::new(AppConfig {

@@ -9,13 +9,13 @@ use tracing_subscriber::EnvFilter;
 
 /// Installs the file subscriber when asked for. Returns the log file's path, if any. Failing to
 /// open the file is reported once and otherwise ignored: logs are never worth failing a run.
-pub fn init(home: &Path, verbose: bool) -> Option<std::path::PathBuf> {
+pub(crate) fn init(home: &Path, verbose: bool) -> Option<std::path::PathBuf> {
     init_with_default(home, verbose.then_some("debug"))
 }
 
 /// [`init`] with the filter used when `TINE_LOG` is unset (`None`: no log then). The
 /// interactive UI always logs (info), since nothing of it may reach the screen.
-pub fn init_with_default(home: &Path, default: Option<&str>) -> Option<std::path::PathBuf> {
+pub(crate) fn init_with_default(home: &Path, default: Option<&str>) -> Option<std::path::PathBuf> {
     let filter = match std::env::var("TINE_LOG") {
         Ok(spec) if !spec.trim().is_empty() => spec,
         _ => default?.to_owned(),

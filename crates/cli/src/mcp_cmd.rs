@@ -50,7 +50,7 @@ pub(crate) fn sources(cwd: &Path, user_home: Option<&Path>) -> McpSources {
 }
 
 /// `tine mcp ARGS` (after `mcp`): parsed and carried out by tine-mcp.
-pub fn run(args: &[String]) -> Result<String> {
+pub(crate) fn run(args: &[String]) -> Result<String> {
     let command = parse_mcp_args(args).map_err(|e| anyhow!(e))?;
     let place = Place::here()?;
     let env = McpCommandEnv {

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args::MemoryCommand;
 
 /// `tine memory path|list|show NAME|dream`.
-pub fn run(command: &MemoryCommand) -> Result<String> {
+pub(crate) fn run(command: &MemoryCommand) -> Result<String> {
     let (cwd, home) = crate::setup::here()?;
     let user_home = crate::setup::user_home();
     let paths = crate::setup::settings_paths(&cwd, &home, user_home.as_deref(), None);

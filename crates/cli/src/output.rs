@@ -23,7 +23,7 @@ use crate::args::OutputFormat;
 use crate::text::{ReplyStart, TextStream};
 
 /// Prints events as they happen.
-pub struct Printer {
+pub(crate) struct Printer {
     format: OutputFormat,
     verbose: bool,
     info: SessionInfo,
@@ -36,7 +36,7 @@ pub struct Printer {
 }
 
 impl Printer {
-    pub fn new(format: OutputFormat, verbose: bool, info: SessionInfo) -> Self {
+    pub(crate) fn new(format: OutputFormat, verbose: bool, info: SessionInfo) -> Self {
         let stdout = std::io::stdout();
         let live = stdout.is_terminal();
         Self {
@@ -50,7 +50,7 @@ impl Printer {
     }
 
     /// Stream-json's first line.
-    pub fn init(&mut self) {
+    pub(crate) fn init(&mut self) {
         if self.format == OutputFormat::StreamJson {
             self.line(&json!({
                 "type": "system",
@@ -65,7 +65,7 @@ impl Printer {
     }
 
     /// One event of the running turn.
-    pub fn event(&mut self, event: &QueryEvent) {
+    pub(crate) fn event(&mut self, event: &QueryEvent) {
         if self.verbose {
             verbose_line(event);
         }
@@ -194,7 +194,7 @@ impl Printer {
 
     /// What a background job reported. Saved memories are shown to the user (stderr in text
     /// mode, a `system` line in stream-json); the rest only with `--verbose`.
-    pub fn background(&mut self, event: &BackgroundEvent) {
+    pub(crate) fn background(&mut self, event: &BackgroundEvent) {
         let (job, status, summary, data) = match event {
             BackgroundEvent::Started { job } => (job, "started", String::new(), Value::Null),
             BackgroundEvent::Finished { job, outcome } => (
@@ -250,7 +250,7 @@ impl Printer {
 
     /// The end of a turn: the final newline (text), the result object (json, stream-json), or
     /// the error on stderr (text).
-    pub fn result(&mut self, result: &ResultSummary<'_>) {
+    pub(crate) fn result(&mut self, result: &ResultSummary<'_>) {
         match self.format {
             OutputFormat::Text => {
                 self.text.finish_turn();
@@ -269,7 +269,7 @@ impl Printer {
 
     /// `--include-partial-messages`: one raw server event, as Claude Code's stream-json
     /// `stream_event` line (other formats print none).
-    pub fn stream_event(&mut self, event: &tine_api_client::StreamEvent) {
+    pub(crate) fn stream_event(&mut self, event: &tine_api_client::StreamEvent) {
         if self.format == OutputFormat::StreamJson {
             let value = json!({
                 "type": "stream_event",
@@ -284,7 +284,7 @@ impl Printer {
 
     /// `--fallback-model` switched: what follows names the model in use (stream-json says so
     /// in a `system` line of its own, `model_fallback`; the notice said it on stderr).
-    pub fn model_fallback(&mut self, from: &str, to: &str) {
+    pub(crate) fn model_fallback(&mut self, from: &str, to: &str) {
         self.info.model = to.to_owned();
         if self.format == OutputFormat::StreamJson {
             self.line(&json!({
@@ -298,7 +298,7 @@ impl Printer {
     }
 
     /// A line the session wants the person to read.
-    pub fn notice(&mut self, notice: &Notice) {
+    pub(crate) fn notice(&mut self, notice: &Notice) {
         match notice.level {
             NoticeLevel::Info => eprintln!("tine: note: {}", notice.text),
             NoticeLevel::Warning => eprintln!("tine: warning: {}", notice.text),
@@ -306,7 +306,7 @@ impl Printer {
     }
 
     /// `--verbose`: what a request carries, on stderr.
-    pub fn request(&mut self, request: &RequestSummary) {
+    pub(crate) fn request(&mut self, request: &RequestSummary) {
         eprintln!(
             "[tine] POST /v1/messages: model {}, {} messages, {} tools, max_tokens {}, {} bytes",
             request.model, request.messages, request.tools, request.max_tokens, request.bytes
@@ -314,13 +314,13 @@ impl Printer {
     }
 
     /// What a slash command answered; printed with its result by [`Printer::command_result`].
-    pub fn command_output(&mut self, output: &CommandOutput) {
+    pub(crate) fn command_output(&mut self, output: &CommandOutput) {
         self.command = Some(output.clone());
     }
 
     /// The end of a slash command: its text (text mode; an error on stderr) or a `result`
     /// object. Returns whether it succeeded.
-    pub fn command_result(&mut self, end: &TurnEnd) -> bool {
+    pub(crate) fn command_result(&mut self, end: &TurnEnd) -> bool {
         let output = self.command.take();
         let error = match &end.outcome {
             TurnOutcome::Completed => None,
@@ -354,17 +354,17 @@ impl Printer {
         error.is_none()
     }
 
-    pub fn info(&self) -> &SessionInfo {
+    pub(crate) fn info(&self) -> &SessionInfo {
         &self.info
     }
 
     /// Another conversation took the session's place (`/clear`, `/resume ID`).
-    pub fn set_info(&mut self, info: SessionInfo) {
+    pub(crate) fn set_info(&mut self, info: SessionInfo) {
         self.info = info;
     }
 
     /// Prints one JSON line (a result deferred by the caller).
-    pub fn print_value(&mut self, value: &Value) {
+    pub(crate) fn print_value(&mut self, value: &Value) {
         self.line(value);
     }
 
@@ -377,10 +377,10 @@ impl Printer {
 }
 
 /// What the run's requests used and cost, by query source (the session's [`SessionCost`]).
-pub type RunCost = SessionCost;
+pub(crate) type RunCost = SessionCost;
 
 /// Everything the `result` object reports.
-pub struct ResultSummary<'a> {
+pub(crate) struct ResultSummary<'a> {
     pub turn: &'a TurnResult,
     /// Every request of the run so far, by source.
     pub cost: RunCost,
@@ -394,7 +394,7 @@ pub struct ResultSummary<'a> {
 
 impl<'a> ResultSummary<'a> {
     /// The result of `turn`, the loop's part of `end`.
-    pub fn of(
+    pub(crate) fn of(
         end: &'a TurnEnd,
         turn: &'a TurnResult,
         cost: RunCost,
@@ -413,18 +413,18 @@ impl<'a> ResultSummary<'a> {
         }
     }
 
-    pub fn to_value(&self, info: &SessionInfo) -> Value {
+    pub(crate) fn to_value(&self, info: &SessionInfo) -> Value {
         result_value(info, self)
     }
 
     /// Whether the run failed.
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         !self.turn.terminal.is_success() || self.structured_failure.is_some()
     }
 }
 
 /// Claude Code's `result` object, plus `usage_by_source`.
-pub fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
+pub(crate) fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
     let turn = summary.turn;
     let is_error = summary.is_error();
     let subtype = match summary.structured_failure {

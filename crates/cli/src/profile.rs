@@ -3,14 +3,14 @@
 use std::time::Instant;
 
 /// Marks phases since process start (approximately: since `main` began).
-pub struct StartupProfile {
+pub(crate) struct StartupProfile {
     enabled: bool,
     start: Instant,
     last: Instant,
 }
 
 impl StartupProfile {
-    pub fn from_env() -> Self {
+    pub(crate) fn from_env() -> Self {
         let now = Instant::now();
         Self {
             enabled: std::env::var_os("TINE_PROFILE_STARTUP")
@@ -21,7 +21,7 @@ impl StartupProfile {
     }
 
     /// Ends the phase called `name`.
-    pub fn mark(&mut self, name: &str) {
+    pub(crate) fn mark(&mut self, name: &str) {
         if !self.enabled {
             return;
         }

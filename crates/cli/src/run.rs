@@ -22,7 +22,7 @@ use crate::output::{Printer, ResultSummary};
 use crate::profile::StartupProfile;
 use crate::signals;
 
-pub async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
+pub(crate) async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
     if !args.print && args.prompt.is_none() && std::io::stdin().is_terminal() {
         bail!(
             "the interactive terminal UI needs a terminal on standard input and output: run \
@@ -311,7 +311,7 @@ fn text_prompt(args: &Args) -> Result<String> {
 
 /// One line of `--input-format stream-json`: `{"type":"user","message":{"role":"user",
 /// "content": "..." | [{"type":"text","text":"..."}, ...]}}`. Other message types are skipped.
-pub fn stream_json_prompt(line: &str) -> Result<Option<String>> {
+pub(crate) fn stream_json_prompt(line: &str) -> Result<Option<String>> {
     let value: Value = serde_json::from_str(line).context("not a JSON object")?;
     match value.get("type").and_then(Value::as_str) {
         Some("user") => {}

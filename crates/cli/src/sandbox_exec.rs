@@ -22,7 +22,7 @@ const CANNOT_EXECUTE: u8 = 126;
 /// `tine __sandbox ARGS`: restrict this process, then exec the command. Never returns on
 /// success. A sandbox that cannot be applied is an error, never a silent unsandboxed run: the
 /// session checked support at start and warned already if there was none.
-pub fn launcher_main(args: &[OsString]) -> ExitCode {
+pub(crate) fn launcher_main(args: &[OsString]) -> ExitCode {
     let invocation = match parse_launcher_args(args) {
         Ok(invocation) => invocation,
         Err(error) => {

@@ -9,10 +9,10 @@ use tine_session::{Approvals, Resume, SessionOptions};
 
 use crate::args::{Args, split_rules};
 
-pub use tine_session::{settings_paths, user_home_from_env as user_home};
+pub(crate) use tine_session::{settings_paths, user_home_from_env as user_home};
 
 /// The current directory (made canonical) and `TINE_HOME`, for the commands beside a session.
-pub fn here() -> Result<(std::path::PathBuf, std::path::PathBuf)> {
+pub(crate) fn here() -> Result<(std::path::PathBuf, std::path::PathBuf)> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
     let home = tine_home_from_env().map_err(|e| anyhow!(e))?;
@@ -20,7 +20,7 @@ pub fn here() -> Result<(std::path::PathBuf, std::path::PathBuf)> {
 }
 
 /// The session `args` ask for; `approvals` says who answers asks (headless `-p`: the rules).
-pub fn session_options(args: &Args, approvals: Approvals) -> Result<SessionOptions> {
+pub(crate) fn session_options(args: &Args, approvals: Approvals) -> Result<SessionOptions> {
     let cwd = match &args.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,

@@ -17,18 +17,18 @@ const SIGTERM: i32 = 15;
 
 /// Which signal ended the run, if one did. Cloning shares it.
 #[derive(Debug, Clone, Default)]
-pub struct Interrupt {
+pub(crate) struct Interrupt {
     signal: Arc<AtomicI32>,
 }
 
 impl Interrupt {
     /// Whether a signal has asked the run to end.
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.signal.load(Ordering::SeqCst) != 0
     }
 
     /// The exit code for the signal received (128 + its number), as shells report it.
-    pub fn exit_code(&self) -> Option<u8> {
+    pub(crate) fn exit_code(&self) -> Option<u8> {
         exit_code_for(self.signal.load(Ordering::SeqCst))
     }
 
@@ -48,7 +48,7 @@ fn exit_code_for(signo: i32) -> Option<u8> {
 
 /// Installs the handlers: the first signal aborts `session` (`Op::Abort`); a second one kills
 /// the tool processes and exits with the first signal's code.
-pub fn watch(session: SessionHandle) -> Result<Interrupt> {
+pub(crate) fn watch(session: SessionHandle) -> Result<Interrupt> {
     let interrupt = Interrupt::default();
     let mut handlers = [
         (SIGINT, listen(SignalKind::interrupt(), "SIGINT")?),

@@ -5,7 +5,7 @@ use anyhow::Result;
 use tine_session::skills;
 
 /// `tine skills [list]`: the skills here and where each is from.
-pub fn run() -> Result<String> {
+pub(crate) fn run() -> Result<String> {
     let (cwd, home) = crate::setup::here()?;
     let user_home = tine_session::user_home_from_env();
     let (found, warnings) = skills::load(&skills::skill_dirs(&cwd, &home, user_home.as_deref()));

@@ -17,7 +17,7 @@ use std::io::Write;
 
 /// How the next reply relates to what was printed before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplyStart {
+pub(crate) enum ReplyStart {
     /// A reply of its own: separated from earlier text by a line break.
     New,
     /// The continuation of the previous reply (cut at max_tokens, resumed directly).
@@ -27,7 +27,7 @@ pub enum ReplyStart {
 }
 
 /// The text printer. `W` is stdout in the binary and a buffer in tests.
-pub struct TextStream<W: Write> {
+pub(crate) struct TextStream<W: Write> {
     out: W,
     /// Stream as it arrives (a terminal) or hold each reply until it is final.
     live: bool,
@@ -42,7 +42,7 @@ pub struct TextStream<W: Write> {
 }
 
 impl<W: Write> TextStream<W> {
-    pub fn new(out: W, live: bool) -> Self {
+    pub(crate) fn new(out: W, live: bool) -> Self {
         Self {
             out,
             live,
@@ -55,7 +55,7 @@ impl<W: Write> TextStream<W> {
     }
 
     /// A reply (or an attempt at one) begins.
-    pub fn start(&mut self, start: ReplyStart) {
+    pub(crate) fn start(&mut self, start: ReplyStart) {
         match start {
             ReplyStart::New | ReplyStart::Continuation => {
                 self.reply.clear();
@@ -71,7 +71,7 @@ impl<W: Write> TextStream<W> {
     }
 
     /// A piece of the current reply's text.
-    pub fn delta(&mut self, text: &str) {
+    pub(crate) fn delta(&mut self, text: &str) {
         if !self.live {
             self.reply.push_str(text);
             return;
@@ -94,7 +94,7 @@ impl<W: Write> TextStream<W> {
     }
 
     /// The current reply is final (it is now part of the conversation).
-    pub fn finish_reply(&mut self) {
+    pub(crate) fn finish_reply(&mut self) {
         if self.live {
             // A final reply shorter than what was shown differs from it: show it whole.
             if let Some(replacement) = self.replacement.take()
@@ -110,7 +110,7 @@ impl<W: Write> TextStream<W> {
     }
 
     /// The end of the turn: the last line is terminated.
-    pub fn finish_turn(&mut self) {
+    pub(crate) fn finish_turn(&mut self) {
         if self.printed_any && !self.at_line_start {
             self.write("\n");
         }

@@ -20,7 +20,7 @@ pub(crate) enum DiffSource<'a> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffLineKind {
+pub(crate) enum DiffLineKind {
     Context,
     Added,
     Removed,
@@ -29,7 +29,7 @@ pub enum DiffLineKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiffLine {
+pub(crate) struct DiffLine {
     pub kind: DiffLineKind,
     /// 1-based line number in the old text (context and removed lines).
     pub old: Option<usize>,
@@ -47,7 +47,7 @@ pub(crate) fn diff_lines(source: &DiffSource<'_>) -> Vec<DiffLine> {
 }
 
 /// (added, removed)
-pub fn counts(lines: &[DiffLine]) -> (usize, usize) {
+pub(crate) fn counts(lines: &[DiffLine]) -> (usize, usize) {
     lines.iter().fold((0, 0), |(a, r), l| match l.kind {
         DiffLineKind::Added => (a + 1, r),
         DiffLineKind::Removed => (a, r + 1),
@@ -161,7 +161,7 @@ fn gap() -> DiffLine {
 }
 
 /// The diff as lines for the transcript: at most `max` diff lines (then how many more).
-pub fn render(lines: &[DiffLine], max: Option<usize>) -> (Vec<IndentedLine>, usize) {
+pub(crate) fn render(lines: &[DiffLine], max: Option<usize>) -> (Vec<IndentedLine>, usize) {
     let widest = lines
         .iter()
         .filter_map(|l| l.new.or(l.old))

@@ -39,7 +39,7 @@ enum Edit {
 
 /// The elicitation dialog and its queue.
 #[derive(Debug, Default)]
-pub struct ElicitationDialog {
+pub(crate) struct ElicitationDialog {
     queue: VecDeque<Asked>,
     edits: Vec<Edit>,
     /// A field's index, or `fields.len()` (Accept) / `fields.len() + 1` (Decline).
@@ -49,7 +49,7 @@ pub struct ElicitationDialog {
 }
 
 impl ElicitationDialog {
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         !self.queue.is_empty()
     }
 
@@ -57,7 +57,7 @@ impl ElicitationDialog {
         self.queue.front()
     }
 
-    pub fn push(&mut self, question: ElicitationQuestion) {
+    pub(crate) fn push(&mut self, question: ElicitationQuestion) {
         let fields = question
             .schema
             .as_ref()
@@ -70,7 +70,7 @@ impl ElicitationDialog {
     }
 
     /// Takes a question off (the session withdrew it).
-    pub fn withdraw(&mut self, id: QuestionId) {
+    pub(crate) fn withdraw(&mut self, id: QuestionId) {
         let was_current = self.current().is_some_and(|r| r.question.id == id);
         self.queue.retain(|r| r.question.id != id);
         if was_current {
@@ -79,7 +79,7 @@ impl ElicitationDialog {
     }
 
     /// Drops every question (the turn was interrupted).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.queue.clear();
         self.reset();
     }
@@ -102,7 +102,7 @@ impl ElicitationDialog {
     }
 
     /// A bracketed paste goes into the text field in focus.
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         if let Some(Edit::Text(value)) = self.edits.get_mut(self.focus) {
             value.push_str(&text.replace(['\r', '\n'], " "));
             self.error = None;
@@ -110,7 +110,7 @@ impl ElicitationDialog {
     }
 
     /// One key; the answer when the question is answered.
-    pub fn key(&mut self, key: KeyEvent) -> Vec<Op> {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Vec<Op> {
         if !self.is_open() {
             return Vec::new();
         }
@@ -322,13 +322,13 @@ impl ElicitationDialog {
     }
 
     /// Rows the dialog needs at `width`, borders included.
-    pub fn height(&self, width: u16) -> u16 {
+    pub(crate) fn height(&self, width: u16) -> u16 {
         u16::try_from(self.body(width).0.len() + 2).unwrap_or(u16::MAX)
     }
 
     /// Draws the dialog over the bottom of `area` (above its last row, the status line),
     /// replacing what was there; returns where the cursor goes.
-    pub fn render_over(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
+    pub(crate) fn render_over(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
         if !self.is_open() || area.height < 4 {
             return None;
         }

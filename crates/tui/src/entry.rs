@@ -12,7 +12,7 @@ use crate::tool_call::ToolCall;
 use crate::wrap::{IndentedLine, sanitize};
 
 /// One item of the conversation as shown.
-pub enum Entry {
+pub(crate) enum Entry {
     /// A prompt the person sent (or a slash command they ran).
     User {
         text: String,
@@ -46,7 +46,7 @@ pub enum Entry {
 impl Entry {
     /// A value that changes when the entry's look changes with time alone (a running tool's
     /// elapsed seconds), so a cached layout is redone then and only then.
-    pub fn time_salt(&self, now: Instant) -> u64 {
+    pub(crate) fn time_salt(&self, now: Instant) -> u64 {
         match self {
             Entry::Tool(call) => call.time_salt(now),
             Entry::User { .. }
@@ -61,7 +61,7 @@ impl Entry {
     }
 
     /// The entry's rows (all but the assistant's streamed text, which caches its own).
-    pub fn layout(&mut self, ctx: &LayoutCtx) -> Vec<Line<'static>> {
+    pub(crate) fn layout(&mut self, ctx: &LayoutCtx) -> Vec<Line<'static>> {
         let mut lines: Vec<IndentedLine> = Vec::new();
         match self {
             Entry::User { text } => {
@@ -186,7 +186,7 @@ fn compacted(view: &CompactBoundary, out: &mut Vec<IndentedLine>) {
 }
 
 /// 156855 → "156,855".
-pub fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

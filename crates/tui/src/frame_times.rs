@@ -125,7 +125,7 @@ impl FrameTimes {
 }
 
 /// This thread's CPU time (the frame is drawn on one thread, without awaiting).
-pub fn thread_cpu() -> Option<Duration> {
+pub(crate) fn thread_cpu() -> Option<Duration> {
     let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
     Some(Duration::from(t))
 }

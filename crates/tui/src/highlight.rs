@@ -34,12 +34,12 @@ fn assets() -> Option<&'static Assets> {
 }
 
 /// Loads the syntax set and theme now (the terminal loop does it off the first frame's path).
-pub fn preload() {
+pub(crate) fn preload() {
     let _ = assets();
 }
 
 /// Highlights one code block, line by line, carrying syntect's state between lines.
-pub struct CodeHighlighter {
+pub(crate) struct CodeHighlighter {
     state: Option<State>,
 }
 
@@ -53,7 +53,7 @@ struct State {
 impl CodeHighlighter {
     /// A highlighter for the fence's info string (`rust`, `py`, `sh`, ...). Unknown or empty
     /// languages are shown plain, without loading anything.
-    pub fn new(info: &str) -> Self {
+    pub(crate) fn new(info: &str) -> Self {
         let lang = info.split_whitespace().next().unwrap_or_default();
         if lang.is_empty() {
             return Self { state: None };
@@ -73,7 +73,7 @@ impl CodeHighlighter {
     }
 
     /// The next line of the block (without its newline), highlighted; the state moves on.
-    pub fn line(&mut self, text: &str) -> Line<'static> {
+    pub(crate) fn line(&mut self, text: &str) -> Line<'static> {
         match &mut self.state {
             Some(state) => highlight(
                 state.assets,
@@ -88,7 +88,7 @@ impl CodeHighlighter {
 
     /// A line not yet complete (still streaming): highlighted from the current state, which
     /// does not move.
-    pub fn peek(&self, text: &str) -> Line<'static> {
+    pub(crate) fn peek(&self, text: &str) -> Line<'static> {
         match &self.state {
             Some(state) => {
                 let mut parse = state.parse.clone();

@@ -5,8 +5,8 @@
 use unicode_width::UnicodeWidthChar;
 
 /// A paste longer than this many lines, or characters, is shown collapsed.
-pub const PASTE_COLLAPSE_LINES: usize = 5;
-pub const PASTE_COLLAPSE_CHARS: usize = 1000;
+pub(crate) const PASTE_COLLAPSE_LINES: usize = 5;
+pub(crate) const PASTE_COLLAPSE_CHARS: usize = 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Paste {
@@ -15,7 +15,7 @@ struct Paste {
 }
 
 #[derive(Debug, Default)]
-pub struct PromptInput {
+pub(crate) struct PromptInput {
     text: String,
     /// Byte offset, always on a char boundary.
     cursor: usize,
@@ -32,46 +32,46 @@ pub struct PromptInput {
 
 impl PromptInput {
     /// An empty prompt with earlier prompts (oldest first) for Up/Down.
-    pub fn new(history: Vec<String>) -> Self {
+    pub(crate) fn new(history: Vec<String>) -> Self {
         Self {
             history,
             ..Self::default()
         }
     }
 
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     #[cfg(test)]
-    pub fn cursor(&self) -> usize {
+    pub(crate) fn cursor(&self) -> usize {
         self.cursor
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
 
     #[cfg(test)]
-    pub fn history(&self) -> &[String] {
+    pub(crate) fn history(&self) -> &[String] {
         &self.history
     }
 
     /// Earlier prompts (oldest first) before those already in the history.
-    pub fn prepend_history(&mut self, mut earlier: Vec<String>) {
+    pub(crate) fn prepend_history(&mut self, mut earlier: Vec<String>) {
         earlier.append(&mut self.history);
         self.history = earlier;
         self.browsing = None;
     }
 
     /// Replaces the text, cursor at the end.
-    pub fn set_text(&mut self, text: &str) {
+    pub(crate) fn set_text(&mut self, text: &str) {
         self.text = text.to_owned();
         self.cursor = self.text.len();
         self.browsing = None;
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.text.clear();
         self.cursor = 0;
         self.browsing = None;
@@ -82,7 +82,7 @@ impl PromptInput {
         self.browsing = None;
     }
 
-    pub fn insert_str(&mut self, s: &str) {
+    pub(crate) fn insert_str(&mut self, s: &str) {
         let s = s.replace('\t', "    ");
         let s: String = s
             .chars()
@@ -93,18 +93,18 @@ impl PromptInput {
         self.edited();
     }
 
-    pub fn insert_char(&mut self, c: char) {
+    pub(crate) fn insert_char(&mut self, c: char) {
         let mut buf = [0u8; 4];
         self.insert_str(c.encode_utf8(&mut buf));
     }
 
-    pub fn newline(&mut self) {
+    pub(crate) fn newline(&mut self) {
         self.insert_str("\n");
     }
 
     /// Enter after a trailing backslash: the backslash becomes a newline. Returns whether it
     /// did.
-    pub fn backslash_newline(&mut self) -> bool {
+    pub(crate) fn backslash_newline(&mut self) -> bool {
         if self.text[..self.cursor].ends_with('\\') {
             self.cursor -= 1;
             self.text.remove(self.cursor);
@@ -116,7 +116,7 @@ impl PromptInput {
     }
 
     /// A bracketed paste: inserted as is when short, as a placeholder when long.
-    pub fn paste(&mut self, raw: &str) {
+    pub(crate) fn paste(&mut self, raw: &str) {
         let content = raw.replace("\r\n", "\n").replace('\r', "\n");
         let lines = content.lines().count();
         if lines > PASTE_COLLAPSE_LINES || content.chars().count() > PASTE_COLLAPSE_CHARS {
@@ -133,7 +133,7 @@ impl PromptInput {
     }
 
     /// The text to send, pastes expanded; it goes into the history and the box empties.
-    pub fn take_submission(&mut self) -> String {
+    pub(crate) fn take_submission(&mut self) -> String {
         let mut text = std::mem::take(&mut self.text);
         for paste in self.pastes.drain(..) {
             if let Some(at) = text.find(&paste.placeholder) {
@@ -173,23 +173,23 @@ impl PromptInput {
             .map_or(self.text.len(), |i| self.cursor + i)
     }
 
-    pub fn left(&mut self) {
+    pub(crate) fn left(&mut self) {
         self.cursor = self.prev_boundary(self.cursor);
     }
 
-    pub fn right(&mut self) {
+    pub(crate) fn right(&mut self) {
         self.cursor = self.next_boundary(self.cursor);
     }
 
-    pub fn home(&mut self) {
+    pub(crate) fn home(&mut self) {
         self.cursor = self.line_start();
     }
 
-    pub fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         self.cursor = self.line_end();
     }
 
-    pub fn backspace(&mut self) {
+    pub(crate) fn backspace(&mut self) {
         if self.cursor > 0 {
             let start = self.prev_boundary(self.cursor);
             self.text.replace_range(start..self.cursor, "");
@@ -198,7 +198,7 @@ impl PromptInput {
         }
     }
 
-    pub fn delete(&mut self) {
+    pub(crate) fn delete(&mut self) {
         if self.cursor < self.text.len() {
             let end = self.next_boundary(self.cursor);
             self.text.replace_range(self.cursor..end, "");
@@ -252,12 +252,12 @@ impl PromptInput {
     }
 
     /// Alt+B, Ctrl+Left.
-    pub fn word_left(&mut self) {
+    pub(crate) fn word_left(&mut self) {
         self.cursor = self.word_left_of(self.cursor);
     }
 
     /// Alt+F, Ctrl+Right.
-    pub fn word_right(&mut self) {
+    pub(crate) fn word_right(&mut self) {
         self.cursor = self.word_right_of(self.cursor);
     }
 
@@ -271,7 +271,7 @@ impl PromptInput {
     }
 
     /// Ctrl+K: to the end of the line (at the end, the newline).
-    pub fn kill_to_end(&mut self) {
+    pub(crate) fn kill_to_end(&mut self) {
         let end = self.line_end();
         let end = if end == self.cursor {
             self.next_boundary(end)
@@ -282,13 +282,13 @@ impl PromptInput {
     }
 
     /// Ctrl+U: to the start of the line.
-    pub fn kill_to_start(&mut self) {
+    pub(crate) fn kill_to_start(&mut self) {
         let start = self.line_start();
         self.kill_range(start, self.cursor);
     }
 
     /// Ctrl+W: the whitespace-delimited word before the cursor.
-    pub fn kill_word_back(&mut self) {
+    pub(crate) fn kill_word_back(&mut self) {
         let before = &self.text[..self.cursor];
         let trimmed = before.trim_end_matches([' ', '\t']);
         let start = trimmed.rfind([' ', '\t', '\n']).map_or(0, |i| i + 1);
@@ -296,19 +296,19 @@ impl PromptInput {
     }
 
     /// Alt+Backspace: the word (letters, digits, `_`) before the cursor.
-    pub fn kill_word_left(&mut self) {
+    pub(crate) fn kill_word_left(&mut self) {
         let start = self.word_left_of(self.cursor);
         self.kill_range(start, self.cursor);
     }
 
     /// Alt+D: the word after the cursor.
-    pub fn kill_word_right(&mut self) {
+    pub(crate) fn kill_word_right(&mut self) {
         let end = self.word_right_of(self.cursor);
         self.kill_range(self.cursor, end);
     }
 
     /// Ctrl+Y.
-    pub fn yank(&mut self) {
+    pub(crate) fn yank(&mut self) {
         let kill = self.kill.clone();
         self.insert_str(&kill);
     }
@@ -334,7 +334,7 @@ impl PromptInput {
     }
 
     /// Up: the line above, or on the first line the previous prompt of the history.
-    pub fn up(&mut self) {
+    pub(crate) fn up(&mut self) {
         let (line, col) = self.line_col();
         if line > 0 {
             self.move_to_line(line - 1, col);
@@ -355,7 +355,7 @@ impl PromptInput {
     }
 
     /// Down: the line below, or on the last line the next prompt (then the draft again).
-    pub fn down(&mut self) {
+    pub(crate) fn down(&mut self) {
         let (line, col) = self.line_col();
         if line < self.text.matches('\n').count() {
             self.move_to_line(line + 1, col);
@@ -373,7 +373,7 @@ impl PromptInput {
     }
 
     /// The text as rows of at most `width` columns (hard wrapped), and the cursor's (row, col).
-    pub fn rows(&self, width: u16) -> (Vec<String>, (usize, usize)) {
+    pub(crate) fn rows(&self, width: u16) -> (Vec<String>, (usize, usize)) {
         let width = usize::from(width.max(1));
         let mut rows = vec![String::new()];
         let mut col = 0;

@@ -12,7 +12,7 @@ use crate::theme;
 use crate::wrap::{IndentedLine, spans_width};
 
 /// Renders complete markdown blocks. No blank line at the start or the end.
-pub fn render(text: &str) -> Vec<IndentedLine> {
+pub(crate) fn render(text: &str) -> Vec<IndentedLine> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut r = Renderer::default();

@@ -28,7 +28,7 @@ const PREVIEW_LINES: usize = 10;
 
 /// One question of the dialog, with what it shows worked out once.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Ask {
+pub(crate) enum Ask {
     Permission {
         request: PermissionRequest,
         /// What it touches, a file relative to the project.
@@ -45,7 +45,7 @@ pub enum Ask {
 }
 
 impl Ask {
-    pub fn id(&self) -> QuestionId {
+    pub(crate) fn id(&self) -> QuestionId {
         match self {
             Ask::Permission { request, .. } => request.id,
             Ask::Stuck { question, .. } => question.id,
@@ -54,7 +54,7 @@ impl Ask {
 }
 
 #[derive(Debug, Default)]
-pub struct PermissionDialog {
+pub(crate) struct PermissionDialog {
     queue: VecDeque<Ask>,
     selected: usize,
     /// Option 3 chosen: the feedback being typed.
@@ -62,20 +62,20 @@ pub struct PermissionDialog {
 }
 
 impl PermissionDialog {
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         !self.queue.is_empty()
     }
 
-    pub fn current(&self) -> Option<&Ask> {
+    pub(crate) fn current(&self) -> Option<&Ask> {
         self.queue.front()
     }
 
-    pub fn waiting(&self) -> usize {
+    pub(crate) fn waiting(&self) -> usize {
         self.queue.len()
     }
 
     /// A permission request; files inside `cwd` are shown relative to it.
-    pub fn push(&mut self, request: PermissionRequest, cwd: Option<&Path>) {
+    pub(crate) fn push(&mut self, request: PermissionRequest, cwd: Option<&Path>) {
         let shown = shown::target(&request.tool, &request.target, cwd);
         let preview = request.preview.as_ref().map(|p| {
             diff::diff_lines(&DiffSource::Texts {
@@ -91,7 +91,7 @@ impl PermissionDialog {
     }
 
     /// A stuck model's question.
-    pub fn push_stuck(&mut self, question: StuckQuestion, cwd: Option<&Path>) {
+    pub(crate) fn push_stuck(&mut self, question: StuckQuestion, cwd: Option<&Path>) {
         let args = shown::call_args(&question.tool, &question.input, cwd);
         let call = if args.is_empty() {
             question.tool.clone()
@@ -102,7 +102,7 @@ impl PermissionDialog {
     }
 
     /// Takes question `id` off (the session withdrew it: its turn was interrupted).
-    pub fn withdraw(&mut self, id: QuestionId) {
+    pub(crate) fn withdraw(&mut self, id: QuestionId) {
         let was_current = self.current().is_some_and(|ask| ask.id() == id);
         self.queue.retain(|ask| ask.id() != id);
         if was_current {
@@ -112,13 +112,13 @@ impl PermissionDialog {
     }
 
     /// Drops every request (the turn they belonged to ended).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.queue.clear();
         self.selected = 0;
         self.feedback = None;
     }
 
-    pub fn choices(&self) -> Vec<Choice> {
+    pub(crate) fn choices(&self) -> Vec<Choice> {
         match self.current() {
             Some(Ask::Permission { request: r, .. }) => crate::plan_approval::choices(&r.tool)
                 .unwrap_or_else(|| {
@@ -133,22 +133,22 @@ impl PermissionDialog {
         }
     }
 
-    pub fn selected(&self) -> Choice {
+    pub(crate) fn selected(&self) -> Choice {
         self.choices()
             .get(self.selected)
             .copied()
             .unwrap_or(Choice::Once)
     }
 
-    pub fn is_typing_feedback(&self) -> bool {
+    pub(crate) fn is_typing_feedback(&self) -> bool {
         self.feedback.is_some()
     }
 
-    pub fn feedback_mut(&mut self) -> Option<&mut String> {
+    pub(crate) fn feedback_mut(&mut self) -> Option<&mut String> {
         self.feedback.as_mut()
     }
 
-    pub fn move_selection(&mut self, delta: isize) {
+    pub(crate) fn move_selection(&mut self, delta: isize) {
         let n = self.choices().len();
         if n == 0 || self.feedback.is_some() {
             return;
@@ -159,7 +159,7 @@ impl PermissionDialog {
     }
 
     /// Option `number` (1-based) as shown.
-    pub fn choice_by_number(&self, number: usize) -> Option<Choice> {
+    pub(crate) fn choice_by_number(&self, number: usize) -> Option<Choice> {
         number
             .checked_sub(1)
             .and_then(|i| self.choices().get(i).copied())
@@ -167,7 +167,7 @@ impl PermissionDialog {
 
     /// Acts on a choice: the answer when the question is answered; `None` when the choice
     /// opened the feedback line.
-    pub fn choose(&mut self, choice: Choice) -> Option<Op> {
+    pub(crate) fn choose(&mut self, choice: Choice) -> Option<Op> {
         if matches!(self.current(), Some(Ask::Stuck { .. })) {
             return self.answer_stuck(choice != Choice::No);
         }
@@ -194,7 +194,7 @@ impl PermissionDialog {
 
     /// Esc: No, without feedback (or, while typing feedback, with what was typed so far); for
     /// a stuck model, stop.
-    pub fn reject(&mut self) -> Option<Op> {
+    pub(crate) fn reject(&mut self) -> Option<Op> {
         if matches!(self.current(), Some(Ask::Stuck { .. })) {
             return self.answer_stuck(false);
         }
@@ -383,12 +383,12 @@ impl PermissionDialog {
     }
 
     /// Rows the dialog needs at `width` (borders included).
-    pub fn height(&self, width: u16) -> u16 {
+    pub(crate) fn height(&self, width: u16) -> u16 {
         u16::try_from(self.body(width).0.len() + 2).unwrap_or(u16::MAX)
     }
 
     /// Draws it; returns where the cursor goes while feedback is typed.
-    pub fn render(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
+    pub(crate) fn render(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
         let (rows, cursor) = self.body(area.width);
         Block::default()
             .borders(Borders::ALL)

@@ -17,7 +17,7 @@ const LOCAL: &[(&str, &str)] = &[
 
 /// The UI's list of commands: the built-ins (the session's and the UI's own, by name), then
 /// the skills and custom commands in the session's order.
-pub fn table(session: &[CommandInfo]) -> Vec<CommandInfo> {
+pub(crate) fn table(session: &[CommandInfo]) -> Vec<CommandInfo> {
     let local = LOCAL.iter().map(|(name, description)| CommandInfo {
         name: (*name).to_owned(),
         description: (*description).to_owned(),
@@ -47,7 +47,7 @@ fn is_local(name: &str) -> bool {
 
 /// What a submitted line is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     Prompt,
     Command {
         command: CommandInfo,
@@ -57,7 +57,7 @@ pub enum Parsed {
     Unknown(String),
 }
 
-pub fn parse(text: &str, commands: &[CommandInfo]) -> Parsed {
+pub(crate) fn parse(text: &str, commands: &[CommandInfo]) -> Parsed {
     let Some(rest) = text.trim_start().strip_prefix('/') else {
         return Parsed::Prompt;
     };
@@ -80,19 +80,23 @@ pub fn parse(text: &str, commands: &[CommandInfo]) -> Parsed {
 
 /// The completion list's state.
 #[derive(Debug, Default)]
-pub struct Completion {
+pub(crate) struct Completion {
     pub selected: usize,
     /// The text the list was dismissed for (Esc); it shows again once the text changes.
     dismissed_for: Option<String>,
 }
 
 /// At most this many rows of completions.
-pub const MAX_ROWS: usize = 8;
+pub(crate) const MAX_ROWS: usize = 8;
 
 impl Completion {
     /// The commands matching what is typed, if a command is being typed: names starting with
     /// it first, then names containing it.
-    pub fn matches<'a>(&self, text: &str, commands: &'a [CommandInfo]) -> Vec<&'a CommandInfo> {
+    pub(crate) fn matches<'a>(
+        &self,
+        text: &str,
+        commands: &'a [CommandInfo],
+    ) -> Vec<&'a CommandInfo> {
         let Some(prefix) = text.strip_prefix('/') else {
             return Vec::new();
         };
@@ -111,15 +115,15 @@ impl Completion {
         out
     }
 
-    pub fn dismiss(&mut self, text: &str) {
+    pub(crate) fn dismiss(&mut self, text: &str) {
         self.dismissed_for = Some(text.to_owned());
     }
 
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.selected = 0;
     }
 
-    pub fn move_by(&mut self, delta: isize, count: usize) {
+    pub(crate) fn move_by(&mut self, delta: isize, count: usize) {
         if count == 0 {
             return;
         }
@@ -129,7 +133,7 @@ impl Completion {
     }
 
     /// The list's rows: a window of `MAX_ROWS` around the selection.
-    pub fn rows(&self, matches: &[&CommandInfo], width: u16) -> Vec<Line<'static>> {
+    pub(crate) fn rows(&self, matches: &[&CommandInfo], width: u16) -> Vec<Line<'static>> {
         let selected = self.selected.min(matches.len().saturating_sub(1));
         let start = selected.saturating_sub(MAX_ROWS - 1);
         let name_w = matches

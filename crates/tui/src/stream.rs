@@ -13,7 +13,7 @@ use crate::markdown;
 use crate::wrap::IndentedLine;
 
 /// One markdown text being streamed (or complete, after [`MarkdownStream::finish`]).
-pub struct MarkdownStream {
+pub(crate) struct MarkdownStream {
     src: String,
     /// Rendered lines of `src[..pos]`.
     committed: Vec<IndentedLine>,
@@ -62,7 +62,7 @@ impl Default for MarkdownStream {
 }
 
 impl MarkdownStream {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             src: String::new(),
             committed: Vec::new(),
@@ -81,7 +81,7 @@ impl MarkdownStream {
     }
 
     /// A complete text, rendered at once.
-    pub fn complete(text: &str) -> Self {
+    pub(crate) fn complete(text: &str) -> Self {
         let mut s = Self::new();
         s.push(text);
         s.finish();
@@ -90,14 +90,14 @@ impl MarkdownStream {
 
     /// Chunks rendered into the committed part so far.
     #[cfg(test)]
-    pub fn committed_renders(&mut self) -> usize {
+    pub(crate) fn committed_renders(&mut self) -> usize {
         self.settle();
         self.renders
     }
 
     /// Bytes of the source that are committed.
     #[cfg(test)]
-    pub fn committed_len(&mut self) -> usize {
+    pub(crate) fn committed_len(&mut self) -> usize {
         self.settle();
         self.pos
     }
@@ -105,7 +105,7 @@ impl MarkdownStream {
     /// Appends a delta. The work (committing what became complete, rendering the tail) is done
     /// when the text is next looked at: the deltas between two frames cost one pass, and a
     /// replayed conversation costs nothing until it scrolls into view.
-    pub fn push(&mut self, delta: &str) {
+    pub(crate) fn push(&mut self, delta: &str) {
         if self.finished || delta.is_empty() {
             return;
         }
@@ -114,7 +114,7 @@ impl MarkdownStream {
     }
 
     /// The text is complete: everything will be committed.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.finished = true;
     }
 
@@ -240,7 +240,7 @@ impl MarkdownStream {
 
     /// Every logical line, committed then tail.
     #[cfg(test)]
-    pub fn lines(&mut self) -> impl Iterator<Item = &IndentedLine> {
+    pub(crate) fn lines(&mut self) -> impl Iterator<Item = &IndentedLine> {
         self.settle();
         self.committed.iter().chain(self.tail.iter())
     }
@@ -248,7 +248,7 @@ impl MarkdownStream {
     /// The wrapped rows at `width`, each line prefixed by `first` (the first row of the whole
     /// text) or `rest`: `(committed rows, tail rows)`. Committed rows are cached and extended;
     /// tail rows are cached until the tail changes.
-    pub fn rows(
+    pub(crate) fn rows(
         &mut self,
         width: u16,
         first: &[Span<'static>],

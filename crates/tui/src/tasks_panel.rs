@@ -15,10 +15,10 @@ use crate::panel_task::PanelTask;
 use crate::theme;
 
 /// At most this many tasks are listed.
-pub const TASKS_MAX_ROWS: usize = 8;
+pub(crate) const TASKS_MAX_ROWS: usize = 8;
 
 /// The panel's title.
-pub const TASKS_TITLE: &str = " Background tasks · ↑/↓ select · k stop · esc close ";
+pub(crate) const TASKS_TITLE: &str = " Background tasks · ↑/↓ select · k stop · esc close ";
 
 impl App {
     /// The tasks in the panel's order: running ones first, then the most recent.

@@ -3,72 +3,72 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-pub fn dim() -> Style {
+pub(crate) fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
 }
 
-pub fn bold() -> Style {
+pub(crate) fn bold() -> Style {
     Style::default().add_modifier(Modifier::BOLD)
 }
 
-pub fn accent() -> Style {
+pub(crate) fn accent() -> Style {
     Style::default().fg(Color::Cyan)
 }
 
-pub fn error() -> Style {
+pub(crate) fn error() -> Style {
     Style::default().fg(Color::Red)
 }
 
-pub fn warning() -> Style {
+pub(crate) fn warning() -> Style {
     Style::default().fg(Color::Yellow)
 }
 
-pub fn success() -> Style {
+pub(crate) fn success() -> Style {
     Style::default().fg(Color::Green)
 }
 
-pub fn user_prompt() -> Style {
+pub(crate) fn user_prompt() -> Style {
     Style::default().fg(Color::Gray)
 }
 
-pub fn inline_code() -> Style {
+pub(crate) fn inline_code() -> Style {
     Style::default().fg(Color::Magenta)
 }
 
-pub fn code_plain() -> Style {
+pub(crate) fn code_plain() -> Style {
     Style::default().fg(Color::Gray)
 }
 
-pub fn link() -> Style {
+pub(crate) fn link() -> Style {
     Style::default()
         .fg(Color::Blue)
         .add_modifier(Modifier::UNDERLINED)
 }
 
-pub fn thinking() -> Style {
+pub(crate) fn thinking() -> Style {
     Style::default()
         .fg(Color::DarkGray)
         .add_modifier(Modifier::ITALIC)
 }
 
-pub fn diff_removed() -> Style {
+pub(crate) fn diff_removed() -> Style {
     Style::default().fg(Color::Red).bg(Color::Rgb(61, 1, 0))
 }
 
-pub fn diff_added() -> Style {
+pub(crate) fn diff_added() -> Style {
     Style::default().fg(Color::Green).bg(Color::Rgb(2, 40, 0))
 }
 
-pub fn selected() -> Style {
+pub(crate) fn selected() -> Style {
     Style::default()
         .fg(Color::Cyan)
         .add_modifier(Modifier::BOLD)
 }
 
-pub fn border() -> Style {
+pub(crate) fn border() -> Style {
     Style::default().fg(Color::DarkGray)
 }
 
-pub fn dialog_border() -> Style {
+pub(crate) fn dialog_border() -> Style {
     Style::default().fg(Color::Yellow)
 }

@@ -19,11 +19,11 @@ use crate::theme;
 use crate::wrap::{IndentedLine, sanitize};
 
 /// Lines of a long result shown while collapsed.
-pub const PREVIEW_LINES: usize = 3;
+pub(crate) const PREVIEW_LINES: usize = 3;
 /// Diff lines shown while collapsed.
-pub const DIFF_PREVIEW_LINES: usize = 16;
+pub(crate) const DIFF_PREVIEW_LINES: usize = 16;
 
-pub struct ToolCall {
+pub(crate) struct ToolCall {
     pub tool: String,
     pub args: String,
     pub started: Instant,
@@ -32,13 +32,13 @@ pub struct ToolCall {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
+pub(crate) struct Progress {
     pub elapsed: Duration,
     pub lines: u64,
     pub bytes: u64,
 }
 
-pub enum ToolState {
+pub(crate) enum ToolState {
     Running,
     Done {
         /// The result, its summary as the person reads it ("Rejected by you").
@@ -55,7 +55,7 @@ pub enum ToolState {
 }
 
 impl ToolCall {
-    pub fn new(tool: String, args: String, now: Instant) -> Self {
+    pub(crate) fn new(tool: String, args: String, now: Instant) -> Self {
         Self {
             tool,
             args,
@@ -65,12 +65,12 @@ impl ToolCall {
         }
     }
 
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         matches!(self.state, ToolState::Running)
     }
 
     /// The call finished with `result`; files inside `cwd` are shown relative to it.
-    pub fn finish(&mut self, mut result: ToolOutput, cwd: Option<&Path>) {
+    pub(crate) fn finish(&mut self, mut result: ToolOutput, cwd: Option<&Path>) {
         let diff = match &result.display {
             ToolDisplay::Diff {
                 file_path, unified, ..
@@ -96,14 +96,14 @@ impl ToolCall {
         };
     }
 
-    pub fn time_salt(&self, now: Instant) -> u64 {
+    pub(crate) fn time_salt(&self, now: Instant) -> u64 {
         match self.state {
             ToolState::Running => now.saturating_duration_since(self.started).as_secs() + 1,
             ToolState::Done { .. } | ToolState::Interrupted => 0,
         }
     }
 
-    pub fn layout(&self, ctx: &LayoutCtx, out: &mut Vec<IndentedLine>) {
+    pub(crate) fn layout(&self, ctx: &LayoutCtx, out: &mut Vec<IndentedLine>) {
         let bullet_style = match &self.state {
             ToolState::Running => theme::dim(),
             ToolState::Done { result, .. } if result.is_error => theme::error(),

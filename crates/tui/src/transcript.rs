@@ -13,7 +13,7 @@ use crate::layout::{LayoutCtx, bullet, indent};
 
 /// Where the view is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scroll {
+pub(crate) enum Scroll {
     /// Following the end: new output shows as it comes.
     Bottom,
     /// The top row of the view is row `row` of entry `entry` (row 0 is the blank gap above
@@ -35,7 +35,7 @@ struct Cached {
     rows: Vec<Line<'static>>,
 }
 
-pub struct Transcript {
+pub(crate) struct Transcript {
     slots: Vec<Slot>,
     scroll: Scroll,
     /// The last frame's layout context and view height (scrolling by keys uses them).
@@ -51,7 +51,7 @@ impl Default for Transcript {
 }
 
 impl Transcript {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             slots: Vec::new(),
             scroll: Scroll::Bottom,
@@ -60,25 +60,25 @@ impl Transcript {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.slots.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
 
-    pub fn scroll(&self) -> Scroll {
+    pub(crate) fn scroll(&self) -> Scroll {
         self.scroll
     }
 
     /// How many times an entry was laid out (cache misses).
     #[cfg(test)]
-    pub fn layouts(&self) -> u64 {
+    pub(crate) fn layouts(&self) -> u64 {
         self.layouts
     }
 
-    pub fn push(&mut self, entry: Entry) -> usize {
+    pub(crate) fn push(&mut self, entry: Entry) -> usize {
         self.slots.push(Slot {
             entry,
             version: 0,
@@ -88,19 +88,19 @@ impl Transcript {
     }
 
     /// The entry, to change it (its layout is redone).
-    pub fn get_mut(&mut self, index: usize) -> Option<&mut Entry> {
+    pub(crate) fn get_mut(&mut self, index: usize) -> Option<&mut Entry> {
         self.slots.get_mut(index).map(|s| {
             s.version += 1;
             &mut s.entry
         })
     }
 
-    pub fn entries(&self) -> impl DoubleEndedIterator<Item = &Entry> {
+    pub(crate) fn entries(&self) -> impl DoubleEndedIterator<Item = &Entry> {
         self.slots.iter().map(|s| &s.entry)
     }
 
     /// Drops the entries from `len` on (a reply voided by a retry).
-    pub fn truncate(&mut self, len: usize) {
+    pub(crate) fn truncate(&mut self, len: usize) {
         self.slots.truncate(len);
         if let Scroll::At { entry, .. } = self.scroll
             && entry >= self.slots.len()
@@ -109,7 +109,7 @@ impl Transcript {
         }
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.slots.clear();
         self.scroll = Scroll::Bottom;
     }
@@ -210,7 +210,7 @@ impl Transcript {
     }
 
     /// Draws the visible rows into `area`.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &LayoutCtx) {
+    pub(crate) fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &LayoutCtx) {
         self.last = Some((*ctx, area.height));
         let height = usize::from(area.height);
         if height == 0 || self.slots.is_empty() {
@@ -256,11 +256,11 @@ impl Transcript {
     }
 
     /// A page: the view's height less two rows kept for context.
-    pub fn page(&self) -> usize {
+    pub(crate) fn page(&self) -> usize {
         self.ctx().1.saturating_sub(2).max(1)
     }
 
-    pub fn scroll_up(&mut self, n: usize) {
+    pub(crate) fn scroll_up(&mut self, n: usize) {
         let (ctx, height) = self.ctx();
         if self.slots.is_empty() {
             return;
@@ -284,7 +284,7 @@ impl Transcript {
         self.scroll = Scroll::At { entry: e, row: r };
     }
 
-    pub fn scroll_down(&mut self, n: usize) {
+    pub(crate) fn scroll_down(&mut self, n: usize) {
         let (ctx, height) = self.ctx();
         let Scroll::At { entry, row } = self.scroll else {
             return;
@@ -307,13 +307,13 @@ impl Transcript {
         }
     }
 
-    pub fn scroll_to_top(&mut self) {
+    pub(crate) fn scroll_to_top(&mut self) {
         if !self.slots.is_empty() {
             self.scroll = Scroll::At { entry: 0, row: 0 };
         }
     }
 
-    pub fn scroll_to_bottom(&mut self) {
+    pub(crate) fn scroll_to_bottom(&mut self) {
         self.scroll = Scroll::Bottom;
     }
 }

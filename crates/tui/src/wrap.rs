@@ -9,7 +9,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// A logical line with the prefix of its first row and of its continuation rows.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct IndentedLine {
+pub(crate) struct IndentedLine {
     pub first: Vec<Span<'static>>,
     pub rest: Vec<Span<'static>>,
     pub body: Line<'static>,
@@ -17,7 +17,7 @@ pub struct IndentedLine {
 
 impl IndentedLine {
     /// A line without prefixes.
-    pub fn plain(body: Line<'static>) -> Self {
+    pub(crate) fn plain(body: Line<'static>) -> Self {
         Self {
             first: Vec::new(),
             rest: Vec::new(),
@@ -26,12 +26,12 @@ impl IndentedLine {
     }
 
     /// An empty line.
-    pub fn blank() -> Self {
+    pub(crate) fn blank() -> Self {
         Self::default()
     }
 
     /// The same line with `first` / `rest` put in front of its own prefixes.
-    pub fn nested(mut self, first: &[Span<'static>], rest: &[Span<'static>]) -> Self {
+    pub(crate) fn nested(mut self, first: &[Span<'static>], rest: &[Span<'static>]) -> Self {
         let mut f = first.to_vec();
         f.append(&mut self.first);
         let mut r = rest.to_vec();
@@ -42,7 +42,7 @@ impl IndentedLine {
     }
 
     /// The rows it draws at `width`.
-    pub fn wrap(&self, width: u16, out: &mut Vec<Line<'static>>) {
+    pub(crate) fn wrap(&self, width: u16, out: &mut Vec<Line<'static>>) {
         let first_w = spans_width(&self.first);
         let rest_w = spans_width(&self.rest);
         let width = usize::from(width.max(1));
@@ -61,14 +61,18 @@ impl IndentedLine {
 }
 
 /// Display width of spans.
-pub fn spans_width(spans: &[Span<'_>]) -> usize {
+pub(crate) fn spans_width(spans: &[Span<'_>]) -> usize {
     spans.iter().map(|s| s.content.width()).sum()
 }
 
 /// Wraps one line of spans: the first row holds `first` columns, the others `rest`. Breaks at
 /// spaces; a word longer than a row is cut. Spaces at a break are dropped, leading indentation
 /// of the line is kept. Always returns at least one row.
-pub fn wrap_spans(spans: &[Span<'static>], first: usize, rest: usize) -> Vec<Vec<Span<'static>>> {
+pub(crate) fn wrap_spans(
+    spans: &[Span<'static>],
+    first: usize,
+    rest: usize,
+) -> Vec<Vec<Span<'static>>> {
     let total = spans_width(spans);
     if total <= first {
         return vec![spans.to_vec()];
@@ -221,7 +225,7 @@ impl Row {
 /// Text from outside (the model, tool output) made safe to draw: tabs become spaces, escape
 /// sequences and other control characters go (one ESC reaching the terminal would corrupt the
 /// screen). Newlines are kept.
-pub fn sanitize(text: &str) -> String {
+pub(crate) fn sanitize(text: &str) -> String {
     if !text.chars().any(|c| c.is_control() && c != '\n') {
         return text.to_owned();
     }
@@ -267,7 +271,7 @@ pub fn sanitize(text: &str) -> String {
 }
 
 /// Truncates a line to `width` columns (for one-row widgets: the status line, list rows).
-pub fn truncate(line: Line<'static>, width: usize) -> Line<'static> {
+pub(crate) fn truncate(line: Line<'static>, width: usize) -> Line<'static> {
     if line.width() <= width {
         return line;
     }

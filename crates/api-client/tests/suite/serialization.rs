@@ -218,7 +218,7 @@ fn wire_shapes_of_small_types() {
 }
 
 mod erased {
-    pub trait Ser {
+    pub(super) trait Ser {
         fn json(&self) -> String;
     }
     impl<T: serde::Serialize> Ser for T {

@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(super) struct Recorded {
     pub method: String,
     pub path: String,
     pub headers: HashMap<String, String>,
@@ -18,7 +18,7 @@ pub struct Recorded {
 }
 
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub(super) enum Reply {
     /// A JSON body with a status and extra headers.
     Json {
         status: u16,
@@ -31,7 +31,7 @@ pub enum Reply {
 }
 
 impl Reply {
-    pub fn json(status: u16, body: &str) -> Self {
+    pub(super) fn json(status: u16, body: &str) -> Self {
         Reply::Json {
             status,
             headers: Vec::new(),
@@ -39,7 +39,7 @@ impl Reply {
         }
     }
 
-    pub fn error(status: u16, error_type: &str, message: &str) -> Self {
+    pub(super) fn error(status: u16, error_type: &str, message: &str) -> Self {
         let body =
             serde_json::json!({"type": "error", "error": {"type": error_type, "message": message}})
                 .to_string();
@@ -50,7 +50,7 @@ impl Reply {
         }
     }
 
-    pub fn with_header(self, name: &'static str, value: &str) -> Self {
+    pub(super) fn with_header(self, name: &'static str, value: &str) -> Self {
         match self {
             Reply::Json {
                 status,
@@ -68,18 +68,18 @@ impl Reply {
         }
     }
 
-    pub fn sse(body: String) -> Self {
+    pub(super) fn sse(body: String) -> Self {
         Reply::Sse { body, cut_at: None }
     }
 }
 
-pub struct TestServer {
+pub(super) struct TestServer {
     pub base_url: String,
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
 impl TestServer {
-    pub async fn start(replies: Vec<Reply>) -> TestServer {
+    pub(super) async fn start(replies: Vec<Reply>) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -105,7 +105,7 @@ impl TestServer {
         TestServer { base_url, requests }
     }
 
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(super) fn requests(&self) -> Vec<Recorded> {
         self.requests.lock().unwrap().clone()
     }
 }

@@ -49,19 +49,19 @@ use tine_e2e::tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
 use tine_e2e::{Project, TineRun, request_bodies};
 
 /// The binary under test, built fresh by cargo for these tests.
-pub const TINE: &str = env!("CARGO_BIN_EXE_tine");
+pub(crate) const TINE: &str = env!("CARGO_BIN_EXE_tine");
 
-pub async fn mock(scenario: Scenario) -> MockServer {
+pub(crate) async fn mock(scenario: Scenario) -> MockServer {
     MockServer::start(MockConfig::new(scenario)).await.unwrap()
 }
 
 /// `tine` in `project` against `server`.
-pub fn tine(project: &Project, server: &MockServer) -> TineRun {
+pub(crate) fn tine(project: &Project, server: &MockServer) -> TineRun {
     TineRun::new(TINE, project, &server.base_url())
 }
 
 /// A model that makes `calls` in its first reply, then says it is done.
-pub async fn model_calling(calls: &[(&str, Value)]) -> MockServer {
+pub(crate) async fn model_calling(calls: &[(&str, Value)]) -> MockServer {
     let mut reply = Reply::text("Trying.");
     for (tool, input) in calls {
         reply = reply.with_tool_use(tool, input.clone());
@@ -75,7 +75,7 @@ pub async fn model_calling(calls: &[(&str, Value)]) -> MockServer {
 }
 
 /// The tool results the model received in its second request, in call order.
-pub fn tool_results(server: &MockServer) -> Vec<Value> {
+pub(crate) fn tool_results(server: &MockServer) -> Vec<Value> {
     let bodies = request_bodies(server);
     let last = bodies[1]["messages"].as_array().unwrap().last().unwrap();
     last["content"]
@@ -88,7 +88,7 @@ pub fn tool_results(server: &MockServer) -> Vec<Value> {
 }
 
 /// `~/.ssh/id_rsa` holding `key` (`HOME` is the project's home).
-pub fn plant_ssh_key(project: &Project, key: &str) {
+pub(crate) fn plant_ssh_key(project: &Project, key: &str) {
     let ssh = project.home().join(".ssh");
     std::fs::create_dir_all(&ssh).unwrap();
     std::fs::write(ssh.join("id_rsa"), key).unwrap();
@@ -96,7 +96,7 @@ pub fn plant_ssh_key(project: &Project, key: &str) {
 
 /// Every file under `dir` as text (transcripts, logs, memory), except `.ssh/`, where the
 /// suites plant a key (the tine home is also `HOME`).
-pub fn text_under(dir: &Path) -> String {
+pub(crate) fn text_under(dir: &Path) -> String {
     let mut out = String::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();

@@ -9,7 +9,7 @@ use super::tine;
 
 /// Which wire format a run talks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wire {
+pub(super) enum Wire {
     /// The Messages API (the default provider).
     Anthropic,
     /// OpenAI-compatible chat completions (`--provider openai`).
@@ -17,15 +17,15 @@ pub enum Wire {
 }
 
 /// The model of openai runs: a local model's name, sent verbatim.
-pub const LOCAL_MODEL: &str = "qwen2.5-coder:7b";
+pub(super) const LOCAL_MODEL: &str = "qwen2.5-coder:7b";
 
 /// The key of openai runs: the same dummy the Anthropic runs use, so "the key never reaches a
 /// log" checks hold for both.
-pub const OPENAI_TEST_KEY: &str = "test-key";
+pub(super) const OPENAI_TEST_KEY: &str = "test-key";
 
 impl Wire {
     /// The model name the run uses.
-    pub fn model(self) -> &'static str {
+    pub(super) fn model(self) -> &'static str {
         match self {
             Wire::Anthropic => "claude-sonnet-4-5",
             Wire::OpenAi => LOCAL_MODEL,
@@ -35,7 +35,7 @@ impl Wire {
 
 /// `tine` in `project` against `server` over `wire`. For openai: `--provider openai`,
 /// `OPENAI_BASE_URL` at the mock's `/v1`, a key, a local model, and no Anthropic variables.
-pub fn tine_on(wire: Wire, project: &Project, server: &MockServer) -> TineRun {
+pub(super) fn tine_on(wire: Wire, project: &Project, server: &MockServer) -> TineRun {
     let run = tine(project, server);
     match wire {
         Wire::Anthropic => run,
@@ -51,7 +51,7 @@ pub fn tine_on(wire: Wire, project: &Project, server: &MockServer) -> TineRun {
 
 /// The model requests' bodies in Messages form (chat requests as the mock converted them), in
 /// order. Panics if a run mixed the two routes: a provider talks one wire only.
-pub fn model_bodies(server: &MockServer) -> Vec<Value> {
+pub(super) fn model_bodies(server: &MockServer) -> Vec<Value> {
     let records: Vec<_> = server
         .requests()
         .into_iter()
@@ -64,7 +64,7 @@ pub fn model_bodies(server: &MockServer) -> Vec<Value> {
 
 /// Whether a tool result block (in Messages form) reports an error: `is_error` on the Messages
 /// API; chat completions has no such field, so the client marks the text `Error: `.
-pub fn is_error_result(wire: Wire, block: &Value) -> bool {
+pub(super) fn is_error_result(wire: Wire, block: &Value) -> bool {
     match wire {
         Wire::Anthropic => block["is_error"] == Value::Bool(true),
         Wire::OpenAi => block["content"]

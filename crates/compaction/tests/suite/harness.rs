@@ -22,10 +22,10 @@ use tine_tools::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 
 /// What the scripted summaries say (after a scratchpad that must not survive).
-pub const SUMMARY: &str = "SUMMARY-TEXT: the user asked to read the files; all were read.";
+pub(super) const SUMMARY: &str = "SUMMARY-TEXT: the user asked to read the files; all were read.";
 
 /// A system prompt long enough (~2.5k tokens) to pass the minimum cacheable prefix.
-pub fn big_system_prompt() -> String {
+pub(super) fn big_system_prompt() -> String {
     let mut s = String::from("You are tine, a terminal coding agent.\n");
     for i in 0..200 {
         s.push_str(&format!(
@@ -36,7 +36,7 @@ pub fn big_system_prompt() -> String {
 }
 
 /// The rule answering summary requests, to put first.
-pub fn summary_rule() -> Rule {
+pub(super) fn summary_rule() -> Rule {
     Rule::new()
         .last_user_contains(SUMMARY_INSTRUCTION_MARKER)
         .named("summary")
@@ -46,7 +46,7 @@ pub fn summary_rule() -> Rule {
 }
 
 /// The rule answering the first request after a compaction.
-pub fn continued_rule(reply: &str) -> Rule {
+pub(super) fn continued_rule(reply: &str) -> Rule {
     Rule::new()
         .first_user_contains(CONTINUATION_PREFIX)
         .named("continued")
@@ -54,14 +54,14 @@ pub fn continued_rule(reply: &str) -> Rule {
 }
 
 /// A scratch world: tine home and a project.
-pub struct World {
+pub(super) struct World {
     pub _root: tempfile::TempDir,
     pub home: PathBuf,
     pub cwd: PathBuf,
 }
 
 impl World {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let root = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(root.path()).unwrap();
         let home = base.join("tine-home");
@@ -76,7 +76,7 @@ impl World {
     }
 
     /// Writes a text file of about `tokens` tokens (as the mock counts) under the project.
-    pub fn big_file(&self, name: &str, tokens: usize) -> PathBuf {
+    pub(super) fn big_file(&self, name: &str, tokens: usize) -> PathBuf {
         let path = self.cwd.join(name);
         let mut text = String::new();
         let mut i = 0;
@@ -91,11 +91,11 @@ impl World {
     }
 }
 
-pub async fn server(scenario: Scenario) -> MockServer {
+pub(super) async fn server(scenario: Scenario) -> MockServer {
     MockServer::start(MockConfig::new(scenario)).await.unwrap()
 }
 
-pub fn client_for(server: &MockServer) -> Arc<dyn ModelClient> {
+pub(super) fn client_for(server: &MockServer) -> Arc<dyn ModelClient> {
     let config = ClientConfig::new(server.base_url(), Credentials::api_key("test-key"))
         .with_retry(RetryPolicy::none());
     Arc::new(HttpClient::new(config).unwrap())
@@ -112,7 +112,7 @@ fn tool_setup() -> ToolSetup {
 
 /// How a test session is made.
 #[derive(Default)]
-pub struct Options {
+pub(super) struct Options {
     pub config: CompactionConfig,
     pub user_context: Option<String>,
     pub hooks: bool,
@@ -141,14 +141,14 @@ fn hook_config(cwd: &Path, text: &str) -> HookConfig {
     config
 }
 
-pub struct Session {
+pub(super) struct Session {
     pub engine: QueryEngine,
     pub compactor: Arc<SessionCompactor>,
     pub detector: Arc<CacheBreakDetector>,
     pub events: Arc<Mutex<Vec<QueryEvent>>>,
 }
 
-pub async fn session(world: &World, server: &MockServer, options: Options) -> Session {
+pub(super) async fn session(world: &World, server: &MockServer, options: Options) -> Session {
     let client = client_for(server);
     let (tools, defs) = tool_setup();
     let tool_context = ToolContext::new(&world.cwd);
@@ -227,19 +227,19 @@ pub async fn session(world: &World, server: &MockServer, options: Options) -> Se
 
 impl Session {
     /// One turn, its events kept.
-    pub async fn turn(&mut self, prompt: &str) -> TurnResult {
+    pub(super) async fn turn(&mut self, prompt: &str) -> TurnResult {
         let events = Arc::clone(&self.events);
         self.engine
             .submit(prompt, move |e| events.lock().unwrap().push(e.clone()))
             .await
     }
 
-    pub fn events(&self) -> Vec<QueryEvent> {
+    pub(super) fn events(&self) -> Vec<QueryEvent> {
         self.events.lock().unwrap().clone()
     }
 
     /// The transcript's records as JSON.
-    pub fn transcript(&self) -> Vec<Value> {
+    pub(super) fn transcript(&self) -> Vec<Value> {
         std::fs::read_to_string(self.engine.transcript_path())
             .unwrap()
             .lines()
@@ -249,22 +249,22 @@ impl Session {
 }
 
 /// The summary requests and the others.
-pub fn is_summary(record: &RequestRecord) -> bool {
+pub(super) fn is_summary(record: &RequestRecord) -> bool {
     record.rule.as_deref() == Some("summary")
         || String::from_utf8_lossy(&record.body).contains(SUMMARY_INSTRUCTION_MARKER)
 }
 
-pub fn prompt_tokens(record: &RequestRecord) -> u64 {
+pub(super) fn prompt_tokens(record: &RequestRecord) -> u64 {
     record.usage.map_or(0, |u| u.prompt_tokens())
 }
 
-pub fn body(record: &RequestRecord) -> Value {
+pub(super) fn body(record: &RequestRecord) -> Value {
     record.json().unwrap()
 }
 
 /// The request's messages with every `cache_control` removed (breakpoints are not part of
 /// the cache key).
-pub fn unmarked_messages(record: &RequestRecord) -> Vec<Value> {
+pub(super) fn unmarked_messages(record: &RequestRecord) -> Vec<Value> {
     fn strip(v: &mut Value) {
         match v {
             Value::Object(map) => {

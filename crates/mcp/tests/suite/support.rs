@@ -10,19 +10,19 @@ use tine_config::settings::{self, LoadedSettings, SettingsPaths};
 use tine_mcp::{McpManager, McpOptions, McpSources, McpWarning};
 use tine_tools::{Tool, ToolContext, ToolOutput, run_tool};
 
-pub const SERVER: &str = env!("CARGO_BIN_EXE_tine-mcp-test-server");
+pub(super) const SERVER: &str = env!("CARGO_BIN_EXE_tine-mcp-test-server");
 
 /// A generous guard: a hang fails the test instead of blocking the suite.
-pub const GUARD: Duration = Duration::from_secs(60);
+pub(super) const GUARD: Duration = Duration::from_secs(60);
 
-pub struct Scratch {
+pub(super) struct Scratch {
     _dir: tempfile::TempDir,
     pub project: PathBuf,
     pub home: PathBuf,
 }
 
 impl Scratch {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
         let project = dir.path().join("project");
         let home = dir.path().join("tine-home");
@@ -35,16 +35,16 @@ impl Scratch {
         }
     }
 
-    pub fn paths(&self) -> SettingsPaths {
+    pub(super) fn paths(&self) -> SettingsPaths {
         SettingsPaths::new(&self.project, &self.home)
             .with_managed(self.home.join("no-managed-settings.json"))
     }
 
-    pub fn settings(&self) -> LoadedSettings {
+    pub(super) fn settings(&self) -> LoadedSettings {
         settings::load(&self.paths())
     }
 
-    pub fn write(&self, relative: &str, value: &Value) {
+    pub(super) fn write(&self, relative: &str, value: &Value) {
         let path = self.project.join(relative);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
@@ -52,27 +52,27 @@ impl Scratch {
         std::fs::write(&path, value.to_string()).unwrap_or_else(|e| panic!("{e}"));
     }
 
-    pub fn write_user_settings(&self, value: &Value) {
+    pub(super) fn write_user_settings(&self, value: &Value) {
         std::fs::write(self.home.join("settings.json"), value.to_string())
             .unwrap_or_else(|e| panic!("{e}"));
     }
 
-    pub fn marker(&self, name: &str) -> PathBuf {
+    pub(super) fn marker(&self, name: &str) -> PathBuf {
         self.project.join(format!("{name}.ran"))
     }
 
-    pub fn options(&self) -> McpOptions {
+    pub(super) fn options(&self) -> McpOptions {
         let mut options = McpOptions::new(&self.home);
         options.startup_timeout = Duration::from_secs(20);
         options
     }
 
-    pub fn context(&self) -> ToolContext {
+    pub(super) fn context(&self) -> ToolContext {
         ToolContext::new(&self.project)
     }
 
     /// Starts with `flag_configs` as `--mcp-config` values (plus the project's files).
-    pub async fn start(
+    pub(super) async fn start(
         &self,
         flag_configs: Vec<String>,
         options: McpOptions,
@@ -86,27 +86,27 @@ impl Scratch {
 }
 
 /// The test server over stdio, with extra flags.
-pub fn stdio_server(args: &[&str]) -> Value {
+pub(super) fn stdio_server(args: &[&str]) -> Value {
     json!({"command": SERVER, "args": args})
 }
 
 /// `{"mcpServers": {...}}` as inline `--mcp-config` JSON.
-pub fn mcp_config(servers: Value) -> String {
+pub(super) fn mcp_config(servers: Value) -> String {
     json!({ "mcpServers": servers }).to_string()
 }
 
-pub fn names(tools: &[Arc<dyn Tool>]) -> Vec<String> {
+pub(super) fn names(tools: &[Arc<dyn Tool>]) -> Vec<String> {
     tools.iter().map(|t| t.name().to_owned()).collect()
 }
 
-pub fn find<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> &'a Arc<dyn Tool> {
+pub(super) fn find<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> &'a Arc<dyn Tool> {
     tools
         .iter()
         .find(|t| t.name() == name)
         .unwrap_or_else(|| panic!("no tool {name} in {:?}", names(tools)))
 }
 
-pub async fn call(
+pub(super) async fn call(
     tools: &[Arc<dyn Tool>],
     name: &str,
     input: Value,
@@ -119,17 +119,17 @@ pub async fn call(
 }
 
 /// The pid a server wrote to its marker file.
-pub fn marker_pid(path: &Path) -> Option<i32> {
+pub(super) fn marker_pid(path: &Path) -> Option<i32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
 /// Whether a process still exists (a zombie counts: it has not been reaped).
-pub fn process_exists(pid: i32) -> bool {
+pub(super) fn process_exists(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Polls `condition` until true or the guard passes.
-pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+pub(super) async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + GUARD;
     while !condition() {
         assert!(

@@ -3,20 +3,20 @@
 use serde_json::{Value, json};
 use tine_mock_api::{MockConfig, MockServer, Scenario};
 
-pub async fn start(scenario: Scenario) -> MockServer {
+pub(super) async fn start(scenario: Scenario) -> MockServer {
     MockServer::start(MockConfig::new(scenario)).await.unwrap()
 }
 
-pub fn client() -> reqwest::Client {
+pub(super) fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
 /// POST with a key and a version header.
-pub async fn post(server: &MockServer, body: &Value) -> reqwest::Response {
+pub(super) async fn post(server: &MockServer, body: &Value) -> reqwest::Response {
     post_path(server, "/v1/messages", body).await
 }
 
-pub async fn post_path(server: &MockServer, path: &str, body: &Value) -> reqwest::Response {
+pub(super) async fn post_path(server: &MockServer, path: &str, body: &Value) -> reqwest::Response {
     client()
         .post(format!("{}{path}", server.base_url()))
         .header("x-api-key", "test-key")
@@ -29,7 +29,7 @@ pub async fn post_path(server: &MockServer, path: &str, body: &Value) -> reqwest
 }
 
 /// POST and parse the JSON answer.
-pub async fn post_json(server: &MockServer, body: &Value) -> (u16, Value) {
+pub(super) async fn post_json(server: &MockServer, body: &Value) -> (u16, Value) {
     let resp = post(server, body).await;
     let status = resp.status().as_u16();
     let text = resp.text().await.unwrap();
@@ -37,7 +37,7 @@ pub async fn post_json(server: &MockServer, body: &Value) -> (u16, Value) {
 }
 
 /// A minimal valid request body.
-pub fn body(user: &str) -> Value {
+pub(super) fn body(user: &str) -> Value {
     json!({
         "model": "claude-test",
         "max_tokens": 1000,
@@ -46,7 +46,7 @@ pub fn body(user: &str) -> Value {
 }
 
 /// A body with a ~2000-token cached system prompt.
-pub fn cached_body(user: &str) -> Value {
+pub(super) fn cached_body(user: &str) -> Value {
     let mut b = body(user);
     b["system"] = json!([{"type": "text", "text": "Be helpful and precise. ".repeat(350),
         "cache_control": {"type": "ephemeral"}}]);
@@ -54,7 +54,7 @@ pub fn cached_body(user: &str) -> Value {
 }
 
 /// Parses an SSE body into (event, data) pairs.
-pub fn parse_sse(text: &str) -> Vec<(String, Value)> {
+pub(super) fn parse_sse(text: &str) -> Vec<(String, Value)> {
     text.split("\n\n")
         .filter(|chunk| !chunk.trim().is_empty())
         .map(|chunk| {
@@ -73,7 +73,7 @@ pub fn parse_sse(text: &str) -> Vec<(String, Value)> {
 }
 
 /// Reads a body chunk by chunk until it ends or fails; returns what arrived and whether it failed.
-pub async fn read_until_end(resp: reqwest::Response) -> (String, bool) {
+pub(super) async fn read_until_end(resp: reqwest::Response) -> (String, bool) {
     let mut resp = resp;
     let mut text = Vec::new();
     loop {

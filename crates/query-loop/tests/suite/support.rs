@@ -8,7 +8,7 @@ use tine_tools::builtin_tools;
 use tine_tools::{Tool, ToolContext};
 
 /// The loop's params for a run in `dir` on `client`: the built-in tools, a short system prompt.
-pub fn params(client: &ScriptedClient, dir: &std::path::Path) -> QueryParams {
+pub(super) fn params(client: &ScriptedClient, dir: &std::path::Path) -> QueryParams {
     let tools: Vec<Arc<dyn Tool>> = builtin_tools();
     let defs: Vec<ToolDefinition> = tine_query_loop::tool_definitions(&tools).to_vec();
     let template = RequestTemplate {

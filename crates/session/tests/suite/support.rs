@@ -17,7 +17,7 @@ use tine_session::{
 };
 use tokio::sync::{Notify, mpsc};
 
-pub struct World {
+pub(super) struct World {
     _root: tempfile::TempDir,
     pub home: PathBuf,
     pub cwd: PathBuf,
@@ -25,7 +25,7 @@ pub struct World {
 }
 
 impl World {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let root = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(root.path()).unwrap();
         let home = base.join("tine-home");
@@ -43,18 +43,18 @@ impl World {
     }
 
     /// Writes the project's shared settings.
-    pub fn project_settings(&self, json: &str) {
+    pub(super) fn project_settings(&self, json: &str) {
         let dir = self.cwd.join(".tine");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("settings.json"), json).unwrap();
     }
 
-    pub fn memory_dir(&self) -> PathBuf {
+    pub(super) fn memory_dir(&self) -> PathBuf {
         tine_memory::default_memory_dir(&self.home, &self.cwd)
     }
 
     /// Options for a session of this world on `client`, isolated from the machine's settings.
-    pub fn options(&self, client: Arc<dyn ModelClient>) -> SessionOptions {
+    pub(super) fn options(&self, client: Arc<dyn ModelClient>) -> SessionOptions {
         let mut options = SessionOptions::new(&self.cwd);
         options.home = Some(self.home.clone());
         options.user_home = Some(self.user_home.clone());
@@ -64,18 +64,18 @@ impl World {
     }
 }
 
-pub async fn server(scenario: Scenario) -> MockServer {
+pub(super) async fn server(scenario: Scenario) -> MockServer {
     MockServer::start(MockConfig::new(scenario)).await.unwrap()
 }
 
-pub fn http_client(server: &MockServer) -> Arc<HttpClient> {
+pub(super) fn http_client(server: &MockServer) -> Arc<HttpClient> {
     let config = ClientConfig::new(server.base_url(), Credentials::api_key("test-key"))
         .with_retry(RetryPolicy::none());
     Arc::new(HttpClient::new(config).unwrap())
 }
 
 /// The text of a request's last user message.
-pub fn last_user_text(request: &MessagesRequest) -> String {
+pub(super) fn last_user_text(request: &MessagesRequest) -> String {
     let Some(message) = request
         .messages
         .iter()
@@ -98,7 +98,7 @@ pub fn last_user_text(request: &MessagesRequest) -> String {
 }
 
 /// Holds every request whose last user message contains `marker` until [`Gate::open`].
-pub struct Gate {
+pub(super) struct Gate {
     marker: String,
     opened: Notify,
     open: Mutex<bool>,
@@ -107,7 +107,7 @@ pub struct Gate {
 }
 
 impl Gate {
-    pub fn new(marker: &str) -> Arc<Self> {
+    pub(super) fn new(marker: &str) -> Arc<Self> {
         Arc::new(Self {
             marker: marker.to_owned(),
             opened: Notify::new(),
@@ -116,7 +116,7 @@ impl Gate {
         })
     }
 
-    pub fn open(&self) {
+    pub(super) fn open(&self) {
         *self.open.lock().unwrap() = true;
         self.opened.notify_waiters();
     }
@@ -133,7 +133,7 @@ impl Gate {
 }
 
 /// A client that sends through `inner`, holding the requests `gate` names.
-pub struct GatedClient {
+pub(super) struct GatedClient {
     pub inner: Arc<dyn ModelClient>,
     pub gate: Arc<Gate>,
 }
@@ -160,7 +160,7 @@ impl ModelClient for GatedClient {
 }
 
 /// A running session and its events.
-pub struct Running {
+pub(super) struct Running {
     pub handle: SessionHandle,
     pub events: mpsc::UnboundedReceiver<Event>,
     /// What the session said it is (its first event, `Configured`).
@@ -172,7 +172,7 @@ pub struct Running {
 }
 
 impl Running {
-    pub async fn start(options: SessionOptions) -> Self {
+    pub(super) async fn start(options: SessionOptions) -> Self {
         let (handle, mut events) = Session::start(options).await.unwrap();
         let first = events.recv().await.expect("no first event");
         let SessionEvent::Configured(info) = first.msg.clone() else {
@@ -188,13 +188,13 @@ impl Running {
     }
 
     /// Submits `op`.
-    pub fn submit(&self, op: Op) -> OpId {
+    pub(super) fn submit(&self, op: Op) -> OpId {
         self.handle.submit(op).unwrap()
     }
 
     /// Submits an op done at once and says whether it was refused (its `OpFailed`, which the
     /// session sends before `submit` returns).
-    pub fn at_once(&mut self, op: Op) -> Result<(), String> {
+    pub(super) fn at_once(&mut self, op: Op) -> Result<(), String> {
         let id = self.submit(op);
         while let Ok(event) = self.events.try_recv() {
             self.seen.push(event.msg);
@@ -214,7 +214,7 @@ impl Running {
         }
     }
 
-    pub fn answer_permission(
+    pub(super) fn answer_permission(
         &mut self,
         question: QuestionId,
         answer: PermissionAnswer,
@@ -225,7 +225,7 @@ impl Running {
         })
     }
 
-    pub fn answer_stuck(
+    pub(super) fn answer_stuck(
         &mut self,
         question: QuestionId,
         decision: StuckDecision,
@@ -236,12 +236,12 @@ impl Running {
         })
     }
 
-    pub fn interrupt(&mut self) {
+    pub(super) fn interrupt(&mut self) {
         let _ = self.at_once(Op::Interrupt);
     }
 
     /// Receives until `pick` returns something, keeping every event in `seen`.
-    pub async fn until<T>(&mut self, mut pick: impl FnMut(&SessionEvent) -> Option<T>) -> T {
+    pub(super) async fn until<T>(&mut self, mut pick: impl FnMut(&SessionEvent) -> Option<T>) -> T {
         loop {
             let event = self
                 .events
@@ -259,7 +259,7 @@ impl Running {
 
     /// Like [`Running::until`], but first looks in the events already seen: a background job
     /// started by a turn's stop hooks can end before the turn's own `TurnEnded` is sent.
-    pub async fn seen_or_until<T>(
+    pub(super) async fn seen_or_until<T>(
         &mut self,
         mut pick: impl FnMut(&SessionEvent) -> Option<T>,
     ) -> T {
@@ -270,7 +270,7 @@ impl Running {
     }
 
     /// The next `TurnEnded` and the op it answers.
-    pub async fn turn_end_of(&mut self) -> (Option<OpId>, TurnEnd) {
+    pub(super) async fn turn_end_of(&mut self) -> (Option<OpId>, TurnEnd) {
         loop {
             let event = self
                 .events
@@ -290,7 +290,7 @@ impl Running {
         }
     }
 
-    pub async fn turn_end(&mut self) -> TurnEnd {
+    pub(super) async fn turn_end(&mut self) -> TurnEnd {
         self.until(|e| match e {
             SessionEvent::TurnEnded(end) => Some(end.clone()),
             _ => None,
@@ -299,7 +299,7 @@ impl Running {
     }
 
     /// Shuts down and returns every event left (`ShutdownComplete` is the last).
-    pub async fn shutdown(mut self) -> (tine_session::ShutdownReport, Vec<SessionEvent>) {
+    pub(super) async fn shutdown(mut self) -> (tine_session::ShutdownReport, Vec<SessionEvent>) {
         let report = self.handle.clone().shutdown().await;
         while let Some(event) = self.events.recv().await {
             let last = matches!(event.msg, SessionEvent::ShutdownComplete(_));
@@ -313,7 +313,7 @@ impl Running {
 }
 
 /// Files under `dir`, relative, sorted.
-pub fn files_under(dir: &Path) -> Vec<String> {
+pub(super) fn files_under(dir: &Path) -> Vec<String> {
     let mut out: Vec<String> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .flatten()

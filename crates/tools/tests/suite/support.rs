@@ -6,11 +6,11 @@ use serde_json::Value;
 use tine_tools::{Tool, ToolContext, ToolOutput, run_tool};
 
 /// A context whose cwd is `dir`.
-pub fn context(dir: &Path) -> ToolContext {
+pub(super) fn context(dir: &Path) -> ToolContext {
     ToolContext::new(dir.canonicalize().unwrap())
 }
 
 /// Runs `tool` on `input` the way the loop does.
-pub async fn run(tool: &dyn Tool, input: Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) async fn run(tool: &dyn Tool, input: Value, ctx: &ToolContext) -> ToolOutput {
     run_tool(tool, input, ctx).await
 }

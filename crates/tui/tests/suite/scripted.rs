@@ -18,7 +18,7 @@ use tokio::time::sleep;
 use super::support::turn_end;
 
 /// Numbers the ops as a session would and hands them to the script.
-pub struct Recorder {
+pub(super) struct Recorder {
     next: u64,
     ops: UnboundedSender<(OpId, Op)>,
 }
@@ -33,7 +33,7 @@ impl Submitter for Recorder {
 }
 
 /// The script's side.
-pub struct Script {
+pub(super) struct Script {
     events: UnboundedSender<Event>,
     pub keys: keys::UnboundedSender<io::Result<TerminalEvent>>,
     ops: UnboundedReceiver<(OpId, Op)>,
@@ -42,32 +42,32 @@ pub struct Script {
 }
 
 impl Script {
-    pub fn terminal_event(&self, event: TerminalEvent) {
+    pub(super) fn terminal_event(&self, event: TerminalEvent) {
         let _ = self.keys.unbounded_send(Ok(event));
     }
 
-    pub fn key(&self, code: KeyCode) {
+    pub(super) fn key(&self, code: KeyCode) {
         self.terminal_event(TerminalEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
     }
 
-    pub fn text(&self, text: &str) {
+    pub(super) fn text(&self, text: &str) {
         for c in text.chars() {
             self.key(KeyCode::Char(c));
         }
     }
 
     /// An event of the session's, naming no op.
-    pub fn send(&self, msg: SessionEvent) {
+    pub(super) fn send(&self, msg: SessionEvent) {
         let _ = self.events.send(Event { id: None, msg });
     }
 
     /// An event of the running turn (the last turn op submitted).
-    pub fn send_for_turn(&self, msg: SessionEvent) {
+    pub(super) fn send_for_turn(&self, msg: SessionEvent) {
         let _ = self.events.send(Event { id: self.turn, msg });
     }
 
     /// The last turn op's end.
-    pub fn end_turn(&self, outcome: TurnOutcome) {
+    pub(super) fn end_turn(&self, outcome: TurnOutcome) {
         self.send_for_turn(SessionEvent::TurnEnded(turn_end(outcome)));
     }
 
@@ -78,7 +78,7 @@ impl Script {
     }
 
     /// The next op submitted.
-    pub async fn op(&mut self) -> Op {
+    pub(super) async fn op(&mut self) -> Op {
         match tokio::time::timeout(Duration::from_secs(60), self.ops.recv()).await {
             Ok(Some((id, op))) => {
                 self.note(id, &op);
@@ -89,7 +89,7 @@ impl Script {
     }
 
     /// What was submitted so far, but the idle hints (the loop has had a moment to run).
-    pub async fn sent(&mut self) -> Vec<Op> {
+    pub(super) async fn sent(&mut self) -> Vec<Op> {
         self.sent_all()
             .await
             .into_iter()
@@ -98,7 +98,7 @@ impl Script {
     }
 
     /// Everything submitted so far (the loop has had a moment to run).
-    pub async fn sent_all(&mut self) -> Vec<Op> {
+    pub(super) async fn sent_all(&mut self) -> Vec<Op> {
         sleep(Duration::from_millis(5)).await;
         let mut out = Vec::new();
         while let Ok((id, op)) = self.ops.try_recv() {
@@ -111,7 +111,7 @@ impl Script {
 
 /// Runs the loop on `terminal` while `script` drives it; the loop ends when the script drops
 /// its side (the session's channel closes) or the app exits.
-pub async fn run_with<F, Fut>(
+pub(super) async fn run_with<F, Fut>(
     app: &mut App,
     terminal: &mut Terminal<TestBackend>,
     script: F,
@@ -143,7 +143,7 @@ where
     }
 }
 
-pub fn terminal(width: u16, height: u16) -> Terminal<TestBackend> {
+pub(super) fn terminal(width: u16, height: u16) -> Terminal<TestBackend> {
     match Terminal::new(TestBackend::new(width, height)) {
         Ok(t) => t,
         Err(never) => match never {},

@@ -19,7 +19,7 @@ use tine_tui::{App, AppConfig};
 
 /// What a session of the tests says it is: the model the snapshots show, the session's
 /// built-in commands, nothing else on.
-pub fn info() -> SessionInfo {
+pub(super) fn info() -> SessionInfo {
     SessionInfo {
         session_id: tine_config::SessionId::new_random(),
         cwd: PathBuf::from("/project"),
@@ -39,7 +39,7 @@ pub fn info() -> SessionInfo {
 }
 
 /// The session's built-in commands, as its table lists them.
-pub fn builtins() -> Vec<CommandInfo> {
+pub(super) fn builtins() -> Vec<CommandInfo> {
     tine_session::COMMANDS
         .iter()
         .map(tine_session::CommandSpec::info)
@@ -47,12 +47,12 @@ pub fn builtins() -> Vec<CommandInfo> {
 }
 
 /// An app the session configured with [`info`].
-pub fn app() -> App {
+pub(super) fn app() -> App {
     app_with(|_| {})
 }
 
 /// An app the session configured with [`info`] as `change` changes it.
-pub fn app_with(change: impl FnOnce(&mut SessionInfo)) -> App {
+pub(super) fn app_with(change: impl FnOnce(&mut SessionInfo)) -> App {
     let mut app = App::new(AppConfig::default());
     let mut info = info();
     change(&mut info);
@@ -61,22 +61,22 @@ pub fn app_with(change: impl FnOnce(&mut SessionInfo)) -> App {
 }
 
 /// An event of no op.
-pub fn event(msg: SessionEvent) -> Event {
+pub(super) fn event(msg: SessionEvent) -> Event {
     Event { id: None, msg }
 }
 
 /// One of the loop's events of the running turn.
-pub fn query(event: QueryEvent) -> Event {
+pub(super) fn query(event: QueryEvent) -> Event {
     self::event(SessionEvent::Query(event))
 }
 
 /// A piece of the reply's text.
-pub fn text(text: &str) -> Event {
+pub(super) fn text(text: &str) -> Event {
     query(QueryEvent::TextDelta { text: text.into() })
 }
 
 /// A request of the turn begins.
-pub fn request() -> Event {
+pub(super) fn request() -> Event {
     query(QueryEvent::RequestStart {
         turn: 1,
         max_tokens: 32_000,
@@ -84,7 +84,7 @@ pub fn request() -> Event {
 }
 
 /// A tool call whose input is complete.
-pub fn call(id: &str, tool: &str, input: Value) -> Event {
+pub(super) fn call(id: &str, tool: &str, input: Value) -> Event {
     event(SessionEvent::ToolInput {
         id: id.into(),
         tool: tool.into(),
@@ -93,7 +93,7 @@ pub fn call(id: &str, tool: &str, input: Value) -> Event {
 }
 
 /// A tool call's result.
-pub fn result(id: &str, tool: &str, output: ToolOutput) -> Event {
+pub(super) fn result(id: &str, tool: &str, output: ToolOutput) -> Event {
     query(QueryEvent::ToolResult {
         tool_use_id: id.into(),
         tool: tool.into(),
@@ -102,7 +102,7 @@ pub fn result(id: &str, tool: &str, output: ToolOutput) -> Event {
 }
 
 /// The end of a turn, with nothing else to say.
-pub fn turn_end(outcome: TurnOutcome) -> TurnEnd {
+pub(super) fn turn_end(outcome: TurnOutcome) -> TurnEnd {
     TurnEnd {
         outcome,
         result: None,
@@ -113,12 +113,12 @@ pub fn turn_end(outcome: TurnOutcome) -> TurnEnd {
 }
 
 /// The end of the turn the app holds the guard for.
-pub fn ended(app: &App) -> Event {
+pub(super) fn ended(app: &App) -> Event {
     ended_as(app, TurnOutcome::Completed)
 }
 
 /// The end of the turn the app holds the guard for, as `outcome`.
-pub fn ended_as(app: &App, outcome: TurnOutcome) -> Event {
+pub(super) fn ended_as(app: &App, outcome: TurnOutcome) -> Event {
     Event {
         id: app.turn_op(),
         msg: SessionEvent::TurnEnded(turn_end(outcome)),
@@ -131,7 +131,7 @@ thread_local! {
 }
 
 /// `ops` as a session takes them: each gets the next id, which the app is told. Returns them.
-pub fn send(app: &mut App, ops: Vec<Op>) -> Vec<Op> {
+pub(super) fn send(app: &mut App, ops: Vec<Op>) -> Vec<Op> {
     for op in &ops {
         let id = LAST_OP.with(|last| {
             last.set(last.get() + 1);
@@ -143,40 +143,40 @@ pub fn send(app: &mut App, ops: Vec<Op>) -> Vec<Op> {
 }
 
 /// The id of the last op sent.
-pub fn last_op() -> OpId {
+pub(super) fn last_op() -> OpId {
     OpId(LAST_OP.with(Cell::get))
 }
 
 /// `msg`, answering op `id`.
-pub fn answering(id: OpId, msg: SessionEvent) -> Event {
+pub(super) fn answering(id: OpId, msg: SessionEvent) -> Event {
     Event { id: Some(id), msg }
 }
 
 /// One key, and the ops it made, sent.
-pub fn press(app: &mut App, key: KeyEvent) -> Vec<Op> {
+pub(super) fn press(app: &mut App, key: KeyEvent) -> Vec<Op> {
     let ops = app.handle_key(key);
     send(app, ops)
 }
 
 /// One session event, and the ops it made due, sent.
-pub fn handle(app: &mut App, event: Event) -> Vec<Op> {
+pub(super) fn handle(app: &mut App, event: Event) -> Vec<Op> {
     let ops = app.handle(event);
     send(app, ops)
 }
 
 /// The screen as text, trailing spaces trimmed.
-pub fn screen(app: &mut App, width: u16, height: u16) -> String {
+pub(super) fn screen(app: &mut App, width: u16, height: u16) -> String {
     let buf = draw(app, width, height);
     plain(&buf)
 }
 
-pub fn draw(app: &mut App, width: u16, height: u16) -> Buffer {
+pub(super) fn draw(app: &mut App, width: u16, height: u16) -> Buffer {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
     terminal.draw(|f| app.render(f)).expect("draw");
     terminal.backend().buffer().clone()
 }
 
-pub fn plain(buf: &Buffer) -> String {
+pub(super) fn plain(buf: &Buffer) -> String {
     let area = buf.area;
     let mut out = String::new();
     for y in 0..area.height {
@@ -195,7 +195,7 @@ pub fn plain(buf: &Buffer) -> String {
 }
 
 /// Rows `from..to` with every run of non-default style marked: `[fg:red bg:… B I U D]text[/]`.
-pub fn styled(buf: &Buffer, from: u16, to: u16) -> String {
+pub(super) fn styled(buf: &Buffer, from: u16, to: u16) -> String {
     let mut out = String::new();
     for y in from..to.min(buf.area.height) {
         let mut row = String::new();
@@ -250,29 +250,29 @@ fn colour(c: Color) -> String {
     }
 }
 
-pub fn key(code: KeyCode) -> KeyEvent {
+pub(super) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-pub fn ctrl(c: char) -> KeyEvent {
+pub(super) fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
 /// Types `text` key by key; returns every op made (sent).
-pub fn type_text(app: &mut App, text: &str) -> Vec<Op> {
+pub(super) fn type_text(app: &mut App, text: &str) -> Vec<Op> {
     text.chars()
         .flat_map(|c| press(app, key(KeyCode::Char(c))))
         .collect()
 }
 
 /// Types `text` and presses Enter; returns the ops made (sent).
-pub fn submit(app: &mut App, text: &str) -> Vec<Op> {
+pub(super) fn submit(app: &mut App, text: &str) -> Vec<Op> {
     let mut out = type_text(app, text);
     out.extend(press(app, key(KeyCode::Enter)));
     out
 }
 
 /// Session events in, the ops they made due (sent).
-pub fn feed(app: &mut App, events: impl IntoIterator<Item = Event>) -> Vec<Op> {
+pub(super) fn feed(app: &mut App, events: impl IntoIterator<Item = Event>) -> Vec<Op> {
     events.into_iter().flat_map(|e| handle(app, e)).collect()
 }
