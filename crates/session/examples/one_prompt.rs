@@ -52,7 +52,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("session {} on {}", info.session_id, info.model)
             }
             SessionEvent::Notice(notice) => println!("notice: {}", notice.text),
-            SessionEvent::TurnStarted { .. } => println!("turn started"),
+            SessionEvent::TurnStarted => println!("turn started"),
             SessionEvent::ToolInput { tool, input, .. } => println!("tool call: {tool} {input}"),
             SessionEvent::Query(QueryEvent::TextDelta { text }) => print!("{text}"),
             SessionEvent::Query(QueryEvent::ToolResult { tool, output, .. }) => {

@@ -172,6 +172,15 @@ pub fn parse_launcher_args(args: &[OsString]) -> Result<SandboxInvocation, Sandb
     })
 }
 
+/// Restricts the calling thread (and what it execs) to `policy` with Landlock (the launcher
+/// does it, then execs the command); an error when the kernel enforces none of it.
+pub fn restrict_self(policy: &SandboxPolicy) -> Result<(), String> {
+    crate::landlock::restrict_self(&crate::landlock::Rules {
+        write_roots: policy.write_roots.clone(),
+        allow_network: policy.allow_network,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,13 +223,4 @@ mod tests {
         assert!(!parsed.policy.allow_network);
         assert_eq!(parsed.args, vec!["--allow-network"]);
     }
-}
-
-/// Restricts the calling thread (and what it execs) to `policy` with Landlock (the launcher
-/// does it, then execs the command); an error when the kernel enforces none of it.
-pub fn restrict_self(policy: &SandboxPolicy) -> Result<(), String> {
-    crate::landlock::restrict_self(&crate::landlock::Rules {
-        write_roots: policy.write_roots.clone(),
-        allow_network: policy.allow_network,
-    })
 }

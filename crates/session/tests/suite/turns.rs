@@ -50,7 +50,7 @@ async fn a_prompt_streams_its_reply_and_ends_with_the_cost_of_every_request() {
     // In order: the turn starts, the loop's events, the tool's input once its reply is
     // complete, then its result, the loop's end, and the turn's end.
     let position = |pred: &dyn Fn(&SessionEvent) -> bool| s.seen.iter().position(pred).unwrap();
-    let started = position(&|e| matches!(e, SessionEvent::TurnStarted { .. }));
+    let started = position(&|e| matches!(e, SessionEvent::TurnStarted));
     let input = position(&|e| matches!(e, SessionEvent::ToolInput { tool, .. } if tool == "Read"));
     let tool_result =
         position(&|e| matches!(e, SessionEvent::Query(QueryEvent::ToolResult { .. })));
