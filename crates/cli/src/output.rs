@@ -206,12 +206,9 @@ impl Printer {
     pub fn background(&mut self, event: &BackgroundEvent) {
         let (job, status, summary, data) = match event {
             BackgroundEvent::Started { job } => (job, "started", String::new(), Value::Null),
-            BackgroundEvent::Finished { job, outcome } => (
-                job,
-                "finished",
-                outcome.summary.clone(),
-                outcome.data.clone(),
-            ),
+            BackgroundEvent::Finished { job, outcome } => {
+                (job, "finished", outcome.summary.clone(), outcome.data())
+            }
             BackgroundEvent::Failed { job, error } => (job, "failed", error.clone(), Value::Null),
             BackgroundEvent::Cancelled { job } => (job, "cancelled", String::new(), Value::Null),
         };

@@ -114,6 +114,22 @@ pub struct ForkResult {
     pub terminal: Terminal,
 }
 
+impl ForkResult {
+    /// Why the fork stopped before its work was done, or `None` when it completed or used up
+    /// its turns (what it wrote by then stands).
+    pub fn unfinished(&self) -> Option<String> {
+        match &self.terminal {
+            Terminal::Completed | Terminal::MaxTurns { .. } => None,
+            other @ (Terminal::Aborted
+            | Terminal::PromptTooLong { .. }
+            | Terminal::ModelError { .. }
+            | Terminal::BlockingLimit { .. }
+            | Terminal::StopHookPrevented { .. }
+            | Terminal::RepeatedToolFailure { .. }) => Some(other.describe()),
+        }
+    }
+}
+
 /// Why a fork could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ForkError {

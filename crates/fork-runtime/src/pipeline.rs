@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::cache_safe::{CacheSafeParams, CacheSafeSlot};
+use crate::job_outcome::JobOutcome;
 use crate::subagent::ParentContext;
 
 /// Default bound on how long `-p` waits for background jobs before cancelling them.
@@ -43,15 +44,6 @@ pub struct JobContext {
     pub parent: Arc<ParentContext>,
     /// Cancelled when the session ends or the drain times out.
     pub cancel: CancellationToken,
-}
-
-/// A job's outcome, for the UI ("saved 2 memories: project_stack.md, ...").
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobOutcome {
-    /// One line for people; empty when the job had nothing to report.
-    pub summary: String,
-    /// Structured detail for `stream-json` and tests.
-    pub data: serde_json::Value,
 }
 
 /// Why a job failed (logged and shown; never reaches the loop).

@@ -33,7 +33,7 @@ use tine_tools::{ToolProgress, hash_content};
 
 use crate::error::MemoryError;
 use crate::memdir::{INDEX_FILE, MemoryWriteLock, WRITE_LOCK_TIMEOUT, merge_index};
-use crate::sandbox::MemorySandbox;
+use crate::sandbox::MemoryWrites;
 
 /// Versions of `MEMORY.md` remembered by content hash (the base of a later merge).
 const REMEMBERED_VERSIONS: usize = 32;
@@ -45,7 +45,7 @@ pub fn guard_memory_writes(
     dir: &Path,
 ) -> Result<Vec<Arc<dyn Tool>>, MemoryError> {
     let shared = Arc::new(Shared {
-        sandbox: MemorySandbox::new(dir)?,
+        writes: MemoryWrites::new(dir)?,
         versions: Mutex::new(VecDeque::new()),
     });
     Ok(tools
@@ -76,7 +76,7 @@ enum Kind {
 /// What the wrappers of one session share.
 struct Shared {
     /// Resolves a call's `file_path` as the sandbox does (symlinks, `..`, case).
-    sandbox: MemorySandbox,
+    writes: MemoryWrites,
     versions: Mutex<VecDeque<([u8; 32], Arc<str>)>>,
 }
 
@@ -92,7 +92,7 @@ impl Shared {
         let Some(file_path) = input.get("file_path").and_then(Value::as_str) else {
             return Target::Outside;
         };
-        match self.sandbox.resolve_inside(file_path, &ctx.cwd()) {
+        match self.writes.resolve_inside(file_path, &ctx.cwd()) {
             Ok((_, relative)) if relative == Path::new(INDEX_FILE) => Target::Index,
             Ok((resolved, _)) => Target::Topic(resolved),
             Err(_) => Target::Outside,
@@ -100,7 +100,7 @@ impl Shared {
     }
 
     fn index_path(&self) -> PathBuf {
-        self.sandbox.dir().join(INDEX_FILE)
+        self.writes.dir().join(INDEX_FILE)
     }
 
     fn remember(&self, text: &str) {
@@ -259,7 +259,7 @@ impl MemoryGuardedTool {
 
     /// The directory's write lock, waited for off the runtime.
     async fn lock(&self) -> Result<MemoryWriteLock, ToolError> {
-        let dir = self.shared.sandbox.dir().to_path_buf();
+        let dir = self.shared.writes.dir().to_path_buf();
         blocking(move || MemoryWriteLock::acquire(&dir, WRITE_LOCK_TIMEOUT))
             .await?
             .map_err(|e| ToolError::Failed(e.to_string()))

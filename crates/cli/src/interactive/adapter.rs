@@ -605,10 +605,7 @@ mod tests {
     fn a_finished_job_with_a_summary_is_said_in_the_transcript() {
         let events = background(BackgroundEvent::Finished {
             job: "extract_memories".into(),
-            outcome: tine_fork_runtime::JobOutcome {
-                summary: "saved 2 memories".into(),
-                data: Value::Null,
-            },
+            outcome: tine_fork_runtime::JobOutcome::new("saved 2 memories", Value::Null),
         });
         assert_eq!(events.len(), 2);
         assert_eq!(
