@@ -121,11 +121,11 @@ pub use fork_policy::{
 pub use job_outcome::{JobDetail, JobOutcome, NotRun};
 pub use pipeline::{
     BackgroundEvent, BackgroundJob, CANCEL_GRACE, DEFAULT_DRAIN_TIMEOUT, DrainReport, JobContext,
-    JobError, StopHookPipeline,
+    JobError, StopHookPipeline, WrapsJob,
 };
 pub use side_query::{
-    CLI_SYSTEM_PREFIX, DEFAULT_SIDE_QUERY_MAX_TOKENS, SideQuery, SideQueryError, SideQueryResult,
-    SourceUsage, UsageLedger, side_query,
+    CLI_SYSTEM_PREFIX, DEFAULT_SIDE_QUERY_MAX_TOKENS, SideModel, SideQuery, SideQueryError,
+    SideQueryResult, SourceUsage, UsageLedger, side_query,
 };
 pub use subagent::{
     AppStateSink, AppStateStore, NoAppState, NotificationSink, ParentContext, SessionLocation,

@@ -71,6 +71,31 @@ pub trait BackgroundJob: Send + Sync {
     }
 }
 
+/// A type whose background work is another job's (a domain type around a
+/// [`CoalescingJob`](crate::CoalescingJob)): it is the [`BackgroundJob`] that job is.
+pub trait WrapsJob: Send + Sync {
+    /// The job doing the work.
+    fn job(&self) -> &dyn BackgroundJob;
+}
+
+impl<T: WrapsJob> BackgroundJob for T {
+    fn name(&self) -> &str {
+        self.job().name()
+    }
+
+    fn should_run(&self, ctx: &JobContext) -> bool {
+        self.job().should_run(ctx)
+    }
+
+    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        self.job().run(ctx)
+    }
+
+    fn flush(&self) -> Option<BoxFuture<'static, Result<JobOutcome, JobError>>> {
+        self.job().flush()
+    }
+}
+
 /// Background work as the UI sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BackgroundEvent {

@@ -25,7 +25,7 @@ use tine_api_client::{ContentBlock, Message, MessageContent};
 use tine_config::settings::LoadedSettings;
 use tine_fork_runtime::{
     BackgroundJob, CoalescedWork, CoalescingJob, ForkError, ForkParams, ForkResult, JobContext,
-    JobError, JobOutcome, Trigger, run_forked_agent,
+    JobError, JobOutcome, Trigger, WrapsJob, run_forked_agent,
 };
 use tine_permissions::PermissionContext;
 use tine_query_loop::utc_date;
@@ -261,25 +261,13 @@ impl ExtractionJob {
     }
 }
 
-impl BackgroundJob for ExtractionJob {
-    fn name(&self) -> &str {
-        self.job.name()
-    }
-
-    /// Keeps `ctx` for a flush; a run starts once [`ExtractionOptions::every`] eligible turns
-    /// have gathered. During a run the trigger waits for the trailing run instead.
-    fn should_run(&self, ctx: &JobContext) -> bool {
-        self.job.should_run(ctx)
-    }
-
-    /// Runs now, due or not (the pipeline calls it when `should_run` said so).
-    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
-        self.job.run(ctx)
-    }
-
-    /// Extracts what the last turns left, if any of it is worth a look.
-    fn flush(&self) -> Option<BoxFuture<'static, Result<JobOutcome, JobError>>> {
-        self.job.flush()
+/// Extraction's turns, runs and flushes are its [`CoalescingJob`]'s: a run starts once
+/// [`ExtractionOptions::every`] eligible turns have gathered, a flush extracts what the last
+/// turns left if any of it is worth a look, and during a run a trigger waits for the trailing
+/// run.
+impl WrapsJob for ExtractionJob {
+    fn job(&self) -> &dyn BackgroundJob {
+        &self.job
     }
 }
 

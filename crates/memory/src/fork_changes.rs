@@ -98,11 +98,7 @@ impl Serialize for Figures<'_> {
 
 /// `serialize_with` for a fork's usage (Magic Docs, the dream).
 pub(crate) fn usage_figures<S: Serializer>(usage: &Usage, s: S) -> Result<S::Ok, S::Error> {
-    Figures {
-        usage,
-        cache_split: false,
-    }
-    .serialize(s)
+    figures(Some(usage), false, s)
 }
 
 /// `serialize_with` for a fork's optional usage (its first request's).
@@ -110,22 +106,12 @@ pub(crate) fn optional_usage_figures<S: Serializer>(
     usage: &Option<Usage>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    usage
-        .as_ref()
-        .map(|usage| Figures {
-            usage,
-            cache_split: false,
-        })
-        .serialize(s)
+    figures(usage.as_ref(), false, s)
 }
 
 /// `serialize_with` for extraction's usage, with the cache split.
 pub(crate) fn cache_figures<S: Serializer>(usage: &Usage, s: S) -> Result<S::Ok, S::Error> {
-    Figures {
-        usage,
-        cache_split: true,
-    }
-    .serialize(s)
+    figures(Some(usage), true, s)
 }
 
 /// `serialize_with` for extraction's optional usage, with the cache split.
@@ -133,11 +119,16 @@ pub(crate) fn optional_cache_figures<S: Serializer>(
     usage: &Option<Usage>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
+    figures(usage.as_ref(), true, s)
+}
+
+/// `usage`'s figures (`null` for none).
+fn figures<S: Serializer>(
+    usage: Option<&Usage>,
+    cache_split: bool,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     usage
-        .as_ref()
-        .map(|usage| Figures {
-            usage,
-            cache_split: true,
-        })
+        .map(|usage| Figures { usage, cache_split })
         .serialize(s)
 }

@@ -24,7 +24,7 @@ use serde_json::Value;
 use tine_api_client::{ContentBlock, Message, Usage};
 use tine_fork_runtime::{
     BackgroundJob, CoalescedWork, CoalescingJob, ForkError, ForkParams, ForkPolicy, ForkScope,
-    JobContext, JobError, JobOutcome, Refusals, WritableFiles, run_forked_agent,
+    JobContext, JobOutcome, Refusals, WrapsJob, WritableFiles, run_forked_agent,
 };
 use tine_permissions::{PermissionContext, PermissionMode};
 use tine_query_loop::CanUseTool;
@@ -206,19 +206,11 @@ impl MagicDocsJob {
     }
 }
 
-impl BackgroundJob for MagicDocsJob {
-    fn name(&self) -> &str {
-        self.job.name()
-    }
-
-    /// After every turn while a file is tracked; a turn that ends during a run waits for the
-    /// trailing run instead.
-    fn should_run(&self, ctx: &JobContext) -> bool {
-        self.job.should_run(ctx)
-    }
-
-    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
-        self.job.run(ctx)
+/// After every turn while a file is tracked, one run at a time: a turn that ends during a
+/// run waits for the trailing run. Flushes do not run it.
+impl WrapsJob for MagicDocsJob {
+    fn job(&self) -> &dyn BackgroundJob {
+        &self.job
     }
 }
 
