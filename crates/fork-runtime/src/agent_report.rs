@@ -3,7 +3,7 @@
 //! output file's lines.
 
 use tine_api_client::{ContentBlock, Message, MessageContent, Role};
-use tine_query_loop::{Terminal, message_text};
+use tine_query_loop::Terminal;
 use tine_tools::ToolOutput;
 
 use crate::fork::ForkResult;
@@ -33,13 +33,7 @@ pub(crate) fn launched(id: &str, description: &str, output: &TaskOutput) -> Tool
 
 /// The task's state and report from the agent's run.
 pub(crate) fn outcome(result: &ForkResult) -> (TaskState, String) {
-    let report = result
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant)
-        .map(message_text)
-        .unwrap_or_default();
+    let report = result.reply();
     let state = match &result.terminal {
         Terminal::Aborted => TaskState::Cancelled,
         terminal if terminal.is_success() => TaskState::Completed,

@@ -385,14 +385,20 @@ impl Gates<'_> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn settings_come_from_everywhere_but_the_project() {
-        use tine_config::settings::{self, SettingsPaths};
+    /// A scratch project (with its `.tine/`) and home.
+    fn project_and_home() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let cwd = tmp.path().join("project");
         let home = tmp.path().join("home");
         std::fs::create_dir_all(cwd.join(".tine")).unwrap();
         std::fs::create_dir_all(&home).unwrap();
+        (tmp, cwd, home)
+    }
+
+    #[test]
+    fn settings_come_from_everywhere_but_the_project() {
+        use tine_config::settings::{self, SettingsPaths};
+        let (_tmp, cwd, home) = project_and_home();
         std::fs::write(
             cwd.join(".tine/settings.json"),
             r#"{"autoDreamMinHours": 0, "autoDreamMinSessions": 0, "autoDreamEnabled": true}"#,
@@ -427,11 +433,7 @@ mod tests {
     #[test]
     fn local_flag_and_managed_settings_tune_the_gates_in_their_precedence() {
         use tine_config::settings::{self, FlagSettings, SettingsPaths};
-        let tmp = tempfile::tempdir().unwrap();
-        let cwd = tmp.path().join("project");
-        let home = tmp.path().join("home");
-        std::fs::create_dir_all(cwd.join(".tine")).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
+        let (tmp, cwd, home) = project_and_home();
         std::fs::write(
             home.join("settings.json"),
             r#"{"autoDreamMinHours": 1, "autoDreamMinSessions": 1, "autoDreamEnabled": true}"#,

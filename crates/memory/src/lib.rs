@@ -8,18 +8,21 @@
 //!   loaded into the context once per session.
 //! - `topic`: topic files (frontmatter `name`, `description`, `type`), the tolerant scan,
 //!   index lines, saving a memory.
-//! - `sandbox`: [`MemorySandbox`], the memory forks' `can_use_tool`.
+//! - `sandbox`: [`MemorySandbox`], the memory forks' `can_use_tool` (the fork runtime's
+//!   `ForkPolicy` set up for memory), and where a memory write may land.
 //! - `write_guard`: [`guard_memory_writes`], Read/Write/Edit made safe for several sessions
 //!   saving memories at once (a lock across processes, `MEMORY.md` merged, files 0600).
-//! - `batch`: which turns are worth extracting (not "ok, thanks") and when a batch is due.
+//! - `batch`: which turns are worth extracting (not "ok, thanks", not memory the main agent
+//!   wrote itself) and when a batch is due.
 //! - `cursor`: where extraction stopped, kept in the session's transcript.
-//! - `extract_prompt`, `extract`: the [`ExtractionJob`], a background job of the stop-hook
-//!   pipeline that forks on the parent's prompt cache every few eligible turns (and when the
-//!   host flushes it: idle, exit, before compaction) and saves memories.
+//! - `extract_prompt`, `extract`, `extract_outcome`: the [`ExtractionJob`], a background job of
+//!   the stop-hook pipeline (one run at a time, the fork runtime's `CoalescingJob`) that forks
+//!   on the parent's prompt cache every few eligible turns (and when the host flushes it: idle,
+//!   exit, before compaction), saves memories and reports an [`ExtractionOutcome`].
 //! - `fork_changes`: what a memory fork changed in the directory and what it cost.
 //! - `magic_docs`, `magic_docs_job`: Magic Docs: files whose first line is
 //!   `# MAGIC DOC: <title>` are tracked when Read shows them, and a cache-sharing fork that may
-//!   only Edit them keeps them true to the conversation after each turn.
+//!   only Edit them keeps them true to the conversation after each turn ([`MagicDocsOutcome`]).
 //! - `consolidation_lock`: [`ConsolidationLock`], `.consolidate-lock`: the last
 //!   consolidation as its mtime, an OS lock held for a whole dream, exact across processes.
 //! - `dream_gate`: when a dream runs: enabled, time, scan throttle, sessions, lock.

@@ -1,9 +1,10 @@
-//! Saving memories from several sessions at once without losing any (issue 10, item 6).
+//! Saving memories from several sessions at once without losing any.
 //!
 //! The extraction forks (and the main agent when asked to remember) save memories with the
-//! ordinary Read, Write and Edit tools. Two sessions saving at once used to lose index lines:
-//! a Write of `MEMORY.md` replaced what another process had just renamed into place, and a fork
-//! told "modified since read" spent its few turns re-reading. [`guard_memory_writes`] wraps
+//! ordinary Read, Write and Edit tools. Unguarded, two sessions saving at once would lose index
+//! lines (a Write of `MEMORY.md` replacing what another process had just renamed into place)
+//! and a fork told "modified since read" would spend its few turns re-reading.
+//! [`guard_memory_writes`] wraps
 //! those three tools so that every Write or Edit whose target resolves inside the memory
 //! directory runs under the directory's [`MemoryWriteLock`] (an OS advisory lock, so across
 //! processes):
