@@ -113,3 +113,31 @@ pub(crate) fn improved(files: &[String], index_updated: bool) -> String {
         n => format!("improved {n} memories{index}: {}", files.join(", ")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fork_changes::billed_equivalent_input;
+
+    #[test]
+    fn the_usage_prints_the_bytes_stream_json_has_always_shown() {
+        let usage = Usage {
+            input_tokens: 3,
+            cache_read_input_tokens: 5000,
+            cache_creation_input_tokens: 700,
+            output_tokens: 250,
+            ..Usage::default()
+        };
+        let old = json!({
+            "input_tokens": usage.input_tokens,
+            "cache_read_input_tokens": usage.cache_read_input_tokens,
+            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "output_tokens": usage.output_tokens,
+            "billed_equivalent_input": billed_equivalent_input(&usage),
+        });
+        assert_eq!(
+            serde_json::to_string(&figures(&usage)).unwrap(),
+            serde_json::to_string(&old).unwrap()
+        );
+    }
+}

@@ -132,3 +132,112 @@ fn memories_the_index_in_the_first_message_links_are_in_context() {
     assert!(!listed_in_context(&messages, "stack.md"));
     assert!(!listed_in_context(&[], "project_stack.md"));
 }
+
+/// The outcome's JSON as `stream-json` printed it when the job built it by hand: the same keys
+/// in the same order, the same numbers.
+#[test]
+fn the_outcome_prints_the_bytes_stream_json_has_always_shown() {
+    fn usage_json(usage: &Usage) -> serde_json::Value {
+        json!({
+            "input_tokens": usage.input_tokens,
+            "cache_read_input_tokens": usage.cache_read_input_tokens,
+            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "output_tokens": usage.output_tokens,
+            "read_from_cache": usage.cache_read_input_tokens,
+            "billed_in_full": usage.input_tokens + usage.cache_creation_input_tokens,
+            "billed_equivalent_input": billed_equivalent_input(usage),
+        })
+    }
+    fn report_json(report: &RunReport) -> serde_json::Value {
+        match report {
+            RunReport::NothingNew => json!({"status": "nothing_new"}),
+            RunReport::SkippedMainAgentWrote { new_messages } => {
+                json!({"status": "skipped_main_agent_wrote", "new_messages": new_messages})
+            }
+            RunReport::NothingToLearn { new_messages } => {
+                json!({"status": "nothing_to_learn", "new_messages": new_messages})
+            }
+            RunReport::Extracted(run) => json!({
+                "status": "extracted",
+                "new_messages": run.new_messages,
+                "files": run.files,
+                "index_updated": run.index_updated,
+                "requests": run.requests,
+                "cost_usd": run.cost_usd,
+                "usage": usage_json(&run.usage),
+                "first_request_usage": run.first_request_usage.as_ref().map(usage_json),
+            }),
+        }
+    }
+    let usage = Usage {
+        input_tokens: 120,
+        cache_read_input_tokens: 9000,
+        cache_creation_input_tokens: 40,
+        output_tokens: 33,
+        ..Usage::default()
+    };
+    let extracted = |first: Option<Usage>| {
+        RunReport::Extracted(Box::new(ForkRun {
+            new_messages: 4,
+            files: vec!["project_stack.md".into()],
+            index_updated: true,
+            usage,
+            first_request_usage: first,
+            cost_usd: 0.012_345,
+            requests: 1,
+        }))
+    };
+    let (_tmp, job) = job();
+    for (reports, error) in [
+        (vec![extracted(Some(usage))], None),
+        (
+            vec![
+                RunReport::NothingNew,
+                RunReport::SkippedMainAgentWrote { new_messages: 2 },
+                RunReport::NothingToLearn { new_messages: 3 },
+                extracted(None),
+            ],
+            Some("the memory scan task failed: gone"),
+        ),
+    ] {
+        let mut total = Usage::default();
+        let mut files: Vec<String> = Vec::new();
+        for report in &reports {
+            if let RunReport::Extracted(run) = report {
+                total += run.usage;
+                files.extend(
+                    run.files
+                        .iter()
+                        .filter(|f| !files.contains(f))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+            }
+        }
+        let old = json!({
+            "status": "extracted",
+            "files": files,
+            "index_updated": true,
+            "usage": usage_json(&total),
+            "runs": reports.iter().map(report_json).collect::<Vec<_>>(),
+            "error": error,
+        });
+        let outcome = job.job.work().outcome(
+            reports,
+            error.map(|e| {
+                ExtractError::Join(
+                    e.trim_start_matches("the memory scan task failed: ")
+                        .to_owned(),
+                )
+            }),
+        );
+        assert_eq!(
+            serde_json::to_string(&outcome.data()).unwrap(),
+            serde_json::to_string(&old).unwrap()
+        );
+    }
+    assert_eq!(
+        serde_json::to_string(&tine_fork_runtime::JobOutcome::not_run("stashed").data()).unwrap(),
+        r#"{"status":"stashed"}"#
+    );
+}

@@ -419,3 +419,77 @@ impl Refusals for MagicDocsRefusals {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::fork_changes::billed_equivalent_input;
+
+    /// The outcome's JSON as `stream-json` printed it when the job built it by hand: the same
+    /// keys in the same order, the same numbers.
+    #[test]
+    fn the_outcome_prints_the_bytes_stream_json_has_always_shown() {
+        fn usage_json(usage: &Usage) -> Value {
+            json!({
+                "input_tokens": usage.input_tokens,
+                "cache_read_input_tokens": usage.cache_read_input_tokens,
+                "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+                "output_tokens": usage.output_tokens,
+                "billed_equivalent_input": billed_equivalent_input(usage),
+            })
+        }
+        let usage = Usage {
+            input_tokens: 7,
+            cache_read_input_tokens: 8000,
+            cache_creation_input_tokens: 0,
+            output_tokens: 90,
+            ..Usage::default()
+        };
+        let fork = |updated: &[&str]| MagicDocsFork {
+            tracked: vec!["/p/docs/a.md".into(), "/p/docs/b.md".into()],
+            updated: updated.iter().map(|u| (*u).to_owned()).collect(),
+            requests: 1,
+            cost_usd: 0.004_2,
+            usage,
+            first_request_usage: Some(usage),
+        };
+        let old_run = |status: &str, updated: &[&str]| {
+            json!({
+                "status": status,
+                "tracked": ["/p/docs/a.md", "/p/docs/b.md"],
+                "updated": updated,
+                "requests": 1,
+                "cost_usd": 0.004_2,
+                "usage": usage_json(&usage),
+                "first_request_usage": usage_json(&usage),
+            })
+        };
+        let runs = vec![
+            MagicDocsRun::Unchanged(fork(&[])),
+            MagicDocsRun::Updated(fork(&["/p/docs/a.md"])),
+            MagicDocsRun::NothingTracked,
+        ];
+        let old = json!({
+            "status": "nothing_tracked",
+            "updated": ["/p/docs/a.md"],
+            "runs": [
+                old_run("unchanged", &[]),
+                old_run("updated", &["/p/docs/a.md"]),
+                json!({"status": "nothing_tracked"}),
+            ],
+            "error": "the Magic Docs read task failed: gone",
+        });
+        let outcome = DocsUpdate {
+            docs: MagicDocs::new(),
+            project: None,
+        }
+        .outcome(runs, Some(MagicDocsError::Join("gone".into())));
+        assert_eq!(outcome.summary, "updated magic doc /p/docs/a.md");
+        assert_eq!(
+            serde_json::to_string(&outcome.data()).unwrap(),
+            serde_json::to_string(&old).unwrap()
+        );
+    }
+}
