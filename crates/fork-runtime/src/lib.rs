@@ -16,7 +16,7 @@
 //!   [`ForkScope`] or by another checker.
 //! - `side_query`: [`side_query()`], one call with no loop and no tools,
 //!   optionally answering JSON validated against a schema; usage per query source in a
-//!   [`UsageLedger`].
+//!   [`UsageLedger`]; [`SideModel`], a small model asked that way.
 //! - `cache_break`: the [`CacheBreakDetector`], a `RequestMonitor` that names the part of
 //!   the cache key ([`RequestFingerprint`], hashes only) that changed when a cache read fell short.
 //! - `web_summary`: [`SideQuerySummarizer`], WebFetch's summarizer on a small model.

@@ -185,7 +185,7 @@ impl MemorySandbox {
 
     /// The decision for one call, without the async wrapper.
     pub fn decide(&self, tool: &dyn Tool, input: &Value, ctx: &ToolContext) -> PermissionOutcome {
-        // The engine judges every call the policy does not settle itself.
+        // Judged by the engine, the memory policy always decides; failing that, a refusal.
         self.policy
             .decide(tool, input, ctx)
             .unwrap_or_else(|| PermissionOutcome::Deny {
