@@ -197,12 +197,9 @@ impl Printer {
     pub(crate) fn background(&mut self, event: &BackgroundEvent) {
         let (job, status, summary, data) = match event {
             BackgroundEvent::Started { job } => (job, "started", String::new(), Value::Null),
-            BackgroundEvent::Finished { job, outcome } => (
-                job,
-                "finished",
-                outcome.summary.clone(),
-                outcome.data.clone(),
-            ),
+            BackgroundEvent::Finished { job, outcome } => {
+                (job, "finished", outcome.summary.clone(), outcome.data())
+            }
             BackgroundEvent::Failed { job, error } => (job, "failed", error.clone(), Value::Null),
             BackgroundEvent::Cancelled { job } => (job, "cancelled", String::new(), Value::Null),
         };

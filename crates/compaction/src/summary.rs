@@ -9,12 +9,13 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::Value;
 use tine_api_client::{ContentBlock, Message, Role, Usage};
-use tine_fork_runtime::{CacheSafeParams, ForkParams, ParentContext, run_forked_agent};
-use tine_query_loop::{CanUseTool, PermissionOutcome, RequestTemplate, Terminal, message_text};
-use tine_tools::{Tool, ToolContext};
+use tine_fork_runtime::{
+    CacheSafeParams, ForkParams, ForkPolicy, ParentContext, Refusals, run_forked_agent,
+};
+use tine_query_loop::{RequestTemplate, Terminal, message_text};
+use tine_tools::Tool;
 
 use crate::error::CompactionError;
 use crate::prompt::{format_summary, summary_instruction};
@@ -27,22 +28,16 @@ pub const MAX_TOO_LONG_RETRIES: u32 = 3;
 
 /// The summary fork's `can_use_tool`: the tool array stays (it is part of the cache key), but a
 /// summary needs no tool, so every call is refused.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct DenyAllTools;
+pub(crate) fn summary_policy() -> ForkPolicy {
+    ForkPolicy::no_tools(SummaryRefusals)
+}
 
-impl CanUseTool for DenyAllTools {
-    fn check<'a>(
-        &'a self,
-        _tool: &'a dyn Tool,
-        _input: &'a Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, PermissionOutcome> {
-        Box::pin(async {
-            PermissionOutcome::Deny {
-                reason: "a compaction summary is written from the conversation; it runs no tools"
-                    .to_owned(),
-            }
-        })
+/// How the summary fork's refusal reads.
+struct SummaryRefusals;
+
+impl Refusals for SummaryRefusals {
+    fn tool_not_allowed(&self, _tool: &dyn Tool, _input: &Value) -> String {
+        "a compaction summary is written from the conversation; it runs no tools".to_owned()
     }
 }
 
@@ -81,7 +76,7 @@ pub(crate) async fn summarize(
         let mut params = ForkParams::new(
             cache_safe,
             vec![prompt.clone()],
-            Arc::new(DenyAllTools),
+            Arc::new(summary_policy()),
             COMPACT_QUERY_SOURCE,
         );
         params.max_turns = Some(1);

@@ -19,20 +19,22 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
-use tine_api_client::{ContentBlock, Message, MessageContent, Role, Usage};
+use tine_api_client::{ContentBlock, Message, Role, Usage};
 use tine_config::subagent_transcript_path;
 use tine_query_loop::{
-    AgentRequest, CanUseTool, PermissionOutcome, StopHooks, SubagentSpawner, Terminal,
-    TurnInProgress, message_text, system_prompt_blocks, tool_definitions,
+    AgentRequest, CanUseTool, StopHooks, SubagentSpawner, TurnInProgress, system_prompt_blocks,
+    tool_definitions,
 };
 use tine_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent_report::{launched, outcome, render_for_output, sent_to_background};
 use crate::agent_stop::{AgentStopHooks, SubagentIdentity, SubagentStopHook};
 use crate::agents::{AgentDefinition, AgentSource, resolve_model};
 use crate::cache_safe::CacheSafeParams;
-use crate::fork::{ForkParams, ForkResult, OnMessage, run_forked_agent};
+use crate::fork::{ForkParams, OnMessage, run_forked_agent};
 use crate::fork_child::{FORK_QUERY_SOURCE, build_forked_messages, is_fork_child};
+use crate::fork_policy::{ForkPolicy, Refusals};
 use crate::subagent::ParentContext;
 use crate::tasks::{TaskKind, TaskOutput, TaskRegistry, TaskState};
 use crate::worktree::{
@@ -271,7 +273,7 @@ impl AgentRuntime {
             messages: Arc::from(Vec::<Message>::new()),
         });
         let can_use_tool: Arc<dyn CanUseTool> = if agent.read_only {
-            Arc::new(ReadOnlyCalls(Arc::clone(&self.can_use_tool)))
+            Arc::new(read_only_agent(Arc::clone(&self.can_use_tool)))
         } else {
             Arc::clone(&self.can_use_tool)
         };
@@ -517,101 +519,24 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// What the parent reads when the person sent a running agent to the background.
-fn sent_to_background(id: &str, description: &str, output: &TaskOutput) -> ToolOutput {
-    ToolOutput::text(format!(
-        "The user sent this agent to the background.\nagentId: {id} ({description})\nIt goes on \
-         working; you will be notified with a <task-notification> when it completes. Do not \
-         duplicate its work. Its output so far: {} (or TaskOutput with task_id {id}).",
-        output.path().display()
-    ))
-    .with_summary(format!("sent {id} to the background"))
-}
-
-/// What the parent reads when an agent was started in the background.
-fn launched(id: &str, description: &str, output: &TaskOutput) -> ToolOutput {
-    ToolOutput::text(format!(
-        "Async agent launched successfully.\nagentId: {id} ({description})\nThe agent is working \
-         in the background; you will be notified with a <task-notification> when it completes. \
-         Do not duplicate its work. Its output so far: {} (or TaskOutput with task_id {id}).",
-        output.path().display()
-    ))
-    .with_summary(format!("started {id} in the background"))
-}
-
-/// The task's state and report from the agent's run.
-fn outcome(result: &ForkResult) -> (TaskState, String) {
-    let report = result
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant)
-        .map(message_text)
-        .unwrap_or_default();
-    let state = match &result.terminal {
-        Terminal::Aborted => TaskState::Cancelled,
-        terminal if terminal.is_success() => TaskState::Completed,
-        terminal => TaskState::Failed(terminal.describe()),
-    };
-    let report = match (&state, report.trim().is_empty()) {
-        (TaskState::Completed, true) => "(the agent finished without a report)".to_owned(),
-        (TaskState::Failed(why), true) => why.clone(),
-        (TaskState::Cancelled, true) => "(stopped before it reported)".to_owned(),
-        _ => report,
-    };
-    (state, report)
-}
-
-/// A message as a few lines of the output file (text, tool calls by name, results' sizes).
-fn render_for_output(message: &Message) -> String {
-    let role = match message.role {
-        Role::User => "user",
-        Role::Assistant => "assistant",
-    };
-    let mut out = String::new();
-    match &message.content {
-        MessageContent::Text(text) => out.push_str(&format!("[{role}] {text}\n")),
-        MessageContent::Blocks(blocks) => {
-            for block in blocks {
-                match block {
-                    ContentBlock::Text(t) => out.push_str(&format!("[{role}] {}\n", t.text)),
-                    ContentBlock::ToolUse(call) => {
-                        out.push_str(&format!("[tool call] {}({})\n", call.name, call.input));
-                    }
-                    ContentBlock::ToolResult(result) => {
-                        out.push_str(&format!("[tool result] {}\n", result.tool_use_id));
-                    }
-                    // Not worth a line of a log people read along.
-                    ContentBlock::Image(_)
-                    | ContentBlock::Document(_)
-                    | ContentBlock::Thinking(_)
-                    | ContentBlock::RedactedThinking(_)
-                    | ContentBlock::Unknown(_) => {}
-                }
-            }
-        }
-    }
-    out
-}
-
 /// Explore and Plan: only calls the tool itself calls read-only (a Bash line that writes is
 /// refused), then the session's rules.
-struct ReadOnlyCalls(Arc<dyn CanUseTool>);
+fn read_only_agent(session: Arc<dyn CanUseTool>) -> ForkPolicy {
+    ForkPolicy::judged_by(session, ReadOnlyAgent).read_only()
+}
 
-impl CanUseTool for ReadOnlyCalls {
-    fn check<'a>(
-        &'a self,
-        tool: &'a dyn Tool,
-        input: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, PermissionOutcome> {
-        if !tool.is_read_only(input) {
-            let reason = format!(
-                "this agent is read-only: {} would change something",
-                tool.render_call(input)
-            );
-            return Box::pin(async move { PermissionOutcome::Deny { reason } });
-        }
-        self.0.check(tool, input, ctx)
+/// How a read-only agent's refusals read.
+struct ReadOnlyAgent;
+
+impl Refusals for ReadOnlyAgent {
+    fn tool_not_allowed(&self, tool: &dyn Tool, _input: &serde_json::Value) -> String {
+        format!("this agent cannot use {}", tool.name())
+    }
+
+    fn not_read_only(&self, tool: &dyn Tool, input: &serde_json::Value) -> String {
+        format!(
+            "this agent is read-only: {} would change something",
+            tool.render_call(input)
+        )
     }
 }

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use tine_api_client::Role;
-use tine_query_loop::{StopContext, StopHookOutcome, StopHooks, message_text};
+use tine_query_loop::{StopContext, StopHookOutcome, StopHooks};
+
+use crate::fork::last_reply;
 
 /// Who a sub-agent is, for the hooks run in its loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,9 +49,5 @@ impl StopHooks for AgentStopHooks {
 
 /// The text of the last assistant message of `ctx` (Claude Code's `last_assistant_message`).
 pub fn last_assistant_text(ctx: &StopContext<'_>) -> Option<String> {
-    ctx.messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant)
-        .map(message_text)
+    last_reply(ctx.messages)
 }

@@ -136,12 +136,7 @@ impl Tool for AgentTool {
     }
 
     fn permission_target(&self, input: &Value, _ctx: &ToolContext) -> PermissionTarget {
-        PermissionTarget::Other {
-            content: input
-                .get("subagent_type")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }
+        named_by(input, "subagent_type")
     }
 
     /// Starting an agent needs no approval: each of its own calls is judged.
@@ -174,7 +169,7 @@ impl Tool for AgentTool {
 }
 
 #[derive(Deserialize)]
-struct TaskOutputInput {
+struct TaskIdInput {
     task_id: String,
 }
 
@@ -195,19 +190,12 @@ impl Tool for TaskOutputTool {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "task_id": {"type": "string", "description": "The id of the task"}
-            },
-            "required": ["task_id"],
-            "additionalProperties": false
-        })
+        task_id_schema("The id of the task")
     }
 
     fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let input: TaskOutputInput = parse_input(input)?;
+            let input: TaskIdInput = parse_input(input)?;
             let id = input.task_id.trim();
             if let Some(task) = ctx.ext::<TaskRegistry>().and_then(|r| r.get(id)) {
                 let body = match &task.result {
@@ -237,12 +225,7 @@ impl Tool for TaskOutputTool {
     }
 
     fn permission_target(&self, input: &Value, _ctx: &ToolContext) -> PermissionTarget {
-        PermissionTarget::Other {
-            content: input
-                .get("task_id")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }
+        named_by(input, "task_id")
     }
 
     fn is_read_only(&self, _input: &Value) -> bool {
@@ -266,19 +249,12 @@ impl Tool for TaskStopTool {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "task_id": {"type": "string", "description": "The id of the task to stop"}
-            },
-            "required": ["task_id"],
-            "additionalProperties": false
-        })
+        task_id_schema("The id of the task to stop")
     }
 
     fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let input: TaskOutputInput = parse_input(input)?;
+            let input: TaskIdInput = parse_input(input)?;
             let id = input.task_id.trim();
             if let Some(registry) = ctx.ext::<TaskRegistry>()
                 && let Ok(task) = registry.stop(id)
@@ -305,16 +281,30 @@ impl Tool for TaskStopTool {
     }
 
     fn permission_target(&self, input: &Value, _ctx: &ToolContext) -> PermissionTarget {
-        PermissionTarget::Other {
-            content: input
-                .get("task_id")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }
+        named_by(input, "task_id")
     }
 
     fn is_read_only(&self, _input: &Value) -> bool {
         false
+    }
+}
+
+/// The input schema of a tool taking one task id.
+fn task_id_schema(description: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "task_id": {"type": "string", "description": description}
+        },
+        "required": ["task_id"],
+        "additionalProperties": false
+    })
+}
+
+/// A call's permission target: what its `field` names (a task, an agent type).
+fn named_by(input: &Value, field: &str) -> PermissionTarget {
+    PermissionTarget::Other {
+        content: input.get(field).and_then(Value::as_str).map(str::to_owned),
     }
 }
 

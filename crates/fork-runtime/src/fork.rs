@@ -9,11 +9,11 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use tine_api_client::{Message, Usage, cost_usd};
+use tine_api_client::{Message, Role, Usage, cost_usd};
 use tine_config::subagent_transcript_path;
 use tine_query_loop::{
     CanUseTool, EndAfterTools, LoopTotals, QueryEvent, QueryParams, QuerySource, StopHooks,
-    Terminal, TranscriptError, TranscriptWriter, WriterOptions, query,
+    Terminal, TranscriptError, TranscriptWriter, WriterOptions, message_text, query,
 };
 
 use crate::cache_safe::CacheSafeParams;
@@ -112,6 +112,36 @@ pub struct ForkResult {
     pub requests: u32,
     /// Why its loop stopped.
     pub terminal: Terminal,
+}
+
+impl ForkResult {
+    /// The text of the fork's last reply (empty when it gave none).
+    pub fn reply(&self) -> String {
+        last_reply(&self.messages).unwrap_or_default()
+    }
+
+    /// Why the fork stopped before its work was done, or `None` when it completed or used up
+    /// its turns (what it wrote by then stands).
+    pub fn unfinished(&self) -> Option<String> {
+        match &self.terminal {
+            Terminal::Completed | Terminal::MaxTurns { .. } => None,
+            other @ (Terminal::Aborted
+            | Terminal::PromptTooLong { .. }
+            | Terminal::ModelError { .. }
+            | Terminal::BlockingLimit { .. }
+            | Terminal::StopHookPrevented { .. }
+            | Terminal::RepeatedToolFailure { .. }) => Some(other.describe()),
+        }
+    }
+}
+
+/// The text of the last assistant message among `messages`.
+pub(crate) fn last_reply(messages: &[Message]) -> Option<String> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .map(message_text)
 }
 
 /// Why a fork could not run.

@@ -7,9 +7,16 @@
 //! - `fork`: [`run_forked_agent`], the query loop on the parent's prefix plus the fork's prompt.
 //! - `pipeline`: the [`StopHookPipeline`], which saves the params, starts [`BackgroundJob`]s
 //!   and runs the user's stop hooks.
+//! - `job_outcome`: [`JobOutcome`], what a job reports: a line for people and its typed
+//!   [`JobDetail`].
+//! - `coalesce`: [`CoalescingJob`], a background job run one at a time plus a trailing run
+//!   for the triggers that came meanwhile.
+//! - `fork_policy`: [`ForkPolicy`], the `can_use_tool` of every fork that cannot ask: which
+//!   tools, read-only or not, where it may write, judged by the permission engine in a
+//!   [`ForkScope`] or by another checker.
 //! - `side_query`: [`side_query()`], one call with no loop and no tools,
 //!   optionally answering JSON validated against a schema; usage per query source in a
-//!   [`UsageLedger`].
+//!   [`UsageLedger`]; [`SideModel`], a small model asked that way.
 //! - `cache_break`: the [`CacheBreakDetector`], a `RequestMonitor` that names the part of
 //!   the cache key ([`RequestFingerprint`], hashes only) that changed when a cache read fell short.
 //! - `web_summary`: [`SideQuerySummarizer`], WebFetch's summarizer on a small model.
@@ -23,7 +30,8 @@
 //! - `agent_stop`: the [`SubagentStopHook`] call point and who a sub-agent is
 //!   ([`SubagentIdentity`]) for it.
 //! - `agent_runtime`: [`AgentRuntime`], the session's `SubagentSpawner` (fork path, typed
-//!   agents, foreground and background).
+//!   agents, foreground and background); `agent_report`: what the parent and the output file
+//!   read about an agent.
 //! - `agent_tool`: the Agent, TaskOutput and TaskStop tools.
 //!
 //! # Example
@@ -69,14 +77,18 @@
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod agent_report;
 mod agent_runtime;
 mod agent_stop;
 mod agent_tool;
 mod agents;
 mod cache_break;
 mod cache_safe;
+mod coalesce;
 mod fork;
 mod fork_child;
+mod fork_policy;
+mod job_outcome;
 mod pipeline;
 mod side_query;
 mod subagent;
@@ -96,18 +108,24 @@ pub use cache_break::{
     KEPT_BREAKS, OnCacheBreak, RequestFingerprint, ToolHash,
 };
 pub use cache_safe::{CacheSafeParams, CacheSafeSlot};
+pub use coalesce::{CoalescedWork, CoalescingJob, STASHED, Trigger};
 pub use fork::{ForkError, ForkParams, ForkResult, OnMessage, run_forked_agent};
 pub use fork_child::{
     FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE, build_forked_messages, fork_directive_text,
     is_fork_child,
 };
+pub use fork_policy::{
+    FILE_WRITE_TOOLS, ForkPolicy, ForkScope, Refusals, WritableFiles, WritablePaths,
+    engine_decision, resolve_write_path,
+};
+pub use job_outcome::{JobDetail, JobOutcome, NotRun};
 pub use pipeline::{
     BackgroundEvent, BackgroundJob, CANCEL_GRACE, DEFAULT_DRAIN_TIMEOUT, DrainReport, JobContext,
-    JobError, JobOutcome, StopHookPipeline,
+    JobError, StopHookPipeline, WrapsJob,
 };
 pub use side_query::{
-    CLI_SYSTEM_PREFIX, DEFAULT_SIDE_QUERY_MAX_TOKENS, SideQuery, SideQueryError, SideQueryResult,
-    SourceUsage, UsageLedger, side_query,
+    CLI_SYSTEM_PREFIX, DEFAULT_SIDE_QUERY_MAX_TOKENS, SideModel, SideQuery, SideQueryError,
+    SideQueryResult, SourceUsage, UsageLedger, side_query,
 };
 pub use subagent::{
     AppStateSink, AppStateStore, NoAppState, NotificationSink, ParentContext, SessionLocation,

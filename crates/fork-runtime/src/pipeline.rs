@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::cache_safe::{CacheSafeParams, CacheSafeSlot};
+use crate::job_outcome::JobOutcome;
 use crate::subagent::ParentContext;
 
 /// Default bound on how long `-p` waits for background jobs before cancelling them.
@@ -43,15 +44,6 @@ pub struct JobContext {
     pub parent: Arc<ParentContext>,
     /// Cancelled when the session ends or the drain times out.
     pub cancel: CancellationToken,
-}
-
-/// A job's outcome, for the UI ("saved 2 memories: project_stack.md, ...").
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobOutcome {
-    /// One line for people; empty when the job had nothing to report.
-    pub summary: String,
-    /// Structured detail for `stream-json` and tests.
-    pub data: serde_json::Value,
 }
 
 /// Why a job failed (logged and shown; never reaches the loop).
@@ -76,6 +68,31 @@ pub trait BackgroundJob: Send + Sync {
     /// about to drop history, the process is exiting), or `None` when nothing waits.
     fn flush(&self) -> Option<BoxFuture<'static, Result<JobOutcome, JobError>>> {
         None
+    }
+}
+
+/// A type whose background work is another job's (a domain type around a
+/// [`CoalescingJob`](crate::CoalescingJob)): it is the [`BackgroundJob`] that job is.
+pub trait WrapsJob: Send + Sync {
+    /// The job doing the work.
+    fn job(&self) -> &dyn BackgroundJob;
+}
+
+impl<T: WrapsJob> BackgroundJob for T {
+    fn name(&self) -> &str {
+        self.job().name()
+    }
+
+    fn should_run(&self, ctx: &JobContext) -> bool {
+        self.job().should_run(ctx)
+    }
+
+    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
+        self.job().run(ctx)
+    }
+
+    fn flush(&self) -> Option<BoxFuture<'static, Result<JobOutcome, JobError>>> {
+        self.job().flush()
     }
 }
 

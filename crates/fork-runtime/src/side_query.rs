@@ -325,6 +325,43 @@ async fn call(
     Ok((reply.text(), reply.content))
 }
 
+/// A model side queries go to (usually a small, fast one): its client, its name, and the
+/// ledger its queries are billed to. WebFetch's summarizer and memory recall's selector are
+/// each one of these, asked their own way.
+#[derive(Clone)]
+pub struct SideModel {
+    client: Arc<dyn ModelClient>,
+    model: String,
+    ledger: Option<UsageLedger>,
+}
+
+impl SideModel {
+    /// `model` asked through `client`, billed nowhere.
+    pub fn new(client: Arc<dyn ModelClient>, model: impl Into<String>) -> Self {
+        Self {
+            client,
+            model: model.into(),
+            ledger: None,
+        }
+    }
+
+    /// Records each query's usage in `ledger`, under the query's source.
+    pub fn with_ledger(mut self, ledger: UsageLedger) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
+    /// A query of this model, reported under `source`.
+    pub fn query(&self, source: &str, messages: Vec<Message>) -> SideQuery {
+        SideQuery::new(self.model.clone(), source, messages)
+    }
+
+    /// Runs `query` (see [`side_query()`]) and bills it.
+    pub async fn ask(&self, query: &SideQuery) -> Result<SideQueryResult, SideQueryError> {
+        side_query(self.client.as_ref(), query, self.ledger.as_ref()).await
+    }
+}
+
 /// Runs `query`: one call (two when a schema'd answer is invalid the first time).
 pub async fn side_query(
     client: &dyn ModelClient,

@@ -1,13 +1,11 @@
 //! WebFetch's summarizer: a [`side_query`] to a small, fast model that answers the model's
 //! prompt about a fetched page, so a whole page never lands in the main conversation.
 
-use std::sync::Arc;
-
 use futures::future::BoxFuture;
-use tine_api_client::{ContentBlock, Message, ModelClient};
+use tine_api_client::{ContentBlock, Message};
 use tine_tools::{SummarizerError, WebSummarizer, WebSummaryRequest};
 
-use crate::side_query::{SideQuery, UsageLedger, side_query};
+use crate::side_query::SideModel;
 
 /// The small model used when `ANTHROPIC_SMALL_FAST_MODEL` names none.
 pub const DEFAULT_SMALL_FAST_MODEL: &str = "claude-haiku-4-5";
@@ -19,31 +17,10 @@ const SYSTEM: &str = "You answer a question about one web page for a coding agen
 page content given. Be concise and factual; quote exact values (versions, flags, code) verbatim. \
 If the page does not answer the question, say so in one sentence.";
 
-/// Summarizes pages with `side_query`.
-pub struct SideQuerySummarizer {
-    client: Arc<dyn ModelClient>,
-    model: String,
-    ledger: Option<UsageLedger>,
-}
+/// Summarizes pages with `side_query` on a small model (`WEB_FETCH_QUERY_SOURCE` in the ledger).
+pub type SideQuerySummarizer = SideModel;
 
-impl SideQuerySummarizer {
-    /// A summarizer asking `model` through `client`.
-    pub fn new(client: Arc<dyn ModelClient>, model: impl Into<String>) -> Self {
-        Self {
-            client,
-            model: model.into(),
-            ledger: None,
-        }
-    }
-
-    /// Records each summary's usage under [`WEB_FETCH_QUERY_SOURCE`].
-    pub fn with_ledger(mut self, ledger: UsageLedger) -> Self {
-        self.ledger = Some(ledger);
-        self
-    }
-}
-
-impl WebSummarizer for SideQuerySummarizer {
+impl WebSummarizer for SideModel {
     fn summarize<'a>(
         &'a self,
         request: WebSummaryRequest<'a>,
@@ -53,14 +30,15 @@ impl WebSummarizer for SideQuerySummarizer {
                 "Web page: {}\n\n<page>\n{}\n</page>\n\nQuestion: {}",
                 request.url, request.content, request.prompt
             );
-            let query = SideQuery::new(
-                self.model.clone(),
-                WEB_FETCH_QUERY_SOURCE,
-                vec![Message::user(vec![ContentBlock::text(prompt)])],
-            )
-            .with_system(SYSTEM)
-            .with_max_tokens(MAX_SUMMARY_TOKENS);
-            let result = side_query(self.client.as_ref(), &query, self.ledger.as_ref())
+            let query = self
+                .query(
+                    WEB_FETCH_QUERY_SOURCE,
+                    vec![Message::user(vec![ContentBlock::text(prompt)])],
+                )
+                .with_system(SYSTEM)
+                .with_max_tokens(MAX_SUMMARY_TOKENS);
+            let result = self
+                .ask(&query)
                 .await
                 .map_err(|e| Box::new(e) as SummarizerError)?;
             Ok(result.text)
@@ -70,9 +48,12 @@ impl WebSummarizer for SideQuerySummarizer {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use tine_api_client::ScriptedClient;
 
     use super::*;
+    use crate::side_query::UsageLedger;
 
     #[tokio::test]
     async fn the_small_model_answers_from_the_page_and_usage_is_recorded() {

@@ -1,4 +1,4 @@
-//! When extraction is worth a fork (issue 11). The cursor makes every run cover all messages
+//! When extraction is worth a fork. The cursor makes every run cover all messages
 //! since the previous one, so the fork need not run after every turn: it runs once `every`
 //! *eligible* turns have gathered, and when the host flushes (the session went idle,
 //! compaction is about to drop history, `-p` is exiting). Nothing is lost by waiting: a turn
@@ -11,11 +11,11 @@
 
 use std::path::Path;
 
+use serde_json::Value;
 use tine_api_client::{ContentBlock, Message, MessageContent, Role};
 use tine_query_loop::prompt_text;
 
-use crate::extract::main_agent_wrote_memory;
-use crate::sandbox::MemorySandbox;
+use crate::sandbox::MemoryWrites;
 
 /// Words that make up an acknowledgement. A prompt of at most [`MAX_ACK_WORDS`] words, all of
 /// them in this list (after lower-casing and trimming punctuation), teaches nothing. Anything
@@ -135,13 +135,7 @@ pub struct Batch {
 
 /// Whether a user message is a prompt (not tool results going back to the model).
 fn is_prompt(message: &Message) -> bool {
-    message.role == Role::User
-        && match &message.content {
-            MessageContent::Text(_) => true,
-            MessageContent::Blocks(blocks) => !blocks
-                .iter()
-                .any(|b| matches!(b, ContentBlock::ToolResult(_))),
-        }
+    message.role == Role::User && !has_tool_results(message)
 }
 
 fn has_tool_results(message: &Message) -> bool {
@@ -155,7 +149,7 @@ fn has_tool_results(message: &Message) -> bool {
 
 /// Splits `messages` into turns and sorts them. Messages before the first prompt (a window
 /// starting mid-turn, after compaction) form a turn of their own.
-pub(crate) fn assess(messages: &[Message], sandbox: &MemorySandbox, cwd: &Path) -> Batch {
+pub(crate) fn assess(messages: &[Message], memory: &MemoryWrites, cwd: &Path) -> Batch {
     let mut batch = Batch::default();
     let mut start = 0;
     while start < messages.len() {
@@ -165,7 +159,7 @@ pub(crate) fn assess(messages: &[Message], sandbox: &MemorySandbox, cwd: &Path) 
             .map_or(messages.len(), |i| start + 1 + i);
         let turn = &messages[start..end];
         batch.turns += 1;
-        if main_agent_wrote_memory(turn, sandbox, cwd) {
+        if main_agent_wrote_memory(turn, memory, cwd) {
             batch.handled += 1;
         } else {
             // The user's own words are the prompt's last text block (the user context and
@@ -182,6 +176,31 @@ pub(crate) fn assess(messages: &[Message], sandbox: &MemorySandbox, cwd: &Path) 
         start = end;
     }
     batch
+}
+
+/// Whether an assistant message among `messages` called Write or Edit on a file inside the
+/// memory directory.
+pub(crate) fn main_agent_wrote_memory(
+    messages: &[Message],
+    memory: &MemoryWrites,
+    cwd: &Path,
+) -> bool {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .filter_map(|m| match &m.content {
+            MessageContent::Blocks(blocks) => Some(blocks),
+            MessageContent::Text(_) => None,
+        })
+        .flatten()
+        .any(|block| match block {
+            ContentBlock::ToolUse(call) if matches!(call.name.as_str(), "Write" | "Edit") => call
+                .input
+                .get("file_path")
+                .and_then(Value::as_str)
+                .is_some_and(|p| memory.is_inside(p, cwd)),
+            _ => false,
+        })
 }
 
 #[cfg(test)]
@@ -223,8 +242,8 @@ mod tests {
     fn turns_are_sorted_into_eligible_trivial_and_handled() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = MemoryDir::new(tmp.path().join("memory"), DirSource::Default);
-        let sandbox = MemorySandbox::new(dir.path()).unwrap();
-        let mem = sandbox.dir().display().to_string();
+        let memory = MemoryWrites::new(dir.path()).unwrap();
+        let mem = memory.dir().display().to_string();
         let cwd = tmp.path().to_path_buf();
         let user = |t: &str| Message::user(vec![ContentBlock::text(t)]);
         let reply = |t: &str| Message::assistant(vec![ContentBlock::text(t)]);
@@ -258,16 +277,55 @@ mod tests {
             reply("Saved."),
         ];
         assert_eq!(
-            assess(&messages, &sandbox, &cwd),
+            assess(&messages, &memory, &cwd),
             Batch {
                 turns: 4,
                 eligible: 2,
                 handled: 1
             }
         );
-        assert_eq!(assess(&messages[2..4], &sandbox, &cwd).eligible, 0);
+        assert_eq!(assess(&messages[2..4], &memory, &cwd).eligible, 0);
         // a window that starts mid-turn (after compaction) still counts what it holds
-        assert_eq!(assess(&messages[5..8], &sandbox, &cwd).eligible, 1);
-        assert_eq!(assess(&[], &sandbox, &cwd), Batch::default());
+        assert_eq!(assess(&messages[5..8], &memory, &cwd).eligible, 1);
+        assert_eq!(assess(&[], &memory, &cwd), Batch::default());
+    }
+
+    #[test]
+    fn main_agent_memory_writes_are_noticed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let memory = MemoryWrites::new(&tmp.path().join("memory")).unwrap();
+        let dir = memory.dir().to_path_buf();
+        let cwd = dir.parent().unwrap().to_path_buf();
+        let call = |name: &str, path: String| {
+            Message::assistant(vec![ContentBlock::tool_use(
+                "t1",
+                name,
+                json!({"file_path": path, "content": "x"}),
+            )])
+        };
+        let inside = format!("{}/user_role.md", dir.display());
+        assert!(main_agent_wrote_memory(
+            &[call("Write", inside.clone())],
+            &memory,
+            &cwd
+        ));
+        assert!(main_agent_wrote_memory(
+            &[call("Edit", "memory/MEMORY.md".into())],
+            &memory,
+            &cwd
+        ));
+        assert!(!main_agent_wrote_memory(
+            &[call("Write", format!("{}/src/main.rs", cwd.display()))],
+            &memory,
+            &cwd
+        ));
+        assert!(!main_agent_wrote_memory(
+            &[call("Read", inside.clone())],
+            &memory,
+            &cwd
+        ));
+        // a user message quoting a tool call is not the main agent writing
+        let quoted = Message::user(vec![ContentBlock::text(inside)]);
+        assert!(!main_agent_wrote_memory(&[quoted], &memory, &cwd));
     }
 }

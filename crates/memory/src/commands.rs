@@ -9,8 +9,9 @@ use tine_permissions::PermissionContext;
 use tine_query_loop::RequestTemplate;
 use tokio_util::sync::CancellationToken;
 
-use crate::dream::{DreamError, DreamJob, DreamRun};
+use crate::dream::{DreamError, DreamJob};
 use crate::dream_gate::DreamOptions;
+use crate::dream_run::DreamRun;
 use crate::dream_task::{DreamPhase, DreamTaskState};
 use crate::error::MemoryError;
 use crate::memdir::{DirSource, INDEX_FILE, MemoryDir, MemoryResolution};

@@ -9,17 +9,14 @@
 //!   own prompt cached (unlike extraction's one-request fork, a dream makes many requests).
 //! - Progress: a [`DreamTask`] per dream; [`DreamJob::kill`] aborts it.
 //! - The end: on success, emptied memory files are removed, the index loses exact duplicate
-//!   lines and lines linking files that are gone, and the lock is dated now ("improved N
-//!   memories"). A failed, killed or cancelled dream rolls the lock back.
+//!   lines and lines linking files that are gone ([`crate::dream_tidy`]), and the lock is dated
+//!   now ("improved N memories"). A failed, killed or cancelled dream rolls the lock back. The
+//!   job reports a [`DreamRun`].
 
-use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::SystemTime;
 
 use futures::future::BoxFuture;
-use serde_json::{Value, json};
-use tine_api_client::{ContentBlock, Message, Usage};
+use tine_api_client::{ContentBlock, Message};
 use tine_config::project_dir;
 use tine_fork_runtime::{
     BackgroundJob, ForkError, ForkParams, JobContext, JobError, JobOutcome, OnMessage,
@@ -32,10 +29,12 @@ use tine_query_loop::{CanUseTool, Terminal};
 use crate::consolidation_lock::ConsolidationLock;
 use crate::dream_gate::{DreamIo, DreamOptions, GateOutcome, Gates, Ready, ScanThrottle, SystemIo};
 use crate::dream_prompt::{DreamPromptInput, build_dream_prompt};
+use crate::dream_run::{DreamRun, improved};
 use crate::dream_task::{DreamStatus, DreamTask, DreamTaskState};
+use crate::dream_tidy::{changed_since, tidy_after};
 use crate::error::MemoryError;
-use crate::fork_changes::{billed_equivalent_input, diff, snapshot};
-use crate::memdir::{INDEX_FILE, MemoryDir, MemoryWriteLock, WRITE_LOCK_TIMEOUT, index_link};
+use crate::fork_changes::{billed_equivalent_input, snapshot};
+use crate::memdir::MemoryDir;
 use crate::sandbox::MemorySandbox;
 
 /// The job's name in pipeline events (the cli prints its events as `dream` lines).
@@ -65,89 +64,6 @@ pub enum DreamError {
     /// The dream failed; its lock was rolled back.
     #[error("the dream failed, its lock was rolled back: {0}")]
     Failed(String),
-}
-
-/// What one dream did.
-#[derive(Debug, Clone)]
-pub struct DreamRun {
-    /// The task's last state (status, phase, files touched, turns).
-    pub task: DreamTaskState,
-    /// The sessions it was given to review, newest first.
-    pub sessions: Vec<String>,
-    /// Topic files changed (relative to the memory directory), removed ones included.
-    pub files: Vec<String>,
-    /// Topic files the dream emptied, which were then removed.
-    pub removed: Vec<String>,
-    /// Whether `MEMORY.md` changed.
-    pub index_updated: bool,
-    /// Exact duplicate or dead index lines tine removed after the fork.
-    pub index_lines_dropped: usize,
-    /// Usage summed over the fork's requests.
-    pub usage: Usage,
-    /// The first request's usage (its cache read shows the parent's prefix was reused).
-    pub first_request_usage: Option<Usage>,
-    /// What the fork cost, in US dollars.
-    pub cost_usd: f64,
-    /// Requests the fork made.
-    pub requests: u32,
-    /// How the fork ended.
-    pub terminal: String,
-}
-
-impl DreamRun {
-    /// "improved 2 memories: a.md, b.md", or what happened instead.
-    pub fn summary(&self) -> String {
-        match &self.task.status {
-            DreamStatus::Completed { summary } => summary.clone(),
-            DreamStatus::Killed => "dream killed; its lock was rolled back".to_owned(),
-            DreamStatus::Failed { error } => format!("dream failed: {error}"),
-            DreamStatus::Running => "dream running".to_owned(),
-        }
-    }
-
-    /// Share of the first request's prompt read from the cache.
-    pub fn first_request_cache_share(&self) -> Option<f64> {
-        self.first_request_usage.map(|u| {
-            let total = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
-            if total == 0 {
-                0.0
-            } else {
-                u.cache_read_input_tokens as f64 / total as f64
-            }
-        })
-    }
-
-    /// The run as JSON (stream-json's `dream` line).
-    pub fn to_json(&self) -> Value {
-        let mut task = self.task.to_json();
-        if let Value::Object(map) = &mut task {
-            map.insert("sessions_reviewed".into(), json!(self.sessions.len()));
-            map.insert("sessions".into(), json!(self.sessions));
-            map.insert("improved".into(), json!(self.files.len()));
-            map.insert("files".into(), json!(self.files));
-            map.insert("removed".into(), json!(self.removed));
-            map.insert("index_updated".into(), json!(self.index_updated));
-            map.insert(
-                "index_lines_dropped".into(),
-                json!(self.index_lines_dropped),
-            );
-            map.insert("requests".into(), json!(self.requests));
-            map.insert("cost_usd".into(), json!(self.cost_usd));
-            map.insert("usage".into(), usage_json(&self.usage));
-            map.insert(
-                "first_request_usage".into(),
-                self.first_request_usage
-                    .as_ref()
-                    .map_or(Value::Null, usage_json),
-            );
-            map.insert(
-                "first_request_cache_share".into(),
-                json!(self.first_request_cache_share()),
-            );
-            map.insert("terminal".into(), json!(self.terminal));
-        }
-        task
-    }
 }
 
 /// Called with the task's state whenever it changes (`tine memory dream` prints it).
@@ -226,11 +142,7 @@ impl DreamJob {
         throttle: ScanThrottle,
         project: Option<&PermissionContext>,
     ) -> Result<Self, MemoryError> {
-        let mut sandbox = MemorySandbox::new(dir.path())?;
-        if let Some(project) = project {
-            sandbox = sandbox.for_project(project);
-        }
-        let sandbox = Arc::new(sandbox);
+        let sandbox = Arc::new(MemorySandbox::scoped(dir.path(), project)?);
         Ok(Self {
             inner: Arc::new(Inner {
                 dir,
@@ -340,10 +252,7 @@ impl BackgroundJob for DreamJob {
         let armed = inner.lock().armed.take();
         Box::pin(async move {
             let Some(ready) = armed else {
-                return Ok(JobOutcome {
-                    summary: String::new(),
-                    data: json!({"status": "not_due"}),
-                });
+                return Ok(JobOutcome::not_run("not_due"));
             };
             let run = inner.dream(ctx, *ready).await.map_err(Box::new)?;
             match &run.task.status {
@@ -351,10 +260,7 @@ impl BackgroundJob for DreamJob {
                     Err(Box::new(DreamError::Failed(error.clone())) as JobError)
                 }
                 DreamStatus::Completed { .. } | DreamStatus::Killed | DreamStatus::Running => {
-                    Ok(JobOutcome {
-                        summary: run.summary(),
-                        data: run.to_json(),
-                    })
+                    Ok(JobOutcome::new(run.summary(), run))
                 }
             }
         })
@@ -441,7 +347,7 @@ impl Inner {
         let watcher = task.clone();
         // This dream may also read (never write) the transcripts it reviews.
         let sandbox = Arc::new(self.sandbox.as_ref().clone().with_readable(&transcripts));
-        let can_use_tool: Arc<dyn CanUseTool> = Arc::clone(&sandbox) as Arc<dyn CanUseTool>;
+        let can_use_tool: Arc<dyn CanUseTool> = Arc::new(sandbox.policy().clone());
         let cwd = parent.tool_context.cwd();
         let on_message: OnMessage = Arc::new(move |message: &Message| {
             watcher.observe(message, &|file_path: &str| {
@@ -484,15 +390,10 @@ impl Inner {
             terminal: result.terminal.describe(),
         };
         let status = match &result.terminal {
-            Terminal::Completed | Terminal::MaxTurns { .. } => None,
             Terminal::Aborted => Some(DreamStatus::Killed),
-            other @ (Terminal::PromptTooLong { .. }
-            | Terminal::ModelError { .. }
-            | Terminal::BlockingLimit { .. }
-            | Terminal::StopHookPrevented { .. }
-            | Terminal::RepeatedToolFailure { .. }) => Some(DreamStatus::Failed {
-                error: other.describe(),
-            }),
+            _ => result
+                .unfinished()
+                .map(|error| DreamStatus::Failed { error }),
         };
         if let Some(status) = status {
             tracing::info!(terminal = %run.terminal, "dream did not finish; lock rolled back");
@@ -540,117 +441,6 @@ impl Drop for EndTask {
             self.0.finish(DreamStatus::Killed);
         }
     }
-}
-
-/// "improved 2 memories: a.md, b.md".
-fn improved(files: &[String], index_updated: bool) -> String {
-    let index = if index_updated { " and the index" } else { "" };
-    match files.len() {
-        0 if index_updated => "tidied the memory index".to_owned(),
-        0 => "nothing to improve".to_owned(),
-        1 => format!("improved 1 memory{index}: {}", files[0]),
-        n => format!("improved {n} memories{index}: {}", files.join(", ")),
-    }
-}
-
-/// Memory files (not the index) modified after `last`, newest first.
-fn changed_since(dir: &Path, last: Option<SystemTime>) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(SystemTime, String)> = entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let meta = e.metadata().ok()?;
-            let modified = meta.modified().ok()?;
-            (meta.is_file()
-                && name.ends_with(".md")
-                && name != INDEX_FILE
-                && !name.starts_with('.')
-                && last.is_none_or(|last| modified > last))
-            .then_some((modified, name))
-        })
-        .collect();
-    out.sort_by(|a, b| b.cmp(a));
-    out.into_iter().map(|(_, name)| name).collect()
-}
-
-/// What the tidy-up after a successful fork did.
-struct Tidy {
-    files: Vec<String>,
-    removed: Vec<String>,
-    index_updated: bool,
-    index_lines_dropped: usize,
-}
-
-/// Under the memory write lock: removes the topic files the fork emptied, then drops exact
-/// duplicate index lines and lines linking a file that does not exist.
-fn tidy_after(dir: &Path, before: &BTreeMap<String, [u8; 32]>) -> Result<Tidy, MemoryError> {
-    let _lock = MemoryWriteLock::acquire(dir, WRITE_LOCK_TIMEOUT)?;
-    let changed = diff(before, &snapshot(dir));
-    let mut removed = Vec::new();
-    for name in changed.iter().filter(|n| *n != INDEX_FILE) {
-        let path = dir.join(name);
-        let empty = std::fs::read(&path).is_ok_and(|b| b.iter().all(u8::is_ascii_whitespace));
-        if empty {
-            std::fs::remove_file(&path)
-                .map_err(|e| MemoryError::io("cannot remove the emptied memory", &path, e))?;
-            removed.push(name.clone());
-        }
-    }
-    let index_lines_dropped = tidy_index(dir)?;
-    let after = snapshot(dir);
-    let index_updated = before.get(INDEX_FILE) != after.get(INDEX_FILE);
-    let files = changed.into_iter().filter(|n| n != INDEX_FILE).collect();
-    Ok(Tidy {
-        files,
-        removed,
-        index_updated,
-        index_lines_dropped,
-    })
-}
-
-/// Drops exact duplicate lines of `MEMORY.md` and lines linking a missing file; returns how
-/// many. The caller holds the write lock.
-fn tidy_index(dir: &Path) -> Result<usize, MemoryError> {
-    let path = dir.join(INDEX_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(MemoryError::io("cannot read", path, e)),
-    };
-    let mut seen = std::collections::HashSet::new();
-    let mut kept: Vec<&str> = Vec::new();
-    let mut dropped = 0;
-    for line in text.lines() {
-        let key = line.trim_end();
-        let blank = key.trim().is_empty();
-        let dead = index_link(key).is_some_and(|link| {
-            !link.contains("://") && !dir.join(link.split('#').next().unwrap_or(link)).is_file()
-        });
-        if !blank && (dead || !seen.insert(key)) {
-            dropped += 1;
-            continue;
-        }
-        kept.push(line);
-    }
-    if dropped > 0 {
-        let mut out = kept.join("\n");
-        out.push('\n');
-        crate::memdir::write_atomic(&path, out.as_bytes())?;
-    }
-    Ok(dropped)
-}
-
-fn usage_json(usage: &Usage) -> Value {
-    json!({
-        "input_tokens": usage.input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "output_tokens": usage.output_tokens,
-        "billed_equivalent_input": billed_equivalent_input(usage),
-    })
 }
 
 async fn blocking<T: Send + 'static>(

@@ -385,24 +385,30 @@ impl Gates<'_> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn settings_come_from_everywhere_but_the_project() {
-        use tine_config::settings::{self, SettingsPaths};
+    /// A scratch project and home: `user` is the home's `settings.json`, `project` a file of
+    /// the project's `.tine/` (its name, its text).
+    fn project_and_home(
+        user: &str,
+        project: (&str, &str),
+    ) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let cwd = tmp.path().join("project");
         let home = tmp.path().join("home");
         std::fs::create_dir_all(cwd.join(".tine")).unwrap();
         std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(
-            cwd.join(".tine/settings.json"),
-            r#"{"autoDreamMinHours": 0, "autoDreamMinSessions": 0, "autoDreamEnabled": true}"#,
-        )
-        .unwrap();
-        std::fs::write(
-            home.join("settings.json"),
-            r#"{"autoDreamMinHours": 2.5, "autoDreamEnabled": false, "autoDreamMinSessions": -1}"#,
-        )
-        .unwrap();
+        std::fs::write(home.join("settings.json"), user).unwrap();
+        std::fs::write(cwd.join(".tine").join(project.0), project.1).unwrap();
+        (tmp, cwd, home)
+    }
+
+    #[test]
+    fn settings_come_from_everywhere_but_the_project() {
+        use tine_config::settings::{self, SettingsPaths};
+        let user =
+            r#"{"autoDreamMinHours": 2.5, "autoDreamEnabled": false, "autoDreamMinSessions": -1}"#;
+        let project =
+            r#"{"autoDreamMinHours": 0, "autoDreamMinSessions": 0, "autoDreamEnabled": true}"#;
+        let (_tmp, cwd, home) = project_and_home(user, ("settings.json", project));
         let loaded = settings::load(&SettingsPaths::new(&cwd, &home));
         let (options, warnings) = DreamOptions::from_settings(&loaded);
         assert!(!options.enabled);
@@ -427,21 +433,13 @@ mod tests {
     #[test]
     fn local_flag_and_managed_settings_tune_the_gates_in_their_precedence() {
         use tine_config::settings::{self, FlagSettings, SettingsPaths};
-        let tmp = tempfile::tempdir().unwrap();
-        let cwd = tmp.path().join("project");
-        let home = tmp.path().join("home");
-        std::fs::create_dir_all(cwd.join(".tine")).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(
-            home.join("settings.json"),
+        let (tmp, cwd, home) = project_and_home(
             r#"{"autoDreamMinHours": 1, "autoDreamMinSessions": 1, "autoDreamEnabled": true}"#,
-        )
-        .unwrap();
-        std::fs::write(
-            cwd.join(".tine/settings.local.json"),
-            r#"{"autoDreamMinHours": 2, "autoDreamMinSessions": 7}"#,
-        )
-        .unwrap();
+            (
+                "settings.local.json",
+                r#"{"autoDreamMinHours": 2, "autoDreamMinSessions": 7}"#,
+            ),
+        );
         let managed = tmp.path().join("managed.json");
         std::fs::write(&managed, r#"{"autoDreamEnabled": false}"#).unwrap();
         let paths = SettingsPaths::new(&cwd, &home)

@@ -120,28 +120,22 @@ mod tests {
         ] {
             assert!(prompt.contains(needed), "missing {needed:?}:\n{prompt}");
         }
+        let two_new = ExtractPromptInput {
+            dir,
+            new_messages: 2,
+            manifest: "",
+            in_context: 0,
+            max_turns: 5,
+            today: "2025-01-31",
+        };
         let with_manifest = build_extract_prompt(&ExtractPromptInput {
             manifest: "- project_stack.md [project] Stack: React 18",
-            ..ExtractPromptInput {
-                dir,
-                new_messages: 2,
-                manifest: "",
-                in_context: 0,
-                max_turns: 5,
-                today: "2025-01-31",
-            }
+            ..two_new.clone()
         });
         assert!(with_manifest.contains("- project_stack.md [project] Stack: React 18\n</memory"));
         let some_in_context = build_extract_prompt(&ExtractPromptInput {
             in_context: 12,
-            ..ExtractPromptInput {
-                dir,
-                new_messages: 2,
-                manifest: "",
-                in_context: 0,
-                max_turns: 5,
-                today: "2025-01-31",
-            }
+            ..two_new
         });
         assert!(
             some_in_context.contains(

@@ -1,6 +1,8 @@
 use serde_json::json;
+use tine_api_client::Usage;
 
 use super::*;
+use crate::fork_changes::billed_equivalent_input;
 use crate::memdir::DirSource;
 
 fn job() -> (tempfile::TempDir, ExtractionJob) {
@@ -24,7 +26,7 @@ fn conversation(n: usize) -> Vec<Message> {
 #[test]
 fn the_cursor_counts_only_new_messages_and_all_after_compaction() {
     let (_tmp, job) = job();
-    let inner = &job.inner;
+    let inner = job.job.work();
     let mut messages = conversation(4);
     assert_eq!(inner.new_messages_start(&messages), 0);
     inner.move_cursor(&messages);
@@ -45,44 +47,6 @@ fn the_cursor_counts_only_new_messages_and_all_after_compaction() {
 }
 
 #[test]
-fn main_agent_memory_writes_are_noticed() {
-    let (_tmp, job) = job();
-    let dir = job.sandbox().dir().to_path_buf();
-    let cwd = dir.parent().unwrap().to_path_buf();
-    let call = |name: &str, path: String| {
-        Message::assistant(vec![ContentBlock::tool_use(
-            "t1",
-            name,
-            json!({"file_path": path, "content": "x"}),
-        )])
-    };
-    let inside = format!("{}/user_role.md", dir.display());
-    assert!(main_agent_wrote_memory(
-        &[call("Write", inside.clone())],
-        job.sandbox(),
-        &cwd
-    ));
-    assert!(main_agent_wrote_memory(
-        &[call("Edit", "memory/MEMORY.md".into())],
-        job.sandbox(),
-        &cwd
-    ));
-    assert!(!main_agent_wrote_memory(
-        &[call("Write", format!("{}/src/main.rs", cwd.display()))],
-        job.sandbox(),
-        &cwd
-    ));
-    assert!(!main_agent_wrote_memory(
-        &[call("Read", inside.clone())],
-        job.sandbox(),
-        &cwd
-    ));
-    // a user message quoting a tool call is not the main agent writing
-    let quoted = Message::user(vec![ContentBlock::text(inside)]);
-    assert!(!main_agent_wrote_memory(&[quoted], job.sandbox(), &cwd));
-}
-
-#[test]
 fn snapshots_diff_new_and_changed_markdown_files() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
@@ -98,6 +62,10 @@ fn snapshots_diff_new_and_changed_markdown_files() {
 
 #[test]
 fn the_outcome_names_the_saved_files_and_the_cache_figures() {
+    let (_tmp, job) = job();
+    let outcome = |reports: &[RunReport], error: Option<ExtractError>| {
+        job.job.work().outcome(reports.to_vec(), error)
+    };
     let run = |files: &[&str], read: u64| {
         RunReport::Extracted(Box::new(ForkRun {
             new_messages: 2,
@@ -120,12 +88,15 @@ fn the_outcome_names_the_saved_files_and_the_cache_figures() {
         o.summary,
         "saved 2 memories: project_stack.md, user_role.md"
     );
-    assert_eq!(o.data["files"], json!(["project_stack.md", "user_role.md"]));
-    assert_eq!(o.data["usage"]["read_from_cache"], 5000);
-    assert_eq!(o.data["usage"]["billed_in_full"], 150);
+    assert_eq!(
+        o.data()["files"],
+        json!(["project_stack.md", "user_role.md"])
+    );
+    assert_eq!(o.data()["usage"]["read_from_cache"], 5000);
+    assert_eq!(o.data()["usage"]["billed_in_full"], 150);
     let o = outcome(&[run(&["a.md"], 1), run(&["a.md", "b.md"], 1)], None);
     assert_eq!(o.summary, "saved 2 memories: a.md, b.md");
-    assert_eq!(o.data["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(o.data()["runs"].as_array().unwrap().len(), 2);
     let o = outcome(&[run(&["a.md"], 1)], None);
     assert_eq!(o.summary, "saved 1 memory: a.md");
     let o = outcome(
@@ -133,7 +104,7 @@ fn the_outcome_names_the_saved_files_and_the_cache_figures() {
         None,
     );
     assert_eq!(o.summary, "");
-    assert_eq!(o.data["status"], "skipped_main_agent_wrote");
+    assert_eq!(o.data()["status"], "skipped_main_agent_wrote");
     assert_eq!(
         billed_equivalent_input(&Usage {
             input_tokens: 10,
@@ -160,4 +131,113 @@ fn memories_the_index_in_the_first_message_links_are_in_context() {
     assert!(!listed_in_context(&messages, "user_role.md"));
     assert!(!listed_in_context(&messages, "stack.md"));
     assert!(!listed_in_context(&[], "project_stack.md"));
+}
+
+/// The outcome's JSON as `stream-json` printed it when the job built it by hand: the same keys
+/// in the same order, the same numbers.
+#[test]
+fn the_outcome_prints_the_bytes_stream_json_has_always_shown() {
+    fn usage_json(usage: &Usage) -> serde_json::Value {
+        json!({
+            "input_tokens": usage.input_tokens,
+            "cache_read_input_tokens": usage.cache_read_input_tokens,
+            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "output_tokens": usage.output_tokens,
+            "read_from_cache": usage.cache_read_input_tokens,
+            "billed_in_full": usage.input_tokens + usage.cache_creation_input_tokens,
+            "billed_equivalent_input": billed_equivalent_input(usage),
+        })
+    }
+    fn report_json(report: &RunReport) -> serde_json::Value {
+        match report {
+            RunReport::NothingNew => json!({"status": "nothing_new"}),
+            RunReport::SkippedMainAgentWrote { new_messages } => {
+                json!({"status": "skipped_main_agent_wrote", "new_messages": new_messages})
+            }
+            RunReport::NothingToLearn { new_messages } => {
+                json!({"status": "nothing_to_learn", "new_messages": new_messages})
+            }
+            RunReport::Extracted(run) => json!({
+                "status": "extracted",
+                "new_messages": run.new_messages,
+                "files": run.files,
+                "index_updated": run.index_updated,
+                "requests": run.requests,
+                "cost_usd": run.cost_usd,
+                "usage": usage_json(&run.usage),
+                "first_request_usage": run.first_request_usage.as_ref().map(usage_json),
+            }),
+        }
+    }
+    let usage = Usage {
+        input_tokens: 120,
+        cache_read_input_tokens: 9000,
+        cache_creation_input_tokens: 40,
+        output_tokens: 33,
+        ..Usage::default()
+    };
+    let extracted = |first: Option<Usage>| {
+        RunReport::Extracted(Box::new(ForkRun {
+            new_messages: 4,
+            files: vec!["project_stack.md".into()],
+            index_updated: true,
+            usage,
+            first_request_usage: first,
+            cost_usd: 0.012_345,
+            requests: 1,
+        }))
+    };
+    let (_tmp, job) = job();
+    for (reports, error) in [
+        (vec![extracted(Some(usage))], None),
+        (
+            vec![
+                RunReport::NothingNew,
+                RunReport::SkippedMainAgentWrote { new_messages: 2 },
+                RunReport::NothingToLearn { new_messages: 3 },
+                extracted(None),
+            ],
+            Some("the memory scan task failed: gone"),
+        ),
+    ] {
+        let mut total = Usage::default();
+        let mut files: Vec<String> = Vec::new();
+        for report in &reports {
+            if let RunReport::Extracted(run) = report {
+                total += run.usage;
+                files.extend(
+                    run.files
+                        .iter()
+                        .filter(|f| !files.contains(f))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+            }
+        }
+        let old = json!({
+            "status": "extracted",
+            "files": files,
+            "index_updated": true,
+            "usage": usage_json(&total),
+            "runs": reports.iter().map(report_json).collect::<Vec<_>>(),
+            "error": error,
+        });
+        let outcome = job.job.work().outcome(
+            reports,
+            error.map(|e| {
+                ExtractError::Join(
+                    e.trim_start_matches("the memory scan task failed: ")
+                        .to_owned(),
+                )
+            }),
+        );
+        assert_eq!(
+            serde_json::to_string(&outcome.data()).unwrap(),
+            serde_json::to_string(&old).unwrap()
+        );
+    }
+    assert_eq!(
+        serde_json::to_string(&tine_fork_runtime::JobOutcome::not_run("stashed").data()).unwrap(),
+        r#"{"status":"stashed"}"#
+    );
 }

@@ -8,24 +8,28 @@
 //!   loaded into the context once per session.
 //! - `topic`: topic files (frontmatter `name`, `description`, `type`), the tolerant scan,
 //!   index lines, saving a memory.
-//! - `sandbox`: [`MemorySandbox`], the memory forks' `can_use_tool`.
+//! - `sandbox`: [`MemorySandbox`], the memory forks' `can_use_tool` (the fork runtime's
+//!   `ForkPolicy` set up for memory), and where a memory write may land.
 //! - `write_guard`: [`guard_memory_writes`], Read/Write/Edit made safe for several sessions
 //!   saving memories at once (a lock across processes, `MEMORY.md` merged, files 0600).
-//! - `batch`: which turns are worth extracting (not "ok, thanks") and when a batch is due.
+//! - `batch`: which turns are worth extracting (not "ok, thanks", not memory the main agent
+//!   wrote itself) and when a batch is due.
 //! - `cursor`: where extraction stopped, kept in the session's transcript.
-//! - `extract_prompt`, `extract`: the [`ExtractionJob`], a background job of the stop-hook
-//!   pipeline that forks on the parent's prompt cache every few eligible turns (and when the
-//!   host flushes it: idle, exit, before compaction) and saves memories.
+//! - `extract_prompt`, `extract`, `extract_outcome`: the [`ExtractionJob`], a background job of
+//!   the stop-hook pipeline (one run at a time, the fork runtime's `CoalescingJob`) that forks
+//!   on the parent's prompt cache every few eligible turns (and when the host flushes it: idle,
+//!   exit, before compaction), saves memories and reports an [`ExtractionOutcome`].
 //! - `fork_changes`: what a memory fork changed in the directory and what it cost.
 //! - `magic_docs`, `magic_docs_job`: Magic Docs: files whose first line is
 //!   `# MAGIC DOC: <title>` are tracked when Read shows them, and a cache-sharing fork that may
-//!   only Edit them keeps them true to the conversation after each turn.
+//!   only Edit them keeps them true to the conversation after each turn ([`MagicDocsOutcome`]).
 //! - `consolidation_lock`: [`ConsolidationLock`], `.consolidate-lock`: the last
 //!   consolidation as its mtime, an OS lock held for a whole dream, exact across processes.
 //! - `dream_gate`: when a dream runs: enabled, time, scan throttle, sessions, lock.
-//! - `dream_prompt`, `dream_task`, `dream`: the [`DreamJob`], a background job that
-//!   consolidates memory on the parent's prompt cache once the gates pass, as a killable
-//!   [`DreamTask`] whose failure or kill rolls the lock back.
+//! - `dream_prompt`, `dream_task`, `dream_tidy`, `dream_run`, `dream`: the [`DreamJob`], a
+//!   background job that consolidates memory on the parent's prompt cache once the gates pass,
+//!   as a killable [`DreamTask`] whose failure or kill rolls the lock back, tidies the
+//!   directory after a success and reports a [`DreamRun`].
 //! - `recall`: [`Recall`], which attaches the memories relevant to a prompt to its turn.
 //! - `session`: [`AutoMemory`], all of the above for one session, made at its start.
 //! - `commands`: `tine memory path|list|show|dream`.
@@ -88,9 +92,12 @@ mod cursor;
 mod dream;
 mod dream_gate;
 mod dream_prompt;
+mod dream_run;
 mod dream_task;
+mod dream_tidy;
 mod error;
 mod extract;
+mod extract_outcome;
 mod extract_prompt;
 mod fork_changes;
 mod magic_docs;
@@ -106,23 +113,25 @@ pub use batch::Batch;
 
 pub use commands::{DreamCommand, dream as dream_now, list, memory_path, show};
 pub use consolidation_lock::{Acquire, ConsolidationLock, recorded_consolidation};
-pub use dream::{DREAM_JOB, DreamError, DreamJob, DreamRun, OnDreamProgress};
+pub use dream::{DREAM_JOB, DreamError, DreamJob, OnDreamProgress};
 pub use dream_gate::{
     DEFAULT_DREAM_MIN_HOURS, DEFAULT_DREAM_MIN_SESSIONS, DreamIo, DreamOptions, FileStamp,
     GateOutcome, Gates, Ready, ScanThrottle, SystemIo,
 };
 pub use dream_prompt::DREAM_MARKER;
+pub use dream_run::DreamRun;
 pub use dream_task::{DreamPhase, DreamStatus, DreamTask, DreamTaskState, DreamTurn};
 pub use error::MemoryError;
 pub use extract::{
-    DEFAULT_EXTRACT_EVERY, EXTRACTION_JOB, ExtractError, ExtractionJob, ExtractionOptions, ForkRun,
-    RunReport,
+    DEFAULT_EXTRACT_EVERY, EXTRACTION_JOB, ExtractError, ExtractionJob, ExtractionOptions,
 };
+pub use extract_outcome::{ExtractionOutcome, ExtractionStatus, ForkRun, RunReport};
 pub use extract_prompt::EXTRACTION_MARKER;
 pub use fork_changes::billed_equivalent_input;
 pub use magic_docs::{MAGIC_DOC_PREFIX, MagicDocHeader, MagicDocs, MagicDocsOptions};
 pub use magic_docs_job::{
-    MAGIC_DOCS_JOB, MAGIC_DOCS_MARKER, MagicDocsError, MagicDocsJob, MagicDocsSandbox,
+    MAGIC_DOCS_JOB, MAGIC_DOCS_MARKER, MagicDocsError, MagicDocsFork, MagicDocsJob,
+    MagicDocsOutcome, MagicDocsRun, MagicDocsStatus,
 };
 pub use memdir::{
     DirSource, INDEX_FILE, IndexForContext, IndexTruncation, MAX_INDEX_BYTES, MAX_INDEX_LINE_CHARS,

@@ -6,30 +6,31 @@
 //! - The prompt names each file's absolute path, quotes its `# MAGIC DOC:` line and its
 //!   instruction, and gives its current text; the fork's file-state cache holds exactly that
 //!   text, so Edit's read-before-write check passes for it and fails if the file moved on.
-//! - [`MagicDocsSandbox`] is the fork's `can_use_tool`: Edit of a tracked file (on the path
-//!   the permission engine resolves), judged by the engine for the session's project with its
-//!   deny and ask rules (an ask is a denial: a fork cannot ask); every other call is refused.
-//!   The tool array is not filtered (it is part of the cache key).
-//! - One run at a time; a turn that ends during a run is stashed and a trailing run follows.
+//! - The fork's `can_use_tool` is the fork runtime's [`ForkPolicy`] set up for it: Edit of a
+//!   tracked file (on the path the permission engine resolves), judged by the engine for the
+//!   session's project in `acceptEdits` with its deny and ask rules (an ask is a denial: a fork
+//!   cannot ask); every other call is refused. The tool array is not filtered (it is part of
+//!   the cache key).
+//! - One run at a time, as the fork runtime's [`CoalescingJob`] runs it: a turn that ends
+//!   during a run waits and a trailing run follows. The job reports a [`MagicDocsOutcome`].
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
-use serde_json::{Value, json};
-use tine_api_client::{ContentBlock, Message, MessageContent, ToolUseBlock, Usage};
+use serde::Serialize;
+use serde_json::Value;
+use tine_api_client::{ContentBlock, Message, Usage};
 use tine_fork_runtime::{
-    BackgroundJob, ForkError, ForkParams, JobContext, JobError, JobOutcome, run_forked_agent,
+    BackgroundJob, CoalescedWork, CoalescingJob, ForkError, ForkParams, ForkPolicy, ForkScope,
+    JobContext, JobOutcome, Refusals, WrapsJob, WritableFiles, run_forked_agent,
 };
-use tine_permissions::{
-    PermissionContext, PermissionDecision, PermissionMode, PermissionQuery, RuleBehavior,
-    SourcedRule, resolve_path,
-};
-use tine_query_loop::{CanUseTool, EndAfterTools, PermissionOutcome, Terminal};
-use tine_tools::{FileStateCache, Tool, ToolContext};
+use tine_permissions::{PermissionContext, PermissionMode};
+use tine_query_loop::CanUseTool;
+use tine_tools::{FileStateCache, Tool};
 
-use crate::fork_changes::billed_equivalent_input;
+use crate::fork_changes::{optional_usage_figures, usage_figures};
 use crate::magic_docs::{MagicDocHeader, MagicDocs, detect_magic_doc_header};
 
 /// The job's name in pipeline events.
@@ -64,20 +65,122 @@ struct DocNow {
     mtime: Option<SystemTime>,
 }
 
-#[derive(Default)]
-struct State {
-    running: bool,
-    /// The latest turn that ended during a run.
-    pending: Option<JobContext>,
+/// One update of the tracked files.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum MagicDocsRun {
+    /// No file is tracked any more (each gone, or its header removed): no fork.
+    NothingTracked,
+    /// The fork ran and changed nothing.
+    Unchanged(MagicDocsFork),
+    /// The fork ran and changed files.
+    Updated(MagicDocsFork),
+}
+
+impl MagicDocsRun {
+    /// The run's status, as its report's `status` says it.
+    pub fn status(&self) -> MagicDocsStatus {
+        match self {
+            Self::NothingTracked => MagicDocsStatus::NothingTracked,
+            Self::Unchanged(_) => MagicDocsStatus::Unchanged,
+            Self::Updated(_) => MagicDocsStatus::Updated,
+        }
+    }
+
+    /// The files it changed.
+    pub fn updated(&self) -> &[String] {
+        match self {
+            Self::NothingTracked => &[],
+            Self::Unchanged(fork) | Self::Updated(fork) => &fork.updated,
+        }
+    }
+}
+
+/// What one update fork saw, changed and cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MagicDocsFork {
+    /// The tracked files it was shown (absolute paths).
+    pub tracked: Vec<String>,
+    /// Those whose text changed.
+    pub updated: Vec<String>,
+    /// Requests the fork made.
+    pub requests: u32,
+    /// What the fork cost, in US dollars.
+    pub cost_usd: f64,
+    /// Usage summed over the fork's requests.
+    #[serde(serialize_with = "usage_figures")]
+    pub usage: Usage,
+    /// The first request's usage (its cache read shows the parent's prefix was reused).
+    #[serde(serialize_with = "optional_usage_figures")]
+    pub first_request_usage: Option<Usage>,
+}
+
+/// How the last update ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MagicDocsStatus {
+    /// Nothing was tracked.
+    NothingTracked,
+    /// Nothing changed.
+    Unchanged,
+    /// Files changed.
+    Updated,
+    /// No update completed.
+    Failed,
+}
+
+/// What the Magic Docs job did over one run and its trailing runs: its typed outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MagicDocsOutcome {
+    /// The last run's status.
+    pub status: MagicDocsStatus,
+    /// The files changed, each once, in order.
+    pub updated: Vec<String>,
+    /// Each run's report, in order.
+    pub runs: Vec<MagicDocsRun>,
+    /// Why the last run failed, when it did.
+    pub error: Option<String>,
+}
+
+impl MagicDocsOutcome {
+    fn of(runs: Vec<MagicDocsRun>, error: Option<String>) -> Self {
+        let mut updated: Vec<String> = Vec::new();
+        for path in runs.iter().flat_map(MagicDocsRun::updated) {
+            if !updated.contains(path) {
+                updated.push(path.clone());
+            }
+        }
+        Self {
+            status: runs
+                .last()
+                .map_or(MagicDocsStatus::Failed, MagicDocsRun::status),
+            updated,
+            runs,
+            error,
+        }
+    }
+
+    /// One line for people: "updated magic doc docs/a.md" (empty when nothing changed).
+    pub fn summary(&self) -> String {
+        match self.updated.len() {
+            0 => String::new(),
+            1 => format!("updated magic doc {}", self.updated[0]),
+            n => format!("updated {n} magic docs: {}", self.updated.join(", ")),
+        }
+    }
 }
 
 /// The Magic Docs job: register one per main-thread session, sharing its [`MagicDocs`] with
 /// the Read listener on the session's tool context.
 #[derive(Clone)]
 pub struct MagicDocsJob {
+    job: CoalescingJob<DocsUpdate>,
+}
+
+/// What one run of the job does.
+struct DocsUpdate {
     docs: MagicDocs,
     project: Option<Arc<PermissionContext>>,
-    state: Arc<Mutex<State>>,
 }
 
 impl MagicDocsJob {
@@ -85,29 +188,65 @@ impl MagicDocsJob {
     /// fork's edits are judged by its rules, else by the fork's working directory alone.
     pub fn new(docs: MagicDocs, project: Option<&PermissionContext>) -> Self {
         Self {
-            docs,
-            project: project.map(|p| Arc::new(p.clone())),
-            state: Arc::default(),
+            job: CoalescingJob::new(DocsUpdate {
+                docs,
+                project: project.map(|p| Arc::new(p.clone())),
+            }),
         }
     }
 
     /// The tracked files.
     pub fn docs(&self) -> &MagicDocs {
-        &self.docs
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        &self.job.work().docs
     }
 
     /// Runs one update for `ctx` now, whether or not another is running (tests).
-    pub async fn update_once(&self, ctx: &JobContext) -> Result<Value, MagicDocsError> {
+    pub async fn update_once(&self, ctx: &JobContext) -> Result<MagicDocsRun, MagicDocsError> {
+        self.job.work().update_once(ctx).await
+    }
+}
+
+/// After every turn while a file is tracked, one run at a time: a turn that ends during a
+/// run waits for the trailing run. Flushes do not run it.
+impl WrapsJob for MagicDocsJob {
+    fn job(&self) -> &dyn BackgroundJob {
+        &self.job
+    }
+}
+
+impl CoalescedWork for DocsUpdate {
+    type Report = MagicDocsRun;
+    type Error = MagicDocsError;
+
+    fn name(&self) -> &str {
+        MAGIC_DOCS_JOB
+    }
+
+    fn concerns(&self, _ctx: &JobContext) -> bool {
+        !self.docs.is_empty()
+    }
+
+    fn run_once<'a>(
+        &'a self,
+        ctx: &'a JobContext,
+    ) -> BoxFuture<'a, Result<MagicDocsRun, MagicDocsError>> {
+        Box::pin(self.update_once(ctx))
+    }
+
+    fn outcome(&self, runs: Vec<MagicDocsRun>, error: Option<MagicDocsError>) -> JobOutcome {
+        let outcome = MagicDocsOutcome::of(runs, error.map(|e| e.to_string()));
+        JobOutcome::new(outcome.summary(), outcome)
+    }
+}
+
+impl DocsUpdate {
+    async fn update_once(&self, ctx: &JobContext) -> Result<MagicDocsRun, MagicDocsError> {
         let docs = current_docs(&self.docs).await?;
         if docs.is_empty() {
-            return Ok(json!({"status": "nothing_tracked"}));
+            return Ok(MagicDocsRun::NothingTracked);
         }
         let paths: Vec<PathBuf> = docs.iter().map(|d| d.path.clone()).collect();
-        let sandbox = Arc::new(MagicDocsSandbox::new(&paths, self.project.as_deref()));
+        let policy = magic_docs_policy(&paths, self.project.as_deref());
         let file_state = Arc::new(FileStateCache::new());
         for doc in &docs {
             file_state.record(&doc.path, doc.content.as_bytes(), doc.mtime);
@@ -115,7 +254,7 @@ impl MagicDocsJob {
         let mut params = ForkParams::new(
             Arc::clone(&ctx.cache_safe),
             vec![Message::user(vec![ContentBlock::text(build_prompt(&docs))])],
-            Arc::clone(&sandbox) as Arc<dyn CanUseTool>,
+            Arc::new(policy.clone()) as Arc<dyn CanUseTool>,
             MAGIC_DOCS_JOB,
         );
         params.max_turns = Some(MAGIC_DOCS_MAX_TURNS);
@@ -125,18 +264,11 @@ impl MagicDocsJob {
         // Never set: it would change the thinking budget and so the cache key.
         params.max_output_tokens = None;
         params.overrides.file_state = Some(file_state);
-        params.end_after_tools = Some(end_after_edits(Arc::clone(&sandbox), ctx));
+        // Ends after a turn of successful Edits of tracked files: no closing request.
+        params.end_after_tools = Some(policy.end_after_writes(ctx.parent.tool_context.cwd()));
         let result = run_forked_agent(&ctx.parent, params).await?;
-        match &result.terminal {
-            Terminal::Completed | Terminal::MaxTurns { .. } => {}
-            other @ (Terminal::Aborted
-            | Terminal::PromptTooLong { .. }
-            | Terminal::ModelError { .. }
-            | Terminal::BlockingLimit { .. }
-            | Terminal::StopHookPrevented { .. }
-            | Terminal::RepeatedToolFailure { .. }) => {
-                return Err(MagicDocsError::Unfinished(other.describe()));
-            }
+        if let Some(why) = result.unfinished() {
+            return Err(MagicDocsError::Unfinished(why));
         }
         let after = current_docs(&self.docs).await?;
         let updated: Vec<String> = docs
@@ -149,124 +281,19 @@ impl MagicDocsJob {
             })
             .map(|d| d.path.display().to_string())
             .collect();
-        Ok(json!({
-            "status": if updated.is_empty() { "unchanged" } else { "updated" },
-            "tracked": paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "updated": updated,
-            "requests": result.requests,
-            "cost_usd": result.cost_usd,
-            "usage": usage_json(&result.usage),
-            "first_request_usage": result.first_request_usage.as_ref().map(usage_json),
-        }))
-    }
-}
-
-impl BackgroundJob for MagicDocsJob {
-    fn name(&self) -> &str {
-        MAGIC_DOCS_JOB
-    }
-
-    /// After every turn while a file is tracked; a turn that ends during a run is kept for
-    /// the trailing run instead.
-    fn should_run(&self, ctx: &JobContext) -> bool {
-        if self.docs.is_empty() {
-            return false;
-        }
-        let mut state = self.lock();
-        if state.running {
-            state.pending = Some(ctx.clone());
-            return false;
-        }
-        true
-    }
-
-    fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
-        let job = self.clone();
-        {
-            let mut state = job.lock();
-            if state.running {
-                state.pending = Some(ctx);
-                return Box::pin(async {
-                    Ok(JobOutcome {
-                        summary: String::new(),
-                        data: json!({"status": "stashed"}),
-                    })
-                });
-            }
-            state.running = true;
-        }
-        Box::pin(async move {
-            let mut guard = Running {
-                job: job.clone(),
-                armed: true,
-            };
-            let mut ctx = ctx;
-            let mut runs = Vec::new();
-            let mut last_error = None;
-            loop {
-                match job.update_once(&ctx).await {
-                    Ok(run) => runs.push(run),
-                    Err(error) => {
-                        tracing::warn!(%error, "magic docs update failed");
-                        last_error = Some(error);
-                    }
-                }
-                let mut state = job.lock();
-                match state.pending.take() {
-                    Some(next) => ctx = next,
-                    None => {
-                        state.running = false;
-                        guard.armed = false;
-                        break;
-                    }
-                }
-            }
-            if runs.is_empty()
-                && let Some(error) = last_error
-            {
-                return Err(Box::new(error) as JobError);
-            }
-            let mut updated: Vec<String> = Vec::new();
-            for run in &runs {
-                for path in run["updated"].as_array().into_iter().flatten() {
-                    if let Some(path) = path.as_str()
-                        && !updated.iter().any(|u| u == path)
-                    {
-                        updated.push(path.to_owned());
-                    }
-                }
-            }
-            let summary = match updated.len() {
-                0 => String::new(),
-                1 => format!("updated magic doc {}", updated[0]),
-                n => format!("updated {n} magic docs: {}", updated.join(", ")),
-            };
-            Ok(JobOutcome {
-                summary,
-                data: json!({
-                    "status": runs.last().map_or(json!("failed"), |r| r["status"].clone()),
-                    "updated": updated,
-                    "runs": runs,
-                    "error": last_error.map(|e| e.to_string()),
-                }),
-            })
+        let fork = MagicDocsFork {
+            tracked: paths.iter().map(|p| p.display().to_string()).collect(),
+            requests: result.requests,
+            cost_usd: result.cost_usd,
+            usage: result.usage,
+            first_request_usage: result.first_request_usage,
+            updated,
+        };
+        Ok(if fork.updated.is_empty() {
+            MagicDocsRun::Unchanged(fork)
+        } else {
+            MagicDocsRun::Updated(fork)
         })
-    }
-}
-
-/// Clears `running` (and the stash) when a run is dropped midway (the session was cancelled).
-struct Running {
-    job: MagicDocsJob,
-    armed: bool,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if self.armed {
-            let mut state = self.job.lock();
-            state.running = false;
-            state.pending = None;
-        }
     }
 }
 
@@ -340,156 +367,129 @@ fn build_prompt(docs: &[DocNow]) -> String {
     out
 }
 
-/// Ends the fork once a turn did nothing but successful Edits of tracked files: a closing
-/// reply would cost a request nobody reads.
-fn end_after_edits(sandbox: Arc<MagicDocsSandbox>, ctx: &JobContext) -> EndAfterTools {
-    let cwd = ctx.parent.tool_context.cwd();
-    Arc::new(move |calls: &[ToolUseBlock], results: &Message| {
-        let all_edits = !calls.is_empty()
-            && calls.iter().all(|call| {
-                call.name == "Edit"
-                    && call
-                        .input
-                        .get("file_path")
-                        .and_then(Value::as_str)
-                        .is_some_and(|p| sandbox.tracked_path(p, &cwd).is_some())
-            });
-        let all_succeeded = match &results.content {
-            MessageContent::Blocks(blocks) => blocks.iter().all(|b| match b {
-                ContentBlock::ToolResult(r) => r.is_error != Some(true),
-                _ => true,
-            }),
-            MessageContent::Text(_) => true,
+/// The Magic Docs fork's `can_use_tool`: Edit of `files` only (resolved paths), as the
+/// permission engine judges it for the session's project in `acceptEdits` mode with the
+/// session's deny and ask rules; anything else is refused with a reason the model can read.
+pub(crate) fn magic_docs_policy(
+    files: &[PathBuf],
+    project: Option<&PermissionContext>,
+) -> ForkPolicy {
+    let scope = project
+        .map_or_else(ForkScope::working_directory, ForkScope::project)
+        .in_mode(PermissionMode::AcceptEdits);
+    let writable = WritableFiles::new(files);
+    let names = writable
+        .files()
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    ForkPolicy::judged_in(scope, MagicDocsRefusals { names })
+        .only_tools(&["Edit"])
+        .may_write(writable)
+}
+
+/// How the Magic Docs fork's refusals read.
+struct MagicDocsRefusals {
+    /// The tracked files, for the model to read.
+    names: String,
+}
+
+impl Refusals for MagicDocsRefusals {
+    fn tool_not_allowed(&self, tool: &dyn Tool, _input: &Value) -> String {
+        format!(
+            "The Magic Docs agent may only use Edit on {}; `{}` is not available to it.",
+            self.names,
+            tool.name()
+        )
+    }
+
+    fn write_refused(&self, _tool: &dyn Tool, file_path: &str, _why: &str) -> String {
+        format!(
+            "Edit refused: `{file_path}` is not a tracked Magic Doc. The Magic Docs agent may \
+             edit only {}.",
+            self.names
+        )
+    }
+
+    fn judged(&self, _tool: &dyn Tool, message: &str, _context: &PermissionContext) -> String {
+        format!(
+            "Edit refused: {message}. The Magic Docs agent cannot ask for permission; leave \
+             this file as it is."
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::fork_changes::billed_equivalent_input;
+
+    /// The outcome's JSON as `stream-json` printed it when the job built it by hand: the same
+    /// keys in the same order, the same numbers.
+    #[test]
+    fn the_outcome_prints_the_bytes_stream_json_has_always_shown() {
+        fn usage_json(usage: &Usage) -> Value {
+            json!({
+                "input_tokens": usage.input_tokens,
+                "cache_read_input_tokens": usage.cache_read_input_tokens,
+                "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+                "output_tokens": usage.output_tokens,
+                "billed_equivalent_input": billed_equivalent_input(usage),
+            })
+        }
+        let usage = Usage {
+            input_tokens: 7,
+            cache_read_input_tokens: 8000,
+            cache_creation_input_tokens: 0,
+            output_tokens: 90,
+            ..Usage::default()
         };
-        all_edits && all_succeeded
-    })
-}
-
-/// The Magic Docs fork's `can_use_tool`: Edit of a tracked file, as the permission engine
-/// judges it for the session's project in `acceptEdits` mode with the session's deny and ask
-/// rules; anything else is refused with a reason the model can read.
-#[derive(Debug, Clone)]
-pub struct MagicDocsSandbox {
-    /// The tracked files, resolved by the engine's resolver.
-    files: Vec<PathBuf>,
-    cwd: Option<PathBuf>,
-    additional_directories: Vec<PathBuf>,
-    home: Option<PathBuf>,
-    rules: Vec<SourcedRule>,
-}
-
-impl MagicDocsSandbox {
-    /// A sandbox allowing Edit of `files` only, under `project`'s deny and ask rules when given.
-    pub fn new(files: &[PathBuf], project: Option<&PermissionContext>) -> Self {
-        Self {
-            files: files.iter().map(|f| resolve_path(f)).collect(),
-            cwd: project.map(|p| p.cwd.clone()),
-            additional_directories: project
-                .map(|p| p.additional_directories.clone())
-                .unwrap_or_default(),
-            home: project.and_then(|p| p.home.clone()),
-            rules: project
-                .map(|p| {
-                    p.rules()
-                        .iter()
-                        .filter(|r| r.behavior != RuleBehavior::Allow)
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default(),
-        }
-    }
-
-    /// The tracked file `file_path` (resolved against `cwd` as Edit resolves it, then through
-    /// symlinks) is, if any.
-    pub fn tracked_path(&self, file_path: &str, cwd: &Path) -> Option<PathBuf> {
-        if file_path.is_empty() || file_path.chars().any(char::is_control) {
-            return None;
-        }
-        let resolved = resolve_path(&tine_permissions::normalize(&cwd.join(file_path)));
-        self.files.iter().find(|f| **f == resolved).cloned()
-    }
-
-    /// The decision for one call.
-    pub fn decide(&self, tool: &dyn Tool, input: &Value, ctx: &ToolContext) -> PermissionOutcome {
-        let names = || {
-            self.files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+        let fork = |updated: &[&str]| MagicDocsFork {
+            tracked: vec!["/p/docs/a.md".into(), "/p/docs/b.md".into()],
+            updated: updated.iter().map(|u| (*u).to_owned()).collect(),
+            requests: 1,
+            cost_usd: 0.004_2,
+            usage,
+            first_request_usage: Some(usage),
         };
-        if tool.name() != "Edit" {
-            return PermissionOutcome::Deny {
-                reason: format!(
-                    "The Magic Docs agent may only use Edit on {}; `{}` is not available to it.",
-                    names(),
-                    tool.name()
-                ),
-            };
-        }
-        let file_path = input.get("file_path").and_then(Value::as_str).unwrap_or("");
-        if self.tracked_path(file_path, &ctx.cwd()).is_none() {
-            return PermissionOutcome::Deny {
-                reason: format!(
-                    "Edit refused: `{file_path}` is not a tracked Magic Doc. The Magic Docs \
-                     agent may edit only {}.",
-                    names()
-                ),
-            };
-        }
-        let cwd = self.cwd.clone().unwrap_or_else(|| ctx.cwd());
-        let mut permissions = PermissionContext::new(PermissionMode::AcceptEdits, cwd);
-        permissions.additional_directories = self.additional_directories.clone();
-        permissions.home = self.home.clone();
-        for rule in &self.rules {
-            permissions.add_rule(rule.clone());
-        }
-        let target = tool.permission_target(input, ctx);
-        let verdict = tool.check_permissions(input, ctx);
-        let request = PermissionQuery {
-            tool: tool.name(),
-            target: &target,
-            verdict: &verdict,
-            is_read_only: tool.is_read_only(input),
+        let old_run = |status: &str, updated: &[&str]| {
+            json!({
+                "status": status,
+                "tracked": ["/p/docs/a.md", "/p/docs/b.md"],
+                "updated": updated,
+                "requests": 1,
+                "cost_usd": 0.004_2,
+                "usage": usage_json(&usage),
+                "first_request_usage": usage_json(&usage),
+            })
         };
-        match permissions.decide(&request) {
-            PermissionDecision::Allow { .. } => PermissionOutcome::Allow {
-                updated_input: None,
-            },
-            PermissionDecision::Ask { message, .. } | PermissionDecision::Deny { message, .. } => {
-                PermissionOutcome::Deny {
-                    reason: format!(
-                        "Edit refused: {message}. The Magic Docs agent cannot ask for \
-                         permission; leave this file as it is."
-                    ),
-                }
-            }
+        let runs = vec![
+            MagicDocsRun::Unchanged(fork(&[])),
+            MagicDocsRun::Updated(fork(&["/p/docs/a.md"])),
+            MagicDocsRun::NothingTracked,
+        ];
+        let old = json!({
+            "status": "nothing_tracked",
+            "updated": ["/p/docs/a.md"],
+            "runs": [
+                old_run("unchanged", &[]),
+                old_run("updated", &["/p/docs/a.md"]),
+                json!({"status": "nothing_tracked"}),
+            ],
+            "error": "the Magic Docs read task failed: gone",
+        });
+        let outcome = DocsUpdate {
+            docs: MagicDocs::new(),
+            project: None,
         }
+        .outcome(runs, Some(MagicDocsError::Join("gone".into())));
+        assert_eq!(outcome.summary, "updated magic doc /p/docs/a.md");
+        assert_eq!(
+            serde_json::to_string(&outcome.data()).unwrap(),
+            serde_json::to_string(&old).unwrap()
+        );
     }
-}
-
-impl CanUseTool for MagicDocsSandbox {
-    fn check<'a>(
-        &'a self,
-        tool: &'a dyn Tool,
-        input: &'a Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, PermissionOutcome> {
-        let outcome = self.decide(tool, input, ctx);
-        if let PermissionOutcome::Deny { reason } = &outcome {
-            tracing::debug!(tool = tool.name(), %reason, "magic docs sandbox denied a call");
-        }
-        Box::pin(async move { outcome })
-    }
-}
-
-fn usage_json(usage: &Usage) -> Value {
-    json!({
-        "input_tokens": usage.input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "output_tokens": usage.output_tokens,
-        "billed_equivalent_input": billed_equivalent_input(usage),
-    })
 }

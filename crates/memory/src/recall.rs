@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use tine_api_client::{CacheControl, ContentBlock, Message, ModelClient, TextBlock, Usage};
-use tine_fork_runtime::{SideQuery, SideQueryError, UsageLedger, side_query};
+use tine_api_client::{CacheControl, ContentBlock, Message, TextBlock, Usage};
+use tine_fork_runtime::{SideModel, SideQueryError};
 use tine_query_loop::utc_date;
 
 use crate::batch::is_acknowledgement;
@@ -129,28 +129,7 @@ pub struct Selection {
 
 /// The selector of seed 000 §8.3: one `side_query` with a JSON schema, `max_tokens` 256, its
 /// own system prompt (the CLI prefix skipped), billed to `memory_recall`.
-pub struct SideQuerySelector {
-    client: Arc<dyn ModelClient>,
-    model: String,
-    ledger: Option<UsageLedger>,
-}
-
-impl SideQuerySelector {
-    /// A selector asking `model` through `client`.
-    pub fn new(client: Arc<dyn ModelClient>, model: impl Into<String>) -> Self {
-        Self {
-            client,
-            model: model.into(),
-            ledger: None,
-        }
-    }
-
-    /// Records the queries' usage in the session's ledger.
-    pub fn with_ledger(mut self, ledger: UsageLedger) -> Self {
-        self.ledger = Some(ledger);
-        self
-    }
-}
+pub type SideQuerySelector = SideModel;
 
 /// The schema of the selection answer.
 pub(crate) fn selection_schema() -> Value {
@@ -181,7 +160,7 @@ pub fn selection_message(prompt: &str, manifest: &str, limit: usize) -> Message 
     ])
 }
 
-impl MemorySelector for SideQuerySelector {
+impl MemorySelector for SideModel {
     fn select<'a>(
         &'a self,
         prompt: &'a str,
@@ -189,16 +168,16 @@ impl MemorySelector for SideQuerySelector {
         limit: usize,
     ) -> BoxFuture<'a, Result<Selection, RecallError>> {
         Box::pin(async move {
-            let query = SideQuery::new(
-                self.model.clone(),
-                RECALL_QUERY_SOURCE,
-                vec![selection_message(prompt, manifest, limit)],
-            )
-            .with_system(SELECTOR_SYSTEM_PROMPT)
-            .skipping_system_prefix()
-            .with_schema(selection_schema())
-            .with_max_tokens(RECALL_MAX_TOKENS);
-            let result = side_query(self.client.as_ref(), &query, self.ledger.as_ref()).await?;
+            let query = self
+                .query(
+                    RECALL_QUERY_SOURCE,
+                    vec![selection_message(prompt, manifest, limit)],
+                )
+                .with_system(SELECTOR_SYSTEM_PROMPT)
+                .skipping_system_prefix()
+                .with_schema(selection_schema())
+                .with_max_tokens(RECALL_MAX_TOKENS);
+            let result = self.ask(&query).await?;
             let files = result
                 .json
                 .as_ref()

@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tine_permissions::PermissionTarget;
-use tine_permissions::{PermissionRule, RuleSource};
+use tine_permissions::{PermissionMode, PermissionRule, RuleBehavior, RuleSource};
 use tine_tools::ToolFuture;
 
 use super::*;

@@ -1,9 +1,10 @@
-//! Saving memories from several sessions at once without losing any (issue 10, item 6).
+//! Saving memories from several sessions at once without losing any.
 //!
 //! The extraction forks (and the main agent when asked to remember) save memories with the
-//! ordinary Read, Write and Edit tools. Two sessions saving at once used to lose index lines:
-//! a Write of `MEMORY.md` replaced what another process had just renamed into place, and a fork
-//! told "modified since read" spent its few turns re-reading. [`guard_memory_writes`] wraps
+//! ordinary Read, Write and Edit tools. Unguarded, two sessions saving at once would lose index
+//! lines (a Write of `MEMORY.md` replacing what another process had just renamed into place)
+//! and a fork told "modified since read" would spend its few turns re-reading.
+//! [`guard_memory_writes`] wraps
 //! those three tools so that every Write or Edit whose target resolves inside the memory
 //! directory runs under the directory's [`MemoryWriteLock`] (an OS advisory lock, so across
 //! processes):
@@ -33,7 +34,7 @@ use tine_tools::{ToolProgress, hash_content};
 
 use crate::error::MemoryError;
 use crate::memdir::{INDEX_FILE, MemoryWriteLock, WRITE_LOCK_TIMEOUT, merge_index};
-use crate::sandbox::MemorySandbox;
+use crate::sandbox::MemoryWrites;
 
 /// Versions of `MEMORY.md` remembered by content hash (the base of a later merge).
 const REMEMBERED_VERSIONS: usize = 32;
@@ -45,7 +46,7 @@ pub fn guard_memory_writes(
     dir: &Path,
 ) -> Result<Vec<Arc<dyn Tool>>, MemoryError> {
     let shared = Arc::new(Shared {
-        sandbox: MemorySandbox::new(dir)?,
+        writes: MemoryWrites::new(dir)?,
         versions: Mutex::new(VecDeque::new()),
     });
     Ok(tools
@@ -76,7 +77,7 @@ enum Kind {
 /// What the wrappers of one session share.
 struct Shared {
     /// Resolves a call's `file_path` as the sandbox does (symlinks, `..`, case).
-    sandbox: MemorySandbox,
+    writes: MemoryWrites,
     versions: Mutex<VecDeque<([u8; 32], Arc<str>)>>,
 }
 
@@ -92,7 +93,7 @@ impl Shared {
         let Some(file_path) = input.get("file_path").and_then(Value::as_str) else {
             return Target::Outside;
         };
-        match self.sandbox.resolve_inside(file_path, &ctx.cwd()) {
+        match self.writes.resolve_inside(file_path, &ctx.cwd()) {
             Ok((_, relative)) if relative == Path::new(INDEX_FILE) => Target::Index,
             Ok((resolved, _)) => Target::Topic(resolved),
             Err(_) => Target::Outside,
@@ -100,7 +101,7 @@ impl Shared {
     }
 
     fn index_path(&self) -> PathBuf {
-        self.sandbox.dir().join(INDEX_FILE)
+        self.writes.dir().join(INDEX_FILE)
     }
 
     fn remember(&self, text: &str) {
@@ -259,7 +260,7 @@ impl MemoryGuardedTool {
 
     /// The directory's write lock, waited for off the runtime.
     async fn lock(&self) -> Result<MemoryWriteLock, ToolError> {
-        let dir = self.shared.sandbox.dir().to_path_buf();
+        let dir = self.shared.writes.dir().to_path_buf();
         blocking(move || MemoryWriteLock::acquire(&dir, WRITE_LOCK_TIMEOUT))
             .await?
             .map_err(|e| ToolError::Failed(e.to_string()))

@@ -15,14 +15,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
 use serde_json::Value;
 use tine_api_client::{ContentBlock, Message, MessageContent, ToolResultContent};
 use tine_config::settings::LoadedSettings;
-use tine_fork_runtime::{CacheSafeParams, ForkParams, ParentContext, run_forked_agent};
-use tine_permissions::{PermissionContext, PermissionDecision, PermissionQuery};
-use tine_query_loop::{CanUseTool, PermissionOutcome};
-use tine_tools::{Tool, ToolContext};
+use tine_fork_runtime::{
+    CacheSafeParams, ForkParams, ForkPolicy, ForkScope, ParentContext, Refusals, run_forked_agent,
+};
+use tine_permissions::PermissionContext;
+use tine_query_loop::CanUseTool;
+use tine_tools::Tool;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -124,7 +125,7 @@ struct InFlight {
 /// The session's speculation: at most one in flight, for the latest draft.
 pub(crate) struct Speculator {
     parent: Arc<ParentContext>,
-    sandbox: Arc<SpeculationSandbox>,
+    sandbox: Arc<ForkPolicy>,
     current: Option<InFlight>,
     /// Drafts speculated on, and those a submitted prompt matched (the benchmark's hit rate).
     pub started: u64,
@@ -136,9 +137,7 @@ impl Speculator {
     pub(crate) fn new(parent: Arc<ParentContext>, permissions: &PermissionContext) -> Self {
         Self {
             parent,
-            sandbox: Arc::new(SpeculationSandbox {
-                permissions: permissions.clone(),
-            }),
+            sandbox: Arc::new(speculation_policy(permissions)),
             current: None,
             started: 0,
             hits: 0,
@@ -267,58 +266,26 @@ fn read_calls(messages: &[Message]) -> Vec<SpeculatedCall> {
 /// judges them for the session (what it would ask about is refused: nobody is asked about a
 /// guess); every other tool, and so every write, refused. The tool array stays whole (the
 /// cache key).
-#[derive(Debug, Clone)]
-pub struct SpeculationSandbox {
-    permissions: PermissionContext,
+pub fn speculation_policy(permissions: &PermissionContext) -> ForkPolicy {
+    ForkPolicy::judged_in(ForkScope::session(permissions), SpeculationRefusals)
+        .only_tools(SAFE_READ_ONLY_TOOLS)
+        .read_only()
 }
 
-impl SpeculationSandbox {
-    /// A sandbox judging reads by `permissions` (the session's).
-    pub fn new(permissions: PermissionContext) -> Self {
-        Self { permissions }
+/// How speculation's refusals read.
+struct SpeculationRefusals;
+
+impl Refusals for SpeculationRefusals {
+    fn tool_not_allowed(&self, tool: &dyn Tool, _input: &Value) -> String {
+        format!(
+            "Speculation runs only {}; `{}` is not available while the user types.",
+            SAFE_READ_ONLY_TOOLS.join(", "),
+            tool.name()
+        )
     }
 
-    /// The decision for one call.
-    pub fn decide(&self, tool: &dyn Tool, input: &Value, ctx: &ToolContext) -> PermissionOutcome {
-        if !SAFE_READ_ONLY_TOOLS.contains(&tool.name()) || !tool.is_read_only(input) {
-            return PermissionOutcome::Deny {
-                reason: format!(
-                    "Speculation runs only {}; `{}` is not available while the user types.",
-                    SAFE_READ_ONLY_TOOLS.join(", "),
-                    tool.name()
-                ),
-            };
-        }
-        let target = tool.permission_target(input, ctx);
-        let verdict = tool.check_permissions(input, ctx);
-        let request = PermissionQuery {
-            tool: tool.name(),
-            target: &target,
-            verdict: &verdict,
-            is_read_only: true,
-        };
-        match self.permissions.decide(&request) {
-            PermissionDecision::Allow { .. } => PermissionOutcome::Allow {
-                updated_input: None,
-            },
-            PermissionDecision::Ask { message, .. } | PermissionDecision::Deny { message, .. } => {
-                PermissionOutcome::Deny {
-                    reason: format!("{} refused during speculation: {message}", tool.name()),
-                }
-            }
-        }
-    }
-}
-
-impl CanUseTool for SpeculationSandbox {
-    fn check<'a>(
-        &'a self,
-        tool: &'a dyn Tool,
-        input: &'a Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, PermissionOutcome> {
-        let outcome = self.decide(tool, input, ctx);
-        Box::pin(async move { outcome })
+    fn judged(&self, tool: &dyn Tool, message: &str, _context: &PermissionContext) -> String {
+        format!("{} refused during speculation: {message}", tool.name())
     }
 }
 

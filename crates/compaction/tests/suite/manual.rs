@@ -39,12 +39,7 @@ async fn compact_now_summarizes_with_the_focus_and_the_session_resumes_from_it()
     let seen = Arc::clone(&extracted);
     let hook: tine_compaction::BeforeCompaction = Arc::new(move |ctx: JobContext| {
         seen.lock().unwrap().push(ctx.cache_safe.messages.len());
-        Box::pin(async {
-            Ok(JobOutcome {
-                summary: "saved 1 memory".into(),
-                data: serde_json::Value::Null,
-            })
-        })
+        Box::pin(async { Ok(JobOutcome::new("saved 1 memory", serde_json::Value::Null)) })
     });
     let mut s = session(
         &world,

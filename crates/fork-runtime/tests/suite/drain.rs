@@ -132,10 +132,10 @@ impl BackgroundJob for Forking {
             let prompt = vec![Message::user(vec![ContentBlock::text("<bash-probe> go")])];
             let fork = ForkParams::new(ctx.cache_safe, prompt, Arc::new(AllowAll), "forking");
             let result = run_forked_agent(&ctx.parent, fork).await?;
-            Ok(JobOutcome {
-                summary: format!("{} requests", result.requests),
-                data: serde_json::Value::Null,
-            })
+            Ok(JobOutcome::new(
+                format!("{} requests", result.requests),
+                serde_json::Value::Null,
+            ))
         })
     }
 }

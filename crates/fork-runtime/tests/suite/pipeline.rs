@@ -42,10 +42,10 @@ impl BackgroundJob for Counting {
         let n = Arc::clone(&self.0);
         Box::pin(async move {
             n.fetch_add(1, Ordering::SeqCst);
-            Ok(JobOutcome {
-                summary: format!("saw {} messages", ctx.cache_safe.messages.len()),
-                data: serde_json::Value::Null,
-            })
+            Ok(JobOutcome::new(
+                format!("saw {} messages", ctx.cache_safe.messages.len()),
+                serde_json::Value::Null,
+            ))
         })
     }
 }
@@ -164,19 +164,19 @@ impl BackgroundJob for EveryOther {
     fn run(&self, ctx: JobContext) -> BoxFuture<'static, Result<JobOutcome, JobError>> {
         let n = ctx.cache_safe.messages.len();
         Box::pin(async move {
-            Ok(JobOutcome {
-                summary: format!("ran at {n}"),
-                data: serde_json::Value::Null,
-            })
+            Ok(JobOutcome::new(
+                format!("ran at {n}"),
+                serde_json::Value::Null,
+            ))
         })
     }
     fn flush(&self) -> Option<BoxFuture<'static, Result<JobOutcome, JobError>>> {
         let n = self.deferred.lock().unwrap().take()?;
         Some(Box::pin(async move {
-            Ok(JobOutcome {
-                summary: format!("flushed at {n}"),
-                data: serde_json::Value::Null,
-            })
+            Ok(JobOutcome::new(
+                format!("flushed at {n}"),
+                serde_json::Value::Null,
+            ))
         }))
     }
 }

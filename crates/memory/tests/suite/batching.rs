@@ -69,7 +69,7 @@ async fn the_fork_waits_for_a_batch_of_eligible_turns_and_a_flush_takes_the_rest
     let forks = fork_prompts(&server);
     assert_eq!(forks.len(), 2);
     assert!(forks[1].contains("last ~2 messages"), "{}", forks[1]);
-    assert_eq!(outcomes.last().unwrap().data["status"], "extracted");
+    assert_eq!(outcomes.last().unwrap().data()["status"], "extracted");
     // Nothing left: a second flush starts nothing.
     assert_eq!(s.pipeline.flush(), 0);
 }
@@ -191,7 +191,7 @@ async fn before_compaction_extracts_what_has_gathered_due_or_not() {
     assert_eq!(job.pending_batch(&s.job_context()).eligible, 2);
     // Compaction is about to replace the history: extract from it first, and wait.
     let outcome = job.before_compaction(s.job_context()).await.unwrap();
-    assert_eq!(outcome.data["status"], "extracted");
+    assert_eq!(outcome.data()["status"], "extracted");
     let forks = fork_prompts(&server);
     assert_eq!(forks.len(), 1);
     assert!(forks[0].contains("last ~4 messages"), "{}", forks[0]);

@@ -152,14 +152,14 @@ async fn a_dream_leaves_a_clean_index_and_reads_the_parents_cache() {
             _ => None,
         })
         .expect("the dream finished");
-    assert_eq!(outcome.data["status"], "completed", "{outcome:#?}");
+    assert_eq!(outcome.data()["status"], "completed", "{outcome:#?}");
     assert_eq!(
         outcome.summary,
         "improved 3 memories and the index: project_deploy.md, project_tests.md, project_tests_2.md"
     );
-    assert_eq!(outcome.data["removed"], json!(["project_tests_2.md"]));
-    assert_eq!(outcome.data["index_lines_dropped"], 2);
-    assert_eq!(outcome.data["requests"], 3);
+    assert_eq!(outcome.data()["removed"], json!(["project_tests_2.md"]));
+    assert_eq!(outcome.data()["index_lines_dropped"], 2);
+    assert_eq!(outcome.data()["requests"], 3);
     let state = job.task().unwrap().state();
     assert!(matches!(state.status, DreamStatus::Completed { .. }));
     assert_eq!(state.phase.as_str(), "updating");
@@ -228,7 +228,9 @@ async fn a_dream_leaves_a_clean_index_and_reads_the_parents_cache() {
         "the dream read {} of the parent's {parent_cached} cached tokens",
         usage.cache_read_input_tokens
     );
-    let share = outcome.data["first_request_cache_share"].as_f64().unwrap();
+    let share = outcome.data()["first_request_cache_share"]
+        .as_f64()
+        .unwrap();
     println!(
         "dream first request: {} read from the cache, {} written, {} uncached; share {:.1}%",
         usage.cache_read_input_tokens,

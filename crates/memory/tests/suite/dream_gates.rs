@@ -82,8 +82,8 @@ async fn gates_run_cheapest_first_and_a_failing_time_gate_costs_one_stat() {
     assert!(job.should_run(&ctx));
     assert_eq!(probe.counts(), (5, 2));
     let outcome = job.run(ctx.clone()).await.unwrap();
-    assert_eq!(outcome.data["status"], "completed", "{outcome:?}");
-    assert_eq!(outcome.data["sessions_reviewed"], 5);
+    assert_eq!(outcome.data()["status"], "completed", "{outcome:?}");
+    assert_eq!(outcome.data()["sessions_reviewed"], 5);
     assert_eq!(outcome.summary, "nothing to improve");
     assert_eq!(lock_mtime(world.mem()), probe.now());
     let dreams: Vec<_> = server
@@ -93,7 +93,7 @@ async fn gates_run_cheapest_first_and_a_failing_time_gate_costs_one_stat() {
         .collect();
     assert_eq!(dreams.len(), 1);
     let body = String::from_utf8_lossy(&dreams[0].body);
-    for id in outcome.data["sessions"].as_array().unwrap() {
+    for id in outcome.data()["sessions"].as_array().unwrap() {
         assert!(
             body.contains(id.as_str().unwrap()),
             "{id} named in the prompt"
@@ -161,7 +161,7 @@ async fn disabled_means_no_io_at_all_and_settings_tune_the_gates() {
         GateOutcome::Locked
     ));
     let outcome = eager.run(ctx.clone()).await.unwrap();
-    assert_eq!(outcome.data["status"], "completed");
+    assert_eq!(outcome.data()["status"], "completed");
     let meta = std::fs::metadata(world.mem().join(".consolidate-lock")).unwrap();
     assert_eq!(
         recorded_consolidation(meta.len(), meta.modified().unwrap()),

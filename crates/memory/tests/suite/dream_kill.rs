@@ -91,7 +91,7 @@ async fn a_dream_killed_from_the_ui_rolls_back_and_the_next_session_consolidates
     let events = s.events.of(DREAM_JOB);
     match events.last() {
         Some(BackgroundEvent::Finished { outcome, .. }) => {
-            assert_eq!(outcome.data["status"], "killed", "{outcome:?}");
+            assert_eq!(outcome.data()["status"], "killed", "{outcome:?}");
             assert!(outcome.summary.contains("rolled back"));
         }
         other => panic!("{other:?}"),

@@ -43,7 +43,7 @@ async fn no_fork_when_the_main_agent_wrote_memory_itself() {
         .submit("please remember that I prefer tabs", |_| {})
         .await;
     let outcomes = s.drain().await;
-    assert_eq!(outcomes[0].data["status"], "skipped_main_agent_wrote");
+    assert_eq!(outcomes[0].data()["status"], "skipped_main_agent_wrote");
     assert_eq!(outcomes[0].summary, "");
     assert!(extraction_requests(&server).is_empty());
     assert!(world.mem().join("feedback_tabs.md").exists());
@@ -77,13 +77,14 @@ async fn a_trigger_during_a_run_is_stashed_and_a_trailing_run_follows() {
     let running = job.run(first); // `running` is set before the future is polled
     assert!(job.is_running());
     let stashed = job.run(second).await.unwrap();
-    assert_eq!(stashed.data["status"], "stashed");
+    assert_eq!(stashed.data()["status"], "stashed");
     let stashed = job.run(third).await.unwrap(); // the latest wins
-    assert_eq!(stashed.data["status"], "stashed");
+    assert_eq!(stashed.data()["status"], "stashed");
     let outcome = running.await.unwrap();
     assert!(!job.is_running());
 
-    let runs = outcome.data["runs"].as_array().unwrap();
+    let data = outcome.data();
+    let runs = data["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2, "{outcome:?}");
     assert_eq!(runs[0]["new_messages"], 2);
     // the trailing run used the latest context and only what came after the first run

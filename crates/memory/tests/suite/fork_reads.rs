@@ -123,9 +123,10 @@ async fn the_extraction_fork_never_reads_a_key_outside_the_project() {
         .await;
     let outcomes = s.drain().await;
     assert_eq!(
-        outcomes[0].summary, "saved 1 memory: project_deploys.md",
+        outcomes[0].summary,
+        "saved 1 memory: project_deploys.md",
         "{:?}",
-        outcomes[0].data
+        outcomes[0].data()
     );
 
     assert!(

@@ -101,8 +101,8 @@ async fn a_read_magic_doc_is_kept_true_by_a_cache_sharing_fork_that_may_edit_onl
 
     let outcomes = s.events.outcomes(MAGIC_DOCS_JOB);
     assert_eq!(outcomes.len(), 2, "{outcomes:?}");
-    assert_eq!(outcomes[0].data["status"], "unchanged");
-    assert_eq!(outcomes[1].data["status"], "updated", "{:?}", outcomes[1]);
+    assert_eq!(outcomes[0].data()["status"], "unchanged");
+    assert_eq!(outcomes[1].data()["status"], "updated", "{:?}", outcomes[1]);
     let text = std::fs::read_to_string(&doc).unwrap();
     assert!(text.starts_with(
         "# MAGIC DOC: System Architecture\n_Keep this document up to date with key architectural decisions._\n"
@@ -159,7 +159,7 @@ async fn a_read_magic_doc_is_kept_true_by_a_cache_sharing_fork_that_may_edit_onl
         "the fork read {} of the parent's {parent_prefix} cached tokens",
         fork.cache_read_input_tokens
     );
-    let first = &outcomes[1].data["runs"][0]["first_request_usage"];
+    let first = &outcomes[1].data()["runs"][0]["first_request_usage"];
     assert_eq!(
         first["cache_read_input_tokens"],
         fork.cache_read_input_tokens

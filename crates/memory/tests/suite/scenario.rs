@@ -75,8 +75,8 @@ async fn a_stated_stack_is_remembered_in_the_next_session() {
     // Session 1: the user states the stack; extraction saves it.
     let outcome = session_one(&world, &server).await;
     assert_eq!(outcome.summary, "saved 1 memory: project_stack.md");
-    assert_eq!(outcome.data["files"], json!(["project_stack.md"]));
-    assert_eq!(outcome.data["index_updated"], json!(true));
+    assert_eq!(outcome.data()["files"], json!(["project_stack.md"]));
+    assert_eq!(outcome.data()["index_updated"], json!(true));
     assert_eq!(
         std::fs::read_to_string(world.mem().join("project_stack.md")).unwrap(),
         TOPIC
@@ -104,7 +104,7 @@ async fn a_stated_stack_is_remembered_in_the_next_session() {
         fork_usage.cache_read_input_tokens
     );
     // ... and the outcome reports it
-    let first = &outcome.data["runs"][0]["first_request_usage"];
+    let first = &outcome.data()["runs"][0]["first_request_usage"];
     assert_eq!(
         first["read_from_cache"],
         json!(fork_usage.cache_read_input_tokens)

@@ -312,10 +312,7 @@ async fn tasks_panel_and_background_notice() {
         [
             event(SessionEvent::Background(BackgroundEvent::Finished {
                 job: "extract_memories".into(),
-                outcome: JobOutcome {
-                    summary: "saved 2 memories".into(),
-                    data: serde_json::Value::Null,
-                },
+                outcome: JobOutcome::new("saved 2 memories", serde_json::Value::Null),
             })),
             event(SessionEvent::Task(TaskUpdate {
                 id: "s1".into(),
