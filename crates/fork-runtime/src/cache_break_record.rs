@@ -61,7 +61,7 @@ fn changed<T: PartialEq + Clone>(current: &T, previous: Option<&T>) -> Option<T>
 impl HashesRecord {
     /// The record of `current`, against `previous`, the fingerprint of the last record written
     /// (`None`: this record stands alone).
-    pub fn new(current: &CacheHashes, previous: Option<&RequestFingerprint>) -> Self {
+    pub(super) fn new(current: &CacheHashes, previous: Option<&RequestFingerprint>) -> Self {
         let print = &current.fingerprint;
         let from = previous.map_or(0, |before| {
             print

@@ -38,7 +38,7 @@ pub fn recorded_consolidation(len: u64, modified: SystemTime) -> Option<SystemTi
 }
 
 /// How long ago `last` was, as seen at `now` (zero when the clock went backwards).
-pub fn age(last: Option<SystemTime>, now: SystemTime) -> Option<Duration> {
+pub(crate) fn age(last: Option<SystemTime>, now: SystemTime) -> Option<Duration> {
     last.map(|last| now.duration_since(last).unwrap_or(Duration::ZERO))
 }
 

@@ -33,7 +33,7 @@ struct CursorRecord {
 
 impl Cursor {
     /// The cursor after `messages` (none for an empty history).
-    pub fn after(messages: &[Message]) -> Option<Self> {
+    pub(crate) fn after(messages: &[Message]) -> Option<Self> {
         messages.last().map(|last| Self {
             count: messages.len(),
             hash: message_hash(last),
@@ -41,7 +41,7 @@ impl Cursor {
     }
 
     /// Where the messages after the cursor start in `messages` (0 when it no longer fits).
-    pub fn start_in(cursor: Option<&Self>, messages: &[Message]) -> usize {
+    pub(crate) fn start_in(cursor: Option<&Self>, messages: &[Message]) -> usize {
         let Some(cursor) = cursor else {
             return 0;
         };
@@ -51,7 +51,7 @@ impl Cursor {
         }
     }
 
-    pub fn to_annotation(&self) -> Value {
+    pub(crate) fn to_annotation(&self) -> Value {
         serde_json::to_value(CursorRecord {
             count: self.count,
             hash: hex(&self.hash),
@@ -60,7 +60,7 @@ impl Cursor {
     }
 
     /// The cursor in an annotation's payload; `None` when it is not one (then it is ignored).
-    pub fn from_annotation(data: &Value) -> Option<Self> {
+    pub(crate) fn from_annotation(data: &Value) -> Option<Self> {
         let record = CursorRecord::deserialize(data).ok()?;
         let hash = unhex(&record.hash)?;
         (record.count > 0).then_some(Self {

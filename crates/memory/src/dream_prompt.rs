@@ -10,7 +10,7 @@ use crate::memdir::{INDEX_FILE, MAX_INDEX_BYTES, MAX_INDEX_LINE_CHARS, MAX_INDEX
 /// The prompt's first line (the mock's rules and the tests find the dream's requests by it).
 pub const DREAM_MARKER: &str = "# Dream: memory consolidation";
 /// Session ids named in the prompt; the rest are counted.
-pub const DREAM_PROMPT_SESSIONS: usize = 20;
+pub(crate) const DREAM_PROMPT_SESSIONS: usize = 20;
 /// Changed memories named in the prompt; the rest are counted.
 const CHANGED_LISTED: usize = 20;
 /// What the prompt costs without its lists and paths (a test holds it to this).

@@ -379,7 +379,7 @@ pub(crate) struct MemoryWriteLock {
 
 impl MemoryWriteLock {
     /// Waits up to `timeout` for the lock of the memory directory `dir` (created if needed).
-    pub fn acquire(dir: &Path, timeout: Duration) -> Result<Self, MemoryError> {
+    pub(crate) fn acquire(dir: &Path, timeout: Duration) -> Result<Self, MemoryError> {
         private_fs::create_dir_all(dir)
             .map_err(|e| MemoryError::io("cannot create the memory directory", dir, e))?;
         let path = dir.join(WRITE_LOCK_FILE);

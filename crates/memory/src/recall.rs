@@ -34,7 +34,7 @@ use crate::batch::is_acknowledgement;
 use crate::topic::{MemoryHeader, scan_memories};
 
 /// Memory files considered per turn.
-pub const RECALL_SCAN_LIMIT: usize = 200;
+pub(crate) const RECALL_SCAN_LIMIT: usize = 200;
 /// Memories attached per turn.
 pub(crate) const RECALL_MAX_FILES: usize = 5;
 /// Lines of one attached memory.
@@ -148,7 +148,7 @@ pub(crate) fn selection_schema() -> Value {
 
 /// The selection query's user message: the manifest first, ending in a cache breakpoint (it
 /// is the same from turn to turn), then the prompt (new every turn).
-pub fn selection_message(prompt: &str, manifest: &str, limit: usize) -> Message {
+pub(crate) fn selection_message(prompt: &str, manifest: &str, limit: usize) -> Message {
     let manifest = TextBlock::new(format!(
         "{RECALL_MARKER}\nMemory files (choose at most {limit}):\n{manifest}\n"
     ))

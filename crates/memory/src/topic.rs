@@ -200,7 +200,7 @@ fn unquote(value: &str) -> &str {
 }
 
 /// Lines read from each file when scanning (frontmatter is at the top).
-pub const SCAN_HEAD_LINES: usize = 30;
+pub(crate) const SCAN_HEAD_LINES: usize = 30;
 
 /// Scans the memory directory's topic files (every `*.md` but `MEMORY.md`, subdirectories
 /// included, hidden entries skipped): newest first, at most `limit`, reading only the first

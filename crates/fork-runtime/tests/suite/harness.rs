@@ -8,14 +8,14 @@ use tine_mock_api::{MockServer, Scenario};
 use tine_query_loop::QueryEngine;
 use tine_test_support::{EventTally, ScratchProject, SessionBuilder, server};
 
-pub use tine_test_support::tool_setup;
+pub(super) use tine_test_support::tool_setup;
 
 /// What the engine puts before the session's first prompt (the cli's instruction files,
 /// environment and memory index); a fork must send it unchanged.
-pub const USER_CONTEXT: &str =
+pub(super) const USER_CONTEXT: &str =
     "<system-reminder>\nAGENTS.md: run the tests before committing.\n</system-reminder>";
 
-pub struct Session {
+pub(super) struct Session {
     pub server: MockServer,
     pub project: ScratchProject,
     pub parent: Arc<ParentContext>,
@@ -24,7 +24,7 @@ pub struct Session {
     pub events: EventTally,
 }
 
-pub async fn session(
+pub(super) async fn session(
     scenario: Scenario,
     build: impl FnOnce(StopHookPipeline) -> StopHookPipeline + Send + 'static,
 ) -> Session {

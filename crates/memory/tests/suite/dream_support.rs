@@ -15,14 +15,14 @@ use super::harness::World;
 
 /// The real filesystem and a clock the test moves, counting every `stat` and directory scan
 /// the gates make (they read metadata only through it).
-pub struct Probe {
+pub(super) struct Probe {
     now: Mutex<SystemTime>,
     stats: AtomicUsize,
     scans: AtomicUsize,
 }
 
 impl Probe {
-    pub fn at(now: SystemTime) -> Arc<Self> {
+    pub(super) fn at(now: SystemTime) -> Arc<Self> {
         Arc::new(Self {
             now: Mutex::new(now),
             stats: AtomicUsize::new(0),
@@ -30,16 +30,16 @@ impl Probe {
         })
     }
 
-    pub fn advance(&self, by: Duration) {
+    pub(super) fn advance(&self, by: Duration) {
         *self.now.lock().unwrap() += by;
     }
 
-    pub fn now(&self) -> SystemTime {
+    pub(super) fn now(&self) -> SystemTime {
         *self.now.lock().unwrap()
     }
 
     /// (stats, scans) so far.
-    pub fn counts(&self) -> (usize, usize) {
+    pub(super) fn counts(&self) -> (usize, usize) {
         (
             self.stats.load(Ordering::SeqCst),
             self.scans.load(Ordering::SeqCst),
@@ -64,12 +64,12 @@ impl DreamIo for Probe {
 }
 
 /// The project's transcripts directory.
-pub fn transcripts(world: &World) -> PathBuf {
+pub(super) fn transcripts(world: &World) -> PathBuf {
     project_dir(&world.home, &world.cwd)
 }
 
 /// `n` past sessions of the project, their transcripts last touched at `when`.
-pub fn past_sessions(world: &World, n: usize, when: SystemTime) -> Vec<String> {
+pub(super) fn past_sessions(world: &World, n: usize, when: SystemTime) -> Vec<String> {
     let dir = transcripts(world);
     std::fs::create_dir_all(&dir).unwrap();
     (0..n)
@@ -91,7 +91,7 @@ pub fn past_sessions(world: &World, n: usize, when: SystemTime) -> Vec<String> {
 }
 
 /// Records a consolidation at `when` the way a dream does (lock, commit).
-pub fn consolidated_at(mem: &Path, when: SystemTime) {
+pub(super) fn consolidated_at(mem: &Path, when: SystemTime) {
     match ConsolidationLock::try_acquire(mem, |_| true).unwrap() {
         Acquire::Acquired(lock) => lock.commit(when).unwrap(),
         other => panic!("{other:?}"),
@@ -99,7 +99,7 @@ pub fn consolidated_at(mem: &Path, when: SystemTime) {
 }
 
 /// The lock file's mtime.
-pub fn lock_mtime(mem: &Path) -> SystemTime {
+pub(super) fn lock_mtime(mem: &Path) -> SystemTime {
     std::fs::metadata(ConsolidationLock::path(mem))
         .unwrap()
         .modified()
@@ -107,7 +107,7 @@ pub fn lock_mtime(mem: &Path) -> SystemTime {
 }
 
 /// A dream job of `world` reading time and metadata through `probe`, with its own throttle.
-pub fn dream_job(world: &World, probe: &Arc<Probe>) -> Arc<DreamJob> {
+pub(super) fn dream_job(world: &World, probe: &Arc<Probe>) -> Arc<DreamJob> {
     Arc::new(
         DreamJob::with_io(
             world.memory.clone(),

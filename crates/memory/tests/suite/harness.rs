@@ -9,12 +9,12 @@ use tine_memory::{DirSource, ExtractionJob, MemoryDir};
 use tine_mock_api::MockServer;
 use tine_test_support::{ScratchProject, SessionBuilder};
 
-pub use tine_test_support::{
+pub(super) use tine_test_support::{
     Session, big_system_prompt, body_has, client_for, last_user_has, server, tool_setup,
 };
 
 /// A scratch world: tine home, a project (the cwd), and the memory directory.
-pub struct World {
+pub(super) struct World {
     pub project: ScratchProject,
     pub home: PathBuf,
     pub cwd: PathBuf,
@@ -22,7 +22,7 @@ pub struct World {
 }
 
 impl World {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let project = ScratchProject::new();
         let home = project.home().to_path_buf();
         let cwd = project.cwd().to_path_buf();
@@ -39,24 +39,24 @@ impl World {
         }
     }
 
-    pub fn mem(&self) -> &Path {
+    pub(super) fn mem(&self) -> &Path {
         self.memory.path()
     }
 
     /// The temporary root holding home and project (canonical).
-    pub fn root(&self) -> &Path {
+    pub(super) fn root(&self) -> &Path {
         self.project.root()
     }
 
     /// Files under `dir`, relative, sorted (hidden ones included).
-    pub fn files_under(dir: &Path) -> Vec<String> {
+    pub(super) fn files_under(dir: &Path) -> Vec<String> {
         ScratchProject::files_under(dir)
     }
 }
 
 /// A session of `world` on `server`; `user_context` is what the CLI puts before the first
 /// prompt (the memory index), `job` the extraction job if registered.
-pub async fn session(
+pub(super) async fn session(
     world: &World,
     server: &MockServer,
     user_context: Option<String>,
@@ -74,7 +74,7 @@ pub async fn session(
 
 /// Like [`session`], with several jobs, and the tools wrapped by `guard_memory_writes` as the
 /// CLI wires them when `guarded`.
-pub async fn session_with(
+pub(super) async fn session_with(
     world: &World,
     server: &MockServer,
     user_context: Option<String>,
@@ -99,13 +99,13 @@ pub async fn session_with(
     builder.start(server).await
 }
 
-pub fn extraction_job(world: &World) -> Arc<ExtractionJob> {
+pub(super) fn extraction_job(world: &World) -> Arc<ExtractionJob> {
     Arc::new(ExtractionJob::new(world.memory.clone()).unwrap())
 }
 
 /// What a memory test asks of a session once its turns are done.
 #[allow(async_fn_in_trait)]
-pub trait Extracted {
+pub(super) trait Extracted {
     /// Flushes the batched work and waits for the background jobs, as `-p` does at exit;
     /// returns the extraction outcomes seen so far.
     async fn drain(&self) -> Vec<JobOutcome>;

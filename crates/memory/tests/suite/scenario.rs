@@ -11,13 +11,13 @@ use tine_query_loop::Terminal;
 
 use super::harness::{Extracted, World, body_has, extraction_job, last_user_has, server, session};
 
-pub const TOPIC: &str = "---\nname: Project stack\ndescription: React 18 frontend, PostgreSQL database\ntype: project\n---\n\nThe user said this project uses React 18 and PostgreSQL.\n";
-pub const INDEX_LINE: &str =
+pub(super) const TOPIC: &str = "---\nname: Project stack\ndescription: React 18 frontend, PostgreSQL database\ntype: project\n---\n\nThe user said this project uses React 18 and PostgreSQL.\n";
+pub(super) const INDEX_LINE: &str =
     "- [Project stack](project_stack.md) — React 18 frontend, PostgreSQL database";
 
 /// The model: the extraction fork writes the topic file and the index line in one turn; recall
 /// picks the stack file; everything else is small talk.
-pub fn scenario(world: &World) -> Scenario {
+pub(super) fn scenario(world: &World) -> Scenario {
     let mem = world.mem().display().to_string();
     Scenario::new()
         .rule(
