@@ -45,7 +45,7 @@ pub(crate) fn run(command: &MemoryCommand) -> Result<String> {
         MemoryCommand::Path => {
             // Only the path on stdout, for scripts; where it comes from is a note.
             let (path, from) = memory_path(&resolution).map_err(|why| anyhow!(why))?;
-            eprintln!("tine: {from}");
+            eprintln!("tine: ({from})");
             Ok(format!("{}\n", path.display()))
         }
         MemoryCommand::List => Ok(list(&enabled(&resolution)?)),
