@@ -19,8 +19,28 @@ const UNSUPPORTED: &str = "landlock unsupported on this kernel; enforcement not 
 const FALLBACK: &str = "the Bash sandbox is unavailable";
 
 /// Scratch space outside the temporary directory (the sandbox lets Bash write to that one).
+/// Where the sandbox tests put their projects and the directories "outside" them: not under
+/// the temporary directories, which sandboxed Bash may always write (a checkout under `/tmp`
+/// would otherwise make every outside directory writable), so `/var/tmp` when the build
+/// directory is under one of them.
 fn scratch() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sandbox-tests")
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let temp = [std::env::temp_dir(), PathBuf::from("/tmp")];
+    let resolved = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
+    let under_temp = temp.iter().any(|t| {
+        let t = std::fs::canonicalize(t).unwrap_or_else(|_| t.clone());
+        resolved.starts_with(&t)
+    });
+    let var_tmp = PathBuf::from("/var/tmp");
+    if under_temp && var_tmp.is_dir() {
+        // One folder per checkout, so two checkouts' runs never share one.
+        let tag = resolved
+            .to_string_lossy()
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        return var_tmp.join(format!("tine-sandbox-tests-{tag:x}"));
+    }
+    target.join("sandbox-tests")
 }
 
 /// `tine __sandbox` layers around `inner`: each adds one Landlock ruleset.
