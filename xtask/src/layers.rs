@@ -36,6 +36,7 @@ pub(crate) const LAYERS: &[(&str, u8)] = &[
     // One session for every front end: above memory, compaction and MCP, below the UI.
     ("session", 7),
     ("tui", 8),
+    ("headless", 8),
     ("cli", 9),
 ];
 

@@ -3,8 +3,9 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use tine_api_client::Provider;
+pub(crate) use tine_headless::{InputFormat, OutputFormat};
 
 /// tine is a coding agent for your terminal: run `tine` in a project to work with it in the
 /// interactive UI, or `tine -p "fix the failing test"` to have it answer once and exit.
@@ -234,21 +235,6 @@ pub(crate) enum CompactCommand {
 pub(crate) enum SkillsCommand {
     /// The skills and where each is from (the default).
     List,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum OutputFormat {
-    Text,
-    Json,
-    #[value(name = "stream-json")]
-    StreamJson,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum InputFormat {
-    Text,
-    #[value(name = "stream-json")]
-    StreamJson,
 }
 
 /// A session id given on the command line must be a UUID (Claude Code's rule).

@@ -7,10 +7,8 @@
 //! - [`setup`]: the command line and environment → `tine-session`'s `SessionOptions`, the
 //!   same for both front ends; [`flags`]: the flags that shape a session (system prompt,
 //!   `--add-dir`, `--session-id`, bypass as root, `-p`'s `--json-schema`, `--fallback-model`, ...).
-//! - [`output`]: text, json and stream-json printing; [`text`]: each reply printed once.
-//! - [`run`]: headless `-p` as a front end of the session: submissions, events, exit codes.
+//! - headless `-p` is tine-headless (stream-json and the Agent SDK's control protocol too).
 //! - [`interactive`]: bare `tine` on a terminal: the TUI (tine-tui) on the session.
-//! - [`signals`]: SIGINT, SIGTERM and SIGHUP abort the session (exit 130, 143, 129).
 //! - [`logging`]: the file log under `$TINE_HOME/logs/` (`--verbose` or `TINE_LOG`).
 //! - [`memory_cmd`]: `tine memory path|list|show NAME|dream`.
 //! - [`compact_cmd`]: `tine compact log [SESSION]` (`/compact` is a command of the session).
@@ -28,14 +26,10 @@ mod interactive;
 mod logging;
 mod mcp_cmd;
 mod memory_cmd;
-mod output;
 mod profile;
-mod run;
 mod sandbox_exec;
 mod setup;
-mod signals;
 mod skills_cmd;
-mod text;
 
 use std::process::ExitCode;
 
@@ -73,7 +67,7 @@ fn main() -> ExitCode {
         let result = if interactive::wanted(&args) {
             interactive::run(args).await
         } else {
-            run::run(args, profile).await
+            headless(args, profile).await
         };
         match result {
             Ok(code) => code,
@@ -88,6 +82,28 @@ fn main() -> ExitCode {
     // Do not wait for detached work (a tool's orphaned reader, a hook) at exit.
     runtime.shutdown_background();
     code
+}
+
+/// `tine -p`: tine-headless on the session the flags ask for, asks answered by the rules.
+async fn headless(
+    args: args::Args,
+    mut profile: profile::StartupProfile,
+) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+    if !args.print && args.prompt.is_none() && std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "the interactive terminal UI needs a terminal on standard input and output: run \
+             `tine -p \"your prompt\"` (or pipe the prompt on standard input)"
+        );
+    }
+    let options = setup::session_options(&args, tine_session::Approvals::Headless)?;
+    profile.mark("options");
+    let mut config = tine_headless::Headless::new(args.input_format, args.output_format)
+        .with_verbose(args.verbose);
+    if let Some(prompt) = &args.prompt {
+        config = config.with_prompt(prompt.clone());
+    }
+    Ok(tine_headless::run(options, config, &mut |phase| profile.mark(phase)).await?)
 }
 
 /// A command's text on stdout, or its error on stderr (and a failing exit).

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use anyhow::{Context, Result};
 use tine_session::{Op, SessionHandle};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -48,7 +47,7 @@ fn exit_code_for(signo: i32) -> Option<u8> {
 
 /// Installs the handlers: the first signal aborts `session` (`Op::Abort`); a second one kills
 /// the tool processes and exits with the first signal's code.
-pub(crate) fn watch(session: SessionHandle) -> Result<Interrupt> {
+pub(crate) fn watch(session: SessionHandle) -> std::io::Result<Interrupt> {
     let interrupt = Interrupt::default();
     let mut handlers = [
         (SIGINT, listen(SignalKind::interrupt(), "SIGINT")?),
@@ -72,8 +71,9 @@ pub(crate) fn watch(session: SessionHandle) -> Result<Interrupt> {
     Ok(interrupt)
 }
 
-fn listen(kind: SignalKind, name: &str) -> Result<Signal> {
-    signal(kind).with_context(|| format!("cannot install the {name} handler"))
+fn listen(kind: SignalKind, name: &str) -> std::io::Result<Signal> {
+    signal(kind)
+        .map_err(|e| std::io::Error::other(format!("cannot install the {name} handler: {e}")))
 }
 
 /// The number of the next signal to arrive on any of `handlers`.

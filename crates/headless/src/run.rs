@@ -8,67 +8,142 @@
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use tine_fork_runtime::BackgroundEvent;
 use tine_session::{
-    Event, Op, OpId, Session, SessionEvent, SessionHandle, ShutdownReport, StartError, TurnEnd,
+    Event, Op, OpId, Session, SessionEvent, SessionHandle, SessionOptions, ShutdownReport,
+    StartError, TurnEnd,
 };
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::args::{Args, InputFormat, OutputFormat};
 use crate::output::{Printer, ResultSummary};
-use crate::profile::StartupProfile;
 use crate::signals;
 
-pub(crate) async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitCode> {
-    if !args.print && args.prompt.is_none() && std::io::stdin().is_terminal() {
-        bail!(
-            "the interactive terminal UI needs a terminal on standard input and output: run \
-             `tine -p \"your prompt\"` (or pipe the prompt on standard input)"
-        );
+/// How `-p` prints its result (`--output-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Each reply's text.
+    Text,
+    /// One `result` object at the end.
+    Json,
+    /// One JSON object per line: system init, messages, results.
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+/// How `-p` reads its input (`--input-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    /// The prompt: the argument, else all of standard input.
+    Text,
+    /// One user message per line of standard input (and, from an SDK, control requests).
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+/// What a headless run asks for besides the session's options.
+#[derive(Debug, Clone)]
+pub struct Headless {
+    input: InputFormat,
+    output: OutputFormat,
+    verbose: bool,
+    prompt: Option<String>,
+}
+
+impl Headless {
+    /// A run reading `input` and printing `output`.
+    pub fn new(input: InputFormat, output: OutputFormat) -> Self {
+        Self {
+            input,
+            output,
+            verbose: false,
+            prompt: None,
+        }
     }
-    let options = crate::setup::session_options(&args, tine_session::Approvals::Headless)?;
-    profile.mark("options");
+
+    /// `--verbose`: the loop's transitions, retries and requests on stderr.
+    pub fn with_verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
+    }
+
+    /// The prompt (text input); without one it is all of standard input.
+    pub fn with_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.prompt = Some(prompt.into());
+        self
+    }
+}
+
+/// Why a headless run could not go on; each message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum HeadlessError {
+    /// The session could not start (credentials, settings, a flag...).
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// Settings that could not be read fully (fail closed); their problems were printed.
+    #[error("{0}")]
+    Refused(String),
+    /// The input: no prompt, an empty one, standard input unreadable.
+    #[error("{0}")]
+    Input(String),
+}
+
+type Result<T> = std::result::Result<T, HeadlessError>;
+
+fn input_error(message: impl Into<String>) -> HeadlessError {
+    HeadlessError::Input(message.into())
+}
+
+/// A headless run: starts the session of `options`, reads the input `config` says, submits it,
+/// prints the events as they come and returns the exit code (128 + a signal's number when one
+/// ended it). `mark` names the start-up phases as they end (`session`, `ready`).
+pub async fn run(
+    options: SessionOptions,
+    config: Headless,
+    mark: &mut dyn FnMut(&'static str),
+) -> Result<ExitCode> {
+    let args = config;
     let (session, mut events) = start(options).await?;
-    profile.mark("session");
+    mark("session");
     // The first event says what the session is.
     let info = match events.recv().await {
         Some(Event {
             msg: SessionEvent::Configured(info),
             ..
         }) => info,
-        _ => bail!("the session ended before it started"),
+        _ => return Err(input_error("the session ended before it started")),
     };
-    let interrupted = signals::watch(session.clone())?;
+    let interrupted = signals::watch(session.clone()).map_err(|e| input_error(e.to_string()))?;
     let mut front = Front {
-        printer: Printer::new(args.output_format, args.verbose, info),
+        printer: Printer::new(args.output, args.verbose, info),
         events,
         background: Vec::new(),
-        format: args.output_format,
+        format: args.output,
         deferred: None,
         last_success: true,
     };
     // Start-up's notices (settings warnings, ...) before anything else.
     front.pending();
-    let report = match args.input_format {
+    let report = match args.input {
         InputFormat::Text => {
             let prompt = text_prompt(&args)?;
             front.printer.init();
-            profile.mark("ready");
-            let id = session.submit(Op::parse(&prompt))?;
+            mark("ready");
+            let id = session
+                .submit(Op::parse(&prompt))
+                .map_err(|e| input_error(e.to_string()))?;
             let _ = session.submit(Op::Finish);
             front.until_end(Some(id)).await
         }
         InputFormat::StreamJson => {
             front.printer.init();
-            profile.mark("ready");
+            mark("ready");
             front.stream_json(&session, &interrupted).await?
         }
     };
     front.flush_background();
-    front.final_result(report, args.input_format == InputFormat::StreamJson);
+    front.final_result(report, args.input == InputFormat::StreamJson);
     if let Some(code) = interrupted.exit_code() {
         return Ok(ExitCode::from(code));
     }
@@ -80,9 +155,7 @@ pub(crate) async fn run(args: Args, mut profile: StartupProfile) -> Result<ExitC
 }
 
 /// Starts the session; a settings refusal says everything that was wrong first.
-async fn start(
-    options: tine_session::SessionOptions,
-) -> Result<(SessionHandle, UnboundedReceiver<Event>)> {
+async fn start(options: SessionOptions) -> Result<(SessionHandle, UnboundedReceiver<Event>)> {
     match Session::start(options).await {
         Ok(started) => Ok(started),
         Err(StartError::Settings {
@@ -96,7 +169,7 @@ async fn start(
             for error in errors {
                 eprintln!("tine: error: {error}");
             }
-            bail!("{refusal}");
+            Err(HeadlessError::Refused(refusal))
         }
         Err(error) => Err(error.into()),
     }
@@ -170,7 +243,8 @@ impl Front {
                     }
                 }
                 line = lines.next_line(), if input_open && waiting.is_none() => {
-                    let Some(line) = line.context("cannot read standard input")? else {
+                    let line = line.map_err(|e| input_error(format!("cannot read standard input: {e}")))?;
+                    let Some(line) = line else {
                         input_open = false;
                         let _ = session.submit(Op::Finish);
                         continue;
@@ -289,39 +363,43 @@ impl Front {
 }
 
 /// The prompt: the argument, else all of standard input.
-fn text_prompt(args: &Args) -> Result<String> {
+fn text_prompt(args: &Headless) -> Result<String> {
     let prompt = match &args.prompt {
         Some(prompt) => prompt.clone(),
         None => {
             if std::io::stdin().is_terminal() {
-                bail!("no prompt: pass one as `tine -p \"...\"` or on standard input");
+                return Err(input_error(
+                    "no prompt: pass one as `tine -p \"...\"` or on standard input",
+                ));
             }
             let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read the prompt from standard input")?;
+            std::io::stdin().read_to_string(&mut text).map_err(|e| {
+                input_error(format!("cannot read the prompt from standard input: {e}"))
+            })?;
             text
         }
     };
     if prompt.trim().is_empty() {
-        bail!("the prompt is empty: pass one as `tine -p \"...\"` or on standard input");
+        return Err(input_error(
+            "the prompt is empty: pass one as `tine -p \"...\"` or on standard input",
+        ));
     }
     Ok(prompt)
 }
 
 /// One line of `--input-format stream-json`: `{"type":"user","message":{"role":"user",
 /// "content": "..." | [{"type":"text","text":"..."}, ...]}}`. Other message types are skipped.
-pub(crate) fn stream_json_prompt(line: &str) -> Result<Option<String>> {
-    let value: Value = serde_json::from_str(line).context("not a JSON object")?;
+pub fn stream_json_prompt(line: &str) -> std::result::Result<Option<String>, String> {
+    let value: Value = serde_json::from_str(line).map_err(|_| "not a JSON object".to_owned())?;
     match value.get("type").and_then(Value::as_str) {
         Some("user") => {}
         Some(_) => return Ok(None),
-        None => bail!("a message needs a \"type\" (\"user\")"),
+        None => return Err("a message needs a \"type\" (\"user\")".to_owned()),
     }
     let content = value
         .get("message")
         .and_then(|m| m.get("content"))
-        .context("a user message needs message.content")?;
+        .ok_or_else(|| "a user message needs message.content".to_owned())?;
     let text = match content {
         Value::String(text) => text.clone(),
         Value::Array(blocks) => blocks
@@ -330,10 +408,12 @@ pub(crate) fn stream_json_prompt(line: &str) -> Result<Option<String>> {
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect::<Vec<_>>()
             .join("\n"),
-        _ => bail!("message.content must be a string or an array of content blocks"),
+        _ => {
+            return Err("message.content must be a string or an array of content blocks".to_owned());
+        }
     };
     if text.trim().is_empty() {
-        bail!("the user message has no text");
+        return Err("the user message has no text".to_owned());
     }
     Ok(Some(text))
 }

@@ -1,0 +1,31 @@
+//! tine-headless: headless tine (`tine -p`), a front end of the session protocol. It maps
+//! standard input and output onto tine-session's ops and events, in Claude Code's shapes:
+//! a prompt (or stream-json user messages, one per line) in; text, one `json` result, or
+//! `stream-json` lines (system init, assistant and user messages, results) out; and, on
+//! stream-json, the Claude Agent SDK's control protocol (`control_request` /
+//! `control_response` in both directions), so apps built on the SDK run tine.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), tine_headless::HeadlessError> {
+//! use tine_headless::{Headless, InputFormat, OutputFormat};
+//! let options = tine_session::SessionOptions::new(".");
+//! let code = tine_headless::run(options, Headless::new(InputFormat::Text, OutputFormat::Json)
+//!     .with_prompt("what does this project do?"), &mut |_| {}).await?;
+//! # let _ = code; Ok(()) }
+//! ```
+//!
+//! Modules, in reading order:
+//! - `run`: [`run`]: the session started, the input read and submitted, the events printed,
+//!   the exit code.
+//! - `output`: text, json and stream-json printing; `text`: each reply printed once.
+//! - `signals`: SIGINT, SIGTERM and SIGHUP abort the session (exit 130, 143, 129).
+//!
+//! It is a front end: it owns standard output and prints (the session never does).
+#![warn(missing_docs, unnameable_types)]
+
+mod output;
+mod run;
+mod signals;
+mod text;
+
+pub use run::{Headless, HeadlessError, InputFormat, OutputFormat, run, stream_json_prompt};
