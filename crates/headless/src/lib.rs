@@ -15,6 +15,7 @@
 //! ```
 //!
 //! Modules, in reading order:
+//! - `config`: [`Headless`], what a run asks for, and [`HeadlessError`].
 //! - `run`: [`run`]: the session started, the input read and submitted, the events printed,
 //!   the exit code.
 //! - `output`: text, json and stream-json printing; `text`: each reply printed once.
@@ -23,9 +24,11 @@
 //! It is a front end: it owns standard output and prints (the session never does).
 #![warn(missing_docs, unnameable_types)]
 
+mod config;
 mod output;
 mod run;
 mod signals;
 mod text;
 
-pub use run::{Headless, HeadlessError, InputFormat, OutputFormat, run, stream_json_prompt};
+pub use config::{Headless, HeadlessError, InputFormat, OutputFormat};
+pub use run::{run, stream_json_prompt};

@@ -19,7 +19,7 @@ use tine_session::{
     TurnOutcome,
 };
 
-use crate::run::OutputFormat;
+use crate::config::OutputFormat;
 use crate::text::{ReplyStart, TextStream};
 
 /// Prints events as they happen.

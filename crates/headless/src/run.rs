@@ -17,77 +17,9 @@ use tine_session::{
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use crate::config::{Headless, HeadlessError, InputFormat, OutputFormat};
 use crate::output::{Printer, ResultSummary};
 use crate::signals;
-
-/// How `-p` prints its result (`--output-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// Each reply's text.
-    Text,
-    /// One `result` object at the end.
-    Json,
-    /// One JSON object per line: system init, messages, results.
-    #[value(name = "stream-json")]
-    StreamJson,
-}
-
-/// How `-p` reads its input (`--input-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum InputFormat {
-    /// The prompt: the argument, else all of standard input.
-    Text,
-    /// One user message per line of standard input (and, from an SDK, control requests).
-    #[value(name = "stream-json")]
-    StreamJson,
-}
-
-/// What a headless run asks for besides the session's options.
-#[derive(Debug, Clone)]
-pub struct Headless {
-    input: InputFormat,
-    output: OutputFormat,
-    verbose: bool,
-    prompt: Option<String>,
-}
-
-impl Headless {
-    /// A run reading `input` and printing `output`.
-    pub fn new(input: InputFormat, output: OutputFormat) -> Self {
-        Self {
-            input,
-            output,
-            verbose: false,
-            prompt: None,
-        }
-    }
-
-    /// `--verbose`: the loop's transitions, retries and requests on stderr.
-    pub fn with_verbose(mut self, verbose: bool) -> Self {
-        self.verbose = verbose;
-        self
-    }
-
-    /// The prompt (text input); without one it is all of standard input.
-    pub fn with_prompt(mut self, prompt: impl Into<String>) -> Self {
-        self.prompt = Some(prompt.into());
-        self
-    }
-}
-
-/// Why a headless run could not go on; each message says what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum HeadlessError {
-    /// The session could not start (credentials, settings, a flag...).
-    #[error(transparent)]
-    Start(#[from] StartError),
-    /// Settings that could not be read fully (fail closed); their problems were printed.
-    #[error("{0}")]
-    Refused(String),
-    /// The input: no prompt, an empty one, standard input unreadable.
-    #[error("{0}")]
-    Input(String),
-}
 
 type Result<T> = std::result::Result<T, HeadlessError>;
 
@@ -409,7 +341,9 @@ pub fn stream_json_prompt(line: &str) -> std::result::Result<Option<String>, Str
             .collect::<Vec<_>>()
             .join("\n"),
         _ => {
-            return Err("message.content must be a string or an array of content blocks".to_owned());
+            return Err(
+                "message.content must be a string or an array of content blocks".to_owned(),
+            );
         }
     };
     if text.trim().is_empty() {
