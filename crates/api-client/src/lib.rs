@@ -106,7 +106,9 @@ pub use events::{ContentDelta, MessageDeltaBody, StreamEvent};
 pub use model_client::{ClientEvent, EventStream, ModelClient, collect_message};
 pub use openai::{DEFAULT_OPENAI_BASE_URL, MaxTokensField, OpenAiClient, OpenAiConfig};
 pub use provider::{Provider, ProviderConfig};
-pub use request::{MessagesRequest, Metadata, SystemPrompt, ThinkingConfig, ToolChoice};
+pub use request::{
+    Effort, MessagesRequest, Metadata, OutputConfig, SystemPrompt, ThinkingConfig, ToolChoice,
+};
 pub use response::{ResponseMessage, StopReason};
 pub use retry::{RetryNotice, RetryPolicy};
 pub use scripted::{Script, ScriptedClient, message_events, reply};

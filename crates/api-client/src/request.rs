@@ -20,6 +20,17 @@ pub enum SystemPrompt {
     Blocks(#[serde(with = "system_blocks")] Vec<TextBlock>),
 }
 
+impl SystemPrompt {
+    /// No text at all, or only whitespace: the API refuses such a text block, so a request
+    /// leaves the system prompt out instead (`--system-prompt ""`).
+    pub fn is_blank(&self) -> bool {
+        match self {
+            Self::Text(text) => text.trim().is_empty(),
+            Self::Blocks(blocks) => blocks.iter().all(|b| b.text.trim().is_empty()),
+        }
+    }
+}
+
 /// `Vec<TextBlock>` with each block tagged `"type": "text"` (a bare `TextBlock` has no tag:
 /// inside [`ContentBlock`] the enum adds it).
 mod system_blocks {
@@ -103,6 +114,62 @@ pub enum ThinkingConfig {
     Adaptive,
 }
 
+/// How much effort the model puts into a reply (`output_config.effort`, Claude Code's
+/// `--effort`): fewer tokens and quicker answers at `low`, the most thorough at `max`. Models
+/// that do not take it answer with the API's own error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    /// The fewest tokens.
+    Low,
+    /// Between.
+    Medium,
+    /// The API's default.
+    High,
+    /// Deeper than high (only some models; others treat it as high).
+    Xhigh,
+    /// The most.
+    Max,
+}
+
+impl Effort {
+    /// The name on the wire and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Xhigh => "xhigh",
+            Self::Max => "max",
+        }
+    }
+}
+
+impl std::str::FromStr for Effort {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim() {
+            "low" => Ok(Self::Low),
+            "medium" => Ok(Self::Medium),
+            "high" => Ok(Self::High),
+            "xhigh" => Ok(Self::Xhigh),
+            "max" => Ok(Self::Max),
+            other => Err(format!(
+                "unknown effort `{other}`: use low, medium, high, xhigh or max"
+            )),
+        }
+    }
+}
+
+/// Output options of a request (`output_config`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct OutputConfig {
+    /// How much effort the reply gets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<Effort>,
+}
+
 /// Request metadata.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Metadata {
@@ -150,6 +217,9 @@ pub struct MessagesRequest {
     /// Top-k sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u32>,
+    /// Output options (`--effort`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<OutputConfig>,
     /// Whether the reply streams (set by the client).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
@@ -171,6 +241,7 @@ impl MessagesRequest {
             temperature: None,
             top_p: None,
             top_k: None,
+            output_config: None,
             stream: None,
         }
     }

@@ -4,13 +4,13 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use tine_api_client::Provider;
+use tine_api_client::{Effort, Provider};
 pub(crate) use tine_headless::{InputFormat, OutputFormat};
 
 /// tine is a coding agent for your terminal: run `tine` in a project to work with it in the
 /// interactive UI, or `tine -p "fix the failing test"` to have it answer once and exit.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "tine", version, long_about = None)]
+#[command(name = "tine", disable_version_flag = true, long_about = None)]
 pub(crate) struct Args {
     /// Another command instead of a session.
     #[command(subcommand)]
@@ -98,9 +98,9 @@ pub(crate) struct Args {
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
 
-    /// The id of the new session (a UUID no session of this directory has).
-    #[arg(long, value_name = "UUID", value_parser = parse_uuid,
-          conflicts_with_all = ["resume", "continue_session"])]
+    /// The id of a new session (a UUID no session of this directory has); with --resume or
+    /// --continue, only for the --fork-session copy.
+    #[arg(long, value_name = "UUID", value_parser = parse_uuid)]
     pub session_id: Option<String>,
 
     /// With -p: when the model stays overloaded, go on with this model (not the main one).
@@ -147,6 +147,153 @@ pub(crate) struct Args {
     /// Working directory (default: the current one).
     #[arg(long, hide = true)]
     pub cwd: Option<PathBuf>,
+
+    /// The built-in tools offered: `default` (all of them), "" (none), or their names, comma
+    /// separated ("Bash,Read,Edit"). MCP servers' tools are offered either way.
+    #[arg(long, value_name = "default|TOOLS")]
+    pub tools: Option<String>,
+
+    /// Which settings files are read, comma separated: user, project, local (empty: none of
+    /// them). Managed settings and --settings always apply.
+    #[arg(long, value_name = "user,project,local")]
+    pub setting_sources: Option<String>,
+
+    /// Stop once the session has spent more than this many US dollars (the result's subtype
+    /// is error_max_budget_usd).
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+
+    /// With -p --output-format stream-json: hook events are messages on the stream too.
+    #[arg(long)]
+    pub include_hook_events: bool,
+
+    /// With --resume or --continue: go on under a new session id, in a transcript of its own
+    /// (the old one is left as it was).
+    #[arg(long)]
+    pub fork_session: bool,
+
+    /// With --resume or --continue: resume only up to and including the message with this
+    /// uuid.
+    #[arg(long, value_name = "UUID")]
+    pub resume_session_at: Option<String>,
+
+    /// With -p --input-format stream-json: each user message read is echoed back on stdout.
+    #[arg(long)]
+    pub replay_user_messages: bool,
+
+    /// Extended thinking at start: adaptive (the model decides), enabled or disabled.
+    #[arg(long, value_enum, value_name = "adaptive|enabled|disabled")]
+    pub thinking: Option<ThinkingMode>,
+
+    /// Thinking on with this budget of tokens (0: off).
+    #[arg(long, value_name = "TOKENS")]
+    pub max_thinking_tokens: Option<u32>,
+
+    /// How much effort the model puts into its replies: low, medium, high, xhigh or max
+    /// (sent as the Messages API's output_config.effort).
+    #[arg(long, value_name = "low|medium|high|xhigh|max", value_parser = parse_effort)]
+    pub effort: Option<Effort>,
+
+    /// Anthropic beta headers (anthropic-beta) sent on every request, comma separated.
+    #[arg(long, value_name = "BETAS", num_args = 1..)]
+    pub betas: Vec<String>,
+
+    /// Print the version: the Claude Code version whose protocol tine speaks, and tine's own.
+    #[arg(short = 'v', short_alias = 'V', long = "version")]
+    pub version: bool,
+
+    /// Options of Claude Code's that tine does not have: each is refused by name.
+    #[command(flatten)]
+    pub unsupported: UnsupportedFlags,
+}
+
+/// `--thinking`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ThinkingMode {
+    /// The model decides when and how much to think.
+    Adaptive,
+    /// On, with Claude Code's default budget (or --max-thinking-tokens).
+    Enabled,
+    /// Off.
+    Disabled,
+}
+
+impl ThinkingMode {
+    /// The value as typed.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Adaptive => "adaptive",
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+}
+
+/// Claude Code options the Agent SDK can pass that tine does not support: parsed, so the
+/// refusal names the option and says so (instead of an argument error pointing elsewhere).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct UnsupportedFlags {
+    #[arg(long, hide = true, value_name = "TOKENS")]
+    pub task_budget: Option<String>,
+    #[arg(long, hide = true)]
+    pub session_mirror: bool,
+    #[arg(long, hide = true, value_name = "DIR")]
+    pub plugin_dir: Vec<String>,
+    #[arg(long, hide = true, value_name = "MODE")]
+    pub thinking_display: Option<String>,
+    #[arg(long, hide = true, value_name = "JSON")]
+    pub agents: Option<String>,
+    #[arg(long, hide = true, value_name = "UUID")]
+    pub resume_drops_turn: Option<String>,
+}
+
+impl UnsupportedFlags {
+    /// The first option given and what it is in Claude Code.
+    pub(crate) fn first(&self) -> Option<(&'static str, &'static str)> {
+        let given = [
+            (
+                self.task_budget.is_some(),
+                "--task-budget",
+                "the API-side task budget",
+            ),
+            (
+                self.session_mirror,
+                "--session-mirror",
+                "mirroring transcripts to the SDK's session store",
+            ),
+            (!self.plugin_dir.is_empty(), "--plugin-dir", "plugins"),
+            (
+                self.thinking_display.is_some(),
+                "--thinking-display",
+                "summarized or omitted thinking text",
+            ),
+            (
+                self.agents.is_some(),
+                "--agents",
+                "agents given as JSON on the command line (define them in .tine/agents or \
+                 .claude/agents)",
+            ),
+            (
+                self.resume_drops_turn.is_some(),
+                "--resume-drops-turn",
+                "checking what a truncating resume drops",
+            ),
+        ];
+        given
+            .into_iter()
+            .find(|(set, _, _)| *set)
+            .map(|(_, flag, what)| (flag, what))
+    }
+}
+
+/// `tine -v`: the Claude Code version whose stream-json protocol tine speaks comes first (the
+/// Agent SDK reads the first `X.Y.Z` and compares it with its minimum), then tine's own.
+pub(crate) fn version_line() -> String {
+    let protocol = tine_session::CLAUDE_CODE_PROTOCOL_VERSION;
+    format!(
+        "{protocol} (tine {}; speaks Claude Code {protocol}'s stream-json protocol)",
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// The commands beside a session.
@@ -253,6 +400,10 @@ fn parse_uuid(text: &str) -> Result<String, String> {
              (like 123e4567-e89b-12d3-a456-426614174000)"
             .to_owned())
     }
+}
+
+fn parse_effort(text: &str) -> Result<Effort, String> {
+    text.parse()
 }
 
 fn parse_provider(text: &str) -> Result<Provider, String> {
@@ -393,7 +544,21 @@ mod tests {
             let error = Args::try_parse_from(["tine", "-p", "x", "--session-id", bad]).unwrap_err();
             assert!(error.to_string().contains("UUID"), "{error}");
         }
-        assert!(Args::try_parse_from(["tine", "-p", "x", "--session-id", id, "-c"]).is_err());
+        // With -c or -r only for a fork.
+        let args = Args::try_parse_from(["tine", "-p", "x", "--session-id", id, "-c"]).unwrap();
+        assert!(crate::flags::SessionFlags::from_args(&args, true).is_err());
+        let args = Args::try_parse_from([
+            "tine",
+            "-p",
+            "x",
+            "--session-id",
+            id,
+            "-c",
+            "--fork-session",
+        ])
+        .unwrap();
+        let flags = crate::flags::SessionFlags::from_args(&args, true).unwrap();
+        assert!(flags.fork_session);
     }
 
     #[test]

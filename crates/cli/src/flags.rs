@@ -1,17 +1,23 @@
 //! The command-line flags that shape a session, Claude Code's: read once (files read, JSON
 //! parsed, the mode checked) into [`SessionFlags`], which both front ends hand to the session.
 //! `--fallback-model`, `--json-schema`, `--include-partial-messages` and
-//! `--permission-prompt-tool` are `-p` flags, as in Claude Code: the UI has a person.
+//! `--permission-prompt-tool` are `-p` flags, as in Claude Code: the UI has a person. The
+//! Agent SDK's flags (`--tools`, `--setting-sources`, `--max-budget-usd`, `--fork-session`,
+//! `--resume-session-at`, `--thinking`, `--max-thinking-tokens`, `--effort`, `--betas`) shape
+//! any session; the Claude Code options tine lacks are refused by name.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
+use tine_api_client::{Effort, ThinkingConfig};
 use tine_config::SessionId;
+use tine_config::settings::SettingsSource;
 use tine_permissions::PermissionMode;
+use tine_query_loop::DEFAULT_THINKING_BUDGET;
 use tine_session::SessionOptions;
 
-use crate::args::{Args, OutputFormat};
+use crate::args::{Args, OutputFormat, ThinkingMode};
 
 /// The environment variable that says tine runs in a sandbox (a container): bypassPermissions
 /// is then allowed as root, as Claude Code allows it.
@@ -30,6 +36,19 @@ pub(crate) struct SessionFlags {
     pub json_schema: Option<Value>,
     pub include_partial_messages: bool,
     pub permission_prompt_tool: Option<String>,
+    /// `--permission-prompt-tool stdio`: the app answers asks over the control protocol
+    /// (`can_use_tool`); `permission_prompt_tool` is then `None`.
+    pub permission_prompt_stdio: bool,
+    /// `--tools`: `None` for all built-ins.
+    pub builtin_tools: Option<Vec<String>>,
+    pub setting_sources: Option<Vec<SettingsSource>>,
+    pub max_budget_usd: Option<f64>,
+    pub fork_session: bool,
+    pub resume_session_at: Option<String>,
+    /// `--thinking` / `--max-thinking-tokens` (`Disabled`: off).
+    pub thinking: Option<ThinkingConfig>,
+    pub effort: Option<Effort>,
+    pub betas: Vec<String>,
 }
 
 impl SessionFlags {
@@ -61,18 +80,47 @@ impl SessionFlags {
                 (None, Some(file)) => Some(read_prompt_file("--append-system-prompt-file", file)?),
                 (None, None) => None,
             };
+        if let Some((flag, what)) = args.unsupported.first() {
+            bail!(
+                "{flag}: tine does not support this option of Claude Code's ({what}); run \
+                 without it"
+            );
+        }
         let session_id = args
             .session_id
             .as_deref()
             .map(SessionId::parse)
             .transpose()
             .map_err(|e| anyhow!(e))?;
+        let resuming = args.resume.is_some() || args.continue_session;
+        if session_id.is_some() && resuming && !args.fork_session {
+            bail!(
+                "--session-id can only be used with --continue or --resume if --fork-session \
+                 is also given (the new id is the fork's)"
+            );
+        }
+        if args.resume_session_at.is_some() && !resuming {
+            bail!("--resume-session-at needs --resume ID or --continue: it picks where to resume");
+        }
         let mut flags = Self {
             permission_mode,
             system_prompt,
             append_system_prompt,
             add_dirs: args.add_dir.clone(),
             session_id,
+            builtin_tools: args.tools.as_deref().and_then(builtin_tools),
+            setting_sources: args
+                .setting_sources
+                .as_deref()
+                .map(setting_sources)
+                .transpose()?,
+            max_budget_usd: args.max_budget_usd.map(budget).transpose()?,
+            // Without --resume or --continue the session is new anyway: nothing to fork.
+            fork_session: args.fork_session && resuming,
+            resume_session_at: args.resume_session_at.clone(),
+            thinking: thinking(args.thinking, args.max_thinking_tokens)?,
+            effort: args.effort,
+            betas: betas(&args.betas),
             ..Self::default()
         };
         if headless {
@@ -87,14 +135,15 @@ impl SessionFlags {
                 .transpose()?;
             flags.include_partial_messages =
                 args.include_partial_messages && args.output_format == OutputFormat::StreamJson;
-            flags.permission_prompt_tool = args.permission_prompt_tool.clone();
-            if let Some(tool) = &flags.permission_prompt_tool
-                && !tool.starts_with("mcp__")
-            {
-                bail!(
+            match args.permission_prompt_tool.as_deref() {
+                // The Agent SDK's: asks go to the app as `can_use_tool` control requests.
+                Some("stdio") => flags.permission_prompt_stdio = true,
+                Some(tool) if !tool.starts_with("mcp__") => bail!(
                     "--permission-prompt-tool {tool}: name an MCP tool as mcp__SERVER__TOOL \
-                     (its server configured with --mcp-config or .mcp.json)"
-                );
+                     (its server configured with --mcp-config or .mcp.json), or stdio (the \
+                     Agent SDK's control protocol)"
+                ),
+                tool => flags.permission_prompt_tool = tool.map(str::to_owned),
             }
         }
         Ok(flags)
@@ -111,7 +160,85 @@ impl SessionFlags {
         options.json_schema = self.json_schema.clone();
         options.include_partial_messages = self.include_partial_messages;
         options.permission_prompt_tool = self.permission_prompt_tool.clone();
+        options.builtin_tools = self.builtin_tools.clone();
+        options.setting_sources = self.setting_sources.clone();
+        options.max_budget_usd = self.max_budget_usd;
+        options.fork_session = self.fork_session;
+        options.resume_session_at = self.resume_session_at.clone();
+        options.thinking = self.thinking;
+        options.effort = self.effort;
+        options.betas = self.betas.clone();
     }
+}
+
+/// Names separated by commas (or spaces), trimmed, empty ones dropped.
+fn list(text: &str) -> impl Iterator<Item = &str> {
+    text.split([',', ' ', '\t'])
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+}
+
+/// `--tools`: `default` is every built-in (`None`); "" none; else the names given.
+fn builtin_tools(text: &str) -> Option<Vec<String>> {
+    match text.trim() {
+        "default" => None,
+        names => Some(list(names).map(str::to_owned).collect()),
+    }
+}
+
+/// `--setting-sources`: user, project and local, comma separated (empty: none).
+fn setting_sources(text: &str) -> Result<Vec<SettingsSource>> {
+    list(text)
+        .map(|name| match name {
+            "user" => Ok(SettingsSource::User),
+            "project" => Ok(SettingsSource::Project),
+            "local" => Ok(SettingsSource::Local),
+            other => Err(anyhow!(
+                "--setting-sources: unknown source `{other}`: use user, project and/or local, \
+                 comma separated (managed settings and --settings always apply)"
+            )),
+        })
+        .collect()
+}
+
+/// `--max-budget-usd`: a positive number of dollars.
+fn budget(usd: f64) -> Result<f64> {
+    if usd.is_finite() && usd > 0.0 {
+        Ok(usd)
+    } else {
+        bail!("--max-budget-usd {usd}: give a positive number of US dollars (like 0.50)")
+    }
+}
+
+/// `--thinking` and `--max-thinking-tokens` as the thinking the session starts with.
+fn thinking(mode: Option<ThinkingMode>, tokens: Option<u32>) -> Result<Option<ThinkingConfig>> {
+    let enabled = |budget_tokens| Some(ThinkingConfig::Enabled { budget_tokens });
+    Ok(match (mode, tokens) {
+        (None, None) => None,
+        (None, Some(0)) | (Some(ThinkingMode::Disabled), None | Some(0)) => {
+            Some(ThinkingConfig::Disabled)
+        }
+        (None, Some(n)) => enabled(n),
+        (Some(ThinkingMode::Enabled), None) => enabled(DEFAULT_THINKING_BUDGET),
+        (Some(ThinkingMode::Adaptive), None) => Some(ThinkingConfig::Adaptive),
+        (Some(ThinkingMode::Enabled), Some(n)) if n > 0 => enabled(n),
+        (Some(mode), Some(n)) => bail!(
+            "--thinking {} and --max-thinking-tokens {n} disagree (use --thinking enabled with \
+             a budget above 0, or only one of them)",
+            mode.name()
+        ),
+    })
+}
+
+/// `--betas`: each value's comma-separated flags, in order, once each.
+fn betas(values: &[String]) -> Vec<String> {
+    let mut betas: Vec<String> = Vec::new();
+    for beta in values.iter().flat_map(|value| list(value)) {
+        if !betas.iter().any(|b| b == beta) {
+            betas.push(beta.to_owned());
+        }
+    }
+    betas
 }
 
 /// `--permission-mode`'s value.

@@ -40,6 +40,10 @@ use crate::args::Command;
 fn main() -> ExitCode {
     let mut profile = profile::StartupProfile::from_env();
     let args = args::Args::parse();
+    if args.version {
+        println!("{}", args::version_line());
+        return ExitCode::SUCCESS;
+    }
     match &args.command {
         // The sandbox launcher runs before every sandboxed Bash command.
         Some(Command::Sandbox { args }) => return sandbox_exec::launcher_main(args),

@@ -132,6 +132,7 @@ async fn dream_async(place: Place) -> Result<String> {
         thinking: None,
         skip_cache_write: false,
         replacements: None,
+        effort: None,
     };
     let (options, warnings) = DreamOptions::from_settings(&loaded);
     for warning in warnings {

@@ -107,6 +107,7 @@ mod tests {
             thinking: None,
             skip_cache_write: false,
             replacements: None,
+            effort: None,
         };
         let history = vec![
             Message::user("a".repeat(400)),

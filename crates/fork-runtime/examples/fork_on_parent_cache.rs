@@ -49,6 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         thinking: None,
         skip_cache_write: false,
         replacements: None,
+        effort: None,
     };
     let tool_context = ToolContext::new(scratch.path());
 

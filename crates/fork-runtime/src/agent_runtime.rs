@@ -267,6 +267,7 @@ impl AgentRuntime {
             thinking: None,
             skip_cache_write: false,
             replacements: None,
+            effort: None,
         };
         let cache_safe = Arc::new(CacheSafeParams {
             template,

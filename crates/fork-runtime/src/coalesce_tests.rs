@@ -78,6 +78,7 @@ fn ctx(n: usize) -> JobContext {
         thinking: None,
         skip_cache_write: false,
         replacements: None,
+        effort: None,
     };
     let messages = (0..n)
         .map(|i| Message::user(vec![ContentBlock::text(format!("m{i}"))]))

@@ -130,7 +130,8 @@ impl ForkResult {
             | Terminal::ModelError { .. }
             | Terminal::BlockingLimit { .. }
             | Terminal::StopHookPrevented { .. }
-            | Terminal::RepeatedToolFailure { .. }) => Some(other.describe()),
+            | Terminal::RepeatedToolFailure { .. }
+            | Terminal::MaxBudget { .. }) => Some(other.describe()),
         }
     }
 }

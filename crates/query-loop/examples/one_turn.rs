@@ -53,6 +53,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         thinking: None,
         skip_cache_write: false,
         replacements: None,
+        effort: None,
     };
     // Defaults: every call allowed, no hooks, no compactor, no turn cap.
     let params = QueryParams::new(client, template, tools, ToolContext::new(project.path()));

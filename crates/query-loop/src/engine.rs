@@ -22,7 +22,7 @@ use crate::request::{RequestTemplate, system_prompt_blocks};
 use crate::stuck::RepeatedFailureHandler;
 use crate::transcript::{
     TranscriptAnnotator, TranscriptError, TranscriptRecord, TranscriptWarning, TranscriptWriter,
-    WriterOptions, load_session_with,
+    WriterOptions, load_session_at,
 };
 use crate::transition::Terminal;
 use tine_config::{SessionId, transcript_path};
@@ -138,6 +138,10 @@ pub struct QueryEngine {
     recorded_replacements: BTreeSet<String>,
     /// Asked when the model is stuck (the TUI asks the person); `None`: the turn stops.
     on_repeated_failure: Option<Arc<dyn RepeatedFailureHandler>>,
+    /// `output_config.effort` of every request (`--effort`).
+    effort: Option<tine_api_client::Effort>,
+    /// `--max-budget-usd`.
+    spending_limit: Option<crate::budget::SpendingLimit>,
 }
 
 impl QueryEngine {
@@ -176,6 +180,18 @@ impl QueryEngine {
     pub async fn resume_with(
         config: EngineConfig,
         session_id: SessionId,
+        on_annotation: impl FnMut(&TranscriptRecord) + Send + 'static,
+    ) -> Result<Self, EngineError> {
+        Self::resume_at(config, session_id, None, on_annotation).await
+    }
+
+    /// [`QueryEngine::resume_with`] with the conversation only up to and including the message
+    /// whose uuid is `at` (`--resume-session-at`); the next message is its child, a branch in
+    /// the same transcript, which later resumes follow.
+    pub async fn resume_at(
+        config: EngineConfig,
+        session_id: SessionId,
+        at: Option<&str>,
         mut on_annotation: impl FnMut(&TranscriptRecord) + Send + 'static,
     ) -> Result<Self, EngineError> {
         let monitor = config.monitor.clone();
@@ -186,7 +202,7 @@ impl QueryEngine {
             BTreeSet::new(),
         )));
         let sink = Arc::clone(&restored);
-        let resumed = load_session_with(&config.home, &config.cwd, &session_id, move |record| {
+        let resumed = load_session_at(&config.home, &config.cwd, &session_id, at, move |record| {
             if let Some(monitor) = &monitor {
                 monitor.on_resume(&record);
             }
@@ -256,6 +272,8 @@ impl QueryEngine {
             replacements: Arc::default(),
             recorded_replacements: BTreeSet::new(),
             on_repeated_failure: None,
+            effort: None,
+            spending_limit: None,
         })
     }
 
@@ -339,6 +357,18 @@ impl QueryEngine {
         self.on_repeated_failure = Some(handler);
     }
 
+    /// The effort every request asks for from now on (`--effort`); part of the request bytes,
+    /// so set it before the first turn.
+    pub fn set_effort(&mut self, effort: Option<tine_api_client::Effort>) {
+        self.effort = effort;
+    }
+
+    /// The session's spending limit (`--max-budget-usd`): a turn makes no request once the
+    /// session has spent more, ending with `Terminal::MaxBudget`.
+    pub fn set_spending_limit(&mut self, limit: Option<crate::budget::SpendingLimit>) {
+        self.spending_limit = limit;
+    }
+
     /// Uses `state` as the session's content-replacement decisions: the host gives the forks'
     /// parent context the same state, so what a fork derives from the parent decides as the
     /// main thread did. Call it before the first turn. The decisions a resumed session read
@@ -394,6 +424,7 @@ impl QueryEngine {
             thinking: self.config.thinking,
             skip_cache_write: false,
             replacements: Some(Arc::clone(&self.replacements)),
+            effort: self.effort,
         }
     }
 }

@@ -60,6 +60,7 @@
 //!     thinking: None,
 //!     skip_cache_write: false,
 //!     replacements: None,
+//!     effort: None,
 //! };
 //! let params = QueryParams::new(Arc::new(client), template, tools, ToolContext::new("."));
 //!
@@ -92,6 +93,7 @@
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod budget;
 mod context;
 mod engine;
 mod engine_config;
@@ -113,6 +115,7 @@ mod totals;
 mod transcript;
 mod transition;
 
+pub use budget::{RunBudget, SpendingLimit};
 pub use context::{
     BASE_SYSTEM_PROMPT, EnvironmentFacts, GatherOptions, GitSnapshot, InstructionFile,
     InstructionSource, MAX_GIT_STATUS_CHARS, MAX_INSTRUCTION_FILE_BYTES, RenderedContext,
@@ -147,7 +150,7 @@ pub use totals::LoopTotals;
 pub use transcript::{
     COMPACT_BOUNDARY, CompactBoundary, CompactTrigger, DroppedContext, RecordType, ResumedSession,
     TranscriptAnnotator, TranscriptError, TranscriptRead, TranscriptRecord, TranscriptWarning,
-    TranscriptWriter, WriterOptions, latest_session, load_session, load_session_with,
-    read_transcript,
+    TranscriptWriter, WriterOptions, fork_transcript, latest_session, load_session,
+    load_session_at, load_session_with, read_transcript,
 };
 pub use transition::{Terminal, Transition};

@@ -84,6 +84,9 @@ pub struct QueryParams {
     /// parent's was, so it reads that entry and writes nothing (see
     /// [`RequestTemplate::build_reading`]). None: on the message before the last.
     pub parent_cached_messages: Option<usize>,
+    /// `--max-budget-usd`: no request once the session has spent more (None: no limit; forks
+    /// have none).
+    pub budget: Option<crate::budget::RunBudget>,
 }
 
 impl QueryParams {
@@ -114,6 +117,7 @@ impl QueryParams {
             on_repeated_failure: None,
             end_after_tools: None,
             parent_cached_messages: None,
+            budget: None,
         }
     }
 

@@ -70,6 +70,8 @@ pub struct LoopState {
     pub failures: FailureStreak,
     /// `pause_turn` replies in a row (the loop continues at most 5, then ends the turn).
     pub pause_continuations: u32,
+    /// What this run's requests cost so far, in US dollars (for `--max-budget-usd`).
+    pub cost_usd: f64,
 }
 
 /// Runs the loop on `messages` (the history, the new user message last). The stream ends with
@@ -141,6 +143,7 @@ impl<'a> LoopRun<'a> {
             transitions: Vec::new(),
             failures: FailureStreak::default(),
             pause_continuations: 0,
+            cost_usd: 0.0,
         };
         Self {
             params,
@@ -167,6 +170,7 @@ impl<'a> LoopRun<'a> {
         if let Some(compactor) = &self.params.compactor {
             compactor.on_response(&reply.usage, sent);
         }
+        self.state.cost_usd += tine_api_client::cost_usd(&reply.model, &reply.usage);
         self.emit
             .send(QueryEvent::Usage {
                 usage: reply.usage,
@@ -187,7 +191,7 @@ impl<'a> LoopRun<'a> {
         self.on_tool_calls(&uses).await
     }
 
-    /// Cancelled, or the turn cap reached: no more requests.
+    /// Cancelled, the turn cap reached or the budget spent: no more requests.
     fn stopped_before_request(&self) -> Option<Terminal> {
         if self.cancel.is_cancelled() {
             return Some(Terminal::Aborted);
@@ -196,7 +200,11 @@ impl<'a> LoopRun<'a> {
             Some(max) if self.state.turn >= max => Some(Terminal::MaxTurns {
                 turns: self.state.turn,
             }),
-            _ => None,
+            _ => self
+                .params
+                .budget
+                .as_ref()
+                .and_then(|budget| budget.exceeded(self.state.cost_usd)),
         }
     }
 

@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use tine_api_client::{
-    CacheControl, ContentBlock, Message, MessageContent, MessagesRequest, SystemPrompt, TextBlock,
-    ThinkingConfig, ToolArray,
+    CacheControl, ContentBlock, Effort, Message, MessageContent, MessagesRequest, OutputConfig,
+    SystemPrompt, TextBlock, ThinkingConfig, ToolArray,
 };
 use tine_tools::Tool;
 
@@ -109,6 +109,8 @@ pub struct RequestTemplate {
     pub skip_cache_write: bool,
     /// Frozen replacement decisions for oversized tool results (None: results go out whole).
     pub replacements: Option<SharedReplacements>,
+    /// `output_config.effort` (`--effort`); a fork cloning the template sends it too.
+    pub effort: Option<Effort>,
 }
 
 impl RequestTemplate {
@@ -129,9 +131,14 @@ impl RequestTemplate {
             lock(state).apply(&mut prepared);
         }
         let mut request = MessagesRequest::new(self.model.clone(), max_tokens, prepared);
-        request.system = Some((*self.system).clone());
+        // An empty system prompt (`--system-prompt ""`) is left out: the API refuses an
+        // empty text block. Any other prompt is sent as it is, so no other request changes.
+        request.system = (!self.system.is_blank()).then(|| (*self.system).clone());
         request.tools = self.tools.clone();
         request.thinking = self.thinking;
+        request.output_config = self.effort.map(|effort| OutputConfig {
+            effort: Some(effort),
+        });
         request
     }
 }
@@ -235,6 +242,7 @@ mod tests {
             thinking: None,
             skip_cache_write: false,
             replacements: None,
+            effort: None,
         };
         let mut history = vec![Message::user("q")];
         let a = t.build(&history, 100);

@@ -114,6 +114,13 @@ pub enum Terminal {
         /// How many times in a row.
         repeats: u32,
     },
+    /// The session spent more than `--max-budget-usd` allows; no further request was made.
+    MaxBudget {
+        /// What the session had spent, in millionths of a dollar.
+        spent_micro_usd: u64,
+        /// The limit, in millionths of a dollar.
+        limit_micro_usd: u64,
+    },
 }
 
 impl Terminal {
@@ -133,6 +140,7 @@ impl Terminal {
             Self::BlockingLimit { .. } => "error_blocking_limit",
             Self::StopHookPrevented { .. } => "error_stop_hook_prevented",
             Self::RepeatedToolFailure { .. } => "error_repeated_tool_failure",
+            Self::MaxBudget { .. } => "error_max_budget_usd",
         }
     }
 
@@ -169,6 +177,15 @@ impl Terminal {
                 "the model was stuck: it made the same {tool} call {repeats} times in a row and \
                  it failed the same way each time ({error}); the turn was stopped. Rephrase the \
                  request or fix what the call needs, then try again"
+            ),
+            Self::MaxBudget {
+                spent_micro_usd,
+                limit_micro_usd,
+            } => format!(
+                "reached the maximum budget: spent {} of {} (raise --max-budget-usd to let it \
+                 go on)",
+                crate::budget::dollars(*spent_micro_usd),
+                crate::budget::dollars(*limit_micro_usd)
             ),
         }
     }

@@ -1,6 +1,7 @@
 //! Start-up's part of the command-line flags that shape a session (Claude Code's): the system
 //! prompt (`--system-prompt` replacing tine's, `--append-system-prompt`), `--add-dir`,
-//! `--session-id` and `--fallback-model`. Each is checked before anything runs; a bad value is
+//! `--session-id`, `--fallback-model`, `--fork-session`, the flags only the Anthropic provider
+//! takes (`--betas`, `--effort`), and the Claude Code protocol version tine speaks. Each is checked before anything runs; a bad value is
 //! a [`StartError::Flag`] the user can act on.
 
 use std::path::{Path, PathBuf};
@@ -10,6 +11,49 @@ use tine_permissions::PermissionContext;
 use tine_query_loop::{BASE_SYSTEM_PROMPT, SessionContext};
 
 use crate::error::StartError;
+use crate::options::SessionOptions;
+
+/// The Claude Code release whose stream-json control protocol (the Agent SDK's) tine speaks:
+/// `tine -v` leads with it, so the SDK's version check passes, and the `init` message names it
+/// beside tine's own version.
+pub const CLAUDE_CODE_PROTOCOL_VERSION: &str = "2.1.332";
+
+/// `--betas` and `--effort` are the Messages API's: the openai provider refuses them rather
+/// than dropping them unsaid.
+pub(crate) fn anthropic_only(options: &SessionOptions) -> Result<(), StartError> {
+    let flag = if !options.betas.is_empty() {
+        "--betas"
+    } else if options.effort.is_some() {
+        "--effort"
+    } else {
+        return Ok(());
+    };
+    Err(StartError::Flag(format!(
+        "{flag} is an Anthropic Messages API option: the openai provider has none (drop it, or \
+         use --provider anthropic)"
+    )))
+}
+
+/// `--fork-session`: the conversation of `from` copied into a new session (`--session-id`'s
+/// id, else a fresh one), cut after `--resume-session-at`'s message when given; `from`'s
+/// transcript is only read. Returns the new session's id.
+pub(crate) async fn fork_session(
+    options: &SessionOptions,
+    home: &Path,
+    cwd: &Path,
+    from: &SessionId,
+) -> Result<SessionId, StartError> {
+    let to = new_session_id(options.session_id.as_ref(), home, cwd)?;
+    tine_query_loop::fork_transcript(
+        home,
+        cwd,
+        from,
+        &to,
+        options.resume_session_at.as_deref(),
+    )
+    .await?;
+    Ok(to)
+}
 
 /// The session's system prompt, rendered once (every request sends these bytes): tine's
 /// default with the model line, or `custom` as given; then `append`, then what a

@@ -126,6 +126,7 @@ pub use assemble::{gather_context, settings_paths, user_home_from_env};
 pub use away::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
 pub use command_table::{COMMANDS, CommandSpec, find as find_command};
 pub use error::{AnswerError, ModeError, SessionClosed, StartError};
+pub use flags::CLAUDE_CODE_PROTOCOL_VERSION;
 pub use handle::{Session, SessionHandle};
 pub use main_client::OVERLOADED_BEFORE_FALLBACK;
 pub use options::{Approvals, Resume, SessionOptions};

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tine_api_client::ModelClient;
+use tine_api_client::{Effort, ModelClient, ThinkingConfig};
 use tine_config::SessionId;
+use tine_config::settings::SettingsSource;
 use tine_fork_runtime::DEFAULT_DRAIN_TIMEOUT;
 use tine_permissions::PermissionMode;
 
@@ -89,7 +90,7 @@ pub struct SessionOptions {
     /// be an existing directory; symbolic links are resolved.
     pub add_dirs: Vec<PathBuf>,
     /// `--session-id`: the id of a new session (a UUID no transcript of this directory uses).
-    /// Only with [`Resume::New`].
+    /// Only with [`Resume::New`], or for the fork of [`SessionOptions::fork_session`].
     pub session_id: Option<SessionId>,
     /// `--fallback-model`: when the main model stays overloaded, the turn goes on with this
     /// one (the user is told). Must differ from the main model.
@@ -129,6 +130,31 @@ pub struct SessionOptions {
     /// How long [`crate::SessionHandle::shutdown`] waits for background jobs before giving up
     /// on them (they are then cancelled, and aborted if they do not stop).
     pub drain_grace: Duration,
+    /// `--tools`: the only built-in tools offered (by name; `Task` is the Agent tool's old
+    /// name); empty: none. MCP servers' tools and StructuredOutput are not built-ins and stay.
+    /// `None` (`--tools default`): all of them.
+    pub builtin_tools: Option<Vec<String>>,
+    /// `--setting-sources`: of the user, project and local settings (and their instruction
+    /// files), only these are read; `None`: all. Managed settings and `--settings` always are.
+    pub setting_sources: Option<Vec<SettingsSource>>,
+    /// `--max-budget-usd`: once the session has spent more than this (forks and side queries
+    /// included), no further request is made and the turn ends with `error_max_budget_usd`.
+    pub max_budget_usd: Option<f64>,
+    /// `--fork-session`: a resumed conversation continues under a new session id in a
+    /// transcript of its own (`session_id`'s, when given), the old one left as it was.
+    pub fork_session: bool,
+    /// `--resume-session-at UUID`: resume the conversation only up to and including the
+    /// message with this uuid (the rest is left out of the history; the transcript keeps it).
+    pub resume_session_at: Option<String>,
+    /// `--thinking` / `--max-thinking-tokens`: the thinking at start, over
+    /// `MAX_THINKING_TOKENS` and `alwaysThinkingEnabled` (`Disabled`: off). `None`: those decide.
+    pub thinking: Option<ThinkingConfig>,
+    /// `--effort`: sent as `output_config.effort` on every request of the main model (forks
+    /// that share its cache too).
+    pub effort: Option<Effort>,
+    /// `--betas`: `anthropic-beta` flags on every request of the session, forks included
+    /// (besides `ANTHROPIC_BETAS`). Only tine's own Anthropic client takes them.
+    pub betas: Vec<String>,
 }
 
 impl SessionOptions {
@@ -139,6 +165,8 @@ impl SessionOptions {
         template.resume = Resume::New;
         template.session_id = None;
         template.cleared = false;
+        template.fork_session = false;
+        template.resume_session_at = None;
         template
     }
 
@@ -178,6 +206,14 @@ impl SessionOptions {
             mcp_configs: Vec::new(),
             strict_mcp_config: false,
             drain_grace: DEFAULT_DRAIN_TIMEOUT,
+            builtin_tools: None,
+            setting_sources: None,
+            max_budget_usd: None,
+            fork_session: false,
+            resume_session_at: None,
+            thinking: None,
+            effort: None,
+            betas: Vec::new(),
         }
     }
 }

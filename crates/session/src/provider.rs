@@ -292,9 +292,20 @@ impl ProviderParts {
         match choice.provider {
             Provider::Anthropic => {
                 let client = match &options.client {
+                    Some(_) if !options.betas.is_empty() => {
+                        return Err(StartError::Flag(
+                            "--betas: the beta headers go on tine's own Anthropic client; a \
+                             client handed over by the front end sends its own"
+                                .to_owned(),
+                        ));
+                    }
                     Some(client) => PendingClient::Ready(Arc::clone(client)),
                     None => {
-                        let config = ClientConfig::from_env().map_err(StartError::Credentials)?;
+                        let config = (options.betas.iter())
+                            .fold(ClientConfig::from_env(), |config, beta| {
+                                config.map(|c| c.with_beta(beta.as_str()))
+                            })
+                            .map_err(StartError::Credentials)?;
                         PendingClient::Building(tokio::task::spawn_blocking(move || {
                             HttpClient::new(config)
                         }))
@@ -312,6 +323,7 @@ impl ProviderParts {
                 })
             }
             Provider::OpenAi => {
+                crate::flags::anthropic_only(options)?;
                 let config =
                     client_config(Provider::OpenAi, loaded).map_err(StartError::Credentials)?;
                 let model = model(Provider::OpenAi, options.model.as_deref(), loaded)

@@ -1,5 +1,5 @@
-//! Extended thinking for the session: what `MAX_THINKING_TOKENS` and the
-//! `alwaysThinkingEnabled` setting ask for at start, and `/thinking [on|off]` (the TUI's Tab)
+//! Extended thinking for the session: what `--thinking` / `--max-thinking-tokens`,
+//! `MAX_THINKING_TOKENS` and the `alwaysThinkingEnabled` setting ask for at start, and `/thinking [on|off]` (the TUI's Tab)
 //! changing it from the next request on. The loop makes the budget valid against the model
 //! and `max_tokens` ([`tine_query_loop::thinking`]).
 
@@ -8,12 +8,19 @@ use tine_api_client::ThinkingConfig;
 use tine_config::settings::LoadedSettings;
 use tine_query_loop::{DEFAULT_THINKING_BUDGET, budget_from_env};
 
-/// The session's thinking at start: `MAX_THINKING_TOKENS` (a budget, or 0 for off) wins, then
+/// The session's thinking at start: the flags' (`--thinking`, `--max-thinking-tokens`;
+/// `Disabled` is off) win, then `MAX_THINKING_TOKENS` (a budget, or 0 for off), then
 /// `alwaysThinkingEnabled` (on with Claude Code's default budget), else off.
 pub(crate) fn session_thinking(
+    flag: Option<ThinkingConfig>,
     max_thinking_tokens: Option<&str>,
     loaded: &LoadedSettings,
 ) -> Option<ThinkingConfig> {
+    match flag {
+        Some(ThinkingConfig::Disabled) => return None,
+        Some(config) => return Some(config),
+        None => {}
+    }
     if let Some(budget) = budget_from_env(max_thinking_tokens) {
         return budget.map(|budget_tokens| ThinkingConfig::Enabled { budget_tokens });
     }
@@ -81,6 +88,29 @@ pub(crate) fn describe(config: Option<ThinkingConfig>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flags_win_over_the_environment_and_settings() {
+        let loaded = LoadedSettings::default();
+        let on = Some(ThinkingConfig::Enabled {
+            budget_tokens: 2_048,
+        });
+        assert_eq!(session_thinking(on, Some("0"), &loaded), on);
+        assert_eq!(
+            session_thinking(Some(ThinkingConfig::Disabled), Some("9000"), &loaded),
+            None
+        );
+        assert_eq!(
+            session_thinking(Some(ThinkingConfig::Adaptive), None, &loaded),
+            Some(ThinkingConfig::Adaptive)
+        );
+        assert_eq!(
+            session_thinking(None, Some("9000"), &loaded),
+            Some(ThinkingConfig::Enabled {
+                budget_tokens: 9_000
+            })
+        );
+    }
 
     #[test]
     fn the_command_toggles_and_names_the_state() {

@@ -179,6 +179,9 @@ pub struct SettingsPaths {
     pub claude_project: PathBuf,
     /// `<cwd>/.claude/settings.local.json`.
     pub claude_local: PathBuf,
+    /// `--setting-sources`: of the user, project and local sources only these are read
+    /// (`None`: all). Flag and managed settings are always read.
+    pub only_sources: Option<Vec<SettingsSource>>,
 }
 
 /// One file (or inline JSON) to read, in precedence order.
@@ -207,6 +210,24 @@ impl SettingsPaths {
             claude_user: None,
             claude_project: claude.join("settings.json"),
             claude_local: claude.join("settings.local.json"),
+            only_sources: None,
+        }
+    }
+
+    /// Reading only `sources` of the user, project and local ones (`--setting-sources`).
+    pub fn with_only_sources(mut self, sources: Vec<SettingsSource>) -> Self {
+        self.only_sources = Some(sources);
+        self
+    }
+
+    /// Whether `source`'s files are read.
+    pub fn reads(&self, source: SettingsSource) -> bool {
+        match source {
+            SettingsSource::Flag | SettingsSource::Managed => true,
+            SettingsSource::User | SettingsSource::Project | SettingsSource::Local => self
+                .only_sources
+                .as_ref()
+                .is_none_or(|only| only.contains(&source)),
         }
     }
 
@@ -309,6 +330,7 @@ impl SettingsPaths {
             SettingsFormat::Tine,
             &self.managed,
         ));
+        files.retain(|file| self.reads(file.source));
         files
     }
 }

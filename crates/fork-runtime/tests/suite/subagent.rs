@@ -51,6 +51,7 @@ fn cache_safe() -> Arc<CacheSafeParams> {
             thinking: None,
             skip_cache_write: false,
             replacements: None,
+            effort: None,
         },
         messages: Arc::from(vec![
             Message::user(vec![ContentBlock::text("hi")]),

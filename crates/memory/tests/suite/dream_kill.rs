@@ -273,6 +273,7 @@ async fn dreaming_process() {
         thinking: None,
         skip_cache_write: false,
         replacements: None,
+        effort: None,
     };
     let command = DreamCommand {
         dir: MemoryDir::new(mem, DirSource::Env),

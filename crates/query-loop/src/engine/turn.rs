@@ -93,6 +93,13 @@ impl QueryEngine {
         params.compactor = self.config.compactor.clone();
         params.post_sampling = self.config.post_sampling.clone();
         params.on_repeated_failure = self.on_repeated_failure.clone();
+        params.budget = self
+            .spending_limit
+            .clone()
+            .map(|limit| crate::budget::RunBudget {
+                limit,
+                spent_before: self.total_cost_usd,
+            });
         params.on_request = match (&self.config.on_request, &self.config.monitor) {
             (None, None) => None,
             (observer, monitor) => {

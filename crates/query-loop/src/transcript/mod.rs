@@ -8,16 +8,18 @@
 //! from the last conversation record to the last compaction boundary, reading the file as a
 //! stream and keeping only that chain (annotations go to the caller as they are read).
 
+mod branch;
 mod reader;
 mod record;
 mod writer;
 
 use std::path::PathBuf;
 
+pub use branch::fork_transcript;
 pub(crate) use reader::is_compact_boundary;
 pub use reader::{
     COMPACT_BOUNDARY, ResumedSession, TranscriptRead, latest_session, load_session,
-    load_session_with, read_transcript,
+    load_session_at, load_session_with, read_transcript,
 };
 pub use record::{CompactBoundary, CompactTrigger, DroppedContext, RecordType, TranscriptRecord};
 pub use writer::{TranscriptAnnotator, TranscriptWriter, WriterOptions};
@@ -65,6 +67,14 @@ pub enum TranscriptError {
         session_id: String,
         /// Where transcripts were looked for.
         dir: PathBuf,
+    },
+    /// `--resume-session-at`: the session has no message with this uuid.
+    #[error("session {session_id} has no message with uuid {uuid}: pass the uuid of one of its messages to --resume-session-at")]
+    MessageNotFound {
+        /// The session.
+        session_id: String,
+        /// The uuid asked for.
+        uuid: String,
     },
     /// A record could not be encoded.
     #[error("cannot encode a transcript record: {0}")]

@@ -161,13 +161,33 @@ pub async fn load_session_with(
     home: &Path,
     cwd: &Path,
     session_id: &SessionId,
+    on_annotation: impl FnMut(TranscriptRecord) + Send + 'static,
+) -> Result<ResumedSession, TranscriptError> {
+    load_session_at(home, cwd, session_id, None, on_annotation).await
+}
+
+/// [`load_session_with`] up to and including the record whose uuid is `at`
+/// (`--resume-session-at`): what was written after it is not read, so the chain ends there
+/// (new messages then branch from it). [`TranscriptError::MessageNotFound`] when no record
+/// has it.
+pub async fn load_session_at(
+    home: &Path,
+    cwd: &Path,
+    session_id: &SessionId,
+    at: Option<&str>,
     mut on_annotation: impl FnMut(TranscriptRecord) + Send + 'static,
 ) -> Result<ResumedSession, TranscriptError> {
     let path = transcript_path(home, cwd, session_id);
     let scan_path = path.clone();
+    let target = at.map(str::to_owned);
     let scanned = tokio::task::spawn_blocking(move || {
         let mut conversation = Vec::new();
+        let mut reached = false;
         let warnings = scan_file(&scan_path, |record| {
+            if reached {
+                return;
+            }
+            reached = target.as_deref().is_some_and(|at| record.uuid == at);
             if !record.kind.is_conversation() {
                 on_annotation(record);
                 return;
@@ -178,11 +198,17 @@ pub async fn load_session_with(
             }
             conversation.push(record);
         })?;
-        Ok::<_, TranscriptError>((conversation, warnings))
+        Ok::<_, TranscriptError>((conversation, warnings, reached))
     })
     .await?;
     let (conversation, mut warnings) = match scanned {
-        Ok(scanned) => scanned,
+        Ok((_, _, false)) if at.is_some() => {
+            return Err(TranscriptError::MessageNotFound {
+                session_id: session_id.to_string(),
+                uuid: at.unwrap_or_default().to_owned(),
+            });
+        }
+        Ok((conversation, warnings, _)) => (conversation, warnings),
         Err(TranscriptError::Read { source, .. })
             if source.kind() == std::io::ErrorKind::NotFound =>
         {

@@ -18,6 +18,7 @@ pub(super) fn params(client: &ScriptedClient, dir: &std::path::Path) -> QueryPar
         thinking: None,
         skip_cache_write: false,
         replacements: None,
+        effort: None,
     };
     let client: Arc<dyn ModelClient> = Arc::new(client.clone());
     QueryParams::new(client, template, Arc::from(tools), ToolContext::new(dir))

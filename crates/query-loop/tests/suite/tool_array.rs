@@ -51,6 +51,7 @@ fn requests_send_the_pools_bytes_and_the_wire_body_is_unchanged() {
         }),
         skip_cache_write: false,
         replacements: None,
+        effort: None,
     };
     let history = vec![
         Message::user("read the README"),

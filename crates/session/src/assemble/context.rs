@@ -1,12 +1,14 @@
 //! The fourth stage: the session's surroundings rendered once. The system prompt depends only
 //! on settings and version (and `--system-prompt`, `--append-system-prompt`); the environment,
-//! date, git status and instruction files go in the first user message. Every request of the
+//! date, git status and instruction files (those of the `--setting-sources` read) go in the
+//! first user message. Every request of the
 //! session sends these bytes, and a resumed session replays them from its transcript.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use tine_query_loop::{EnvironmentFacts, GatherOptions, SessionContext};
+use tine_config::settings::SettingsSource;
+use tine_query_loop::{EnvironmentFacts, GatherOptions, InstructionSource, SessionContext};
 
 use super::ground::Ground;
 use super::policy::Policy;
@@ -29,6 +31,11 @@ impl Rendered {
     ) -> Self {
         let model = &ground.model;
         let mut context = gather_context(&ground.home, &ground.cwd, model, options.bare).await;
+        // `--setting-sources`: a source not read gives no instruction files either (Claude
+        // Code reads CLAUDE.md only with `project`).
+        context
+            .instructions
+            .retain(|file| ground.paths.reads(instruction_scope(file.source)));
         // The model is told every directory it may work in, as Claude Code tells it.
         context.environment.additional_directories = policy.context.additional_directories.clone();
         let user_context: Arc<str> = context.user_context().into();
@@ -44,6 +51,15 @@ impl Rendered {
             user_context,
             system_prompt,
         }
+    }
+}
+
+/// The settings source whose scope an instruction file shares.
+fn instruction_scope(source: InstructionSource) -> SettingsSource {
+    match source {
+        InstructionSource::User => SettingsSource::User,
+        InstructionSource::Project => SettingsSource::Project,
+        InstructionSource::Local => SettingsSource::Local,
     }
 }
 

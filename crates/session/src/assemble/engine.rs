@@ -10,7 +10,7 @@ use tine_api_client::ModelClient;
 use tine_config::SessionId;
 use tine_fork_runtime::{CacheBreakDetector, TaskRegistry};
 use tine_permissions::PermissionMode;
-use tine_query_loop::{EngineConfig, QueryEngine};
+use tine_query_loop::{EngineConfig, QueryEngine, SpendingLimit};
 
 use super::background::Background;
 use super::context::Rendered;
@@ -108,6 +108,7 @@ impl MainThread {
             tools: Arc::clone(&background.tools),
             tool_definitions: toolset.definitions.clone(),
             thinking: crate::thinking::session_thinking(
+                options.thinking,
                 std::env::var("MAX_THINKING_TOKENS").ok().as_deref(),
                 &ground.loaded,
             ),
@@ -130,6 +131,11 @@ impl MainThread {
             monitor: Some(Arc::new(detector)),
             persist: options.persist,
         };
+        // `--resume-session-at`: a fork's transcript was already cut there when it was copied.
+        let at = match options.fork_session {
+            true => None,
+            false => options.resume_session_at.as_deref(),
+        };
         let mut engine = match (resuming, &background.memory) {
             (true, Some(memory)) => {
                 // Extraction takes its cursor back, so it looks only at what is new; the
@@ -137,12 +143,21 @@ impl MainThread {
                 // on today's being in it.
                 memory.recall().forget_context();
                 let job = memory.extraction_job();
-                QueryEngine::resume_with(config, session_id, move |record| job.restore(record))
+                QueryEngine::resume_at(config, session_id, at, move |record| job.restore(record))
                     .await?
             }
-            (true, None) => QueryEngine::resume(config, session_id).await?,
+            (true, None) => QueryEngine::resume_at(config, session_id, at, |_| {}).await?,
             (false, _) => QueryEngine::with_session_id(config, session_id).await?,
         };
+        // Both are fixed for the session: the effort is part of every request's bytes.
+        engine.set_effort(options.effort);
+        engine.set_spending_limit(options.max_budget_usd.map(|limit_usd| {
+            let ledger = background.ledger.clone();
+            SpendingLimit {
+                limit_usd,
+                spent_elsewhere: Arc::new(move || ledger.total().cost_usd),
+            }
+        }));
         if resuming {
             crate::magic::resume(background.magic.as_ref(), &engine);
         }

@@ -50,6 +50,9 @@ impl Ground {
         if let Some(managed) = &options.managed_settings {
             paths = paths.with_managed(managed);
         }
+        if let Some(sources) = &options.setting_sources {
+            paths = paths.with_only_sources(sources.clone());
+        }
         let loaded = settings::load(&paths);
         // The provider and its credentials first: without them nothing else matters, and
         // the message is one line. Building the HTTP client (TLS roots) is the costliest step

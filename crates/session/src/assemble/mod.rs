@@ -175,15 +175,24 @@ async fn session_id(
     ground: &ground::Ground,
 ) -> Result<(tine_config::SessionId, bool), StartError> {
     let (home, cwd) = (&ground.home, &ground.cwd);
-    Ok(match &options.resume {
-        Resume::New => (
-            crate::flags::new_session_id(options.session_id.as_ref(), home, cwd)?,
-            false,
-        ),
-        Resume::Id(id) => (id.clone(), true),
+    let resumed = match &options.resume {
+        Resume::New => {
+            return Ok((
+                crate::flags::new_session_id(options.session_id.as_ref(), home, cwd)?,
+                false,
+            ));
+        }
+        Resume::Id(id) => id.clone(),
         Resume::Latest => match latest_session(home, cwd).await? {
-            Some(id) => (id, true),
+            Some(id) => id,
             None => return Err(StartError::NoSessionToContinue { cwd: cwd.clone() }),
         },
-    })
+    };
+    match options.fork_session {
+        true => Ok((
+            crate::flags::fork_session(options, home, cwd, &resumed).await?,
+            true,
+        )),
+        false => Ok((resumed, true)),
+    }
 }

@@ -88,12 +88,20 @@ impl ToolSet {
                     Arc::new(crate::structured::StructuredOutputTool::new(schema, slot))
                         as Arc<dyn Tool>
                 });
+        // `--tools`: only the built-ins it names (StructuredOutput is the flag's, not one).
+        let selection = BuiltinSelection::new(options.builtin_tools.as_deref());
+        let builtins: Vec<Arc<dyn Tool>> = tine_tools::builtin_tools()
+            .into_iter()
+            .chain(crate::agents::tools(&agents))
+            .collect();
+        selection.warn_unknown(&builtins, notices);
+        let builtins: Vec<Arc<dyn Tool>> = builtins
+            .into_iter()
+            .chain(crate::skill_tool::tool(&skills, options.bare))
+            .filter(|tool| selection.offers(tool.as_ref()))
+            .collect();
         let pool = ToolPool::assemble(
-            tine_tools::builtin_tools()
-                .into_iter()
-                .chain(crate::agents::tools(&agents))
-                .chain(structured_tool)
-                .chain(crate::skill_tool::tool(&skills, options.bare)),
+            builtins.into_iter().chain(structured_tool),
             mcp_tools,
             |name| policy.context.is_tool_denied(name),
         );
@@ -120,7 +128,11 @@ impl ToolSet {
                 })
                 .collect();
         }
-        let definitions = crate::web_search::offer(definitions, &policy.context);
+        // The server's web search is a built-in too: `--tools` without it offers none.
+        let definitions = match selection.names_web_search() {
+            true => crate::web_search::offer(definitions, &policy.context),
+            false => definitions,
+        };
         let mut names: Vec<String> = pool.names().into_iter().map(str::to_owned).collect();
         if definitions.has_server_tool("web_search") {
             names.push(crate::web_search::WEB_SEARCH_RULE.to_owned());
@@ -135,5 +147,50 @@ impl ToolSet {
             structured,
             prompt_tool,
         })
+    }
+}
+
+/// `--tools`: which built-in tools the session offers (all, without the flag).
+struct BuiltinSelection<'a> {
+    names: Option<&'a [String]>,
+}
+
+impl<'a> BuiltinSelection<'a> {
+    fn new(names: Option<&'a [String]>) -> Self {
+        Self { names }
+    }
+
+    fn named(&self, name: &str) -> bool {
+        self.names
+            .is_none_or(|names| names.iter().any(|n| n == name))
+    }
+
+    /// Whether `tool` is offered: named by its name or an alias (`Task` for Agent).
+    fn offers(&self, tool: &dyn Tool) -> bool {
+        self.named(tool.name()) || tool.aliases().iter().any(|alias| self.named(alias))
+    }
+
+    fn names_web_search(&self) -> bool {
+        self.named(crate::web_search::WEB_SEARCH_RULE)
+    }
+
+    /// A name no built-in has is said once at start: the model does not get it. (Skill is
+    /// one, offered when the session has skills.)
+    fn warn_unknown(&self, builtins: &[Arc<dyn Tool>], notices: &mut Vec<Notice>) {
+        let Some(names) = self.names else {
+            return;
+        };
+        for name in names {
+            let known = [crate::web_search::WEB_SEARCH_RULE, crate::skill_tool::SKILL_TOOL]
+                .contains(&name.as_str())
+                || builtins
+                    .iter()
+                    .any(|tool| tool.name() == name || tool.aliases().contains(&name.as_str()));
+            if !known {
+                notices.push(Notice::warning(format!(
+                    "--tools {name}: tine has no built-in tool of that name; it is not offered"
+                )));
+            }
+        }
     }
 }
