@@ -279,7 +279,108 @@ fn read_prompt_file(flag: &str, path: &std::path::Path) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
+
+    fn flags(args: &[&str]) -> Result<SessionFlags> {
+        let args = Args::try_parse_from(["tine", "-p", "x"].iter().chain(args)).unwrap();
+        SessionFlags::from_args(&args, true)
+    }
+
+    #[test]
+    fn the_sdks_list_flags_are_read_as_it_writes_them() {
+        let read = flags(&[
+            "--tools",
+            "Read, Bash",
+            "--setting-sources=",
+            "--betas",
+            "a,b",
+            "--betas",
+            "b,c",
+        ])
+        .unwrap();
+        assert_eq!(read.builtin_tools, Some(vec!["Read".into(), "Bash".into()]));
+        assert_eq!(read.setting_sources, Some(vec![]));
+        assert_eq!(read.betas, ["a", "b", "c"]);
+        assert_eq!(flags(&["--tools", "default"]).unwrap().builtin_tools, None);
+        assert_eq!(flags(&["--tools", ""]).unwrap().builtin_tools, Some(vec![]));
+        assert_eq!(
+            flags(&["--setting-sources=user,local"])
+                .unwrap()
+                .setting_sources,
+            Some(vec![SettingsSource::User, SettingsSource::Local])
+        );
+        assert!(flags(&["--setting-sources", "managed"]).is_err());
+        assert!(flags(&["--max-budget-usd", "0"]).is_err());
+        assert_eq!(
+            flags(&["--max-budget-usd", "0.25"]).unwrap().max_budget_usd,
+            Some(0.25)
+        );
+    }
+
+    #[test]
+    fn thinking_flags_combine_as_the_sdk_passes_them() {
+        let enabled = |budget_tokens| Some(ThinkingConfig::Enabled { budget_tokens });
+        let thinking = |args: &[&str]| flags(args).map(|f| f.thinking);
+        assert_eq!(thinking(&[]).unwrap(), None);
+        assert_eq!(
+            thinking(&["--max-thinking-tokens", "8000"]).unwrap(),
+            enabled(8000)
+        );
+        assert_eq!(
+            thinking(&["--max-thinking-tokens", "0"]).unwrap(),
+            Some(ThinkingConfig::Disabled)
+        );
+        assert_eq!(
+            thinking(&["--thinking", "adaptive"]).unwrap(),
+            Some(ThinkingConfig::Adaptive)
+        );
+        assert_eq!(
+            thinking(&["--thinking", "disabled"]).unwrap(),
+            Some(ThinkingConfig::Disabled)
+        );
+        assert_eq!(
+            thinking(&["--thinking", "enabled"]).unwrap(),
+            enabled(DEFAULT_THINKING_BUDGET)
+        );
+        assert_eq!(
+            thinking(&["--thinking", "enabled", "--max-thinking-tokens", "3000"]).unwrap(),
+            enabled(3000)
+        );
+        for bad in [
+            ["--thinking", "adaptive", "--max-thinking-tokens", "3000"],
+            ["--thinking", "enabled", "--max-thinking-tokens", "0"],
+        ] {
+            let error = thinking(&bad).unwrap_err().to_string();
+            assert!(error.contains("--max-thinking-tokens"), "{error}");
+        }
+    }
+
+    #[test]
+    fn resuming_flags_need_a_resume_and_stdio_answers_over_the_protocol() {
+        let error = flags(&["--resume-session-at", "u"])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("--resume-session-at needs"), "{error}");
+        // A fork without a resume: the session is new anyway.
+        assert!(!flags(&["--fork-session"]).unwrap().fork_session);
+        let id = "123e4567-e89b-12d3-a456-426614174000";
+        let forked = flags(&["-r", id, "--fork-session", "--resume-session-at", "u"]).unwrap();
+        assert!(forked.fork_session);
+        assert_eq!(forked.resume_session_at.as_deref(), Some("u"));
+        let stdio = flags(&["--permission-prompt-tool", "stdio"]).unwrap();
+        assert!(stdio.permission_prompt_stdio);
+        assert_eq!(stdio.permission_prompt_tool, None);
+        let mcp = flags(&["--permission-prompt-tool", "mcp__p__ask"]).unwrap();
+        assert_eq!(mcp.permission_prompt_tool.as_deref(), Some("mcp__p__ask"));
+        assert!(!mcp.permission_prompt_stdio);
+        let error = flags(&["--agents", "{}"]).unwrap_err().to_string();
+        assert!(
+            error.starts_with("--agents: tine does not support"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn bypass_as_root_needs_is_sandbox() {

@@ -44,14 +44,8 @@ pub(crate) async fn fork_session(
     from: &SessionId,
 ) -> Result<SessionId, StartError> {
     let to = new_session_id(options.session_id.as_ref(), home, cwd)?;
-    tine_query_loop::fork_transcript(
-        home,
-        cwd,
-        from,
-        &to,
-        options.resume_session_at.as_deref(),
-    )
-    .await?;
+    tine_query_loop::fork_transcript(home, cwd, from, &to, options.resume_session_at.as_deref())
+        .await?;
     Ok(to)
 }
 
@@ -78,7 +72,10 @@ pub(crate) fn system_prompt(
         Some(custom) => {
             let mut out = custom.trim_end().to_owned();
             if let Some(append) = append {
-                out.push_str("\n\n");
+                // An empty custom prompt (the Agent SDK's default): the appended text alone.
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
                 out.push_str(&append);
             }
             out

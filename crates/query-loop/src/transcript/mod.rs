@@ -69,7 +69,9 @@ pub enum TranscriptError {
         dir: PathBuf,
     },
     /// `--resume-session-at`: the session has no message with this uuid.
-    #[error("session {session_id} has no message with uuid {uuid}: pass the uuid of one of its messages to --resume-session-at")]
+    #[error(
+        "session {session_id} has no message with uuid {uuid}: pass the uuid of one of its messages to --resume-session-at"
+    )]
     MessageNotFound {
         /// The session.
         session_id: String,

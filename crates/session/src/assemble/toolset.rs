@@ -181,8 +181,11 @@ impl<'a> BuiltinSelection<'a> {
             return;
         };
         for name in names {
-            let known = [crate::web_search::WEB_SEARCH_RULE, crate::skill_tool::SKILL_TOOL]
-                .contains(&name.as_str())
+            let known = [
+                crate::web_search::WEB_SEARCH_RULE,
+                crate::skill_tool::SKILL_TOOL,
+            ]
+            .contains(&name.as_str())
                 || builtins
                     .iter()
                     .any(|tool| tool.name() == name || tool.aliases().contains(&name.as_str()));
