@@ -52,12 +52,6 @@ fn micro_usd(usd: f64) -> u64 {
     (usd * 1_000_000.0).round() as u64
 }
 
-/// `micro` millionths of a dollar as dollars, for people: `$0.0123`.
-pub(crate) fn dollars(micro: u64) -> String {
-    let usd = micro as f64 / 1_000_000.0;
-    format!("${usd:.4}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +78,12 @@ mod tests {
             })
         );
         assert!(budget(0.0, 0.0, 0.0).exceeded(0.000_001).is_some());
-        assert_eq!(dollars(1_234_500), "$1.2345");
+        let over = budget(1.0, 0.2, 0.3).exceeded(0.6).unwrap();
+        assert_eq!(over.subtype(), "error_max_budget_usd");
+        assert!(
+            over.describe().contains("spent $1.1000 of $1.0000"),
+            "{}",
+            over.describe()
+        );
     }
 }

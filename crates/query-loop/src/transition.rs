@@ -184,9 +184,15 @@ impl Terminal {
             } => format!(
                 "reached the maximum budget: spent {} of {} (raise --max-budget-usd to let it \
                  go on)",
-                crate::budget::dollars(*spent_micro_usd),
-                crate::budget::dollars(*limit_micro_usd)
+                dollars(*spent_micro_usd),
+                dollars(*limit_micro_usd)
             ),
         }
     }
+}
+
+/// `micro` millionths of a dollar as dollars, for people: `$0.0123`.
+fn dollars(micro: u64) -> String {
+    let usd = micro as f64 / 1_000_000.0;
+    format!("${usd:.4}")
 }

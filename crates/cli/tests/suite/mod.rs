@@ -27,6 +27,7 @@ mod resume;
 mod retries;
 mod sandbox;
 mod sdk_flags;
+mod sdk_resume;
 mod security;
 mod session_cache;
 mod settings_fail_closed;
