@@ -519,6 +519,7 @@ fn open(
     id: Option<OpId>,
 ) -> Conversation {
     let turn: std::sync::Weak<dyn crate::stuck::RunningTurn> = Arc::downgrade(shared) as _;
+    assembled.permissions.set_running(turn.clone());
     let interactive = assembled.permissions.is_interactive();
     crate::stuck::install(
         &mut assembled.engine,

@@ -132,7 +132,7 @@ pub use options::{Approvals, Resume, SessionOptions};
 pub use protocol::{
     AgentReport, Answer, CommandInfo, CommandOutput, CommandSource, EditPreview,
     ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op, OpId,
-    PermissionAnswer, PermissionRequest, QuestionId, RequestSummary, SessionCost, SessionEndReason,
+    PermissionAnswer, PermissionRequest, PermissionUpdate, QuestionId, RequestSummary, SessionCost, SessionEndReason,
     SessionEvent, SessionInfo, ShutdownReport, StoppedTask, StuckQuestion, TaskUpdate, TurnEnd,
     TurnOutcome, UsageReport, call_summary,
 };
@@ -145,8 +145,9 @@ pub use tine_fork_runtime::BackgroundEvent;
 pub use tine_fork_runtime::{TaskKind, TaskState};
 /// A person's answer to an [`ElicitationQuestion`] ([`Answer::Elicitation`]).
 pub use tine_mcp::ElicitationAnswer;
-/// The permission modes ([`Op::SetPermissionMode`]).
-pub use tine_permissions::PermissionMode;
+/// The permission modes ([`Op::SetPermissionMode`]), the rules of a request's suggestions and
+/// of a [`PermissionUpdate`], where they are kept and what they do.
+pub use tine_permissions::{PermissionMode, PermissionRule, PersistDestination, RuleBehavior};
 /// How a stuck model's question is answered ([`Answer::Stuck`]).
 pub use tine_query_loop::StuckDecision;
 /// The loop's events, forwarded in [`SessionEvent::Query`].

@@ -31,8 +31,13 @@ pub enum Approvals {
     #[default]
     Headless,
     /// A person: an ask becomes a [`crate::SessionEvent::PermissionRequest`] the front end
-    /// answers; the call waits for it (or for the turn's interruption).
+    /// answers; the call waits for it (or for the turn's interruption). A stuck model and an MCP
+    /// server's question are asked too.
     Interactive,
+    /// An app (the Agent SDK's `can_use_tool`, `--permission-prompt-tool stdio`): an ask is a
+    /// `PermissionRequest` the front end relays and answers; everything else is as headless
+    /// (a stuck model stops the turn, an MCP server's question is declined).
+    App,
 }
 
 /// How to start a session. [`SessionOptions::new`] gives the defaults of a plain `tine` in

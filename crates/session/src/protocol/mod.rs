@@ -27,4 +27,4 @@ pub use event::{
 };
 pub use history::HistoryItem;
 pub use info::{CommandInfo, CommandSource, SessionInfo};
-pub use op::{Answer, Op, OpId, PermissionAnswer, QuestionId, SessionEndReason};
+pub use op::{Answer, Op, OpId, PermissionAnswer, PermissionUpdate, QuestionId, SessionEndReason};
