@@ -130,11 +130,11 @@ pub use handle::{Session, SessionHandle};
 pub use main_client::OVERLOADED_BEFORE_FALLBACK;
 pub use options::{Approvals, Resume, SessionOptions};
 pub use protocol::{
-    AgentReport, Answer, CommandInfo, CommandOutput, CommandSource, EditPreview,
-    ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op, OpId,
-    PermissionAnswer, PermissionRequest, PermissionUpdate, QuestionId, RequestSummary, SessionCost, SessionEndReason,
-    SessionEvent, SessionInfo, ShutdownReport, StoppedTask, StuckQuestion, TaskUpdate, TurnEnd,
-    TurnOutcome, UsageReport, call_summary,
+    AgentReport, Answer, CLAUDE_CODE_PROTOCOL_VERSION, CommandInfo, CommandOutput, CommandSource,
+    EditPreview, ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op,
+    OpId, PermissionAnswer, PermissionRequest, PermissionUpdate, QuestionId, RequestSummary,
+    SessionCost, SessionEndReason, SessionEvent, SessionInfo, ShutdownReport, StoppedTask,
+    StuckQuestion, TaskUpdate, TurnEnd, TurnOutcome, UsageReport, call_summary,
 };
 pub use provider::{DEFAULT_MODEL, model_from};
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};

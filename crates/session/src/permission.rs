@@ -212,7 +212,8 @@ impl Permissions {
                 }
                 (Approvals::Headless, None) => headless_denial(tool, &message, suggestions.first()),
                 (Approvals::Interactive | Approvals::App, _) => {
-                    self.ask(tool, input, target, message, suggestions, ctx).await
+                    self.ask(tool, input, target, message, suggestions, ctx)
+                        .await
                 }
             },
         }

@@ -26,6 +26,7 @@ mod recovery;
 mod resume;
 mod retries;
 mod sandbox;
+mod sdk_control;
 mod security;
 mod session_cache;
 mod settings_fail_closed;

@@ -68,8 +68,9 @@ pub enum Op {
     /// [`SessionEvent::ModelChanged`](crate::SessionEvent::ModelChanged)); kept across `Clear` and
     /// `Resume`.
     SetModel(String),
-    /// Extended thinking on or off from the next request on.
-    SetThinking(bool),
+    /// Extended thinking from the next request on: `Some(budget)` on with that many tokens
+    /// (at least the API's minimum), `None` off.
+    SetThinking(Option<u32>),
     /// Replaces the conversation by a summary now; `focus` says what to keep (empty: none).
     Compact {
         /// What the summary should keep.
