@@ -10,6 +10,7 @@ mod doctor;
 mod dream;
 mod dream_contract;
 mod flags;
+mod fuzz_sdk_input;
 mod headless;
 mod hooks;
 mod magic_docs;

@@ -2,9 +2,9 @@
 //! prompts; `control_request`s from the app become ops (`requests`); what tine asks the app
 //! (`can_use_tool` under `--permission-prompt-tool stdio`) goes out as its own
 //! `control_request`s and their answers come back as the questions' answers (`outbound`,
-//! `permission`). The session starts once the app's `initialize` arrives (its answer names
-//! the session's commands, agents and models) or its first user message does, so what
-//! `initialize` registers is part of the session from its first request. Standard input is
+//! `permission`). The session starts on the app's first line: when that is `initialize` (an
+//! SDK sends it first), what it registers is part of the session from its first request, and
+//! its answer names the session's commands, agents and models. Standard input is
 //! read all along, also while a turn runs (an `interrupt` must reach it); its end is
 //! `Op::Finish`: what is still open is denied, background agents report, and the run ends.
 //!
@@ -47,27 +47,26 @@ pub(crate) async fn run(
     mark: &mut dyn FnMut(&'static str),
 ) -> Result<ExitCode, HeadlessError> {
     let mut input = read_input();
-    // Until the session starts: the app's `initialize`, or its first message, decides.
+    // The session starts on the app's first line: with what an `initialize` registers when
+    // that is the line (an SDK sends it first), else at once.
     let mut early = Vec::new();
     let mut initialize = None;
     let mut input_open = true;
-    while initialize.is_none() {
+    loop {
         let Some((number, line)) = input.recv().await else {
             input_open = false;
             break;
         };
         match line {
+            Line::Nothing => continue,
             Line::Request { id, request }
                 if request.get("subtype").and_then(Value::as_str) == Some("initialize") =>
             {
                 initialize = Some((id, request));
             }
-            Line::User { .. } => {
-                early.push((number, line));
-                break;
-            }
             other => early.push((number, other)),
         }
+        break;
     }
     if config.permission_prompt_stdio {
         options.approvals = Approvals::App;
