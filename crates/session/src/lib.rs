@@ -139,8 +139,9 @@ pub use protocol::{
 pub use provider::{DEFAULT_MODEL, model_from};
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};
 pub use tasks::StopTaskError;
-/// A background job's report ([`SessionEvent::Background`]).
-pub use tine_fork_runtime::BackgroundEvent;
+/// A background job's report ([`SessionEvent::Background`]); a typed agent an app defines
+/// ([`SessionOptions::agents`]).
+pub use tine_fork_runtime::{AgentDefinition, AgentSource, BackgroundEvent};
 /// The task registry's vocabulary a [`TaskUpdate`] and an [`AgentReport`] use.
 pub use tine_fork_runtime::{TaskKind, TaskState};
 /// A person's answer to an [`ElicitationQuestion`] ([`Answer::Elicitation`]).

@@ -131,6 +131,9 @@ pub struct SessionOptions {
     pub mcp_configs: Vec<String>,
     /// `--strict-mcp-config`: only the `--mcp-config` servers.
     pub strict_mcp_config: bool,
+    /// Typed agents the front end's app defines (the Agent SDK's `agents`): beside the built-in
+    /// and Markdown ones, winning a name.
+    pub agents: Vec<tine_fork_runtime::AgentDefinition>,
     /// How long [`crate::SessionHandle::shutdown`] waits for background jobs before giving up
     /// on them (they are then cancelled, and aborted if they do not stop).
     pub drain_grace: Duration,
@@ -182,6 +185,7 @@ impl SessionOptions {
             verbose: false,
             mcp_configs: Vec::new(),
             strict_mcp_config: false,
+            agents: Vec::new(),
             drain_grace: DEFAULT_DRAIN_TIMEOUT,
         }
     }

@@ -14,6 +14,7 @@
 //! - `requests`: the app's requests as ops.
 //! - `messages`: `init`, replayed user messages, task lines, bad input.
 
+mod initialize;
 mod lines;
 mod messages;
 mod outbound;
@@ -24,7 +25,7 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tine_session::{
     Answer, Approvals, Event, Op, OpId, QuestionId, SessionEvent, SessionHandle, SessionInfo,
     SessionOptions, ShutdownReport, UsageReport,
@@ -71,6 +72,13 @@ pub(crate) async fn run(
     if config.permission_prompt_stdio {
         options.approvals = Approvals::App;
     }
+    let mut refused = None;
+    if let Some((id, request)) = &initialize
+        && let Err(error) = initialize::apply(request, &mut options)
+    {
+        refused = Some((id.clone(), error));
+    }
+    let agents: Vec<String> = options.agents.iter().map(|a| a.name.clone()).collect();
     let outbound = Arc::new(Outbound::default());
     let (session, mut events) = crate::run::start(options).await?;
     mark("session");
@@ -87,8 +95,10 @@ pub(crate) async fn run(
     };
     let interrupted =
         signals::watch(session.clone()).map_err(|e| HeadlessError::Input(e.to_string()))?;
-    if let Some((id, _request)) = &initialize {
-        respond(id, Ok(initialize_answer(&info)));
+    match (&initialize, refused) {
+        (_, Some((id, error))) => respond(&id, Err(error)),
+        (Some((id, _)), None) => respond(id, Ok(initialize::answer(&info, &agents))),
+        (None, None) => {}
     }
     let mut control = Control {
         front: Front::new(
@@ -161,28 +171,6 @@ fn read_input() -> mpsc::UnboundedReceiver<(usize, Line)> {
         }
     });
     rx
-}
-
-/// `initialize`'s answer: the session's commands, agents and models, as Claude Code gives them.
-fn initialize_answer(info: &SessionInfo) -> Value {
-    let commands: Vec<Value> = info
-        .commands
-        .iter()
-        .map(|c| json!({"name": c.name, "description": c.description, "argumentHint": ""}))
-        .collect();
-    json!({
-        "commands": commands,
-        "agents": [],
-        "models": [
-            {"value": "default", "displayName": "Default", "description": info.model},
-            {"value": "opus", "displayName": "Opus", "description": "claude-opus"},
-            {"value": "sonnet", "displayName": "Sonnet", "description": "claude-sonnet"},
-            {"value": "haiku", "displayName": "Haiku", "description": "claude-haiku"},
-        ],
-        "output_style": "default",
-        "available_output_styles": ["default"],
-        "pid": std::process::id(),
-    })
 }
 
 /// A stream-json run's state beside the printer.
