@@ -80,7 +80,24 @@ pub(crate) async fn run(
     }
     let agents: Vec<String> = options.agents.iter().map(|a| a.name.clone()).collect();
     let outbound = Arc::new(Outbound::default());
-    let (session, mut events) = crate::run::start(options).await?;
+    // While the session starts, the app may already be asked things (an SDK MCP server's
+    // handshake): its answers are taken as they come, the rest waits.
+    let start = crate::run::start(options);
+    tokio::pin!(start);
+    let started = loop {
+        tokio::select! {
+            started = &mut start => break started,
+            line = input.recv(), if input_open => match line {
+                Some((_, Line::Response { id, result })) => outbound.resolve(&id, result),
+                Some(other) => early.push(other),
+                None => {
+                    input_open = false;
+                    outbound.close();
+                }
+            },
+        }
+    };
+    let (session, mut events) = started?;
     mark("session");
     let info = match events.recv().await {
         Some(Event {
