@@ -403,3 +403,69 @@ async fn an_unanswered_can_use_tool_is_denied_when_stdin_closes() {
         "the turn still ends: {seen:#?}"
     );
 }
+
+#[tokio::test]
+async fn initialize_registers_agents_and_the_other_requests_answer() {
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    let project = Project::new();
+    let mut app = App::start(&project, &server, &[]);
+    app.request(
+        "req_1",
+        json!({"subtype": "initialize", "hooks": null, "agents": {
+            "reviewer": {"description": "reviews a diff", "prompt": "You review diffs."}}}),
+    )
+    .await;
+    let answer = app.response("req_1").await;
+    assert_eq!(
+        answer["response"]["agents"],
+        json!(["reviewer"]),
+        "{answer}"
+    );
+    app.user("hello").await;
+    app.result().await;
+    // The model is told of the app's agent in the Agent tool's description.
+    let bodies = tine_e2e::request_bodies(&server);
+    assert!(
+        bodies[0].to_string().contains("reviews a diff"),
+        "the agent is offered"
+    );
+    app.request("req_2", json!({"subtype": "get_context_usage"}))
+        .await;
+    let usage = app.response("req_2").await;
+    assert!(
+        usage["response"]["totalTokens"].as_u64().unwrap() > 0,
+        "{usage}"
+    );
+    app.request("req_3", json!({"subtype": "mcp_status"})).await;
+    assert_eq!(
+        app.response("req_3").await["response"],
+        json!({"mcpServers": []})
+    );
+    app.request(
+        "req_4",
+        json!({"subtype": "stop_task", "task_id": "a_nothing1"}),
+    )
+    .await;
+    assert_eq!(app.response("req_4").await["subtype"], "error");
+    app.request(
+        "req_5",
+        json!({"subtype": "rewind_files", "user_message_id": "u"}),
+    )
+    .await;
+    let rewind = app.response("req_5").await;
+    assert!(
+        rewind["error"].as_str().unwrap().contains("checkpoints"),
+        "{rewind}"
+    );
+    app.request(
+        "req_6",
+        json!({"subtype": "set_max_thinking_tokens", "max_thinking_tokens": 4096}),
+    )
+    .await;
+    assert_eq!(app.response("req_6").await["subtype"], "success");
+    app.user("think now").await;
+    app.result().await;
+    let bodies = tine_e2e::request_bodies(&server);
+    assert_eq!(bodies.last().unwrap()["thinking"]["type"], "enabled");
+    app.finish().await;
+}

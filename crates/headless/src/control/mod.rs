@@ -72,6 +72,9 @@ pub(crate) async fn run(
     if config.permission_prompt_stdio {
         options.approvals = Approvals::App;
     }
+    // An SDK always passes `--verbose` (Claude Code requires it with stream-json): it asks
+    // for every message, not the loop's diagnostics on the app's stderr; those go to the log.
+    options.verbose = false;
     let mut refused = None;
     if let Some((id, request)) = &initialize
         && let Err(error) = initialize::apply(request, &mut options)
@@ -119,7 +122,7 @@ pub(crate) async fn run(
     }
     let mut control = Control {
         front: Front::new(
-            Printer::new(config.output, config.verbose, info.clone()),
+            Printer::new(config.output, false, info.clone()),
             events,
             config.output,
         ),
