@@ -100,10 +100,19 @@ async fn headless(
              `tine -p \"your prompt\"` (or pipe the prompt on standard input)"
         );
     }
+    // `--permission-prompt-tool stdio`: the app on the other end of the control protocol
+    // answers (the Agent SDK's `can_use_tool`), not an MCP tool.
+    let stdio = args.permission_prompt_tool.as_deref() == Some("stdio");
+    let mut args = args;
+    if stdio {
+        args.permission_prompt_tool = None;
+    }
     let options = setup::session_options(&args, tine_session::Approvals::Headless)?;
     profile.mark("options");
     let mut config = tine_headless::Headless::new(args.input_format, args.output_format)
-        .with_verbose(args.verbose);
+        .with_verbose(args.verbose)
+        .with_permission_prompt_stdio(stdio)
+        .with_replay_user_messages(args.replay_user_messages);
     if let Some(prompt) = &args.prompt {
         config = config.with_prompt(prompt.clone());
     }

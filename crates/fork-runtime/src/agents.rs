@@ -14,6 +14,8 @@ pub enum AgentSource {
     BuiltIn,
     /// A Markdown file under `.tine/agents/` or `.claude/agents/`.
     File(PathBuf),
+    /// Given by the front end's app (the Agent SDK's `agents` in `initialize`).
+    App,
 }
 
 /// One typed agent.

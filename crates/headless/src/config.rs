@@ -32,6 +32,8 @@ pub struct Headless {
     pub(crate) output: OutputFormat,
     pub(crate) verbose: bool,
     pub(crate) prompt: Option<String>,
+    pub(crate) permission_prompt_stdio: bool,
+    pub(crate) replay_user_messages: bool,
 }
 
 impl Headless {
@@ -42,7 +44,22 @@ impl Headless {
             output,
             verbose: false,
             prompt: None,
+            permission_prompt_stdio: false,
+            replay_user_messages: false,
         }
+    }
+
+    /// `--permission-prompt-tool stdio`: a call the rules leave open is the app's to decide
+    /// (the Agent SDK's `can_use_tool`), asked over the control protocol.
+    pub fn with_permission_prompt_stdio(mut self, stdio: bool) -> Self {
+        self.permission_prompt_stdio = stdio;
+        self
+    }
+
+    /// `--replay-user-messages`: each user message read is echoed back with its uuid.
+    pub fn with_replay_user_messages(mut self, replay: bool) -> Self {
+        self.replay_user_messages = replay;
+        self
     }
 
     /// `--verbose`: the loop's transitions, retries and requests on stderr.

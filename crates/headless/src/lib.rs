@@ -18,13 +18,17 @@
 //! - `config`: [`Headless`], what a run asks for, and [`HeadlessError`].
 //! - `run`: [`run`]: the session started, the input read and submitted, the events printed,
 //!   the exit code.
-//! - `output`: text, json and stream-json printing; `text`: each reply printed once.
+//! - `control`: stream-json input and the Agent SDK's control protocol on it.
+//! - `front`, `output`: the events printed as text, json and stream-json; `text`: each reply
+//!   printed once.
 //! - `signals`: SIGINT, SIGTERM and SIGHUP abort the session (exit 130, 143, 129).
 //!
 //! It is a front end: it owns standard output and prints (the session never does).
 #![warn(missing_docs, unnameable_types)]
 
 mod config;
+mod control;
+mod front;
 mod output;
 mod run;
 mod signals;

@@ -448,6 +448,7 @@ pub(crate) fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> V
         "usage": usage_value(&total.usage),
         "usage_by_source": by_source,
         "modelUsage": model_usage_value(&summary.cost),
+        "uuid": tine_config::SessionId::new_random().to_string(),
         "permission_denials": summary.denials.iter().map(|d| json!({
             "tool_name": d.tool_name,
             "tool_use_id": d.tool_use_id,

@@ -9,16 +9,14 @@ use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use serde_json::Value;
-use tine_fork_runtime::BackgroundEvent;
 use tine_session::{
-    Event, Op, OpId, Session, SessionEvent, SessionHandle, SessionOptions, ShutdownReport,
-    StartError, TurnEnd,
+    Event, Op, Session, SessionEvent, SessionHandle, SessionOptions, ShutdownReport, StartError,
 };
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::config::{Headless, HeadlessError, InputFormat, OutputFormat};
-use crate::output::{Printer, ResultSummary};
+use crate::config::{Headless, HeadlessError, InputFormat};
+use crate::front::Front;
+use crate::output::Printer;
 use crate::signals;
 
 type Result<T> = std::result::Result<T, HeadlessError>;
@@ -35,6 +33,9 @@ pub async fn run(
     config: Headless,
     mark: &mut dyn FnMut(&'static str),
 ) -> Result<ExitCode> {
+    if config.input == InputFormat::StreamJson {
+        return crate::control::run(options, config, mark).await;
+    }
     let args = config;
     let (session, mut events) = start(options).await?;
     mark("session");
@@ -47,14 +48,11 @@ pub async fn run(
         _ => return Err(input_error("the session ended before it started")),
     };
     let interrupted = signals::watch(session.clone()).map_err(|e| input_error(e.to_string()))?;
-    let mut front = Front {
-        printer: Printer::new(args.output, args.verbose, info),
+    let mut front = Front::new(
+        Printer::new(args.output, args.verbose, info),
         events,
-        background: Vec::new(),
-        format: args.output,
-        deferred: None,
-        last_success: true,
-    };
+        args.output,
+    );
     // Start-up's notices (settings warnings, ...) before anything else.
     front.pending();
     let report = match args.input {
@@ -68,14 +66,11 @@ pub async fn run(
             let _ = session.submit(Op::Finish);
             front.until_end(Some(id)).await
         }
-        InputFormat::StreamJson => {
-            front.printer.init();
-            mark("ready");
-            front.stream_json(&session, &interrupted).await?
-        }
+        // Taken by `control` above.
+        InputFormat::StreamJson => ShutdownReport::default(),
     };
     front.flush_background();
-    front.final_result(report, args.input == InputFormat::StreamJson);
+    front.final_result(report, false);
     if let Some(code) = interrupted.exit_code() {
         return Ok(ExitCode::from(code));
     }
@@ -87,7 +82,9 @@ pub async fn run(
 }
 
 /// Starts the session; a settings refusal says everything that was wrong first.
-async fn start(options: SessionOptions) -> Result<(SessionHandle, UnboundedReceiver<Event>)> {
+pub(crate) async fn start(
+    options: SessionOptions,
+) -> Result<(SessionHandle, UnboundedReceiver<Event>)> {
     match Session::start(options).await {
         Ok(started) => Ok(started),
         Err(StartError::Settings {
@@ -104,193 +101,6 @@ async fn start(options: SessionOptions) -> Result<(SessionHandle, UnboundedRecei
             Err(HeadlessError::Refused(refusal))
         }
         Err(error) => Err(error.into()),
-    }
-}
-
-/// The printing side of the session's events.
-struct Front {
-    printer: Printer,
-    events: UnboundedReceiver<Event>,
-    /// Background jobs' reports, printed between turns (after a turn's messages, before its
-    /// result; text mode: before the final result).
-    background: Vec<BackgroundEvent>,
-    format: OutputFormat,
-    /// The turn whose result the run ends with: text mode's prompt (or a later report turn
-    /// with a result), `json`'s last turn.
-    deferred: Option<TurnEnd>,
-    last_success: bool,
-}
-
-impl Front {
-    /// Text mode: everything until the session's end; `prompt` is the op whose end the result
-    /// reports (a later turn with a result, background agents' reports, replaces it).
-    async fn until_end(&mut self, prompt: Option<OpId>) -> ShutdownReport {
-        while let Some(event) = self.events.recv().await {
-            match event.msg {
-                SessionEvent::TurnEnded(end) => {
-                    if end.result.is_some() || event.id == prompt {
-                        self.deferred = Some(end);
-                    }
-                }
-                SessionEvent::ShutdownComplete(report) => return report,
-                msg => self.show(msg),
-            }
-        }
-        ShutdownReport::default()
-    }
-
-    /// Stream-json input: each line a prompt, submitted once the turn before it is over, its
-    /// result printed when it ends (`json`: the last one, at the end); background agents'
-    /// report turns print theirs as they come. The input's end is `Op::Finish`.
-    async fn stream_json(
-        &mut self,
-        session: &SessionHandle,
-        interrupted: &signals::Interrupt,
-    ) -> Result<ShutdownReport> {
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        let mut line_number = 0usize;
-        let mut waiting: Option<OpId> = None;
-        let mut input_open = true;
-        loop {
-            tokio::select! {
-                biased;
-                event = self.events.recv() => {
-                    let Some(event) = event else {
-                        return Ok(ShutdownReport::default());
-                    };
-                    match event.msg {
-                        SessionEvent::ShutdownComplete(report) => return Ok(report),
-                        SessionEvent::TurnEnded(end) => {
-                            let ours = event.id.is_some() && event.id == waiting;
-                            if ours {
-                                waiting = None;
-                            }
-                            let aborted = self.turn_ended(end, ours);
-                            if ours && input_open && (aborted || interrupted.is_set()) {
-                                input_open = false;
-                                let _ = session.submit(Op::Finish);
-                            }
-                        }
-                        msg => self.show(msg),
-                    }
-                }
-                line = lines.next_line(), if input_open && waiting.is_none() => {
-                    let line = line.map_err(|e| input_error(format!("cannot read standard input: {e}")))?;
-                    let Some(line) = line else {
-                        input_open = false;
-                        let _ = session.submit(Op::Finish);
-                        continue;
-                    };
-                    line_number += 1;
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    match stream_json_prompt(&line) {
-                        Ok(Some(prompt)) => waiting = session.submit(Op::parse(&prompt)).ok(),
-                        Ok(None) => {}
-                        Err(error) => {
-                            eprintln!("tine: warning: standard input line {line_number}: {error}");
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// A turn ended in a stream-json run: its result line (`json`: kept for the one object at
-    /// the end). Returns whether it was aborted.
-    fn turn_ended(&mut self, end: TurnEnd, ours: bool) -> bool {
-        self.flush_background();
-        let Some(turn) = &end.result else {
-            if ours {
-                self.last_success = self.printer.command_result(&end);
-            }
-            return false;
-        };
-        let aborted = turn.terminal == tine_query_loop::Terminal::Aborted;
-        let summary = ResultSummary::of(&end, turn, end.cost.clone(), &end.denials);
-        self.last_success = !summary.is_error();
-        if self.format == OutputFormat::Json {
-            // `json` prints one object: the last turn's, once the input ends and the
-            // background work is done (so its cost is in it).
-            self.deferred = Some(end);
-        } else {
-            // Each line counts what was spent so far; background work still running is
-            // reported by its own `system` line when it ends.
-            self.printer.result(&summary);
-        }
-        aborted
-    }
-
-    /// The run's last word: text mode's result (or the command's), `json`'s one object.
-    fn final_result(&mut self, report: ShutdownReport, stream_input: bool) {
-        let Some(end) = self.deferred.take() else {
-            return;
-        };
-        match &end.result {
-            Some(turn) => {
-                let summary = ResultSummary::of(&end, turn, report.cost, &report.denials);
-                self.last_success = !summary.is_error();
-                if stream_input {
-                    let value = summary.to_value(self.printer.info());
-                    self.printer.print_value(&value);
-                } else {
-                    self.printer.result(&summary);
-                }
-            }
-            None => self.last_success = self.printer.command_result(&end),
-        }
-    }
-
-    /// Everything already received.
-    fn pending(&mut self) {
-        while let Ok(event) = self.events.try_recv() {
-            self.show(event.msg);
-        }
-    }
-
-    fn flush_background(&mut self) {
-        for event in std::mem::take(&mut self.background) {
-            self.printer.background(&event);
-        }
-    }
-
-    fn show(&mut self, msg: SessionEvent) {
-        match msg {
-            SessionEvent::Query(event) => self.printer.event(&event),
-            SessionEvent::Background(event) => self.background.push(event),
-            SessionEvent::Notice(notice) => self.printer.notice(&notice),
-            SessionEvent::OpFailed { message } => eprintln!("tine: {message}"),
-            SessionEvent::Request(request) => self.printer.request(&request),
-            SessionEvent::CacheBreak(text) => eprintln!("[tine] cache break: {text}"),
-            SessionEvent::StreamEvent(event) => self.printer.stream_event(&event),
-            SessionEvent::ModelFallback { from, to } => self.printer.model_fallback(&from, &to),
-            SessionEvent::CommandOutput(output) => self.printer.command_output(&output),
-            // `/clear` or `/resume ID` put another conversation in place.
-            SessionEvent::Configured(info) => self.printer.set_info(info),
-            // Only a front end with an idle clock asks for one; headless sessions answer asks
-            // by their rules (and stop a stuck model); a blocked prompt's reason is printed
-            // with its failed end (`command_result`); the rest is for status lines and panels.
-            SessionEvent::AwaySummary(_)
-            | SessionEvent::History(_)
-            | SessionEvent::AgentReports(_)
-            | SessionEvent::TurnStarted
-            | SessionEvent::PromptBlocked { .. }
-            | SessionEvent::TurnEnded(_)
-            | SessionEvent::ShutdownComplete(_)
-            | SessionEvent::ToolInput { .. }
-            | SessionEvent::PermissionRequest(_)
-            | SessionEvent::PermissionWithdrawn { .. }
-            | SessionEvent::StuckModel(_)
-            | SessionEvent::Elicitation(_)
-            | SessionEvent::ElicitationWithdrawn { .. }
-            | SessionEvent::Task(_)
-            | SessionEvent::TaskStopped(_)
-            | SessionEvent::Usage(_)
-            | SessionEvent::PermissionModeChanged(_)
-            | SessionEvent::ModelChanged(_)
-            | SessionEvent::ThinkingChanged(_) => {}
-        }
     }
 }
 

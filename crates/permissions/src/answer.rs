@@ -121,18 +121,20 @@ impl PermissionContext {
                 Ok(false)
             }
             AskResolution::AlwaysAllow { rules, destination } => {
-                self.remember(rules, RuleBehavior::Allow, *destination, paths)?;
+                self.remember_rules(rules, RuleBehavior::Allow, *destination, paths)?;
                 Ok(true)
             }
             AskResolution::NeverAllow { rules, destination } => {
                 denials.record(tool, input.clone(), None);
-                self.remember(rules, RuleBehavior::Deny, *destination, paths)?;
+                self.remember_rules(rules, RuleBehavior::Deny, *destination, paths)?;
                 Ok(false)
             }
         }
     }
 
-    fn remember(
+    /// Adds `rules` as `behavior` rules and keeps them at `destination` (a settings file, or
+    /// this session only).
+    pub fn remember_rules(
         &mut self,
         rules: &[PermissionRule],
         behavior: RuleBehavior,

@@ -200,16 +200,13 @@ impl Actor {
                 ),
             ),
             Op::SetModel(model) => self.set_model(id, &model),
-            Op::SetThinking(on) => {
-                let args = if on { "on" } else { "off" };
-                match crate::thinking::command(self.conversation.engine.thinking(), args) {
-                    Ok((next, _, _)) => {
-                        self.conversation.engine.set_thinking(next);
-                        self.events
-                            .emit_for(id, SessionEvent::ThinkingChanged(next.is_some()));
-                    }
-                    Err(message) => self.failed(id, message),
-                }
+            Op::SetThinking(budget) => {
+                let next = budget.filter(|b| *b > 0).map(|budget_tokens| {
+                    tine_api_client::ThinkingConfig::Enabled { budget_tokens }
+                });
+                self.conversation.engine.set_thinking(next);
+                self.events
+                    .emit_for(id, SessionEvent::ThinkingChanged(next.is_some()));
             }
             Op::McpRestart(server) => {
                 self.events.set_current(Some(id));
@@ -519,6 +516,7 @@ fn open(
     id: Option<OpId>,
 ) -> Conversation {
     let turn: std::sync::Weak<dyn crate::stuck::RunningTurn> = Arc::downgrade(shared) as _;
+    assembled.permissions.set_running(turn.clone());
     let interactive = assembled.permissions.is_interactive();
     crate::stuck::install(
         &mut assembled.engine,

@@ -1,4 +1,5 @@
-//! Sub-agents in the session: the typed agents this project and user define, the
+//! Sub-agents in the session: the typed agents this project and user define (and an app
+//! gives: `SessionOptions::agents`), the
 //! Agent and task tools in the pool, and, once the engine exists, the [`AgentRuntime`] and the
 //! [`TaskRegistry`] stored on the session's `ToolContext` (the Agent tool finds the spawner
 //! there, the task tools the registry; forks see both). Background agents' notifications are
@@ -29,10 +30,16 @@ pub(crate) fn definitions(
     cwd: &Path,
     home: &Path,
     user_home: Option<&Path>,
+    app: &[AgentDefinition],
     notices: &mut Vec<Notice>,
 ) -> Arc<[AgentDefinition]> {
-    let (agents, errors) = load_agents(&agent_dirs(cwd, home, user_home));
+    let (mut agents, errors) = load_agents(&agent_dirs(cwd, home, user_home));
     notices.extend(errors.into_iter().map(|e| Notice::warning(e.to_string())));
+    // The app's win a name, as Claude Code's SDK agents do.
+    for agent in app {
+        agents.retain(|a| a.name != agent.name);
+        agents.push(agent.clone());
+    }
     agents.into()
 }
 

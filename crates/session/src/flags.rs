@@ -1,7 +1,7 @@
 //! Start-up's part of the command-line flags that shape a session (Claude Code's): the system
 //! prompt (`--system-prompt` replacing tine's, `--append-system-prompt`), `--add-dir`,
-//! `--session-id`, `--fallback-model`, `--fork-session`, the flags only the Anthropic provider
-//! takes (`--betas`, `--effort`), and the Claude Code protocol version tine speaks. Each is checked before anything runs; a bad value is
+//! `--session-id`, `--fallback-model`, `--fork-session` and the flags only the Anthropic
+//! provider takes (`--betas`, `--effort`). Each is checked before anything runs; a bad value is
 //! a [`StartError::Flag`] the user can act on.
 
 use std::path::{Path, PathBuf};
@@ -12,11 +12,6 @@ use tine_query_loop::{BASE_SYSTEM_PROMPT, SessionContext};
 
 use crate::error::StartError;
 use crate::options::SessionOptions;
-
-/// The Claude Code release whose stream-json control protocol (the Agent SDK's) tine speaks:
-/// `tine -v` leads with it, so the SDK's version check passes, and the `init` message names it
-/// beside tine's own version.
-pub const CLAUDE_CODE_PROTOCOL_VERSION: &str = "2.1.332";
 
 /// `--betas` and `--effort` are the Messages API's: the openai provider refuses them rather
 /// than dropping them unsaid.

@@ -126,28 +126,29 @@ pub use assemble::{gather_context, settings_paths, user_home_from_env};
 pub use away::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
 pub use command_table::{COMMANDS, CommandSpec, find as find_command};
 pub use error::{AnswerError, ModeError, SessionClosed, StartError};
-pub use flags::CLAUDE_CODE_PROTOCOL_VERSION;
 pub use handle::{Session, SessionHandle};
 pub use main_client::OVERLOADED_BEFORE_FALLBACK;
 pub use options::{Approvals, Resume, SessionOptions};
 pub use protocol::{
-    AgentReport, Answer, CommandInfo, CommandOutput, CommandSource, EditPreview,
-    ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op, OpId,
-    PermissionAnswer, PermissionRequest, QuestionId, RequestSummary, SessionCost, SessionEndReason,
-    SessionEvent, SessionInfo, ShutdownReport, StoppedTask, StuckQuestion, TaskUpdate, TurnEnd,
-    TurnOutcome, UsageReport, call_summary,
+    AgentReport, Answer, CLAUDE_CODE_PROTOCOL_VERSION, CommandInfo, CommandOutput, CommandSource,
+    EditPreview, ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op,
+    OpId, PermissionAnswer, PermissionRequest, PermissionUpdate, QuestionId, RequestSummary,
+    SessionCost, SessionEndReason, SessionEvent, SessionInfo, ShutdownReport, StoppedTask,
+    StuckQuestion, TaskUpdate, TurnEnd, TurnOutcome, UsageReport, call_summary,
 };
 pub use provider::{DEFAULT_MODEL, model_from};
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};
 pub use tasks::StopTaskError;
-/// A background job's report ([`SessionEvent::Background`]).
-pub use tine_fork_runtime::BackgroundEvent;
+/// A background job's report ([`SessionEvent::Background`]); a typed agent an app defines
+/// ([`SessionOptions::agents`]).
+pub use tine_fork_runtime::{AgentDefinition, AgentSource, BackgroundEvent};
 /// The task registry's vocabulary a [`TaskUpdate`] and an [`AgentReport`] use.
 pub use tine_fork_runtime::{TaskKind, TaskState};
 /// A person's answer to an [`ElicitationQuestion`] ([`Answer::Elicitation`]).
 pub use tine_mcp::ElicitationAnswer;
-/// The permission modes ([`Op::SetPermissionMode`]).
-pub use tine_permissions::PermissionMode;
+/// The permission modes ([`Op::SetPermissionMode`]), the rules of a request's suggestions and
+/// of a [`PermissionUpdate`], where they are kept and what they do.
+pub use tine_permissions::{PermissionMode, PermissionRule, PersistDestination, RuleBehavior};
 /// How a stuck model's question is answered ([`Answer::Stuck`]).
 pub use tine_query_loop::StuckDecision;
 /// The loop's events, forwarded in [`SessionEvent::Query`].

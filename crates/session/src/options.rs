@@ -32,8 +32,13 @@ pub enum Approvals {
     #[default]
     Headless,
     /// A person: an ask becomes a [`crate::SessionEvent::PermissionRequest`] the front end
-    /// answers; the call waits for it (or for the turn's interruption).
+    /// answers; the call waits for it (or for the turn's interruption). A stuck model and an MCP
+    /// server's question are asked too.
     Interactive,
+    /// An app (the Agent SDK's `can_use_tool`, `--permission-prompt-tool stdio`): an ask is a
+    /// `PermissionRequest` the front end relays and answers; everything else is as headless
+    /// (a stuck model stops the turn, an MCP server's question is declined).
+    App,
 }
 
 /// How to start a session. [`SessionOptions::new`] gives the defaults of a plain `tine` in
@@ -127,6 +132,9 @@ pub struct SessionOptions {
     pub mcp_configs: Vec<String>,
     /// `--strict-mcp-config`: only the `--mcp-config` servers.
     pub strict_mcp_config: bool,
+    /// Typed agents the front end's app defines (the Agent SDK's `agents`): beside the built-in
+    /// and Markdown ones, winning a name.
+    pub agents: Vec<tine_fork_runtime::AgentDefinition>,
     /// How long [`crate::SessionHandle::shutdown`] waits for background jobs before giving up
     /// on them (they are then cancelled, and aborted if they do not stop).
     pub drain_grace: Duration,
@@ -205,6 +213,7 @@ impl SessionOptions {
             verbose: false,
             mcp_configs: Vec::new(),
             strict_mcp_config: false,
+            agents: Vec::new(),
             drain_grace: DEFAULT_DRAIN_TIMEOUT,
             builtin_tools: None,
             setting_sources: None,

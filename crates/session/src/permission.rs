@@ -22,7 +22,7 @@ use crate::emit::Emitter;
 use crate::error::{AnswerError, ModeError};
 use crate::options::Approvals;
 use crate::protocol::{Notice, PermissionRequest, SessionEvent};
-use crate::protocol::{PermissionAnswer, QuestionId};
+use crate::protocol::{PermissionAnswer, PermissionUpdate, QuestionId};
 use crate::questions::OpenQuestions;
 
 /// What the model reads when a person refused a call (Claude Code's wording, in substance).
@@ -48,6 +48,8 @@ pub(crate) struct Permissions {
     turn_allow: Mutex<Vec<PermissionRule>>,
     /// `--permission-prompt-tool`: headless, the MCP tool that answers asks.
     prompt_tool: Option<Arc<dyn Tool>>,
+    /// The running turn, for an app's refusal that interrupts it.
+    running: std::sync::OnceLock<std::sync::Weak<dyn crate::stuck::RunningTurn>>,
 }
 
 impl Permissions {
@@ -69,6 +71,7 @@ impl Permissions {
             hooks: None,
             turn_allow: Mutex::new(Vec::new()),
             prompt_tool: None,
+            running: std::sync::OnceLock::new(),
         }
     }
 
@@ -208,9 +211,9 @@ impl Permissions {
                     crate::prompt_tool::ask(prompt_tool.as_ref(), tool, input, ctx).await
                 }
                 (Approvals::Headless, None) => headless_denial(tool, &message, suggestions.first()),
-                (Approvals::Interactive, _) => {
-                    let rule = suggestions.into_iter().next();
-                    self.ask(tool, input, target, message, rule, ctx).await
+                (Approvals::Interactive | Approvals::App, _) => {
+                    self.ask(tool, input, target, message, suggestions, ctx)
+                        .await
                 }
             },
         }
@@ -277,9 +280,8 @@ impl Permissions {
                      which cannot be given in non-interactive mode (-p)."
                 ),
             },
-            Approvals::Interactive => {
-                let rule = suggestions.into_iter().next();
-                self.ask(tool, input, target, reason.to_owned(), rule, ctx)
+            Approvals::Interactive | Approvals::App => {
+                self.ask(tool, input, target, reason.to_owned(), suggestions, ctx)
                     .await
             }
         }
@@ -292,12 +294,13 @@ impl Permissions {
         input: &Value,
         target: String,
         reason: String,
-        rule: Option<PermissionRule>,
+        suggestions: Vec<PermissionRule>,
         ctx: &ToolContext,
     ) -> PermissionOutcome {
+        let rule = suggestions.first().cloned();
         let always = rule.as_ref().map(ToString::to_string);
         match self
-            .ask_answer(tool, input, target, &reason, always, ctx)
+            .ask_answer(tool, input, target, &reason, always, suggestions, ctx)
             .await
         {
             Ok(answer) => self.apply(tool, input, answer, rule),
@@ -305,8 +308,10 @@ impl Permissions {
         }
     }
 
-    /// Sends a request offering `always` as option 2, and waits for the person's answer; an
-    /// interrupted turn withdraws it (`Err`: the denial the model reads).
+    /// Sends a request offering `always` as option 2 (and every suggested rule to an app), and
+    /// waits for the answer; an interrupted turn withdraws it (`Err`: the denial the model
+    /// reads).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn ask_answer(
         &self,
         tool: &dyn Tool,
@@ -314,11 +319,15 @@ impl Permissions {
         target: String,
         reason: &str,
         always: Option<String>,
+        suggestions: Vec<PermissionRule>,
         ctx: &ToolContext,
     ) -> Result<PermissionAnswer, PermissionOutcome> {
         let id = self.events.next_question();
         let target_path = target.clone();
         let rx = self.pending.open(id);
+        let tool_use_id = ctx
+            .ext::<tine_query_loop::CheckedCall>()
+            .map(|call| call.tool_use_id.clone());
         let _ = self
             .events
             .emit(SessionEvent::PermissionRequest(PermissionRequest {
@@ -329,6 +338,8 @@ impl Permissions {
                 reason: reason.to_owned(),
                 always_rule: always,
                 preview: crate::preview::of_call(tool.name(), input, &target_path),
+                suggestions,
+                tool_use_id,
             }));
         if let Some(hooks) = &self.hooks {
             // The question is on the screen already; a slow hook must not hold it up.
@@ -353,6 +364,7 @@ impl Permissions {
         Ok(answer)
     }
 
+    /// Applies `answer` to the permission state and the denial log; the call's outcome.
     fn apply(
         &self,
         tool: &dyn Tool,
@@ -360,17 +372,46 @@ impl Permissions {
         answer: PermissionAnswer,
         rule: Option<PermissionRule>,
     ) -> PermissionOutcome {
-        let engine_answer = match (&answer, rule) {
+        let (engine_answer, updated_input) = match (&answer, rule) {
             (PermissionAnswer::Once, _) | (PermissionAnswer::Always, None) => {
-                EngineAnswer::ApproveOnce
+                (EngineAnswer::ApproveOnce, None)
             }
-            (PermissionAnswer::Always, Some(rule)) => EngineAnswer::AlwaysAllow {
-                rules: vec![rule],
-                destination: PersistDestination::Local,
-            },
-            (PermissionAnswer::Deny { feedback }, _) => EngineAnswer::Reject {
-                feedback: feedback.clone(),
-            },
+            (PermissionAnswer::Always, Some(rule)) => (
+                EngineAnswer::AlwaysAllow {
+                    rules: vec![rule],
+                    destination: PersistDestination::Local,
+                },
+                None,
+            ),
+            (PermissionAnswer::Deny { feedback }, _) => (
+                EngineAnswer::Reject {
+                    feedback: feedback.clone(),
+                },
+                None,
+            ),
+            (
+                PermissionAnswer::Allow {
+                    updated_input,
+                    updates,
+                },
+                _,
+            ) => {
+                self.update(updates);
+                (EngineAnswer::ApproveOnce, updated_input.clone())
+            }
+            (PermissionAnswer::Refuse { message, interrupt }, _) => {
+                if *interrupt && let Some(turn) = self.running.get().and_then(|w| w.upgrade()) {
+                    if let Some(token) = turn.running_token() {
+                        token.cancel();
+                    }
+                }
+                (
+                    EngineAnswer::Reject {
+                        feedback: Some(message.clone()),
+                    },
+                    None,
+                )
+            }
         };
         let applied = {
             let mut context = self.context.write().unwrap_or_else(PoisonError::into_inner);
@@ -387,18 +428,12 @@ impl Permissions {
             Ok(proceeds) => proceeds,
             Err(error) => {
                 // The rule holds for this session; only saving it failed.
-                let _ = self
-                    .events
-                    .emit(SessionEvent::Notice(Notice::warning(format!(
-                        "the rule applies to this session but could not be saved: {error}"
-                    ))));
+                self.unsaved(&error);
                 engine_answer.proceeds()
             }
         };
         if proceeds {
-            return PermissionOutcome::Allow {
-                updated_input: None,
-            };
+            return PermissionOutcome::Allow { updated_input };
         }
         let reason = match answer {
             PermissionAnswer::Deny {
@@ -406,11 +441,57 @@ impl Permissions {
             } if !feedback.trim().is_empty() => {
                 format!("{DECLINED} The user said: {}", feedback.trim())
             }
-            PermissionAnswer::Deny { .. } | PermissionAnswer::Once | PermissionAnswer::Always => {
-                DECLINED.to_owned()
-            }
+            // An app's words, as Claude Code passes them.
+            PermissionAnswer::Refuse { message, .. } => message,
+            PermissionAnswer::Deny { .. }
+            | PermissionAnswer::Once
+            | PermissionAnswer::Always
+            | PermissionAnswer::Allow { .. } => DECLINED.to_owned(),
         };
         PermissionOutcome::Deny { reason }
+    }
+
+    /// An app's permission changes: rules added (saved where they say), the mode.
+    fn update(&self, updates: &[PermissionUpdate]) {
+        for update in updates {
+            match update {
+                PermissionUpdate::AddRules {
+                    rules,
+                    behavior,
+                    destination,
+                } => {
+                    let saved = self
+                        .context
+                        .write()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remember_rules(rules, *behavior, *destination, &self.paths);
+                    if let Err(error) = saved {
+                        self.unsaved(&error);
+                    }
+                }
+                PermissionUpdate::SetMode(mode) => {
+                    if let Err(error) = self.set_mode_announced(*mode) {
+                        let _ = self
+                            .events
+                            .emit(SessionEvent::Notice(Notice::warning(error.to_string())));
+                    }
+                }
+            }
+        }
+    }
+
+    fn unsaved(&self, error: &dyn std::fmt::Display) {
+        let _ = self
+            .events
+            .emit(SessionEvent::Notice(Notice::warning(format!(
+                "the rule applies to this session but could not be saved: {error}"
+            ))));
+    }
+
+    /// Where an app's refusal with `interrupt` finds the running turn (set once the session's
+    /// shared state exists).
+    pub(crate) fn set_running(&self, running: std::sync::Weak<dyn crate::stuck::RunningTurn>) {
+        let _ = self.running.set(running);
     }
 }
 

@@ -53,11 +53,24 @@ pub(crate) async fn exit_outcome(
     }
     let always = Some(ACCEPT_EDITS_OPTION.to_owned());
     match permissions
-        .ask_answer(tool, input, plan, &reason, always, ctx)
+        .ask_answer(tool, input, plan, &reason, always, Vec::new(), ctx)
         .await
     {
         Ok(PermissionAnswer::Once) => approved(permissions, PermissionMode::Default),
         Ok(PermissionAnswer::Always) => approved(permissions, PermissionMode::AcceptEdits),
+        // An app's yes: its updates may set the mode; else the plan is approved into default.
+        Ok(PermissionAnswer::Allow { updates, .. }) => {
+            let mode = updates
+                .iter()
+                .rev()
+                .find_map(|u| match u {
+                    crate::protocol::PermissionUpdate::SetMode(mode) => Some(*mode),
+                    crate::protocol::PermissionUpdate::AddRules { .. } => None,
+                })
+                .unwrap_or(PermissionMode::Default);
+            approved(permissions, mode)
+        }
+        Ok(PermissionAnswer::Refuse { message, .. }) => PermissionOutcome::Deny { reason: message },
         Ok(PermissionAnswer::Deny { feedback }) => PermissionOutcome::Deny {
             reason: match feedback.filter(|f| !f.trim().is_empty()) {
                 Some(feedback) => format!(

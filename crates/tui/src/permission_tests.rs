@@ -11,6 +11,8 @@ fn request(id: u64, rule: Option<&str>) -> PermissionRequest {
         reason: String::new(),
         always_rule: rule.map(Into::into),
         preview: None,
+        suggestions: Vec::new(),
+        tool_use_id: None,
     }
 }
 

@@ -69,7 +69,8 @@ impl ToolSet {
             notices,
         )
         .await;
-        let agents = crate::agents::definitions(cwd, home, user_home.as_deref(), notices);
+        let agents =
+            crate::agents::definitions(cwd, home, user_home.as_deref(), &options.agents, notices);
         let skills = SessionSkills::load(cwd, home, user_home.as_deref(), notices);
         // `--json-schema`: the StructuredOutput tool is in the array from the first request.
         let structured = match &options.json_schema {

@@ -260,6 +260,11 @@ pub struct PermissionRequest {
     pub always_rule: Option<String>,
     /// For Edit and Write: the change the call would make (the file before and after).
     pub preview: Option<EditPreview>,
+    /// The rules the permission engine suggests for "don't ask again" (`always_rule` is the
+    /// first; an app may offer them all).
+    pub suggestions: Vec<tine_permissions::PermissionRule>,
+    /// The model's `tool_use` id of the call.
+    pub tool_use_id: Option<String>,
 }
 
 /// What an Edit or Write would change: the file's text before and after (a front end diffs

@@ -9,6 +9,10 @@ use std::time::Duration;
 use tine_config::SessionId;
 use tine_permissions::PermissionMode;
 
+/// The Claude Code version whose stream-json and control protocol tine speaks (the Agent SDK
+/// checks a CLI's version; `tine --version` and the `init` line name it beside tine's own).
+pub const CLAUDE_CODE_PROTOCOL_VERSION: &str = "2.1.332";
+
 /// What a front end shows about the session (the stream-json `init` line, a status line, the
 /// prompt box's completion).
 #[derive(Debug, Clone, PartialEq, Eq)]

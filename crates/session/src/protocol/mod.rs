@@ -26,5 +26,5 @@ pub use event::{
     StoppedTask, StuckQuestion, TaskUpdate, TurnEnd, TurnOutcome, UsageReport,
 };
 pub use history::HistoryItem;
-pub use info::{CommandInfo, CommandSource, SessionInfo};
-pub use op::{Answer, Op, OpId, PermissionAnswer, QuestionId, SessionEndReason};
+pub use info::{CLAUDE_CODE_PROTOCOL_VERSION, CommandInfo, CommandSource, SessionInfo};
+pub use op::{Answer, Op, OpId, PermissionAnswer, PermissionUpdate, QuestionId, SessionEndReason};

@@ -9,7 +9,7 @@ use std::fmt;
 
 use tine_config::SessionId;
 use tine_mcp::ElicitationAnswer;
-use tine_permissions::PermissionMode;
+use tine_permissions::{PermissionMode, PermissionRule, PersistDestination, RuleBehavior};
 use tine_query_loop::StuckDecision;
 
 /// One thing a front end asks of the session.
@@ -68,8 +68,9 @@ pub enum Op {
     /// [`SessionEvent::ModelChanged`](crate::SessionEvent::ModelChanged)); kept across `Clear` and
     /// `Resume`.
     SetModel(String),
-    /// Extended thinking on or off from the next request on.
-    SetThinking(bool),
+    /// Extended thinking from the next request on: `Some(budget)` on with that many tokens
+    /// (at least the API's minimum), `None` off.
+    SetThinking(Option<u32>),
     /// Replaces the conversation by a summary now; `focus` says what to keep (empty: none).
     Compact {
         /// What the summary should keep.
@@ -204,7 +205,7 @@ pub enum Answer {
 }
 
 /// A person's answer to a [`PermissionRequest`](crate::PermissionRequest).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum PermissionAnswer {
     /// Run it this once.
     Once,
@@ -217,6 +218,37 @@ pub enum PermissionAnswer {
         /// What to tell the model instead, if anything.
         feedback: Option<String>,
     },
+    /// An app's yes (the Agent SDK's `can_use_tool`): the call runs with `updated_input` when
+    /// given, after `updates` change the permissions (rules added where they say, the mode).
+    Allow {
+        /// The input the tool runs with instead of the model's.
+        updated_input: Option<serde_json::Value>,
+        /// Permission changes to make first.
+        updates: Vec<PermissionUpdate>,
+    },
+    /// An app's no: the model reads `message` as the refusal; `interrupt` also stops the turn.
+    Refuse {
+        /// What the model reads.
+        message: String,
+        /// Whether the turn stops too.
+        interrupt: bool,
+    },
+}
+
+/// A change to the permissions an answer makes (the Agent SDK's `PermissionUpdate`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionUpdate {
+    /// Rules added, for this session or saved in a settings file.
+    AddRules {
+        /// The rules (`Bash(npm test:*)`).
+        rules: Vec<PermissionRule>,
+        /// Allow, deny or ask.
+        behavior: RuleBehavior,
+        /// Where they are kept.
+        destination: PersistDestination,
+    },
+    /// The permission mode from the next call on.
+    SetMode(PermissionMode),
 }
 
 /// Names one op in the events that answer it.

@@ -24,6 +24,8 @@ fn ask(id: u64) -> tine_session::Event {
         reason: String::new(),
         always_rule: Some("Bash(echo:*)".into()),
         preview: None,
+        suggestions: Vec::new(),
+        tool_use_id: None,
     }))
 }
 

@@ -206,6 +206,8 @@ async fn a_scripted_session_through_the_loop() {
             reason: String::new(),
             always_rule: Some("Bash(ls:*)".into()),
             preview: None,
+            suggestions: Vec::new(),
+            tool_use_id: None,
         }));
         // Letters typed while the dialog is up reach neither the dialog nor the prompt.
         sleep(Duration::from_millis(50)).await;

@@ -18,6 +18,8 @@ fn plan(id: u64) -> Event {
         reason: String::new(),
         always_rule: Some("acceptEdits".into()),
         preview: None,
+        suggestions: Vec::new(),
+        tool_use_id: None,
     }))
 }
 
@@ -92,6 +94,8 @@ fn other_permission_requests_keep_yes_first() {
             reason: String::new(),
             always_rule: Some("Bash(rm:*)".into()),
             preview: None,
+            suggestions: Vec::new(),
+            tool_use_id: None,
         })),
     );
     let shown = screen(&mut app, 80, 30);

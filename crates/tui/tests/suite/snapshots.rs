@@ -209,6 +209,8 @@ fn ask(id: u64, tool: &str, target: &str, preview: Option<EditPreview>) -> Event
         reason: "this command writes outside the project".into(),
         always_rule: Some(format!("{tool}(rm:*)")),
         preview,
+        suggestions: Vec::new(),
+        tool_use_id: None,
     }))
 }
 
