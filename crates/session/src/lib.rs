@@ -75,7 +75,7 @@
 //! [`tine_permissions`]'s [`PermissionMode`] (re-exported), [`tine_config`]'s settings and
 //! [`SessionId`](tine_config::SessionId), [`tine_query_loop`]'s [`QueryEvent`], turn results and
 //! [`StuckDecision`], [`tine_tools`]' [`ToolOutput`] and [`ToolDisplay`], [`tine_mcp`]'s
-//! [`ElicitationAnswer`], [`tine_fork_runtime`]'s [`BackgroundEvent`], [`TaskKind`] and
+//! [`ElicitationAnswer`] and [`SdkMcpRelay`], [`tine_fork_runtime`]'s [`BackgroundEvent`], [`TaskKind`] and
 //! [`TaskState`] (all re-exported).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -145,6 +145,9 @@ pub use tine_fork_runtime::BackgroundEvent;
 pub use tine_fork_runtime::{TaskKind, TaskState};
 /// A person's answer to an [`ElicitationQuestion`] ([`Answer::Elicitation`]).
 pub use tine_mcp::ElicitationAnswer;
+/// How an Agent SDK app's in-process MCP servers are reached
+/// ([`SessionOptions::sdk_mcp_relay`]).
+pub use tine_mcp::SdkMcpRelay;
 /// The permission modes ([`Op::SetPermissionMode`]).
 pub use tine_permissions::PermissionMode;
 /// How a stuck model's question is answered ([`Answer::Stuck`]).
