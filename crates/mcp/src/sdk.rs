@@ -181,11 +181,10 @@ impl Transport<RoleClient> for SdkRelayTransport {
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let delivery = match serde_json::to_value(&item) {
+        match serde_json::to_value(&item) {
             Ok(message) => self.relay_now(&item, message),
             Err(error) => Box::pin(std::future::ready(Err(SdkRelayError(error.to_string())))),
-        };
-        delivery
+        }
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {

@@ -6,7 +6,9 @@
 //! went wrong is said as notices: a bad configuration, a server that failed or timed out, a
 //! project `.mcp.json` server nobody trusted (it is not started). A server that goes away
 //! mid-session is a warning notice when it happens, and its tools answer with an error the
-//! model reads. `/mcp` lists the servers and restarts one; shutdown ends every server's
+//! model reads. The servers of an Agent SDK app (`"type": "sdk"`) are reached through the relay
+//! the front end gives (`SessionOptions::sdk_mcp_relay`). `/mcp` lists the servers (its data
+//! with what the SDK's `mcp_status` reports) and restarts one; shutdown ends every server's
 //! process group.
 
 use std::path::Path;
