@@ -71,9 +71,7 @@ impl SdkRelayTransport {
             closed: CancellationToken::new(),
         }
     }
-}
 
-impl SdkRelayTransport {
     /// Hands `message` to the relay now (so messages reach it in the order rmcp sends them)
     /// and returns what finishes its delivery: a request's answer goes to [`Self::receive`].
     fn relay_now(
@@ -98,7 +96,8 @@ impl SdkRelayTransport {
                 token.cancel();
             }
         }
-        let key = message.get("id").map(Value::to_string);
+        // The id as JSON text, as a `notifications/cancelled` names it.
+        let key = message["id"].to_string();
         let answer = self.relay.send(&self.server, message);
         let ClientJsonRpcMessage::Request(request) = item else {
             return Box::pin(async move {
@@ -109,7 +108,6 @@ impl SdkRelayTransport {
             });
         };
         let id = request.id.clone();
-        let key = key.unwrap_or_else(|| id.to_string());
         let token = CancellationToken::new();
         self.in_flight
             .lock()
