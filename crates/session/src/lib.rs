@@ -75,7 +75,7 @@
 //! [`tine_permissions`]'s [`PermissionMode`] (re-exported), [`tine_config`]'s settings and
 //! [`SessionId`](tine_config::SessionId), [`tine_query_loop`]'s [`QueryEvent`], turn results and
 //! [`StuckDecision`], [`tine_tools`]' [`ToolOutput`] and [`ToolDisplay`], [`tine_mcp`]'s
-//! [`ElicitationAnswer`], [`tine_fork_runtime`]'s [`BackgroundEvent`], [`TaskKind`] and
+//! [`ElicitationAnswer`] and [`SdkMcpRelay`], [`tine_fork_runtime`]'s [`BackgroundEvent`], [`TaskKind`] and
 //! [`TaskState`] (all re-exported).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -149,6 +149,9 @@ pub use tine_mcp::ElicitationAnswer;
 /// The permission modes ([`Op::SetPermissionMode`]), the rules of a request's suggestions and
 /// of a [`PermissionUpdate`], where they are kept and what they do.
 pub use tine_permissions::{PermissionMode, PermissionRule, PersistDestination, RuleBehavior};
+/// How an Agent SDK app's in-process MCP servers are reached
+/// ([`SessionOptions::sdk_mcp_relay`]).
+pub use tine_mcp::SdkMcpRelay;
 /// How a stuck model's question is answered ([`Answer::Stuck`]).
 pub use tine_query_loop::StuckDecision;
 /// The loop's events, forwarded in [`SessionEvent::Query`].

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tine_api_client::ModelClient;
 use tine_config::SessionId;
 use tine_fork_runtime::DEFAULT_DRAIN_TIMEOUT;
+use tine_mcp::SdkMcpRelay;
 use tine_permissions::PermissionMode;
 
 /// Which conversation to run.
@@ -137,6 +138,11 @@ pub struct SessionOptions {
     /// How long [`crate::SessionHandle::shutdown`] waits for background jobs before giving up
     /// on them (they are then cancelled, and aborted if they do not stop).
     pub drain_grace: Duration,
+    /// The Agent SDK app's relay to its in-process MCP servers (`mcp_servers` entries of type
+    /// `sdk`, which reach `--mcp-config` as `{"type": "sdk", "name": ...}`): the headless front
+    /// end speaking the SDK's control protocol implements it with `mcp_message` requests.
+    /// `None`: such a server fails at start-up, saying it needs an SDK app.
+    pub sdk_mcp_relay: Option<Arc<dyn SdkMcpRelay>>,
 }
 
 impl SessionOptions {
@@ -187,6 +193,7 @@ impl SessionOptions {
             strict_mcp_config: false,
             agents: Vec::new(),
             drain_grace: DEFAULT_DRAIN_TIMEOUT,
+            sdk_mcp_relay: None,
         }
     }
 }

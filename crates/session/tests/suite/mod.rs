@@ -8,6 +8,7 @@ mod idle;
 mod interrupt;
 mod permissions;
 mod plan_mode;
+mod sdk_mcp;
 mod speculation;
 mod stuck;
 mod support;
