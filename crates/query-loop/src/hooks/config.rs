@@ -1,14 +1,18 @@
 //! What the settings' hooks mean: the events tine runs, matchers as Claude Code reads them, and
-//! one command per hook. `tine-config` hands every hook over as written with its file and line
+//! one command per hook; a [`HookConfig`] also holds the callbacks an app registered
+//! (`callback`), matched the same way. `tine-config` hands every hook over as written with its file and line
 //! ([`HookSetting`]); what cannot be understood here (an unknown event, a bad regex, a type
 //! tine cannot run) is reported at that place as a fatal [`SettingsError::Hook`], because a
 //! hook may be a guard. Events and types of Claude Code's that tine does not run are warnings
 //! ([`SettingsError::HookNotRun`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
 use tine_config::settings::{HookSetting, LoadedSettings, SettingsError};
+
+use super::callback::{CallbackHook, CallbackSet, HookCallbacks};
 
 /// A hook command's timeout when settings give none (Claude Code's default).
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -94,9 +98,10 @@ impl HookEvent {
 }
 
 /// Claude Code's events tine does not run: accepted, with a warning.
-const NOT_RUN_EVENTS: &[&str] = &[
+pub(crate) const NOT_RUN_EVENTS: &[&str] = &[
     "PermissionDenied",
     "PermissionQuery",
+    "PermissionRequest",
     "PostToolUseFailure",
     "Setup",
     "SubagentStart",
@@ -163,10 +168,21 @@ pub struct HookCommand {
     pub origin: String,
 }
 
-/// Every hook of a session, in settings order (lowest precedence source first).
+/// Every hook of a session: the settings' commands in settings order (lowest precedence
+/// source first), then the app's callbacks in the order the app gave them.
 #[derive(Debug, Clone, Default)]
 pub struct HookConfig {
     commands: Vec<HookCommand>,
+    callbacks: Option<CallbackSet>,
+}
+
+/// One hook that applies to an event: a settings command or an app's callback.
+#[derive(Clone, Copy)]
+pub(crate) enum MatchedHook<'a> {
+    /// A command from settings.
+    Command(&'a HookCommand),
+    /// An app's callback, with what runs it.
+    Callback(&'a CallbackHook, &'a Arc<dyn HookCallbacks>),
 }
 
 impl HookConfig {
@@ -192,28 +208,86 @@ impl HookConfig {
 
     /// Built directly (tests, hosts without settings).
     pub fn from_commands(commands: Vec<HookCommand>) -> HookConfig {
-        HookConfig { commands }
+        HookConfig {
+            commands,
+            callbacks: None,
+        }
+    }
+
+    /// These hooks and an app's `callbacks` (read by
+    /// [`super::callback_hooks_from_json`]), run through `host`; both kinds run for one
+    /// event, as Claude Code runs both. Replaces callbacks given before.
+    pub fn with_callbacks(
+        mut self,
+        callbacks: Vec<CallbackHook>,
+        host: Arc<dyn HookCallbacks>,
+    ) -> HookConfig {
+        self.callbacks = (!callbacks.is_empty()).then_some(CallbackSet {
+            hooks: callbacks,
+            host,
+        });
+        self
     }
 
     /// Whether there is no hook at all.
     pub fn is_empty(&self) -> bool {
-        self.commands.is_empty()
+        self.commands.is_empty() && self.callback_hooks().is_empty()
     }
 
-    /// Whether any hook is set for `event`.
+    /// Whether any hook (command or callback) is set for `event`.
     pub fn has(&self, event: HookEvent) -> bool {
         self.commands.iter().any(|c| c.event == event)
+            || self.callback_hooks().iter().any(|c| c.event == event)
     }
 
-    /// The hooks of `event` whose matcher takes `target` (every hook of an event without a
-    /// matcher).
+    /// The command hooks of `event` whose matcher takes `target` (every hook of an event
+    /// without a matcher).
     pub fn matching(&self, event: HookEvent, target: Option<&str>) -> Vec<&HookCommand> {
         self.commands
             .iter()
-            .filter(|c| c.event == event)
-            .filter(|c| !event.has_matcher() || c.matcher.matches(target.unwrap_or("")))
+            .filter(|c| applies(event, &c.event, &c.matcher, target))
             .collect()
     }
+
+    /// The app's callbacks of `event` whose matcher takes `target`.
+    pub fn matching_callbacks(&self, event: HookEvent, target: Option<&str>) -> Vec<&CallbackHook> {
+        self.callback_hooks()
+            .iter()
+            .filter(|c| applies(event, &c.event, &c.matcher, target))
+            .collect()
+    }
+
+    /// Every hook that runs for `event` on `target`: commands first, then callbacks.
+    pub(crate) fn matched(&self, event: HookEvent, target: Option<&str>) -> Vec<MatchedHook<'_>> {
+        let mut matched: Vec<MatchedHook<'_>> = self
+            .matching(event, target)
+            .into_iter()
+            .map(MatchedHook::Command)
+            .collect();
+        if let Some(set) = &self.callbacks {
+            matched.extend(
+                set.hooks
+                    .iter()
+                    .filter(|c| applies(event, &c.event, &c.matcher, target))
+                    .map(|c| MatchedHook::Callback(c, &set.host)),
+            );
+        }
+        matched
+    }
+
+    fn callback_hooks(&self) -> &[CallbackHook] {
+        self.callbacks.as_ref().map_or(&[], |set| &set.hooks)
+    }
+}
+
+/// Whether a hook of `hook_event` with `matcher` runs for `event` on `target`.
+fn applies(
+    event: HookEvent,
+    hook_event: &HookEvent,
+    matcher: &Matcher,
+    target: Option<&str>,
+) -> bool {
+    *hook_event == event && (!event.has_matcher() || matcher.matches(target.unwrap_or("")))
 }
 
 fn read_hook(hook: &HookSetting, errors: &mut Vec<SettingsError>) -> Option<HookCommand> {
