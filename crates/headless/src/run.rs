@@ -289,7 +289,8 @@ impl Front {
             | SessionEvent::Usage(_)
             | SessionEvent::PermissionModeChanged(_)
             | SessionEvent::ModelChanged(_)
-            | SessionEvent::ThinkingChanged(_) => {}
+            | SessionEvent::ThinkingChanged(_)
+            | SessionEvent::Hook(_) => {}
         }
     }
 }

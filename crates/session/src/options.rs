@@ -129,6 +129,13 @@ pub struct SessionOptions {
     /// How long [`crate::SessionHandle::shutdown`] waits for background jobs before giving up
     /// on them (they are then cancelled, and aborted if they do not stop).
     pub drain_grace: Duration,
+    /// Hooks an app registers (the Agent SDK's `initialize` request's `hooks`, answered
+    /// through its callbacks): they run beside the settings' hooks. A malformed value refuses
+    /// the start ([`crate::StartError::AppHooks`]).
+    pub hook_callbacks: Option<crate::AppHooks>,
+    /// `--include-hook-events`: each hook run (a command or an app's callback) is reported as
+    /// [`crate::SessionEvent::Hook`] when it starts and when it ends.
+    pub include_hook_events: bool,
 }
 
 impl SessionOptions {
@@ -178,6 +185,8 @@ impl SessionOptions {
             mcp_configs: Vec::new(),
             strict_mcp_config: false,
             drain_grace: DEFAULT_DRAIN_TIMEOUT,
+            hook_callbacks: None,
+            include_hook_events: false,
         }
     }
 }

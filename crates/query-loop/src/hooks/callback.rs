@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::config::{DEFAULT_HOOK_TIMEOUT, HookEvent, Matcher, NOT_RUN_EVENTS};
+use super::event::{DEFAULT_HOOK_TIMEOUT, HookEvent, Matcher, NOT_RUN_EVENTS};
 
 /// Runs an app's hook callbacks: the front end implements it (the SDK's `hook_callback`
 /// control request). The future is dropped when the hook's timeout passes or the turn is

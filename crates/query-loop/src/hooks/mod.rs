@@ -5,9 +5,9 @@
 //! plug background work into. This is the one place hook settings get
 //! their meaning and hooks run: the loop, the session and the compactor all call [`Hooks`].
 //!
-//! Modules in reading order: `config` (what the settings' hooks mean: events, matchers,
-//! [`HookConfig`]), `callback` (an app's hooks: [`HookCallbacks`], what its `initialize`
-//! request registers), `process` (running one command: own process group, no credentials,
+//! Modules in reading order: `event` (the events, matchers), `config` (what the settings'
+//! hooks mean: [`HookConfig`]), `callback` (an app's hooks: [`HookCallbacks`], what its
+//! `initialize` request registers), `process` (running one command: own process group, no credentials,
 //! timeout), `run` (one event's hooks at once and what they said: [`HookOutcome`]), `report`
 //! (each run as it starts and ends, for `--include-hook-events`: [`HookRun`]), `session`
 //! ([`Hooks`], one method per event, the value a session holds; it is the loop's `StopHooks`
@@ -15,6 +15,7 @@
 
 mod callback;
 mod config;
+mod event;
 mod post_sampling;
 mod process;
 mod report;
@@ -22,7 +23,8 @@ mod run;
 mod session;
 
 pub use callback::{CallbackHook, HookCallbacks, callback_hooks_from_json};
-pub use config::{DEFAULT_HOOK_TIMEOUT, HookCommand, HookConfig, HookEvent, Matcher};
+pub use config::{HookCommand, HookConfig};
+pub use event::{DEFAULT_HOOK_TIMEOUT, HookEvent, Matcher};
 pub use post_sampling::{HookError, PostSamplingContext, PostSamplingHooks, PostSamplingSummary};
 pub use report::{HookHandler, HookObserver, HookPhase, HookRun, HookRunEnd, HookRunOutcome};
 pub use run::{HookOutcome, HookPermission, HookRunFailure};

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::config::HookEvent;
+use super::event::HookEvent;
 
 /// Told each time a hook starts and ends (see [`super::Hooks::with_observer`]).
 pub type HookObserver = Arc<dyn Fn(HookRun) + Send + Sync>;

@@ -16,7 +16,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::callback::CallbackHook;
-use super::config::{HookEvent, MatchedHook};
+use super::config::MatchedHook;
+use super::event::HookEvent;
 use super::process::{ProcessOutput, RunError, run_shell};
 use super::report::{HookHandler, HookObserver, HookRunEnd, HookRunOutcome, RunReporter};
 use crate::plug::StopHookOutcome;

@@ -16,7 +16,8 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use tine_config::SessionId;
 
-use super::config::{HookConfig, HookEvent};
+use super::config::HookConfig;
+use super::event::HookEvent;
 use super::report::HookObserver;
 use super::run::{EventRun, HookOutcome, run_hooks, stop_outcome};
 use crate::plug::{StopContext, StopHookOutcome, StopHooks};
