@@ -233,13 +233,15 @@ async fn run_one(
     stdin: &[u8],
     env: &[(&str, &str)],
 ) -> HookOutcome {
-    let handler = match hook {
-        MatchedHook::Command(command) => HookHandler::Command(command.command.clone()),
-        MatchedHook::Callback(callback, _) => HookHandler::Callback(callback.callback_id.clone()),
-    };
-    let reporter = run
-        .observer
-        .map(|observer| RunReporter::start(observer, run.event, run.hook_name, handler));
+    let reporter = run.observer.map(|observer| {
+        let handler = match hook {
+            MatchedHook::Command(command) => HookHandler::Command(command.command.clone()),
+            MatchedHook::Callback(callback, _) => {
+                HookHandler::Callback(callback.callback_id.clone())
+            }
+        };
+        RunReporter::start(observer, run.event, run.hook_name, handler)
+    });
     let mut one = HookOutcome {
         ran: 1,
         ..HookOutcome::default()

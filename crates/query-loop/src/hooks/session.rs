@@ -169,7 +169,9 @@ impl Hooks {
         input.insert("hook_event_name".into(), json!(event.name()));
         input.extend(fields);
         let input = Value::Object(input);
+        // Only an observer reads the name.
         let hook_name = match target {
+            _ if self.observer.is_none() => String::new(),
             Some(target) if !target.is_empty() => format!("{}:{target}", event.name()),
             _ => event.name().to_owned(),
         };
