@@ -143,6 +143,13 @@ pub struct SessionOptions {
     /// end speaking the SDK's control protocol implements it with `mcp_message` requests.
     /// `None`: such a server fails at start-up, saying it needs an SDK app.
     pub sdk_mcp_relay: Option<Arc<dyn SdkMcpRelay>>,
+    /// Hooks an app registers (the Agent SDK's `initialize` request's `hooks`, answered
+    /// through its callbacks): they run beside the settings' hooks. A malformed value refuses
+    /// the start ([`crate::StartError::AppHooks`]).
+    pub hook_callbacks: Option<crate::AppHooks>,
+    /// `--include-hook-events`: each hook run (a command or an app's callback) is reported as
+    /// [`crate::SessionEvent::Hook`] when it starts and when it ends.
+    pub include_hook_events: bool,
 }
 
 impl SessionOptions {
@@ -194,6 +201,8 @@ impl SessionOptions {
             agents: Vec::new(),
             drain_grace: DEFAULT_DRAIN_TIMEOUT,
             sdk_mcp_relay: None,
+            hook_callbacks: None,
+            include_hook_events: false,
         }
     }
 }

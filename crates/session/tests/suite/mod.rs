@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agents;
+mod app_hooks;
 mod away;
 mod fork_prefix;
 mod hooks;
