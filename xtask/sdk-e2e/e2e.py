@@ -118,6 +118,24 @@ def texts(content: Any) -> str:
     return "\n".join(out)
 
 
+async def response_within(client: Any, seconds: float, what: str) -> list[Any]:
+    """A ClaudeSDKClient's messages up to its next ResultMessage, which must come in time."""
+    messages: list[Any] = []
+
+    async def collect() -> None:
+        async for message in client.receive_response():
+            messages.append(message)
+
+    try:
+        await asyncio.wait_for(collect(), seconds)
+    except asyncio.TimeoutError:
+        raise FlowFailed(
+            f"{what}: no ResultMessage within {seconds:g} s "
+            f"({len(messages)} messages; rules seen: {rules_seen()})"
+        ) from None
+    return messages
+
+
 def the_result(messages: list[Any]) -> ResultMessage:
     """The run's ResultMessage; fails when there is none or it is an error."""
     results = [m for m in messages if isinstance(m, ResultMessage)]

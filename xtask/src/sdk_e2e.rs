@@ -4,8 +4,9 @@
 //! Each flow is a pair in `xtask/sdk-e2e/`: `NN_name.py`, a small script using the SDK
 //! (`query()` or `ClaudeSDKClient`, helpers in `e2e.py`), and `NN_name.json`, the simulator's
 //! scenario that scripts the model for it. A flow gets a fresh simulator (logging to
-//! `requests.jsonl`), an empty project and its own home, all under
-//! `TARGET/sdk-e2e/runs/NN_name/`, and prints one `PASS:`/`FAIL:` line with what it saw.
+//! `requests.jsonl`), an empty project and its own home, all in `TMP/tine-sdk-e2e-PID/NN_name/`
+//! (outside any git checkout, as an app's project would be; kept when a flow fails), and
+//! prints one `PASS:`/`FAIL:` line with what it saw.
 //! The SDK lives in a virtualenv at `TARGET/sdk-e2e/venv`; when pip cannot install it, the
 //! command says so and succeeds (it is not part of `cargo test`). `--cli` runs the same flows
 //! against another CLI, such as Claude Code (`bundled`: the one the SDK's wheel ships), to
@@ -154,9 +155,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             .unwrap_or_else(|_| "?".into()),
         cli.display()
     );
+    // Resolved, so the paths in prompts are the ones a CLI sees (a symlinked /tmp).
+    let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| std::env::temp_dir());
+    let runs = tmp.join(format!("tine-sdk-e2e-{}", std::process::id()));
     let mut passed = 0;
     for flow in &flows {
-        let run_dir = work.join("runs").join(&flow.stem);
+        let run_dir = runs.join(&flow.stem);
         let (pass, reason) = run_flow(&bin, &python, &cli, flow, &run_dir)?;
         println!(
             "{} {}: {reason}",
@@ -170,7 +174,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         }
     }
     println!("{passed} of {} flows pass", flows.len());
-    if passed < flows.len() {
+    if passed == flows.len() {
+        let _ = std::fs::remove_dir_all(&runs);
+    } else {
         bail!("{} of {} flows fail", flows.len() - passed, flows.len());
     }
     Ok(())
