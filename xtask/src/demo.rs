@@ -60,7 +60,11 @@ fn n(value: &Value) -> u64 {
 }
 
 pub(crate) fn start_mock(target: &Path, scenario: &Path) -> Result<Mock> {
-    spawn_mock(Command::new(target.join("tine-mock")).args(["--port", "0", "--scenario"]).arg(scenario))
+    spawn_mock(
+        Command::new(target.join("tine-mock"))
+            .args(["--port", "0", "--scenario"])
+            .arg(scenario),
+    )
 }
 
 /// [`start_mock`], the simulator also appending every request to `log_dir/requests.jsonl`.

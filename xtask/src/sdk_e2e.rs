@@ -50,7 +50,9 @@ fn parse(args: &[String]) -> Result<Options> {
                 options.cli = Some(path.clone());
             }
             "--only" => {
-                let list = args.next().context("--only needs flow numbers, e.g. --only 2,5")?;
+                let list = args
+                    .next()
+                    .context("--only needs flow numbers, e.g. --only 2,5")?;
                 for n in list.split(',').filter(|n| !n.is_empty()) {
                     options.only.push(n.trim().parse().with_context(|| {
                         format!("--only takes flow numbers (1, 2, ...), not `{n}`")
@@ -81,7 +83,11 @@ fn flows(dir: &Path, only: &[u32]) -> Result<Vec<Flow>> {
     let mut flows = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let script = entry?.path();
-        let Some(stem) = script.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
+        let Some(stem) = script
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(str::to_owned)
+        else {
             continue;
         };
         let Some(number) = stem.split('_').next().and_then(|n| n.parse::<u32>().ok()) else {
@@ -142,8 +148,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let cli = match options.cli.as_deref() {
         None => bin.join("tine"),
         Some("bundled") => bundled_cli(&python)?,
-        Some(path) => std::path::absolute(path)
-            .with_context(|| format!("resolving --cli {path}"))?,
+        Some(path) => {
+            std::path::absolute(path).with_context(|| format!("resolving --cli {path}"))?
+        }
     };
     if !cli.is_file() {
         bail!("the CLI to test, {}, does not exist", cli.display());
@@ -151,8 +158,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let flows = flows(&root.join(FLOW_DIR), &options.only)?;
     println!(
         "sdk-e2e: claude-agent-sdk {} drives {} against tine-mock",
-        python_output(&python, "import claude_agent_sdk; print(claude_agent_sdk.__version__)")
-            .unwrap_or_else(|_| "?".into()),
+        python_output(
+            &python,
+            "import claude_agent_sdk; print(claude_agent_sdk.__version__)"
+        )
+        .unwrap_or_else(|_| "?".into()),
         cli.display()
     );
     // Resolved, so the paths in prompts are the ones a CLI sees (a symlinked /tmp).
@@ -195,7 +205,11 @@ fn sdk_python(work: &Path) -> Result<Option<PathBuf>> {
     if !python.is_file() {
         std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
         eprintln!("$ python3 -m venv {}", venv.display());
-        match Command::new("python3").args(["-m", "venv"]).arg(&venv).status() {
+        match Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+        {
             Ok(status) if status.success() => {}
             Ok(status) => return skip(format!("`python3 -m venv` failed ({status})")),
             Err(err) => return skip(format!("could not run python3: {err}")),
@@ -312,10 +326,7 @@ fn run_flow(
         .rev()
         .find(|l| l.starts_with("PASS:") || l.starts_with("FAIL:"));
     Ok(match (status, verdict) {
-        (None, _) => (
-            false,
-            format!("killed after {} s", FLOW_TIMEOUT.as_secs()),
-        ),
+        (None, _) => (false, format!("killed after {} s", FLOW_TIMEOUT.as_secs())),
         (Some(status), Some(line)) => (
             status.success() && line.starts_with("PASS:"),
             line[5..].trim().to_owned(),
@@ -386,7 +397,8 @@ mod tests {
         let dir = workspace_root().join(FLOW_DIR);
         let all = flows(&dir, &[]).unwrap();
         let numbers: Vec<u32> = all.iter().map(|f| f.number).collect();
-        assert_eq!(numbers, (1..=10).collect::<Vec<_>>());
+        assert_eq!(numbers, (1..=all.len() as u32).collect::<Vec<_>>());
+        assert!(all.len() >= 10, "the issue's ten flows: {numbers:?}");
         for flow in &all {
             assert!(
                 flow.title.starts_with(&format!("{}. ", flow.number)),
@@ -397,5 +409,29 @@ mod tests {
         }
         assert_eq!(flows(&dir, &[3]).unwrap().len(), 1);
         assert!(flows(&dir, &[99]).is_err());
+    }
+
+    /// A rule a script waits for by name must be in its scenario (a typo would only show as
+    /// a failure against every CLI).
+    #[test]
+    fn the_rules_a_script_names_are_in_its_scenario() {
+        for flow in flows(&workspace_root().join(FLOW_DIR), &[]).unwrap() {
+            let scenario: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&flow.scenario).unwrap()).unwrap();
+            let names: Vec<&str> = scenario["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|r| r["name"].as_str())
+                .collect();
+            let script = std::fs::read_to_string(&flow.script).unwrap();
+            for call in ["request_answered_by(\"", "wait_for_rule(\""] {
+                for (at, _) in script.match_indices(call) {
+                    let rest = &script[at + call.len()..];
+                    let name = &rest[..rest.find('"').unwrap()];
+                    assert!(names.contains(&name), "{}: no rule {name:?}", flow.stem);
+                }
+            }
+        }
     }
 }
