@@ -60,9 +60,26 @@ fn n(value: &Value) -> u64 {
 }
 
 pub(crate) fn start_mock(target: &Path, scenario: &Path) -> Result<Mock> {
-    let mut child = Command::new(target.join("tine-mock"))
-        .args(["--port", "0", "--scenario"])
-        .arg(scenario)
+    spawn_mock(
+        Command::new(target.join("tine-mock"))
+            .args(["--port", "0", "--scenario"])
+            .arg(scenario),
+    )
+}
+
+/// [`start_mock`], the simulator also appending every request to `log_dir/requests.jsonl`.
+pub(crate) fn start_logging_mock(target: &Path, scenario: &Path, log_dir: &Path) -> Result<Mock> {
+    spawn_mock(
+        Command::new(target.join("tine-mock"))
+            .args(["--port", "0", "--scenario"])
+            .arg(scenario)
+            .arg("--log")
+            .arg(log_dir),
+    )
+}
+
+fn spawn_mock(command: &mut Command) -> Result<Mock> {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -142,7 +159,12 @@ pub(crate) fn build_binaries(root: &Path) -> Result<PathBuf> {
             "tine-mock",
         ],
     )?;
-    Ok(std::env::var_os("CARGO_TARGET_DIR")
+    Ok(target_dir(root).join("debug"))
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR` (relative to the workspace root) or `target`.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map(|dir| {
             if dir.is_absolute() {
@@ -152,7 +174,6 @@ pub(crate) fn build_binaries(root: &Path) -> Result<PathBuf> {
             }
         })
         .unwrap_or_else(|| root.join("target"))
-        .join("debug"))
 }
 
 pub(crate) fn demo() -> Result<()> {

@@ -2,7 +2,8 @@
 //!
 //! Modules: `layers` (the crate layering check), `bench` (the benchmark registry), `demo` (the
 //! offline demo against the simulator), `examples` (every crate's examples built and run),
-//! `fuzz` (the property tests at scale), `killtest` (kill -9 trials of the real binary).
+//! `fuzz` (the property tests at scale), `killtest` (kill -9 trials of the real binary),
+//! `sdk_e2e` (the real Python Agent SDK driving a CLI against the simulator).
 
 mod bench;
 mod demo;
@@ -10,6 +11,7 @@ mod examples;
 mod fuzz;
 mod killtest;
 mod layers;
+mod sdk_e2e;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -30,6 +32,8 @@ commands:
                  the fuzz property tests at scale (sse, settings, rules, bash, tools, all)
   killtest [--trials N] [--seed S] [--keep]
                  kill -9 tine -p at random moments; check transcripts, resume, memory files
+  sdk-e2e [--cli PATH|bundled] [--only N[,N..]]
+                 the Python Agent SDK's flows against tine (or another CLI) and the simulator
   mock [ARGS]    run the simulator: tine-mock --port N --scenario FILE [--log DIR]
   help           this list (also --help, -h)
 ";
@@ -56,6 +60,7 @@ fn run(args: &[String]) -> Result<()> {
         Some("demo") => demo::demo(),
         Some("fuzz") => fuzz::run(&root, &args[1..]),
         Some("killtest") => killtest::run(&args[1..]),
+        Some("sdk-e2e") => sdk_e2e::run(&args[1..]),
         Some("mock") => mock(&root, &args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{USAGE}");

@@ -35,6 +35,8 @@ pub(crate) struct SessionFlags {
     pub fallback_model: Option<String>,
     pub json_schema: Option<Value>,
     pub include_partial_messages: bool,
+    /// `--include-hook-events`, with `--output-format stream-json`.
+    pub include_hook_events: bool,
     pub permission_prompt_tool: Option<String>,
     /// `--permission-prompt-tool stdio`: the app answers asks over the control protocol
     /// (`can_use_tool`); `permission_prompt_tool` is then `None`.
@@ -133,8 +135,9 @@ impl SessionFlags {
                         .context("--json-schema is not valid JSON (pass the schema itself)")
                 })
                 .transpose()?;
-            flags.include_partial_messages =
-                args.include_partial_messages && args.output_format == OutputFormat::StreamJson;
+            let stream_json = args.output_format == OutputFormat::StreamJson;
+            flags.include_partial_messages = args.include_partial_messages && stream_json;
+            flags.include_hook_events = args.include_hook_events && stream_json;
             match args.permission_prompt_tool.as_deref() {
                 // The Agent SDK's: asks go to the app as `can_use_tool` control requests.
                 Some("stdio") => flags.permission_prompt_stdio = true,
@@ -159,6 +162,7 @@ impl SessionFlags {
         options.fallback_model = self.fallback_model.clone();
         options.json_schema = self.json_schema.clone();
         options.include_partial_messages = self.include_partial_messages;
+        options.include_hook_events = self.include_hook_events;
         options.permission_prompt_tool = self.permission_prompt_tool.clone();
         options.builtin_tools = self.builtin_tools.clone();
         options.setting_sources = self.setting_sources.clone();

@@ -126,6 +126,8 @@ impl Front {
             SessionEvent::CommandOutput(output) => self.printer.command_output(&output),
             // `/clear` or `/resume ID` put another conversation in place.
             SessionEvent::Configured(info) => self.printer.set_info(info),
+            // `--include-hook-events` (the session sends them only then).
+            SessionEvent::Hook(run) => self.printer.hook(&run),
             // Only a front end with an idle clock asks for one; headless sessions answer asks
             // by their rules (and stop a stuck model); a blocked prompt's reason is printed
             // with its failed end (`command_result`); the rest is for status lines and panels.

@@ -355,6 +355,41 @@ impl Printer {
         &self.info
     }
 
+    /// A hook run (`--include-hook-events`): Claude Code's `hook_started` and `hook_response`
+    /// `system` lines (stream-json only).
+    pub(crate) fn hook(&mut self, run: &tine_session::HookRun) {
+        if self.format != OutputFormat::StreamJson {
+            return;
+        }
+        let mut value = json!({
+            "type": "system",
+            "hook_id": run.hook_id,
+            "hook_name": run.hook_name,
+            "hook_event": run.event.name(),
+            "uuid": tine_config::SessionId::new_random().to_string(),
+            "session_id": self.info.session_id.to_string(),
+        });
+        let Some(object) = value.as_object_mut() else {
+            return;
+        };
+        match &run.phase {
+            tine_session::HookPhase::Started => {
+                object.insert("subtype".to_owned(), json!("hook_started"));
+            }
+            tine_session::HookPhase::Ended(end) => {
+                object.insert("subtype".to_owned(), json!("hook_response"));
+                object.insert("output".to_owned(), json!(end.output));
+                object.insert("stdout".to_owned(), json!(end.stdout));
+                object.insert("stderr".to_owned(), json!(end.stderr));
+                object.insert("outcome".to_owned(), json!(end.outcome.as_str()));
+                if let Some(code) = end.exit_code {
+                    object.insert("exit_code".to_owned(), json!(code));
+                }
+            }
+        }
+        self.line(&value);
+    }
+
     /// Another conversation took the session's place (`/clear`, `/resume ID`).
     pub(crate) fn set_info(&mut self, info: SessionInfo) {
         self.info = info;

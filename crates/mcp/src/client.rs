@@ -1,5 +1,6 @@
 //! One connection to one server through rmcp: the child process (its own process group, tine's
-//! credentials removed, stderr kept for diagnostics) or the streamable HTTP endpoint, the
+//! credentials removed, stderr kept for diagnostics), the streamable HTTP endpoint or the SDK
+//! app's relay (`sdk`), the
 //! `initialize` handshake and the tool list, all under one deadline; and the client side of
 //! the protocol tine answers (elicitation, declined unless a front end installed a handler).
 
@@ -25,6 +26,7 @@ use tokio::io::AsyncReadExt;
 
 use crate::config::McpServerConfig;
 use crate::http::ReqwestHttpClient;
+use crate::sdk::{NO_RELAY, SdkMcpRelay, SdkRelayTransport};
 
 /// What a server asks the user through `elicitation/create`.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,6 +179,9 @@ pub enum ConnectError {
     /// `tools/list` failed.
     #[error("listing its tools failed: {0}")]
     ListTools(String),
+    /// An `sdk` server, and no SDK app to relay to it.
+    #[error("{NO_RELAY}")]
+    NoSdkRelay,
 }
 
 fn stderr_note(stderr: &str) -> String {
@@ -187,14 +192,16 @@ fn stderr_note(stderr: &str) -> String {
     }
 }
 
-/// Connects to one server: starts it (stdio) or reaches it (HTTP), runs `initialize` and
-/// lists its tools, all within `timeout`. On failure or timeout the child's whole process
-/// group is killed, so nothing is left running.
+/// Connects to one server: starts it (stdio), reaches it (HTTP) or the app that holds it
+/// (`sdk`, through `sdk_relay`), runs `initialize` and lists its tools, all within `timeout`.
+/// On failure or timeout the child's whole process group is killed, so nothing is left
+/// running.
 pub(crate) async fn connect(
     name: &str,
     config: &McpServerConfig,
     cwd: &Path,
     elicitation: Option<Arc<dyn ElicitationHandler>>,
+    sdk_relay: Option<&Arc<dyn SdkMcpRelay>>,
     timeout: Duration,
 ) -> Result<Connected, ConnectError> {
     let client = TineClient {
@@ -220,6 +227,12 @@ pub(crate) async fn connect(
                 ReqwestHttpClient::default(),
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
             );
+            (None, Box::pin(client.serve(transport)))
+        }
+        // The app routes on the server's key in `mcpServers`, which is `name`.
+        McpServerConfig::Sdk { .. } => {
+            let relay = sdk_relay.ok_or(ConnectError::NoSdkRelay)?;
+            let transport = SdkRelayTransport::new(name, Arc::clone(relay));
             (None, Box::pin(client.serve(transport)))
         }
     };

@@ -341,6 +341,12 @@ pub async fn run_mcp_command(
                         let _ = writeln!(out, "  headers: {}", keys.join(", "));
                     }
                 }
+                McpServerConfig::Sdk { name } => {
+                    let _ = writeln!(
+                        out,
+                        "  sdk server: {name} (served by the Agent SDK app driving tine)"
+                    );
+                }
             }
             if entry.scope == McpScope::Project {
                 let trust = ProjectTrust::from_settings(&settings);

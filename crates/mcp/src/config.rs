@@ -1,7 +1,8 @@
 //! One server's configuration in Claude Code's shape, parsed from an `mcpServers` object:
 //! `{"command", "args", "env"}` (stdio, `"type": "stdio"` optional) or
-//! `{"type": "http", "url", "headers"}` (streamable HTTP). `"sse"` is refused with a pointer to
-//! `http`. Values keep their `${VAR}` references; [`McpServerConfig::expanded`] resolves them
+//! `{"type": "http", "url", "headers"}` (streamable HTTP), or `{"type": "sdk", "name"}` (a
+//! server inside the Agent SDK app driving tine, reached through it). `"sse"` is refused with a
+//! pointer to `http`. Values keep their `${VAR}` references; [`McpServerConfig::expanded`] resolves them
 //! when the server is started.
 
 use std::collections::BTreeMap;
@@ -30,6 +31,12 @@ pub enum McpServerConfig {
         /// Headers sent with every request.
         headers: BTreeMap<String, String>,
     },
+    /// A server running inside the Agent SDK app that drives tine (`create_sdk_mcp_server`),
+    /// reached through the app's control protocol (an [`SdkMcpRelay`](crate::SdkMcpRelay)).
+    Sdk {
+        /// The name the app gave the server (the app routes on its `mcpServers` key).
+        name: String,
+    },
 }
 
 /// Why one server's entry is unusable. The message says what to change.
@@ -47,7 +54,9 @@ pub enum ServerConfigError {
     )]
     SseUnsupported,
     /// A `type` tine does not know.
-    #[error("unknown `type` \"{0}\": use \"stdio\" (with `command`) or \"http\" (with `url`)")]
+    #[error(
+        "unknown `type` \"{0}\": use \"stdio\" (with `command`) or \"http\" (with `url`); \"sdk\" is for servers of an Agent SDK app"
+    )]
     UnknownType(String),
     /// A field of the wrong type.
     #[error("`{field}` must be {expected}")]
@@ -82,7 +91,7 @@ impl McpServerConfig {
             Some(_) => {
                 return Err(ServerConfigError::Field {
                     field: "type",
-                    expected: "a string (\"stdio\" or \"http\")",
+                    expected: "a string (\"stdio\", \"http\" or \"sdk\")",
                 });
             }
         };
@@ -106,6 +115,12 @@ impl McpServerConfig {
         };
         match kind {
             Some("stdio") => stdio(),
+            Some("sdk") => Ok(McpServerConfig::Sdk {
+                name: string(map, "name")?.ok_or(ServerConfigError::Field {
+                    field: "name",
+                    expected: "the server's name in the SDK app (an sdk server needs `name`)",
+                })?,
+            }),
             Some("http" | "streamable-http" | "streamableHttp") => http(),
             Some("sse") => Err(ServerConfigError::SseUnsupported),
             Some(other) => Err(ServerConfigError::UnknownType(other.to_owned())),
@@ -138,14 +153,28 @@ impl McpServerConfig {
                 }
                 Value::Object(map)
             }
+            McpServerConfig::Sdk { name } => json!({"type": "sdk", "name": name}),
         }
     }
 
-    /// `stdio` or `http`.
+    /// The entry without what may hold secrets (`env` and `headers` values): the type and
+    /// the command line, URL or name. What a status report shows of it.
+    pub fn to_public_json(&self) -> Value {
+        match self {
+            McpServerConfig::Stdio { command, args, .. } => {
+                json!({"type": "stdio", "command": command, "args": args})
+            }
+            McpServerConfig::Http { url, .. } => json!({"type": "http", "url": url}),
+            McpServerConfig::Sdk { .. } => self.to_json(),
+        }
+    }
+
+    /// `stdio`, `http` or `sdk`.
     pub fn transport_name(&self) -> &'static str {
         match self {
             McpServerConfig::Stdio { .. } => "stdio",
             McpServerConfig::Http { .. } => "http",
+            McpServerConfig::Sdk { .. } => "sdk",
         }
     }
 
@@ -176,6 +205,8 @@ impl McpServerConfig {
                 url: one(url),
                 headers: headers.iter().map(|(k, v)| (k.clone(), one(v))).collect(),
             },
+            // The app names its server; nothing to expand.
+            McpServerConfig::Sdk { name } => McpServerConfig::Sdk { name: name.clone() },
         };
         if missing.is_empty() {
             Ok(expanded)
@@ -198,6 +229,7 @@ impl fmt::Display for McpServerConfig {
                 Ok(())
             }
             McpServerConfig::Http { url, .. } => write!(f, "{url} (HTTP)"),
+            McpServerConfig::Sdk { name } => write!(f, "{name} (in the Agent SDK app)"),
         }
     }
 }
@@ -322,6 +354,42 @@ mod tests {
         assert!(err(json!({"type": "http"})).contains("`url`"));
         assert!(err(json!("npx")).contains("must be an object"));
         assert!(err(json!({"type": "ws", "url": "x"})).contains("unknown `type`"));
+        assert!(err(json!({"type": "sdk"})).contains("`name`"));
+    }
+
+    #[test]
+    fn an_sdk_entry_is_the_type_and_the_name_the_sdk_sends() {
+        // What the Python SDK passes in --mcp-config once it strips the instance.
+        let sent = json!({"type": "sdk", "name": "calc"});
+        let config = McpServerConfig::from_json(&sent).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            config,
+            McpServerConfig::Sdk {
+                name: "calc".into()
+            }
+        );
+        assert_eq!(config.transport_name(), "sdk");
+        assert_eq!(config.to_json(), sent);
+        assert_eq!(config.to_public_json(), sent);
+        assert_eq!(config.expanded(&|_| None), Ok(config.clone()));
+        assert_eq!(config.to_string(), "calc (in the Agent SDK app)");
+    }
+
+    #[test]
+    fn the_public_form_keeps_secrets_out() {
+        let http = McpServerConfig::from_json(&json!({
+            "type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer x"}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            http.to_public_json(),
+            json!({"type": "http", "url": "http://127.0.0.1:1/mcp"})
+        );
+        let stdio = McpServerConfig::from_json(&json!({
+            "command": "srv", "args": ["-v"], "env": {"TOKEN": "secret"}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!stdio.to_public_json().to_string().contains("secret"));
     }
 
     #[test]

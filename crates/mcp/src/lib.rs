@@ -3,14 +3,15 @@
 //! the built-ins. Modules in reading order (private but `test_server`, behind the `test-server`
 //! feature: the items re-exported at the root are the API):
 //!
-//! - `config`: one server's configuration in Claude Code's shape (stdio or streamable HTTP),
+//! - `config`: one server's configuration in Claude Code's shape (stdio, streamable HTTP or sdk),
 //!   with `${VAR}` expansion (`expand`).
 //! - `sources`: where configurations come from (`--mcp-config`, `.mcp.json`, user and local
 //!   settings, `~/.claude.json`) and which wins for a name.
 //! - `trust`: whether a project's `.mcp.json` server may start.
 //! - `names`: `mcp__SERVER__TOOL` within the API's name rules.
-//! - `client`: one connection (child process group or HTTP), the handshake under a deadline,
-//!   elicitation; `http`: rmcp's HTTP transport over the workspace's reqwest.
+//! - `client`: one connection (child process group, HTTP or the SDK app's relay), the handshake
+//!   under a deadline, elicitation; `http`: rmcp's HTTP transport over the workspace's reqwest;
+//!   `sdk`: servers inside the Agent SDK app, reached through its [`SdkMcpRelay`].
 //! - `slot`: one configured server and its connection, the state [`McpServerStatus`] shows.
 //! - `manager`: the session's servers: parallel bounded start, statuses, exits reported,
 //!   restart, shutdown.
@@ -54,6 +55,7 @@ mod manager;
 mod names;
 mod output;
 mod resources;
+mod sdk;
 mod slot;
 mod sources;
 mod tool;
@@ -74,7 +76,8 @@ pub use manager::{
 };
 pub use names::tool_name;
 pub use resources::{LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL};
-pub use slot::McpServerStatus;
+pub use sdk::SdkMcpRelay;
+pub use slot::{McpServerIdentity, McpServerStatus, McpToolInfo};
 pub use sources::{McpConfig, McpConfigError, McpScope, McpSources, ServerEntry, load_config};
 pub use tool::McpTool;
 pub use trust::{ProjectTrust, TrustDecision};

@@ -18,7 +18,10 @@ use crate::config::McpServerConfig;
 use crate::expand::process_env;
 use crate::output::{DEFAULT_MAX_OUTPUT_TOKENS, OutputLimits};
 use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool, ResourceAccess};
-use crate::slot::{Live, McpServerStatus, ServerSlot, SlotState, close_live};
+use crate::sdk::SdkMcpRelay;
+use crate::slot::{
+    Live, McpServerIdentity, McpServerStatus, McpToolInfo, ServerSlot, SlotState, close_live,
+};
 use crate::sources::{McpConfig, McpConfigError, McpScope, McpSources, load_config};
 use crate::tool::McpTool;
 use crate::trust::{ProjectTrust, TrustDecision, how_to_trust};
@@ -46,6 +49,9 @@ pub struct McpOptions {
     pub elicitation: Option<Arc<dyn ElicitationHandler>>,
     /// How `${VAR}` in configs is looked up (the process environment in production).
     pub env: EnvLookup,
+    /// The Agent SDK app's relay to its in-process servers (`"type": "sdk"`); `None`: no app
+    /// drives this run, and such a server fails saying so.
+    pub sdk_relay: Option<Arc<dyn SdkMcpRelay>>,
 }
 
 impl std::fmt::Debug for McpOptions {
@@ -56,6 +62,7 @@ impl std::fmt::Debug for McpOptions {
             .field("max_output_tokens", &self.max_output_tokens)
             .field("output_dir", &self.output_dir)
             .field("elicitation", &self.elicitation.is_some())
+            .field("sdk_relay", &self.sdk_relay.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -71,6 +78,7 @@ impl McpOptions {
             output_dir: tine_home.join("mcp-output"),
             elicitation: None,
             env: Arc::new(process_env),
+            sdk_relay: None,
         }
     }
 
@@ -115,8 +123,15 @@ pub struct McpServerInfo {
     pub origin: String,
     /// The command line or URL (`${VAR}` unexpanded, no header values).
     pub summary: String,
+    /// Its configuration (`${VAR}` unexpanded; [`McpServerConfig::to_public_json`] leaves
+    /// out what may hold secrets).
+    pub config: McpServerConfig,
     /// Its state.
     pub status: McpServerStatus,
+    /// The tools it offers, sorted by name (none unless connected).
+    pub tools: Vec<McpToolInfo>,
+    /// Who it said it is in the handshake (connected only).
+    pub identity: Option<McpServerIdentity>,
 }
 
 /// What the front end is told about servers during the session.
@@ -304,17 +319,24 @@ impl McpManager {
         (manager, tools, warnings)
     }
 
-    /// Every configured server with its scope, origin and state, sorted by name.
+    /// Every configured server with its scope, origin, state and (connected) tools, sorted by
+    /// name.
     pub fn statuses(&self) -> Vec<McpServerInfo> {
         self.inner
             .slots
             .iter()
-            .map(|slot| McpServerInfo {
-                name: slot.entry.name.clone(),
-                scope: slot.entry.scope,
-                origin: slot.entry.origin.clone(),
-                summary: slot.entry.config.to_string(),
-                status: slot.status(),
+            .map(|slot| {
+                let (tools, identity) = slot.offer();
+                McpServerInfo {
+                    name: slot.entry.name.clone(),
+                    scope: slot.entry.scope,
+                    origin: slot.entry.origin.clone(),
+                    summary: slot.entry.config.to_string(),
+                    config: slot.entry.config.clone(),
+                    status: slot.status(),
+                    tools,
+                    identity,
+                }
             })
             .collect()
     }
@@ -417,6 +439,7 @@ impl McpManager {
             &config,
             &self.inner.cwd,
             self.inner.options.elicitation.clone(),
+            self.inner.options.sdk_relay.as_ref(),
             self.inner.options.startup_timeout,
         )
         .await;

@@ -65,6 +65,68 @@ impl std::fmt::Display for McpServerStatus {
     }
 }
 
+impl McpServerStatus {
+    /// The state in the words of Claude Code's status reports (the Agent SDK's
+    /// `mcp_status`): `connected`, `failed` (it did not start, or went away), `pending` (not
+    /// started: awaiting the user's trust, or being restarted) or `disabled`.
+    pub fn state_name(&self) -> &'static str {
+        match self {
+            McpServerStatus::Connected { .. } => "connected",
+            McpServerStatus::Failed { .. } | McpServerStatus::Exited { .. } => "failed",
+            McpServerStatus::NeedsTrust { .. } | McpServerStatus::Stopped => "pending",
+            McpServerStatus::Disabled => "disabled",
+        }
+    }
+
+    /// Why it is not connected, when something went wrong or needs doing.
+    pub fn problem(&self) -> Option<&str> {
+        match self {
+            McpServerStatus::Failed { reason } | McpServerStatus::Exited { reason } => Some(reason),
+            McpServerStatus::NeedsTrust { how } => Some(how),
+            McpServerStatus::Connected { .. }
+            | McpServerStatus::Disabled
+            | McpServerStatus::Stopped => None,
+        }
+    }
+}
+
+/// One tool a connected server offers, as status reports list it (its name on the server).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpToolInfo {
+    /// The tool's name on its server (the model sees `mcp__SERVER__NAME`).
+    pub name: String,
+    /// The server's description of it.
+    pub description: Option<String>,
+    /// The server's `readOnlyHint`.
+    pub read_only_hint: Option<bool>,
+    /// The server's `destructiveHint`.
+    pub destructive_hint: Option<bool>,
+    /// The server's `openWorldHint`.
+    pub open_world_hint: Option<bool>,
+}
+
+impl McpToolInfo {
+    fn of(tool: &rmcp::model::Tool) -> Self {
+        let hints = tool.annotations.as_ref();
+        McpToolInfo {
+            name: tool.name.to_string(),
+            description: tool.description.as_deref().map(str::to_owned),
+            read_only_hint: hints.and_then(|h| h.read_only_hint),
+            destructive_hint: hints.and_then(|h| h.destructive_hint),
+            open_world_hint: hints.and_then(|h| h.open_world_hint),
+        }
+    }
+}
+
+/// Who a connected server said it is in the handshake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerIdentity {
+    /// Its implementation's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
 /// A live connection.
 pub(crate) struct Live {
     pub(crate) peer: Peer<RoleClient>,
@@ -228,6 +290,21 @@ impl ServerSlot {
             },
             SlotState::Stopped => McpServerStatus::Stopped,
         }
+    }
+
+    /// The tools it offers and who it said it is, when connected.
+    pub(crate) fn offer(&self) -> (Vec<McpToolInfo>, Option<McpServerIdentity>) {
+        let Ok(live) = self.live() else {
+            return (Vec::new(), None);
+        };
+        let tools = live.tools.iter().map(McpToolInfo::of).collect();
+        let identity = live.peer.peer_info().and_then(|info| {
+            info.server_info.as_ref().map(|server| McpServerIdentity {
+                name: server.name.clone(),
+                version: server.version.clone(),
+            })
+        });
+        (tools, identity)
     }
 
     /// Puts the slot in `state`; the connection it held, if any.

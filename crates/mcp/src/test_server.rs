@@ -1,5 +1,6 @@
 //! The small MCP server the tests run, built on rmcp's server side (feature `test-server` only):
-//! over stdio as the `tine-mcp-test-server` binary, over streamable HTTP in-process.
+//! over stdio as the `tine-mcp-test-server` binary, over streamable HTTP in-process, and as an
+//! Agent SDK app's in-process server behind an [`SdkMcpRelay`] ([`InProcessRelay`]).
 //!
 //! Tools: `echo {text}` (read-only hint), `add {a, b}`, `slow {ms}`, `crash` (the process exits
 //! mid-call when `exit_on_crash`), `big {lines}` (a large result), `image`, `ask` (an elicitation), `fail` (an
@@ -8,16 +9,25 @@
 //! `--permission-prompt-tool`: it denies a Bash command containing `deny-me` and allows any
 //! other call, a Bash command extended with `&& touch approved-<tool_use_id>`.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::StreamExt;
+use futures::channel::mpsc;
+use futures::future::BoxFuture;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, ServerCapabilities, ServerConfig,
 };
+use rmcp::model::{ClientJsonRpcMessage, ErrorCode, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData, ServerHandler};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use tokio::sync::oneshot;
+
+use crate::SdkMcpRelay;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -229,4 +239,124 @@ pub async fn serve_http(
             .await;
     });
     Ok(addr)
+}
+
+/// The requests sent to the in-process server and not answered yet, by their id's JSON text.
+type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
+
+/// The test server inside the test process, reached the way the Agent SDK's bridge reaches an
+/// app's in-process server: each JSON-RPC message relayed goes to one rmcp server session over
+/// in-memory channels; a request resolves with the server's response, anything else with the
+/// SDK's acknowledgement (`{"jsonrpc": "2.0", "result": {}}`). As in the SDK, a server name it
+/// does not hold is answered with a JSON-RPC error, and the server's own requests to the
+/// client are refused. It records every message it was given.
+pub struct InProcessRelay {
+    name: String,
+    to_server: mpsc::UnboundedSender<ClientJsonRpcMessage>,
+    pending: Pending,
+    received: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl InProcessRelay {
+    /// Serves `server` as the app's server `name` (its key in `mcpServers`).
+    pub fn start(server: TestServer, name: &str) -> Self {
+        let (to_server, from_client) = mpsc::unbounded::<ClientJsonRpcMessage>();
+        let (to_client, mut from_server) = mpsc::unbounded::<ServerJsonRpcMessage>();
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve((to_client, from_client)).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let pending = Pending::default();
+        let answered = Arc::clone(&pending);
+        let refusals = to_server.clone();
+        tokio::spawn(async move {
+            while let Some(message) = from_server.next().await {
+                match message {
+                    JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
+                        let value = serde_json::to_value(&message).unwrap_or_default();
+                        let waiter = answered
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .remove(&value["id"].to_string());
+                        if let Some(waiter) = waiter {
+                            let _ = waiter.send(value);
+                        }
+                    }
+                    JsonRpcMessage::Request(request) => {
+                        let refusal = ErrorData::new(
+                            ErrorCode::METHOD_NOT_FOUND,
+                            "requests to the client are not supported for SDK servers",
+                            None,
+                        );
+                        let _ = refusals
+                            .unbounded_send(JsonRpcMessage::error(refusal, Some(request.id)));
+                    }
+                    JsonRpcMessage::Notification(_) => {}
+                }
+            }
+        });
+        InProcessRelay {
+            name: name.to_owned(),
+            to_server,
+            pending,
+            received: Arc::default(),
+        }
+    }
+
+    /// Every message relayed so far, with the server it was for.
+    pub fn received(&self) -> Vec<(String, Value)> {
+        self.received
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The methods relayed so far (`"a response"` for a response), in order.
+    pub fn methods(&self) -> Vec<String> {
+        self.received()
+            .iter()
+            .map(|(_, m)| m["method"].as_str().unwrap_or("a response").to_owned())
+            .collect()
+    }
+}
+
+impl SdkMcpRelay for InProcessRelay {
+    fn send(&self, server: &str, message: Value) -> BoxFuture<'static, Result<Value, String>> {
+        self.received
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((server.to_owned(), message.clone()));
+        let error = |code: i32, text: String| json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}});
+        if server != self.name {
+            let answer = error(-32601, format!("Server '{server}' not found"));
+            return Box::pin(std::future::ready(Ok(answer)));
+        }
+        let parsed = match serde_json::from_value::<ClientJsonRpcMessage>(message.clone()) {
+            Ok(parsed) => parsed,
+            Err(e) => return Box::pin(std::future::ready(Ok(error(-32603, e.to_string())))),
+        };
+        let waiter = matches!(parsed, JsonRpcMessage::Request(_)).then(|| {
+            let (tx, rx) = oneshot::channel();
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(message["id"].to_string(), tx);
+            rx
+        });
+        if self.to_server.unbounded_send(parsed).is_err() {
+            return Box::pin(std::future::ready(Err(format!(
+                "SDK MCP server '{server}' is not running"
+            ))));
+        }
+        let server = server.to_owned();
+        Box::pin(async move {
+            match waiter {
+                Some(rx) => rx
+                    .await
+                    .map_err(|_| format!("SDK MCP server '{server}' session closed")),
+                None => Ok(json!({"jsonrpc": "2.0", "result": {}})),
+            }
+        })
+    }
 }

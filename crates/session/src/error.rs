@@ -65,6 +65,11 @@ pub enum StartError {
     /// in use, a `--fallback-model` that is the main model, ...); the message names it.
     #[error("{0}")]
     Flag(String),
+    /// The hooks an app registered ([`crate::SessionOptions::hook_callbacks`]) cannot be
+    /// read: an unknown event, a matcher that is not valid, a group of the wrong shape (the
+    /// message names it).
+    #[error("{0}")]
+    AppHooks(String),
     /// `--continue` in a directory with no session.
     #[error("no session to continue in {}: start one with `tine -p PROMPT`", cwd.display())]
     NoSessionToContinue {

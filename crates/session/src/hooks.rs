@@ -1,22 +1,64 @@
 //! The user's command hooks in the session (Claude Code's shape, read by
-//! `tine_query_loop::hooks`). One [`Hooks`] value serves everything: the loop runs
+//! `tine_query_loop::hooks`), and the hooks an app registers ([`AppHooks`]: the Agent SDK's
+//! callbacks, run beside the settings' hooks). One [`Hooks`] value serves everything: the loop runs
 //! PreToolUse / PostToolUse around each call, the stop-hook pipeline runs Stop, the permission
 //! checker runs Notification when it asks a person, compaction runs PreCompact; the session's
 //! task runs the rest through [`SessionHooks`]: SessionStart once (its context joins the first
 //! prompt of the session), UserPromptSubmit before each prompt (before recall: a refused
 //! prompt costs no request), SessionEnd at shutdown. What a hook says to the user (a failure,
-//! a `systemMessage`) is a [`Notice`].
+//! a `systemMessage`) is a [`Notice`]; with `--include-hook-events` each hook run is a
+//! [`SessionEvent::Hook`] when it starts and when it ends.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::emit::Emitter;
+use crate::error::StartError;
 use crate::protocol::SessionEndReason;
 use tine_config::SessionId;
 use tine_query_loop::StopHooks;
-use tine_query_loop::hooks::{HookConfig, HookEvent, Hooks, PromptVerdict, SessionStartSource};
+use tine_query_loop::hooks::{
+    HookCallbacks, HookConfig, HookEvent, Hooks, PromptVerdict, SessionStartSource,
+    callback_hooks_from_json,
+};
 
 use crate::protocol::{Notice, SessionEvent};
+
+/// Hooks an app registers (the Agent SDK's `initialize` request), for
+/// [`crate::SessionOptions::hook_callbacks`]: they run beside the settings' hooks, for the same
+/// events, and the app answers each through `callbacks`.
+#[derive(Clone)]
+pub struct AppHooks {
+    /// The request's `"hooks"` as sent: `{"PreToolUse": [{"matcher": "Bash",
+    /// "hookCallbackIds": ["hook_0"], "timeout": 30}], ...}` (`null`: none).
+    pub hooks: serde_json::Value,
+    /// Calls the app's callbacks (the `hook_callback` control request).
+    pub callbacks: Arc<dyn HookCallbacks>,
+}
+
+impl std::fmt::Debug for AppHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppHooks")
+            .field("hooks", &self.hooks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The settings' hooks and the app's: both run. A malformed app hooks value refuses the start
+/// (a hook may be a guard); events tine does not run are notices.
+pub(crate) fn with_app_hooks(
+    config: HookConfig,
+    app: Option<&AppHooks>,
+    notices: &mut Vec<Notice>,
+) -> Result<HookConfig, StartError> {
+    let Some(app) = app else {
+        return Ok(config);
+    };
+    let (callbacks, warnings) =
+        callback_hooks_from_json(&app.hooks).map_err(StartError::AppHooks)?;
+    notices.extend(warnings.into_iter().map(Notice::warning));
+    Ok(config.with_callbacks(callbacks, Arc::clone(&app.callbacks)))
+}
 
 /// Notification's message when the prompt has waited (Claude Code's "Claude is waiting for
 /// your input").
@@ -30,22 +72,29 @@ pub(crate) struct SessionHooks {
 
 impl SessionHooks {
     /// The hooks of `config` for session `session_id`; what they tell the user goes to
-    /// `events` as notices.
+    /// `events` as notices, and with `report_runs` each run as [`SessionEvent::Hook`].
     pub(crate) fn new(
         config: HookConfig,
         session_id: SessionId,
         transcript_path: PathBuf,
         cwd: PathBuf,
         events: Emitter,
+        report_runs: bool,
     ) -> Self {
         if config.is_empty() {
             return Self::default();
         }
-        let hooks = Hooks::new(config, session_id, transcript_path, cwd).with_notifier(Arc::new(
-            move |_event, message| {
-                let _ = events.emit(SessionEvent::Notice(Notice::warning(message)));
-            },
-        ));
+        let notices = events.clone();
+        let mut hooks = Hooks::new(config, session_id, transcript_path, cwd).with_notifier(
+            Arc::new(move |_event, message| {
+                let _ = notices.emit(SessionEvent::Notice(Notice::warning(message)));
+            }),
+        );
+        if report_runs {
+            hooks = hooks.with_observer(Arc::new(move |run| {
+                let _ = events.emit(SessionEvent::Hook(run));
+            }));
+        }
         Self { hooks: Some(hooks) }
     }
 

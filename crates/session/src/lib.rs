@@ -44,8 +44,9 @@
 //! - `can_use_tool`, `permission`, `plan_mode`, `questions`, `preview`: the main thread's
 //!   `can_use_tool` (asks to a person with a preview of the edit, or denials headless; what a
 //!   PreToolUse hook's allow or ask leaves of the rules; ExitPlanMode), the open questions.
-//! - `hooks`: the user's command hooks, one value for the loop, the pipeline, the permission
-//!   checker and the task (SessionStart, UserPromptSubmit, SessionEnd).
+//! - `hooks`: the user's command hooks and an app's ([`AppHooks`]), one value for the loop, the
+//!   pipeline, the permission checker and the task (SessionStart, UserPromptSubmit,
+//!   SessionEnd).
 //! - `agents`: sub-agents: typed agents' definitions, the Agent and task tools, the spawner and
 //!   task registry on the tool context; `tasks`: what `Op::StopTask` stops.
 //! - `stuck`: a stuck model asked about; `elicitation`: an MCP server's question to the person
@@ -73,10 +74,11 @@
 //! events carry are re-exported here, so a front end needs this crate alone:
 //! [`tine_api_client`]'s [`ModelClient`](tine_api_client::ModelClient) and messages,
 //! [`tine_permissions`]'s [`PermissionMode`] (re-exported), [`tine_config`]'s settings and
-//! [`SessionId`](tine_config::SessionId), [`tine_query_loop`]'s [`QueryEvent`], turn results and
-//! [`StuckDecision`], [`tine_tools`]' [`ToolOutput`] and [`ToolDisplay`], [`tine_mcp`]'s
-//! [`ElicitationAnswer`], [`tine_fork_runtime`]'s [`BackgroundEvent`], [`TaskKind`] and
-//! [`TaskState`] (all re-exported).
+//! [`SessionId`](tine_config::SessionId), [`tine_query_loop`]'s [`QueryEvent`], turn results,
+//! [`StuckDecision`], and its hooks' [`HookCallbacks`] and [`HookRun`], [`tine_tools`]'
+//! [`ToolOutput`] and [`ToolDisplay`], [`tine_mcp`]'s [`ElicitationAnswer`] and
+//! [`SdkMcpRelay`], [`tine_fork_runtime`]'s [`BackgroundEvent`], [`TaskKind`] and [`TaskState`]
+//! (all re-exported).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -127,6 +129,7 @@ pub use away::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
 pub use command_table::{COMMANDS, CommandSpec, find as find_command};
 pub use error::{AnswerError, ModeError, SessionClosed, StartError};
 pub use handle::{Session, SessionHandle};
+pub use hooks::AppHooks;
 pub use main_client::OVERLOADED_BEFORE_FALLBACK;
 pub use options::{Approvals, Resume, SessionOptions};
 pub use protocol::{
@@ -146,11 +149,19 @@ pub use tine_fork_runtime::{AgentDefinition, AgentSource, BackgroundEvent};
 pub use tine_fork_runtime::{TaskKind, TaskState};
 /// A person's answer to an [`ElicitationQuestion`] ([`Answer::Elicitation`]).
 pub use tine_mcp::ElicitationAnswer;
+/// How an Agent SDK app's in-process MCP servers are reached
+/// ([`SessionOptions::sdk_mcp_relay`]).
+pub use tine_mcp::SdkMcpRelay;
 /// The permission modes ([`Op::SetPermissionMode`]), the rules of a request's suggestions and
 /// of a [`PermissionUpdate`], where they are kept and what they do.
 pub use tine_permissions::{PermissionMode, PermissionRule, PersistDestination, RuleBehavior};
 /// How a stuck model's question is answered ([`Answer::Stuck`]).
 pub use tine_query_loop::StuckDecision;
+/// An app's hook callbacks ([`AppHooks`]) and each hook run as [`SessionEvent::Hook`]
+/// reports it.
+pub use tine_query_loop::hooks::{
+    HookCallbacks, HookEvent, HookHandler, HookPhase, HookRun, HookRunEnd, HookRunOutcome,
+};
 /// The loop's events, forwarded in [`SessionEvent::Query`].
 pub use tine_query_loop::{CompactBoundary, QueryEvent};
 /// What a finished tool call carries for front ends ([`SessionEvent::Query`]'s results).

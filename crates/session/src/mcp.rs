@@ -6,7 +6,9 @@
 //! went wrong is said as notices: a bad configuration, a server that failed or timed out, a
 //! project `.mcp.json` server nobody trusted (it is not started). A server that goes away
 //! mid-session is a warning notice when it happens, and its tools answer with an error the
-//! model reads. `/mcp` lists the servers and restarts one; shutdown ends every server's
+//! model reads. The servers of an Agent SDK app (`"type": "sdk"`) are reached through the relay
+//! the front end gives (`SessionOptions::sdk_mcp_relay`). `/mcp` lists the servers (its data
+//! with what the SDK's `mcp_status` reports) and restarts one; shutdown ends every server's
 //! process group.
 
 use std::path::Path;
@@ -16,8 +18,8 @@ use serde_json::{Value, json};
 use tine_api_client::{ToolArray, ToolDefinition};
 use tine_config::settings::LoadedSettings;
 use tine_mcp::{
-    LIST_RESOURCES_TOOL, McpEvent, McpManager, McpOptions, McpServerStatus, McpSources,
-    READ_RESOURCE_TOOL,
+    LIST_RESOURCES_TOOL, McpEvent, McpManager, McpOptions, McpServerInfo, McpServerStatus,
+    McpSources, McpToolInfo, READ_RESOURCE_TOOL, SdkMcpRelay,
 };
 use tine_permissions::{PermissionContext, PermissionRule, RuleBehavior, RuleSource};
 use tine_query_loop::QueryEngine;
@@ -57,13 +59,15 @@ impl SessionMcp {
 /// (`--strict-mcp-config`, and `--bare`) starts only the `configs` (`--mcp-config`) servers. No server configured:
 /// nothing runs and `None` comes back. `interactive` (a person answers): the servers'
 /// elicitations are asked through [`SessionEvent::Elicitation`] until `session` ends; else
-/// they are declined.
+/// they are declined. `sdk_relay` reaches the servers of the Agent SDK app driving the session
+/// (`"type": "sdk"`); without one they fail, saying so.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn start(
     interactive: bool,
     session: &CancellationToken,
     configs: &[String],
     strict: bool,
+    sdk_relay: Option<Arc<dyn SdkMcpRelay>>,
     cwd: &Path,
     home: &Path,
     user_home: Option<&Path>,
@@ -82,6 +86,7 @@ pub(crate) async fn start(
         return (None, Vec::new());
     }
     let mut mcp_options = McpOptions::from_env(home);
+    mcp_options.sdk_relay = sdk_relay;
     let elicitations = interactive.then(|| Arc::new(Elicitations::default()));
     if let Some(questions) = &elicitations {
         mcp_options.elicitation = Some(Arc::new(ElicitationAsker {
@@ -137,7 +142,7 @@ async fn report_exits(mut exits: broadcast::Receiver<McpEvent>, events: Emitter)
 }
 
 /// `/mcp` (every server with its scope, where it is configured and its state) and
-/// `/mcp restart NAME`. The data is `{"mcp_servers": [{name, scope, origin, status}]}`. A
+/// `/mcp restart NAME`. The data is `{"mcp_servers": [...]}` (see [`server_data`]). A
 /// restart that connects offers the server's tools from the next request on, as Claude Code
 /// does after a reconnect: when they differ from what the array holds (the server failed at
 /// start-up, or now offers other tools), the array changes once, on this explicit action.
@@ -270,20 +275,63 @@ fn data(mcp: Option<&SessionMcp>) -> Value {
     let servers: Vec<Value> = mcp
         .map(|m| m.manager.statuses())
         .unwrap_or_default()
-        .into_iter()
-        .map(|s| {
-            json!({
-                "name": s.name,
-                "scope": s.scope.as_str(),
-                "origin": s.origin,
-                "status": match mcp.is_some_and(|m| m.disabled.contains(&s.name)) {
-                    true => "disabled".to_owned(),
-                    false => s.status.to_string(),
-                },
-            })
-        })
+        .iter()
+        .map(|s| server_data(s, mcp.is_some_and(|m| m.disabled.contains(&s.name))))
         .collect();
     json!({ "mcp_servers": servers })
+}
+
+/// One server of `/mcp`'s data: `name`, `scope`, `origin` and `status` (the line `/mcp`
+/// shows), and what the Agent SDK's `mcp_status` reports in its own field names: `state`
+/// (its `status`: connected, failed, pending or disabled), `error` (when failed or pending),
+/// `config` (without `env` or header values), `tools` (connected: `name`, `description`,
+/// `annotations` with `readOnly`, `destructive`, `openWorld`) and `serverInfo` (connected:
+/// `name`, `version`). `off`: turned off for the session (`Op::McpToggle`).
+fn server_data(server: &McpServerInfo, off: bool) -> Value {
+    let mut entry = json!({
+        "name": server.name,
+        "scope": server.scope.as_str(),
+        "origin": server.origin,
+        "status": match off {
+            true => "disabled".to_owned(),
+            false => server.status.to_string(),
+        },
+        "state": match off {
+            true => "disabled",
+            false => server.status.state_name(),
+        },
+        "config": server.config.to_public_json(),
+    });
+    if let Some(problem) = server.status.problem().filter(|_| !off) {
+        entry["error"] = json!(problem);
+    }
+    if !off && matches!(server.status, McpServerStatus::Connected { .. }) {
+        entry["tools"] = server.tools.iter().map(tool_data).collect();
+        if let Some(identity) = &server.identity {
+            entry["serverInfo"] = json!({"name": identity.name, "version": identity.version});
+        }
+    }
+    entry
+}
+
+fn tool_data(tool: &McpToolInfo) -> Value {
+    let mut entry = json!({ "name": tool.name });
+    if let Some(description) = &tool.description {
+        entry["description"] = json!(description);
+    }
+    let hints = [
+        ("readOnly", tool.read_only_hint),
+        ("destructive", tool.destructive_hint),
+        ("openWorld", tool.open_world_hint),
+    ];
+    let annotations: serde_json::Map<String, Value> = hints
+        .into_iter()
+        .filter_map(|(key, hint)| Some((key.to_owned(), json!(hint?))))
+        .collect();
+    if !annotations.is_empty() {
+        entry["annotations"] = Value::Object(annotations);
+    }
+    entry
 }
 
 /// `Op::McpToggle`: server `name` off (its tools leave the array, once, on this explicit

@@ -10,6 +10,7 @@ use tine_api_client::{Effort, ModelClient, ThinkingConfig};
 use tine_config::SessionId;
 use tine_config::settings::SettingsSource;
 use tine_fork_runtime::DEFAULT_DRAIN_TIMEOUT;
+use tine_mcp::SdkMcpRelay;
 use tine_permissions::PermissionMode;
 
 /// Which conversation to run.
@@ -138,6 +139,18 @@ pub struct SessionOptions {
     /// How long [`crate::SessionHandle::shutdown`] waits for background jobs before giving up
     /// on them (they are then cancelled, and aborted if they do not stop).
     pub drain_grace: Duration,
+    /// The Agent SDK app's relay to its in-process MCP servers (`mcp_servers` entries of type
+    /// `sdk`, which reach `--mcp-config` as `{"type": "sdk", "name": ...}`): the headless front
+    /// end speaking the SDK's control protocol implements it with `mcp_message` requests.
+    /// `None`: such a server fails at start-up, saying it needs an SDK app.
+    pub sdk_mcp_relay: Option<Arc<dyn SdkMcpRelay>>,
+    /// Hooks an app registers (the Agent SDK's `initialize` request's `hooks`, answered
+    /// through its callbacks): they run beside the settings' hooks. A malformed value refuses
+    /// the start ([`crate::StartError::AppHooks`]).
+    pub hook_callbacks: Option<crate::AppHooks>,
+    /// `--include-hook-events`: each hook run (a command or an app's callback) is reported as
+    /// [`crate::SessionEvent::Hook`] when it starts and when it ends.
+    pub include_hook_events: bool,
     /// `--tools`: the only built-in tools offered (by name; `Task` is the Agent tool's old
     /// name); empty: none. MCP servers' tools and StructuredOutput are not built-ins and stay.
     /// `None` (`--tools default`): all of them.
@@ -215,6 +228,9 @@ impl SessionOptions {
             strict_mcp_config: false,
             agents: Vec::new(),
             drain_grace: DEFAULT_DRAIN_TIMEOUT,
+            sdk_mcp_relay: None,
+            hook_callbacks: None,
+            include_hook_events: false,
             builtin_tools: None,
             setting_sources: None,
             max_budget_usd: None,

@@ -69,6 +69,8 @@ impl App {
             // says it, and the status line's model follows the usage reports.
             SessionEvent::StreamEvent(_) | SessionEvent::ModelFallback { .. } => {}
             SessionEvent::AwaySummary(text) => self.away.show(&text),
+            // Only `-p --include-hook-events` asks for hook runs.
+            SessionEvent::Hook(_) => {}
             // The channel closes after it; the front end has the report.
             SessionEvent::ShutdownComplete(_) => {}
         }

@@ -16,6 +16,7 @@ mod hooks;
 mod magic_docs;
 mod mcp;
 mod mcp_plan;
+mod mcp_sdk;
 mod mcp_session;
 mod memory;
 mod memory_forks;

@@ -367,6 +367,44 @@ async fn the_sdks_command_line_runs_and_unsupported_options_are_refused_by_name(
 }
 
 #[tokio::test]
+async fn include_hook_events_reports_each_hook_run_on_the_stream() {
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    let project = Project::new();
+    let hooks = json!({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "echo noted"}]}
+    ]}});
+    project.write(".tine/settings.json", &hooks.to_string());
+    let hook_lines = |out: &RunOutput| -> Vec<Value> {
+        out.assert_success();
+        out.json_lines()
+            .into_iter()
+            .filter(|l| l["type"] == "system" && l.get("hook_event").is_some())
+            .collect()
+    };
+    let args = ["-p", "hi", "--output-format", "stream-json", "--verbose"];
+    let out = tine(&project, &server)
+        .args(args)
+        .args(["--include-hook-events"])
+        .run()
+        .await;
+    let lines = hook_lines(&out);
+    let subtypes: Vec<&str> = lines
+        .iter()
+        .map(|l| l["subtype"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        subtypes,
+        ["hook_started", "hook_response"],
+        "{}",
+        out.stdout
+    );
+    assert!(lines.iter().all(|l| l["hook_event"] == "UserPromptSubmit"));
+    assert_eq!(lines[1]["stdout"], "noted\n");
+    let out = tine(&project, &server).args(args).run().await;
+    assert!(hook_lines(&out).is_empty(), "{}", out.stdout);
+}
+
+#[tokio::test]
 async fn version_leads_with_the_claude_code_protocol_version() {
     for flag in ["-v", "--version"] {
         let out = tine_e2e::TineRun::new(super::TINE, &Project::new(), "http://127.0.0.1:9")

@@ -14,6 +14,7 @@
 //! - `requests`: the app's requests as ops.
 //! - `messages`: `init`, replayed user messages, task lines, bad input.
 
+mod bridges;
 mod initialize;
 mod lines;
 mod messages;
@@ -75,14 +76,24 @@ pub(crate) async fn run(
     // An SDK always passes `--verbose` (Claude Code requires it with stream-json): it asks
     // for every message, not the loop's diagnostics on the app's stderr; those go to the log.
     options.verbose = false;
-    let mut refused = None;
-    if let Some((id, request)) = &initialize
-        && let Err(error) = initialize::apply(request, &mut options)
-    {
-        refused = Some((id.clone(), error));
-    }
-    let agents: Vec<String> = options.agents.iter().map(|a| a.name.clone()).collect();
     let outbound = Arc::new(Outbound::default());
+    let mut refused = None;
+    if let Some((id, request)) = &initialize {
+        match initialize::apply(request, &mut options) {
+            Ok(()) => {
+                if let Some(hooks) = request.get("hooks").filter(|h| !h.is_null()) {
+                    options.hook_callbacks = Some(tine_session::AppHooks {
+                        hooks: hooks.clone(),
+                        callbacks: Arc::new(bridges::AppCallbacks(Arc::clone(&outbound))),
+                    });
+                }
+            }
+            Err(error) => refused = Some((id.clone(), error)),
+        }
+    }
+    // The app's in-process MCP servers, if its `--mcp-config` names any.
+    options.sdk_mcp_relay = Some(Arc::new(bridges::AppMcp(Arc::clone(&outbound))));
+    let agents: Vec<String> = options.agents.iter().map(|a| a.name.clone()).collect();
     // While the session starts, the app may already be asked things (an SDK MCP server's
     // handshake): its answers are taken as they come, the rest waits.
     let start = crate::run::start(options);

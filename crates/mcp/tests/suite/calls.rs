@@ -88,7 +88,11 @@ async fn a_slow_call_times_out_with_a_readable_error() {
     manager.shutdown().await;
 }
 
-fn decide(context: &PermissionContext, tool: &dyn Tool, ctx: &ToolContext) -> &'static str {
+pub(super) fn decide(
+    context: &PermissionContext,
+    tool: &dyn Tool,
+    ctx: &ToolContext,
+) -> &'static str {
     let input = json!({"text": "x"});
     let target = tool.permission_target(&input, ctx);
     let verdict = tool.check_permissions(&input, ctx);

@@ -1,150 +1,18 @@
-//! What the settings' hooks mean: the events tine runs, matchers as Claude Code reads them, and
-//! one command per hook. `tine-config` hands every hook over as written with its file and line
+//! What the settings' hooks mean: one command per hook, for an event and a matcher (`event`);
+//! a [`HookConfig`] also holds the callbacks an app registered (`callback`), matched the same
+//! way. `tine-config` hands every hook over as written with its file and line
 //! ([`HookSetting`]); what cannot be understood here (an unknown event, a bad regex, a type
 //! tine cannot run) is reported at that place as a fatal [`SettingsError::Hook`], because a
 //! hook may be a guard. Events and types of Claude Code's that tine does not run are warnings
 //! ([`SettingsError::HookNotRun`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use regex::Regex;
 use tine_config::settings::{HookSetting, LoadedSettings, SettingsError};
 
-/// A hook command's timeout when settings give none (Claude Code's default).
-pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The events tine runs hooks for (Claude Code's names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HookEvent {
-    /// Before a tool call runs (may block it, allow it or ask).
-    PreToolUse,
-    /// After a tool call ran.
-    PostToolUse,
-    /// Before a prompt is sent (may add context or refuse it).
-    UserPromptSubmit,
-    /// When a session starts, resumes, is cleared or compacted.
-    SessionStart,
-    /// When a session ends.
-    SessionEnd,
-    /// When tine notifies the user (a permission ask, an idle prompt).
-    Notification,
-    /// Before a compaction (its output joins the summary instruction).
-    PreCompact,
-    /// After a compaction (its output joins the new history after the summary).
-    PostCompact,
-    /// When a sub-agent ends.
-    SubagentStop,
-    /// When the model ends a turn.
-    Stop,
-}
-
-impl HookEvent {
-    /// Every event, in Claude Code's order.
-    pub const ALL: [HookEvent; 10] = [
-        HookEvent::PreToolUse,
-        HookEvent::PostToolUse,
-        HookEvent::UserPromptSubmit,
-        HookEvent::SessionStart,
-        HookEvent::SessionEnd,
-        HookEvent::Notification,
-        HookEvent::PreCompact,
-        HookEvent::PostCompact,
-        HookEvent::SubagentStop,
-        HookEvent::Stop,
-    ];
-
-    /// The name in settings and in `hook_event_name`.
-    pub fn name(self) -> &'static str {
-        match self {
-            HookEvent::PreToolUse => "PreToolUse",
-            HookEvent::PostToolUse => "PostToolUse",
-            HookEvent::UserPromptSubmit => "UserPromptSubmit",
-            HookEvent::SessionStart => "SessionStart",
-            HookEvent::SessionEnd => "SessionEnd",
-            HookEvent::Notification => "Notification",
-            HookEvent::PreCompact => "PreCompact",
-            HookEvent::PostCompact => "PostCompact",
-            HookEvent::SubagentStop => "SubagentStop",
-            HookEvent::Stop => "Stop",
-        }
-    }
-
-    /// The event named `name` (Claude Code's spelling), if tine has it.
-    pub fn from_name(name: &str) -> Option<HookEvent> {
-        HookEvent::ALL.into_iter().find(|e| e.name() == name)
-    }
-
-    /// What the matcher is matched against: the tool name (Pre/PostToolUse), the notification
-    /// type, the compaction trigger (`manual` or `auto`), the session start source or end
-    /// reason, the agent type (SubagentStop, as Claude Code). The other events have no
-    /// matcher: their hooks always run.
-    fn has_matcher(self) -> bool {
-        match self {
-            HookEvent::PreToolUse
-            | HookEvent::PostToolUse
-            | HookEvent::Notification
-            | HookEvent::PreCompact
-            | HookEvent::PostCompact
-            | HookEvent::SessionStart
-            | HookEvent::SessionEnd
-            | HookEvent::SubagentStop => true,
-            HookEvent::UserPromptSubmit | HookEvent::Stop => false,
-        }
-    }
-}
-
-/// Claude Code's events tine does not run: accepted, with a warning.
-const NOT_RUN_EVENTS: &[&str] = &[
-    "PermissionDenied",
-    "PermissionQuery",
-    "PostToolUseFailure",
-    "Setup",
-    "SubagentStart",
-    "TaskCompleted",
-    "TeammateIdle",
-];
-
-/// Which values a matcher group applies to, as Claude Code reads it: empty or `*` is every
-/// value; a plain word or `A|B` list is compared exactly (case matters: `Auto` is not the
-/// `auto` trigger); anything else is a regex searched in the value (`Notebook.*`,
-/// `mcp__github__.*`).
-#[derive(Debug, Clone)]
-pub enum Matcher {
-    /// Every value.
-    All,
-    /// These values exactly.
-    Exact(Vec<String>),
-    /// Values the regex matches somewhere.
-    Regex(Regex),
-}
-
-impl Matcher {
-    /// Reads a matcher as Claude Code does.
-    pub fn parse(text: &str) -> Result<Matcher, regex::Error> {
-        let text = text.trim();
-        if text.is_empty() || text == "*" {
-            return Ok(Matcher::All);
-        }
-        if text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '|' || c == '-')
-        {
-            return Ok(Matcher::Exact(
-                text.split('|').map(|s| s.trim().to_owned()).collect(),
-            ));
-        }
-        Regex::new(text).map(Matcher::Regex)
-    }
-
-    /// Whether the matcher applies to `value` (a tool name, a source).
-    pub fn matches(&self, value: &str) -> bool {
-        match self {
-            Matcher::All => true,
-            Matcher::Exact(names) => names.iter().any(|n| n == value),
-            Matcher::Regex(re) => re.is_match(value),
-        }
-    }
-}
+use super::callback::{CallbackHook, CallbackSet, HookCallbacks};
+use super::event::{DEFAULT_HOOK_TIMEOUT, HookEvent, Matcher, NOT_RUN_EVENTS};
 
 /// One runnable hook.
 #[derive(Debug, Clone)]
@@ -163,10 +31,21 @@ pub struct HookCommand {
     pub origin: String,
 }
 
-/// Every hook of a session, in settings order (lowest precedence source first).
+/// Every hook of a session: the settings' commands in settings order (lowest precedence
+/// source first), then the app's callbacks in the order the app gave them.
 #[derive(Debug, Clone, Default)]
 pub struct HookConfig {
     commands: Vec<HookCommand>,
+    callbacks: Option<CallbackSet>,
+}
+
+/// One hook that applies to an event: a settings command or an app's callback.
+#[derive(Clone, Copy)]
+pub(crate) enum MatchedHook<'a> {
+    /// A command from settings.
+    Command(&'a HookCommand),
+    /// An app's callback, with what runs it.
+    Callback(&'a CallbackHook, &'a Arc<dyn HookCallbacks>),
 }
 
 impl HookConfig {
@@ -192,28 +71,86 @@ impl HookConfig {
 
     /// Built directly (tests, hosts without settings).
     pub fn from_commands(commands: Vec<HookCommand>) -> HookConfig {
-        HookConfig { commands }
+        HookConfig {
+            commands,
+            callbacks: None,
+        }
+    }
+
+    /// These hooks and an app's `callbacks` (read by
+    /// [`super::callback_hooks_from_json`]), run through `host`; both kinds run for one
+    /// event, as Claude Code runs both. Replaces callbacks given before.
+    pub fn with_callbacks(
+        mut self,
+        callbacks: Vec<CallbackHook>,
+        host: Arc<dyn HookCallbacks>,
+    ) -> HookConfig {
+        self.callbacks = (!callbacks.is_empty()).then_some(CallbackSet {
+            hooks: callbacks,
+            host,
+        });
+        self
     }
 
     /// Whether there is no hook at all.
     pub fn is_empty(&self) -> bool {
-        self.commands.is_empty()
+        self.commands.is_empty() && self.callback_hooks().is_empty()
     }
 
-    /// Whether any hook is set for `event`.
+    /// Whether any hook (command or callback) is set for `event`.
     pub fn has(&self, event: HookEvent) -> bool {
         self.commands.iter().any(|c| c.event == event)
+            || self.callback_hooks().iter().any(|c| c.event == event)
     }
 
-    /// The hooks of `event` whose matcher takes `target` (every hook of an event without a
-    /// matcher).
+    /// The command hooks of `event` whose matcher takes `target` (every hook of an event
+    /// without a matcher).
     pub fn matching(&self, event: HookEvent, target: Option<&str>) -> Vec<&HookCommand> {
         self.commands
             .iter()
-            .filter(|c| c.event == event)
-            .filter(|c| !event.has_matcher() || c.matcher.matches(target.unwrap_or("")))
+            .filter(|c| applies(event, &c.event, &c.matcher, target))
             .collect()
     }
+
+    /// The app's callbacks of `event` whose matcher takes `target`.
+    pub fn matching_callbacks(&self, event: HookEvent, target: Option<&str>) -> Vec<&CallbackHook> {
+        self.callback_hooks()
+            .iter()
+            .filter(|c| applies(event, &c.event, &c.matcher, target))
+            .collect()
+    }
+
+    /// Every hook that runs for `event` on `target`: commands first, then callbacks.
+    pub(crate) fn matched(&self, event: HookEvent, target: Option<&str>) -> Vec<MatchedHook<'_>> {
+        let mut matched: Vec<MatchedHook<'_>> = self
+            .matching(event, target)
+            .into_iter()
+            .map(MatchedHook::Command)
+            .collect();
+        if let Some(set) = &self.callbacks {
+            matched.extend(
+                set.hooks
+                    .iter()
+                    .filter(|c| applies(event, &c.event, &c.matcher, target))
+                    .map(|c| MatchedHook::Callback(c, &set.host)),
+            );
+        }
+        matched
+    }
+
+    fn callback_hooks(&self) -> &[CallbackHook] {
+        self.callbacks.as_ref().map_or(&[], |set| &set.hooks)
+    }
+}
+
+/// Whether a hook of `hook_event` with `matcher` runs for `event` on `target`.
+fn applies(
+    event: HookEvent,
+    hook_event: &HookEvent,
+    matcher: &Matcher,
+    target: Option<&str>,
+) -> bool {
+    *hook_event == event && (!event.has_matcher() || matcher.matches(target.unwrap_or("")))
 }
 
 fn read_hook(hook: &HookSetting, errors: &mut Vec<SettingsError>) -> Option<HookCommand> {
@@ -305,17 +242,6 @@ mod tests {
         let (config, mut errors) = HookConfig::from_settings(&loaded);
         errors.extend(loaded.errors);
         (config, errors)
-    }
-
-    #[test]
-    fn matchers_read_as_claude_code_reads_them() {
-        let m = |t: &str| Matcher::parse(t).unwrap();
-        assert!(m("").matches("Bash") && m("*").matches("mcp__x__y"));
-        assert!(m("Bash|Edit").matches("Edit") && !m("Bash|Edit").matches("Bash2"));
-        assert!(!m("Bash").matches("BashOutput"));
-        assert!(m("Notebook.*").matches("NotebookEdit"));
-        assert!(m("mcp__github__.*").matches("mcp__github__issue"));
-        assert!(Matcher::parse("Bash(").is_err());
     }
 
     #[test]

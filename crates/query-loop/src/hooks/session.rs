@@ -16,8 +16,10 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use tine_config::SessionId;
 
-use super::config::{HookConfig, HookEvent};
-use super::run::{HookOutcome, run_commands, stop_outcome};
+use super::config::HookConfig;
+use super::event::HookEvent;
+use super::report::HookObserver;
+use super::run::{EventRun, HookOutcome, run_hooks, stop_outcome};
 use crate::plug::{StopContext, StopHookOutcome, StopHooks};
 use crate::transcript::CompactTrigger;
 
@@ -89,6 +91,7 @@ pub struct Hooks {
     transcript_path: PathBuf,
     cwd: PathBuf,
     notify: Option<HookNotifier>,
+    observer: Option<HookObserver>,
 }
 
 impl std::fmt::Debug for Hooks {
@@ -115,6 +118,7 @@ impl Hooks {
             transcript_path,
             cwd,
             notify: None,
+            observer: None,
         }
     }
 
@@ -124,7 +128,14 @@ impl Hooks {
         self
     }
 
-    /// The hook commands.
+    /// Told when each hook starts and when it ends (Claude Code's `--include-hook-events`);
+    /// without one, nothing is built for it.
+    pub fn with_observer(mut self, observer: HookObserver) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// The hooks: the settings' commands and the app's callbacks.
     pub fn config(&self) -> &HookConfig {
         &self.config
     }
@@ -139,16 +150,16 @@ impl Hooks {
         self.config.has(event)
     }
 
-    /// Runs `event`'s hooks whose matcher takes `target`, with `fields` added to the common
-    /// input; tells the user about failures and system messages.
+    /// Runs `event`'s hooks (commands and callbacks) whose matcher takes `target`, with
+    /// `fields` added to the common input; tells the user about failures and system messages.
     pub async fn run(
         &self,
         event: HookEvent,
         target: Option<&str>,
         fields: Map<String, Value>,
     ) -> HookOutcome {
-        let commands = self.config.matching(event, target);
-        if commands.is_empty() {
+        let hooks = self.config.matched(event, target);
+        if hooks.is_empty() {
             return HookOutcome::default();
         }
         let mut input = Map::new();
@@ -157,7 +168,21 @@ impl Hooks {
         input.insert("cwd".into(), json!(self.cwd));
         input.insert("hook_event_name".into(), json!(event.name()));
         input.extend(fields);
-        let outcome = run_commands(event, &commands, &self.cwd, &Value::Object(input)).await;
+        let input = Value::Object(input);
+        // Only an observer reads the name.
+        let hook_name = match target {
+            _ if self.observer.is_none() => String::new(),
+            Some(target) if !target.is_empty() => format!("{}:{target}", event.name()),
+            _ => event.name().to_owned(),
+        };
+        let run = EventRun {
+            event,
+            hook_name: &hook_name,
+            cwd: &self.cwd,
+            input: &input,
+            observer: self.observer.as_ref(),
+        };
+        let outcome = run_hooks(run, &hooks).await;
         if let Some(notify) = &self.notify {
             for failure in &outcome.failures {
                 notify(event, &failure.to_string());

@@ -2,6 +2,7 @@
 
 mod context;
 mod engine;
+mod hook_callbacks;
 mod hooks;
 mod paths;
 mod query_loop;

@@ -105,6 +105,7 @@ pub(crate) async fn assemble(
         transcript_path(&ground.home, &ground.cwd, &session.0),
         ground.cwd.clone(),
         events.clone(),
+        options.include_hook_events,
     );
     // This session's transcript, when resumed, was opened by an older tine too.
     tighten_own_state(

@@ -1,7 +1,7 @@
 //! The second stage: what may run. The permission engine's context from the settings' rules
 //! and modes (a deny or ask rule that cannot be understood refuses the start, as does a
-//! malformed `hooks` section: fail closed), the flags' mode and rules, `--add-dir`, the Bash
-//! sandbox, and bypassPermissions as settings allow it.
+//! malformed `hooks` section or app hooks value: fail closed), the flags' mode and rules,
+//! `--add-dir`, the Bash sandbox, and bypassPermissions as settings allow it.
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -51,6 +51,8 @@ impl Policy {
         let (hooks, hook_errors) = HookConfig::from_settings(loaded);
         rule_errors.extend(hook_errors);
         check_settings(loaded, &rule_errors, notices)?;
+        // An app's hooks run beside the settings' (both, as Claude Code runs both).
+        let hooks = crate::hooks::with_app_hooks(hooks, options.hook_callbacks.as_ref(), notices)?;
         let flag_mode = options.permission_mode;
         if let Some(mode) = flag_mode {
             context.mode = mode;

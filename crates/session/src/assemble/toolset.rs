@@ -60,6 +60,7 @@ impl ToolSet {
             session_token,
             &options.mcp_configs,
             options.strict_mcp_config || options.bare,
+            options.sdk_mcp_relay.clone(),
             cwd,
             home,
             user_home.as_deref(),

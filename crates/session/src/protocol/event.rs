@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use tine_fork_runtime::{BackgroundEvent, DrainReport, SourceUsage, UsageLedger};
 use tine_permissions::PermissionMode;
+use tine_query_loop::hooks::HookRun;
 use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, TurnResult};
 
 use tine_fork_runtime::{TaskKind, TaskState};
@@ -139,6 +140,9 @@ pub enum SessionEvent {
     /// What was being done and what comes next, for the person back after an idle gap (the
     /// answer to [`crate::Op::AwaySummary`]; 1-3 sentences from the small fast model).
     AwaySummary(String),
+    /// With [`crate::SessionOptions::include_hook_events`] only: a hook (a settings command or
+    /// an app's callback) started or ended (Claude Code's `hook_started` / `hook_response`).
+    Hook(HookRun),
     /// The session has ended ([`crate::Op::Finish`], [`crate::Op::Shutdown`]): the last event;
     /// the channel closes after it.
     ShutdownComplete(ShutdownReport),

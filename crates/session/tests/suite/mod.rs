@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agents;
+mod app_hooks;
 mod away;
 mod fork_prefix;
 mod hooks;
@@ -8,6 +9,7 @@ mod idle;
 mod interrupt;
 mod permissions;
 mod plan_mode;
+mod sdk_mcp;
 mod speculation;
 mod stuck;
 mod support;
