@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use tine_config::settings::SettingsSource;
 use tine_config::{SessionId, transcript_path};
 use tine_permissions::PermissionContext;
 use tine_query_loop::{BASE_SYSTEM_PROMPT, SessionContext};
@@ -27,6 +28,17 @@ pub(crate) fn anthropic_only(options: &SessionOptions) -> Result<(), StartError>
         "{flag} is an Anthropic Messages API option: the openai provider has none (drop it, or \
          use --provider anthropic)"
     )))
+}
+
+/// Whose a file found on disk is, for `--setting-sources`: the user's under `TINE_HOME` or
+/// `~/.claude`, else the project's (`.tine/` and `.claude/` folders of the project).
+pub(crate) fn file_scope(path: &Path, home: &Path, user_home: Option<&Path>) -> SettingsSource {
+    let users = path.starts_with(home)
+        || user_home.is_some_and(|user_home| path.starts_with(user_home.join(".claude")));
+    match users {
+        true => SettingsSource::User,
+        false => SettingsSource::Project,
+    }
 }
 
 /// `--fork-session`: the conversation of `from` copied into a new session (`--session-id`'s
@@ -158,6 +170,19 @@ pub(crate) fn fallback_model(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_under_the_homes_are_the_users() {
+        let (home, user) = (Path::new("/h/.tine"), Some(Path::new("/h")));
+        let scope = |path: &str| file_scope(Path::new(path), home, user);
+        assert_eq!(scope("/h/.tine/agents/a.md"), SettingsSource::User);
+        assert_eq!(scope("/h/.claude/commands/c.md"), SettingsSource::User);
+        assert_eq!(
+            scope("/h/work/.claude/agents/a.md"),
+            SettingsSource::Project
+        );
+        assert_eq!(scope("/p/.tine/skills/s/SKILL.md"), SettingsSource::Project);
+    }
 
     #[test]
     fn the_fallback_must_differ_from_the_main_model() {

@@ -155,8 +155,10 @@ pub struct SessionOptions {
     /// name); empty: none. MCP servers' tools and StructuredOutput are not built-ins and stay.
     /// `None` (`--tools default`): all of them.
     pub builtin_tools: Option<Vec<String>>,
-    /// `--setting-sources`: of the user, project and local settings (and their instruction
-    /// files), only these are read; `None`: all. Managed settings and `--settings` always are.
+    /// `--setting-sources`: of the user, project and local settings (and their scopes'
+    /// instruction files, skills, agents and custom commands), only these are read; `None`:
+    /// all. Managed settings and `--settings` always are. (`.mcp.json` servers are not
+    /// filtered: they start only when trusted.)
     pub setting_sources: Option<Vec<SettingsSource>>,
     /// `--max-budget-usd`: once the session has spent more than this (forks and side queries
     /// included), no further request is made and the turn ends with `error_max_budget_usd`.

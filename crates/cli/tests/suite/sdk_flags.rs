@@ -157,6 +157,52 @@ async fn setting_sources_reads_only_those_sources_and_always_managed_and_flag_se
 }
 
 #[tokio::test]
+async fn setting_sources_also_decide_which_skills_agents_and_commands_are_found() {
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    let project = Project::new();
+    let skill =
+        |name: &str| format!("---\nname: {name}\ndescription: The {name} skill\n---\nBody\n");
+    project.write(".claude/skills/proj-skill/SKILL.md", &skill("proj-skill"));
+    let user_skill = project.home().join("skills/user-skill/SKILL.md");
+    std::fs::create_dir_all(user_skill.parent().unwrap()).unwrap();
+    std::fs::write(&user_skill, skill("user-skill")).unwrap();
+    project.write(
+        ".claude/agents/proj-agent.md",
+        "---\nname: proj-agent\ndescription: PROJECT-AGENT-MARK\n---\nYou review.\n",
+    );
+    project.write(".claude/commands/projcmd.md", "PROJECT-COMMAND-BODY");
+    for (sources, project_read, user_read) in [
+        ("--setting-sources=user", false, true),
+        ("--setting-sources=project", true, false),
+        ("--setting-sources=user,project,local", true, true),
+    ] {
+        let before = request_bodies(&server).len();
+        tine(&project, &server)
+            .args(["-p", "/projcmd", sources])
+            .run()
+            .await
+            .assert_success();
+        let body = &request_bodies(&server)[before];
+        let context = first_user_text(body);
+        let tools = body["tools"].to_string();
+        assert_eq!(context.contains("proj-skill"), project_read, "{sources}");
+        assert_eq!(context.contains("user-skill"), user_read, "{sources}");
+        assert_eq!(
+            tools.contains("PROJECT-AGENT-MARK"),
+            project_read,
+            "{sources}"
+        );
+        // Not found, the command is a prompt like any other `/word`.
+        let prompt = body["messages"][0].to_string();
+        assert_eq!(
+            prompt.contains("PROJECT-COMMAND-BODY"),
+            project_read,
+            "{sources}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_project_file_that_is_not_read_cannot_refuse_the_start() {
     let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
     let project = Project::new();

@@ -181,8 +181,18 @@ impl MainThread {
             )));
         }
         let (cwd, home) = (ground.cwd, ground.home);
-        let command_dirs =
+        let mut command_dirs =
             crate::custom_commands::command_dirs(&cwd, &home, ground.user_home.as_deref());
+        // `--setting-sources`: a scope not read gives no custom commands either.
+        if let Some(sources) = &options.setting_sources {
+            command_dirs.retain(|dir| {
+                sources.contains(&crate::flags::file_scope(
+                    dir,
+                    &home,
+                    ground.user_home.as_deref(),
+                ))
+            });
+        }
         let history = match resuming {
             true => Some(crate::history::load(&home, &cwd, engine.session_id(), notices).await),
             false => None,

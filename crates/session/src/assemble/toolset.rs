@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use tine_api_client::ToolArray;
-use tine_fork_runtime::AgentDefinition;
+use tine_fork_runtime::{AgentDefinition, AgentSource};
 use tine_tools::{Tool, ToolPool};
 use tokio_util::sync::CancellationToken;
 
@@ -70,9 +70,31 @@ impl ToolSet {
             notices,
         )
         .await;
-        let agents =
+        let mut agents =
             crate::agents::definitions(cwd, home, user_home.as_deref(), &options.agents, notices);
-        let skills = SessionSkills::load(cwd, home, user_home.as_deref(), notices);
+        let mut skills = SessionSkills::load(cwd, home, user_home.as_deref(), notices);
+        // `--setting-sources`: Claude Code finds agents and skills through its sources too.
+        if options.setting_sources.is_some() {
+            let reads = |path: &std::path::Path| {
+                ground
+                    .paths
+                    .reads(crate::flags::file_scope(path, home, user_home.as_deref()))
+            };
+            agents = agents
+                .iter()
+                .filter(|agent| match &agent.source {
+                    AgentSource::File(path) => reads(path),
+                    AgentSource::BuiltIn | AgentSource::App => true,
+                })
+                .cloned()
+                .collect();
+            skills.skills = skills
+                .skills
+                .iter()
+                .filter(|skill| reads(&skill.path))
+                .cloned()
+                .collect();
+        }
         // `--json-schema`: the StructuredOutput tool is in the array from the first request.
         let structured = match &options.json_schema {
             Some(schema) => {
