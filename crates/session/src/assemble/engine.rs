@@ -193,9 +193,29 @@ impl MainThread {
                 ))
             });
         }
-        let history = match resuming {
-            true => Some(crate::history::load(&home, &cwd, engine.session_id(), notices).await),
-            false => None,
+        let history = match (resuming, at) {
+            (false, _) => None,
+            (true, None) => {
+                Some(crate::history::load(&home, &cwd, engine.session_id(), notices).await)
+            }
+            // Resumed at a message: the history shown ends there too.
+            (true, Some(at)) => Some(
+                match tine_query_loop::load_session_at(
+                    &home,
+                    &cwd,
+                    engine.session_id(),
+                    Some(at),
+                    |_| {},
+                )
+                .await
+                {
+                    Ok(resumed) => crate::history::of_chain(&resumed.chain),
+                    Err(error) => {
+                        notices.push(Notice::warning(error.to_string()));
+                        Vec::new()
+                    }
+                },
+            ),
         };
         let info = SessionInfo {
             session_id: engine.session_id().clone(),
