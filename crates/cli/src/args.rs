@@ -181,6 +181,12 @@ pub(crate) struct Args {
     #[arg(long)]
     pub replay_user_messages: bool,
 
+    /// With -p --input-format stream-json: the session starts on the app's initialize
+    /// request (its MCP servers, settings and disallowed tools are part of it). tine always
+    /// waits for the app's first line, so this only says the app sends initialize first.
+    #[arg(long, hide = true)]
+    pub await_initialize: bool,
+
     /// Extended thinking at start: adaptive (the model decides), enabled or disabled.
     #[arg(long, value_enum, value_name = "adaptive|enabled|disabled")]
     pub thinking: Option<ThinkingMode>,

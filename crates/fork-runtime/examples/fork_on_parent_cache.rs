@@ -69,7 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 history.push(message);
                 parent_usage = usage;
             }
-            QueryEvent::UserMessage { message } => history.push(message),
+            QueryEvent::UserMessage { message, .. } => history.push(message),
             _ => {}
         }
     }

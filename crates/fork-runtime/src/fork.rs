@@ -271,7 +271,8 @@ pub async fn run_forked_agent(
             None => cost_usd(model, u),
         });
         match event {
-            QueryEvent::AssistantMessage { message, .. } | QueryEvent::UserMessage { message } => {
+            QueryEvent::AssistantMessage { message, .. }
+            | QueryEvent::UserMessage { message, .. } => {
                 record(&params, &mut transcript, &message).await;
                 added.push(message);
             }

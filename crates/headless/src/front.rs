@@ -90,7 +90,7 @@ impl Front {
                 let summary = ResultSummary::of(&end, turn, report.cost, &report.denials);
                 self.last_success = !summary.is_error();
                 if stream_input {
-                    let value = summary.to_value(self.printer.info());
+                    let value = self.printer.result_value(&summary);
                     self.printer.print_value(&value);
                 } else {
                     self.printer.result(&summary);

@@ -21,6 +21,7 @@
 //! - `control`: stream-json input and the Agent SDK's control protocol on it.
 //! - `front`, `output`: the events printed as text, json and stream-json; `text`: each reply
 //!   printed once.
+//! - `start`: the session started (a settings refusal printed whole).
 //! - `signals`: SIGINT, SIGTERM and SIGHUP abort the session (exit 130, 143, 129).
 //!
 //! It is a front end: it owns standard output and prints (the session never does).
@@ -32,7 +33,9 @@ mod front;
 mod output;
 mod run;
 mod signals;
+mod start;
 mod text;
 
 pub use config::{Headless, HeadlessError, InputFormat, OutputFormat};
-pub use run::{run, stream_json_prompt};
+pub use control::stream_json_prompt;
+pub use run::run;

@@ -33,6 +33,8 @@ pub(crate) struct Printer {
     next_reply: ReplyStart,
     /// The running slash command's answer.
     command: Option<CommandOutput>,
+    /// Why the last assistant message ended (the result's `stop_reason`).
+    stop_reason: Value,
 }
 
 impl Printer {
@@ -46,6 +48,7 @@ impl Printer {
             text: TextStream::new(stdout, live),
             next_reply: ReplyStart::New,
             command: None,
+            stop_reason: Value::Null,
         }
     }
 
@@ -66,6 +69,9 @@ impl Printer {
 
     /// One event of the running turn.
     pub(crate) fn event(&mut self, event: &QueryEvent) {
+        if let QueryEvent::AssistantMessage { stop_reason, .. } = event {
+            self.stop_reason = serde_json::to_value(stop_reason).unwrap_or(Value::Null);
+        }
         if self.verbose {
             verbose_line(event);
         }
@@ -89,13 +95,17 @@ impl Printer {
         match event {
             QueryEvent::AssistantMessage {
                 message,
+                uuid,
+                id,
                 stop_reason,
                 usage,
                 model,
             } => {
                 let value = json!({
                     "type": "assistant",
+                    "uuid": uuid,
                     "message": {
+                        "id": id,
                         "type": "message",
                         "role": "assistant",
                         "model": model,
@@ -123,9 +133,10 @@ impl Printer {
                 });
                 self.line(&value);
             }
-            QueryEvent::UserMessage { message } => {
+            QueryEvent::UserMessage { message, uuid } => {
                 let value = json!({
                     "type": "user",
+                    "uuid": uuid,
                     "message": {"role": "user", "content": content_value(message)},
                     "parent_tool_use_id": Value::Null,
                     "session_id": self.info.session_id.to_string(),
@@ -258,7 +269,7 @@ impl Printer {
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
-                let value = result_value(&self.info, result);
+                let value = self.result_value(result);
                 self.line(&value);
             }
         }
@@ -266,8 +277,11 @@ impl Printer {
 
     /// `--include-partial-messages`: one raw server event, as Claude Code's stream-json
     /// `stream_event` line (other formats print none).
+    /// A keep-alive `ping` is not the app's business (Claude Code forwards none).
     pub(crate) fn stream_event(&mut self, event: &tine_api_client::StreamEvent) {
-        if self.format == OutputFormat::StreamJson {
+        if self.format == OutputFormat::StreamJson
+            && !matches!(event, tine_api_client::StreamEvent::Ping)
+        {
             let value = json!({
                 "type": "stream_event",
                 "event": event,
@@ -337,6 +351,7 @@ impl Printer {
                     "is_error": error.is_some(),
                     "result": if error.is_none() { text } else { String::new() },
                     "error": error,
+                    "errors": error.iter().collect::<Vec<_>>(),
                     "session_id": self.info.session_id.to_string(),
                     "total_cost_usd": end.cost.total().cost_usd,
                 });
@@ -351,8 +366,9 @@ impl Printer {
         error.is_none()
     }
 
-    pub(crate) fn info(&self) -> &SessionInfo {
-        &self.info
+    /// The `result` object of `summary`.
+    pub(crate) fn result_value(&self, summary: &ResultSummary<'_>) -> Value {
+        result_value(&self.info, summary, &self.stop_reason)
     }
 
     /// A hook run (`--include-hook-events`): Claude Code's `hook_started` and `hook_response`
@@ -445,23 +461,22 @@ impl<'a> ResultSummary<'a> {
         }
     }
 
-    pub(crate) fn to_value(&self, info: &SessionInfo) -> Value {
-        result_value(info, self)
-    }
-
     /// Whether the run failed.
     pub(crate) fn is_error(&self) -> bool {
         !self.turn.terminal.is_success() || self.structured_failure.is_some()
     }
 }
 
-/// Claude Code's `result` object, plus `usage_by_source`.
-pub(crate) fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> Value {
+/// Claude Code's `result` object, plus `usage_by_source`. Its `subtype` is one the Agent
+/// SDKs know (`success`, `error_max_turns`, `error_max_budget_usd`,
+/// `error_max_structured_output_retries`, else `error_during_execution`); why tine stopped is
+/// in `terminal` (its `type`) and `errors`.
+fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>, stop_reason: &Value) -> Value {
     let turn = summary.turn;
     let is_error = summary.is_error();
     let subtype = match summary.structured_failure {
         Some(_) => "error_max_structured_output_retries",
-        None => turn.terminal.subtype(),
+        None => sdk_subtype(&turn.terminal),
     };
     let total = summary.cost.total();
     let by_source: serde_json::Map<String, Value> = summary
@@ -478,6 +493,7 @@ pub(crate) fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> V
         "duration_api_ms": turn.api_duration.as_millis() as u64,
         "num_turns": turn.num_turns,
         "result": turn.result,
+        "stop_reason": stop_reason,
         "session_id": info.session_id.to_string(),
         "total_cost_usd": total.cost_usd,
         "usage": usage_value(&total.usage),
@@ -490,18 +506,33 @@ pub(crate) fn result_value(info: &SessionInfo, summary: &ResultSummary<'_>) -> V
             "tool_input": d.tool_input,
         })).collect::<Vec<_>>(),
     });
-    if let (Some(structured), Some(object)) = (summary.structured_output, value.as_object_mut()) {
+    let Some(object) = value.as_object_mut() else {
+        return value;
+    };
+    if let Some(structured) = summary.structured_output {
         object.insert("structured_output".to_owned(), structured.clone());
     }
-    if let (Some(failure), Some(object)) = (summary.structured_failure, value.as_object_mut()) {
-        object.insert("error".to_owned(), json!(failure));
-    } else if is_error && let Some(object) = value.as_object_mut() {
-        object.insert("error".to_owned(), json!(turn.terminal.describe()));
+    let error = match summary.structured_failure {
+        Some(failure) => Some(failure.to_owned()),
+        None if is_error => Some(turn.terminal.describe()),
+        None => None,
+    };
+    if let Some(error) = error {
+        object.insert("errors".to_owned(), json!([error]));
+        object.insert("error".to_owned(), json!(error));
         if let Ok(terminal) = serde_json::to_value(&turn.terminal) {
             object.insert("terminal".to_owned(), terminal);
         }
     }
     value
+}
+
+/// The result subtype an Agent SDK knows for `terminal`.
+fn sdk_subtype(terminal: &Terminal) -> &'static str {
+    match terminal.subtype() {
+        known @ ("success" | "error_max_turns" | "error_max_budget_usd") => known,
+        _ => "error_during_execution",
+    }
 }
 
 fn usage_value(usage: &Usage) -> Value {

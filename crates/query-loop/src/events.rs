@@ -51,6 +51,11 @@ pub enum QueryEvent {
     AssistantMessage {
         /// The reply.
         message: Message,
+        /// The uuid of its transcript record (stream-json's `uuid`, what
+        /// `--resume-session-at` takes).
+        uuid: String,
+        /// The API's id of the reply (`msg_…`).
+        id: String,
         /// Why the model stopped.
         stop_reason: Option<StopReason>,
         /// The reply's usage.
@@ -89,6 +94,8 @@ pub enum QueryEvent {
     UserMessage {
         /// The message.
         message: Message,
+        /// The uuid of its transcript record.
+        uuid: String,
     },
     /// The compactor replaced the conversation: hosts replace their copy with `messages` (the
     /// transcript gets a `compact_boundary` record with `boundary`, then the messages).

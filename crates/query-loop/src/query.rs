@@ -507,6 +507,8 @@ impl<'a> LoopRun<'a> {
         self.emit
             .send(QueryEvent::AssistantMessage {
                 message,
+                uuid: uuid::Uuid::new_v4().to_string(),
+                id: reply.id.clone(),
                 stop_reason: reply.stop_reason.clone(),
                 usage: reply.usage,
                 model: reply.model.clone(),
@@ -516,7 +518,10 @@ impl<'a> LoopRun<'a> {
 
     async fn append_user(&mut self, message: Message) {
         self.messages.push(message.clone());
-        self.emit.send(QueryEvent::UserMessage { message }).await;
+        let uuid = uuid::Uuid::new_v4().to_string();
+        self.emit
+            .send(QueryEvent::UserMessage { message, uuid })
+            .await;
     }
 
     async fn record(&mut self, transition: Transition) {

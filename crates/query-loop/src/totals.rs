@@ -111,6 +111,7 @@ mod tests {
             },
             QueryEvent::UserMessage {
                 message: Message::user(vec![ContentBlock::text("result")]),
+                uuid: "u1".into(),
             },
             QueryEvent::RequestStart {
                 turn: 1,

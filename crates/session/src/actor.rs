@@ -55,6 +55,8 @@ pub(crate) struct Actor {
     /// The tasks panel's feed of the conversation in place.
     watcher: Option<(JoinHandle<()>, CancellationToken)>,
     conversation: Conversation,
+    /// The model the session started with: what `SetModel("default")` goes back to.
+    started_model: String,
 }
 
 impl Actor {
@@ -66,6 +68,7 @@ impl Actor {
     ) -> Self {
         let drain_grace = template.drain_grace;
         let conversation = open(assembled, &shared, &events, drain_grace, None);
+        let started_model = conversation.info.model.clone();
         let mut actor = Self {
             template,
             shared,
@@ -74,6 +77,7 @@ impl Actor {
             armed: false,
             watcher: None,
             conversation,
+            started_model,
         };
         actor.watch();
         actor
@@ -254,7 +258,11 @@ impl Actor {
 
     /// `Op::SetModel`: from the next request on, and for the conversations after this one.
     fn set_model(&mut self, id: OpId, model: &str) {
-        let model = resolve_model_alias(model.trim());
+        let model = match model.trim() {
+            // An Agent SDK app's "default" (initialize's first model): the session's own.
+            "default" => self.started_model.clone(),
+            model => resolve_model_alias(model),
+        };
         if model.is_empty() {
             return self.failed(id, "name a model: opus, sonnet, haiku or a model id".into());
         }

@@ -400,10 +400,11 @@ impl Permissions {
                 (EngineAnswer::ApproveOnce, updated_input.clone())
             }
             (PermissionAnswer::Refuse { message, interrupt }, _) => {
-                if *interrupt && let Some(turn) = self.running.get().and_then(|w| w.upgrade()) {
-                    if let Some(token) = turn.running_token() {
-                        token.cancel();
-                    }
+                if *interrupt
+                    && let Some(turn) = self.running.get().and_then(|w| w.upgrade())
+                    && let Some(token) = turn.running_token()
+                {
+                    token.cancel();
                 }
                 (
                     EngineAnswer::Reject {

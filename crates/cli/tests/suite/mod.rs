@@ -30,6 +30,7 @@ mod retries;
 mod sandbox;
 mod sdk_control;
 mod sdk_flags;
+mod sdk_initialize;
 mod sdk_resume;
 mod security;
 mod session_cache;

@@ -14,7 +14,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use super::{mock, tine};
 
 /// A scripted SDK app on the other end of tine's stdio.
-struct App {
+pub(super) struct App {
     child: Child,
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
     stdin: Option<ChildStdin>,
@@ -23,7 +23,7 @@ struct App {
 }
 
 impl App {
-    fn start(project: &Project, server: &MockServer, extra: &[&str]) -> Self {
+    pub(super) fn start(project: &Project, server: &MockServer, extra: &[&str]) -> Self {
         let mut args = vec![
             "-p",
             "--input-format",
@@ -55,7 +55,7 @@ impl App {
         }
     }
 
-    async fn send(&mut self, line: &str) {
+    pub(super) async fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         let written = stdin.write_all(format!("{line}\n").as_bytes()).await;
         if written.is_err() {
@@ -68,16 +68,16 @@ impl App {
         let _ = stdin.flush().await;
     }
 
-    async fn send_json(&mut self, value: Value) {
+    pub(super) async fn send_json(&mut self, value: Value) {
         self.send(&value.to_string()).await;
     }
 
-    async fn request(&mut self, id: &str, request: Value) {
+    pub(super) async fn request(&mut self, id: &str, request: Value) {
         self.send_json(json!({"type": "control_request", "request_id": id, "request": request}))
             .await;
     }
 
-    async fn user(&mut self, text: &str) {
+    pub(super) async fn user(&mut self, text: &str) {
         self.send_json(
             json!({"type": "user", "message": {"role": "user", "content": text},
                               "parent_tool_use_id": null, "session_id": ""}),
@@ -86,7 +86,7 @@ impl App {
     }
 
     /// The next line for which `pick` says yes (every line kept in `seen`).
-    async fn until(&mut self, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
+    pub(super) async fn until(&mut self, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
         loop {
             let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
                 .await
@@ -108,7 +108,7 @@ impl App {
         }
     }
 
-    async fn response(&mut self, id: &str) -> Value {
+    pub(super) async fn response(&mut self, id: &str) -> Value {
         let id = id.to_owned();
         self.until(&format!("the response to {id}"), move |v| {
             v["type"] == "control_response" && v["response"]["request_id"] == id.as_str()
@@ -117,12 +117,12 @@ impl App {
             .clone()
     }
 
-    async fn result(&mut self) -> Value {
+    pub(super) async fn result(&mut self) -> Value {
         self.until("a result", |v| v["type"] == "result").await
     }
 
     /// Closes stdin and waits for the exit.
-    async fn finish(mut self) -> (std::process::ExitStatus, Vec<Value>) {
+    pub(super) async fn finish(mut self) -> (std::process::ExitStatus, Vec<Value>) {
         self.stdin.take();
         let mut rest = Vec::new();
         while let Ok(Ok(Some(line))) =

@@ -42,7 +42,7 @@ pub(crate) fn parse(line: &str) -> Line {
     };
     let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
     match value.get("type").and_then(Value::as_str) {
-        Some("user") => match crate::run::stream_json_prompt(line) {
+        Some("user") => match super::prompt::stream_json_prompt(line) {
             Ok(Some(prompt)) => Line::User {
                 text: prompt,
                 uuid: text("uuid"),

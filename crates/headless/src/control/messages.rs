@@ -36,6 +36,7 @@ pub(crate) fn init(info: &SessionInfo) -> Value {
         "skills": names(CommandSource::Skill),
         "apiKeySource": api_key_source,
         "output_style": "default",
+        "plugins": [],
         "claude_code_version": tine_session::CLAUDE_CODE_PROTOCOL_VERSION,
         "tine_version": env!("CARGO_PKG_VERSION"),
         "uuid": new_uuid(),

@@ -13,6 +13,7 @@
 //! - `permission`: `can_use_tool` and its answer.
 //! - `requests`: the app's requests as ops.
 //! - `messages`: `init`, replayed user messages, task lines, bad input.
+//! - `prompt`: a user message as the prompt it carries.
 
 mod bridges;
 mod initialize;
@@ -20,6 +21,7 @@ mod lines;
 mod messages;
 mod outbound;
 mod permission;
+mod prompt;
 mod requests;
 
 use std::collections::HashMap;
@@ -41,6 +43,8 @@ use crate::signals;
 use lines::Line;
 use outbound::{Outbound, respond, write_line};
 use requests::{Awaiting, Handled};
+
+pub use prompt::stream_json_prompt;
 
 /// A stream-json run (see the module doc).
 pub(crate) async fn run(
@@ -96,7 +100,7 @@ pub(crate) async fn run(
     let agents: Vec<String> = options.agents.iter().map(|a| a.name.clone()).collect();
     // While the session starts, the app may already be asked things (an SDK MCP server's
     // handshake): its answers are taken as they come, the rest waits.
-    let start = crate::run::start(options);
+    let start = crate::start::start(options);
     tokio::pin!(start);
     let started = loop {
         tokio::select! {

@@ -49,7 +49,8 @@ pub(crate) fn handle(
             }
         }
         Some("set_model") => {
-            let model = text("model").unwrap_or(tine_session::DEFAULT_MODEL);
+            // No model (the SDK's `setModel()`) is the default: the session's own.
+            let model = text("model").unwrap_or("default");
             Handled::Now(submit(Op::SetModel(model.to_owned())).map(|_| json!({})))
         }
         Some("set_max_thinking_tokens") => {

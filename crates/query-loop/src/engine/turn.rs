@@ -128,12 +128,9 @@ impl QueryEngine {
                     }
                 }
             }
-            QueryEvent::AssistantMessage { message, .. } => {
-                self.persist_message(message).await;
-                self.messages.push(message.clone());
-            }
-            QueryEvent::UserMessage { message } => {
-                self.persist_message(message).await;
+            QueryEvent::AssistantMessage { message, uuid, .. }
+            | QueryEvent::UserMessage { message, uuid } => {
+                self.persist_message_as(message, Some(uuid)).await;
                 self.messages.push(message.clone());
             }
             QueryEvent::HistoryReplaced { messages, boundary } => {
@@ -235,8 +232,13 @@ impl QueryEngine {
     }
 
     async fn persist_message(&mut self, message: &Message) {
+        self.persist_message_as(message, None).await;
+    }
+
+    /// Persists `message` under `uuid` (the one its event carried), else a new one.
+    async fn persist_message_as(&mut self, message: &Message, uuid: Option<&str>) {
         if let Some(writer) = &mut self.transcript
-            && let Err(error) = writer.append_message(message).await
+            && let Err(error) = writer.append_message_as(message, uuid).await
         {
             tracing::error!(%error, "could not write the transcript");
         }

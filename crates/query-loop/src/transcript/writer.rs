@@ -94,11 +94,22 @@ impl TranscriptWriter {
     /// Appends a conversation message (`user` or `assistant` by its role) as it completes;
     /// returns the record's uuid.
     pub async fn append_message(&mut self, message: &Message) -> Result<String, TranscriptError> {
+        self.append_message_as(message, None).await
+    }
+
+    /// [`TranscriptWriter::append_message`] under `uuid` when given (the uuid a front end
+    /// was shown with the message), else a new one.
+    pub async fn append_message_as(
+        &mut self,
+        message: &Message,
+        uuid: Option<&str>,
+    ) -> Result<String, TranscriptError> {
         let kind = match message.role {
             Role::User => RecordType::User,
             Role::Assistant => RecordType::Assistant,
         };
-        self.append_conversation(&kind, Some(message), None).await
+        self.append_conversation(&kind, Some(message), None, uuid)
+            .await
     }
 
     /// Appends any record. Conversation kinds (`user`, `assistant`, `system`) extend the chain
@@ -122,7 +133,7 @@ impl TranscriptWriter {
             write_line(&self.file, &self.path, line).await?;
             return Ok(None);
         }
-        self.append_conversation(&kind, message, data)
+        self.append_conversation(&kind, message, data, None)
             .await
             .map(Some)
     }
@@ -132,8 +143,9 @@ impl TranscriptWriter {
         kind: &RecordType,
         message: Option<&Message>,
         data: Option<&serde_json::Value>,
+        uuid: Option<&str>,
     ) -> Result<String, TranscriptError> {
-        let uuid = uuid::Uuid::new_v4().to_string();
+        let uuid = uuid.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
         let timestamp = rfc3339_utc(SystemTime::now());
         let parent = read_last(&self.last);
         let record = RecordRef {

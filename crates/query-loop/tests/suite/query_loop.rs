@@ -431,7 +431,7 @@ async fn cancellation_kills_a_running_command_and_ends_aborted() {
         .iter()
         .rev()
         .find_map(|e| match e {
-            QueryEvent::UserMessage { message } => Some(message.clone()),
+            QueryEvent::UserMessage { message, .. } => Some(message.clone()),
             _ => None,
         })
         .expect("tool results appended");

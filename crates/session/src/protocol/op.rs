@@ -64,7 +64,8 @@ pub enum Op {
     /// ([`SessionEvent::PermissionModeChanged`](crate::SessionEvent::PermissionModeChanged)
     /// confirms it). Refused for bypassPermissions when settings disable it.
     SetPermissionMode(PermissionMode),
-    /// Another model from the next request on (an alias is resolved:
+    /// Another model from the next request on (an alias is resolved; `default` is the model the
+    /// session started with:
     /// [`SessionEvent::ModelChanged`](crate::SessionEvent::ModelChanged)); kept across `Clear` and
     /// `Resume`.
     SetModel(String),
