@@ -37,6 +37,7 @@ pub(crate) const LAYERS: &[(&str, u8)] = &[
     ("session", 7),
     ("tui", 8),
     ("headless", 8),
+    ("acp", 8),
     ("cli", 9),
 ];
 

@@ -290,7 +290,7 @@ impl ContentBlock {
                         object.insert("cache_control".to_owned(), v);
                     }
                     None => {
-                        object.remove("cache_control");
+                        object.shift_remove("cache_control");
                     }
                 }
             }

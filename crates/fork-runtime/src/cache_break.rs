@@ -88,13 +88,13 @@ fn strip_block(block: &mut Value) {
     let Some(object) = block.as_object_mut() else {
         return;
     };
-    object.remove("cache_control");
+    object.shift_remove("cache_control");
     if object.get("type").and_then(Value::as_str) == Some("tool_result")
         && let Some(Value::Array(inner)) = object.get_mut("content")
     {
         for item in inner {
             if let Some(o) = item.as_object_mut() {
-                o.remove("cache_control");
+                o.shift_remove("cache_control");
             }
         }
     }
@@ -107,7 +107,12 @@ fn content_bytes(content: Value) -> Vec<u8> {
         Value::Array(blocks) => blocks,
         other => vec![other],
     };
-    blocks.iter_mut().for_each(strip_block);
+    for block in &mut blocks {
+        strip_block(block);
+        // Keys in sorted order, whatever order the value was built in: the fingerprints
+        // recorded before stay comparable.
+        block.sort_all_objects();
+    }
     serde_json::to_vec(&blocks).unwrap_or_default()
 }
 

@@ -70,9 +70,12 @@ impl Cursor {
     }
 }
 
-/// The stable hash of one message (its JSON).
+/// The stable hash of one message (its JSON, keys sorted: the same whatever order a tool
+/// input's keys were read in).
 pub(crate) fn message_hash(message: &Message) -> [u8; 32] {
-    let bytes = serde_json::to_vec(message).unwrap_or_default();
+    let mut value = serde_json::to_value(message).unwrap_or_default();
+    value.sort_all_objects();
+    let bytes = serde_json::to_vec(&value).unwrap_or_default();
     Sha256::digest(&bytes).into()
 }
 

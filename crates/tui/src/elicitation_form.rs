@@ -137,11 +137,12 @@ mod tests {
         assert_eq!(
             kinds,
             [
+                // In the schema's own order (serde_json keeps it).
                 ("branch", &FieldKind::Text, true),
                 ("depth", &FieldKind::Integer, false),
+                ("ratio", &FieldKind::Number, false),
                 ("force", &FieldKind::Boolean, false),
                 ("mode", &choice, false),
-                ("ratio", &FieldKind::Number, false),
             ]
         );
         assert_eq!(fields[0].default, Some(FieldValue::Text("main".into())));

@@ -216,7 +216,7 @@ impl Checker<'_> {
             match Expected::of(key) {
                 Some(expected) if !expected.matches(&member.value) => {
                     self.wrong_type(member.key.clone(), &member.value, expected.name(), false);
-                    raw.remove(key);
+                    raw.shift_remove(key);
                 }
                 Some(_) => {
                     raw.insert(member.key.clone(), member.value.to_value());

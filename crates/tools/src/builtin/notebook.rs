@@ -325,8 +325,8 @@ fn edit_cells(
                 cell["execution_count"] = Value::Null;
                 cell["outputs"] = json!([]);
             } else if let Some(map) = cell.as_object_mut() {
-                map.remove("outputs");
-                map.remove("execution_count");
+                map.shift_remove("outputs");
+                map.shift_remove("execution_count");
             }
             Ok(format!("Updated cell {id} with {}", input.new_source))
         }
