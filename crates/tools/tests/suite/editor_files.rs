@@ -269,7 +269,7 @@ async fn an_editor_write_error_is_the_tools_error() {
         "{}",
         out.content
     );
-    // Nothing was recorded: an Edit of the file still finds it missing.
+    // Nothing was recorded in the file-state cache.
     assert!(!p.ctx.file_state().contains(&p.ctx.cwd().join("new.txt")));
 }
 
