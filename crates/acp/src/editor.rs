@@ -5,11 +5,11 @@
 
 use std::path::Path;
 
+use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ReadTextFileRequest, SessionId, WriteTextFileRequest,
 };
-use agent_client_protocol::Client;
 use tine_session::{EditorFiles, EditorFuture};
 
 /// One session's view of the editor's files.
@@ -47,16 +47,13 @@ impl EditorFiles for EditorFs {
 
     fn write_text<'a>(&'a self, path: &'a Path, text: &'a str) -> EditorFuture<'a, ()> {
         Box::pin(async move {
-            let request =
-                WriteTextFileRequest::new(self.session.clone(), path.to_path_buf(), text);
+            let request = WriteTextFileRequest::new(self.session.clone(), path.to_path_buf(), text);
             self.connection
                 .send_request(request)
                 .block_task()
                 .await
                 .map(|_| ())
-                .map_err(|error| {
-                    format!("the editor could not write {}: {error}", path.display())
-                })
+                .map_err(|error| format!("the editor could not write {}: {error}", path.display()))
         })
     }
 }

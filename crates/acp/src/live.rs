@@ -75,7 +75,10 @@ impl Live {
         responder: Responder<SetSessionModeResponse>,
     ) {
         let mut waiting = self.waiting();
-        match self.handle.submit(tine_session::Op::SetPermissionMode(mode)) {
+        match self
+            .handle
+            .submit(tine_session::Op::SetPermissionMode(mode))
+        {
             Ok(id) => {
                 waiting.modes.insert(id, responder);
             }

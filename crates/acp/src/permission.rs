@@ -18,7 +18,10 @@ const ALLOW_ALWAYS: &str = "allow_always";
 const REJECT_ONCE: &str = "reject_once";
 
 /// The question for `request`.
-pub(crate) fn question(session: &SessionId, request: &PermissionRequest) -> RequestPermissionRequest {
+pub(crate) fn question(
+    session: &SessionId,
+    request: &PermissionRequest,
+) -> RequestPermissionRequest {
     let id = request
         .tool_use_id
         .clone()
@@ -112,8 +115,7 @@ mod tests {
 
     #[test]
     fn the_question_offers_once_always_and_reject_for_the_call() {
-        let wire =
-            serde_json::to_value(question(&SessionId::new("s"), &request("Write"))).unwrap();
+        let wire = serde_json::to_value(question(&SessionId::new("s"), &request("Write"))).unwrap();
         assert_eq!(wire["sessionId"], "s");
         assert_eq!(wire["toolCall"]["toolCallId"], "toolu_9");
         assert_eq!(wire["toolCall"]["kind"], "edit");
@@ -142,7 +144,8 @@ mod tests {
             answer(&RequestPermissionOutcome::Cancelled),
             PermissionAnswer::Deny { feedback: None }
         );
-        let plan = serde_json::to_value(question(&SessionId::new("s"), &request("ExitPlanMode"))).unwrap();
+        let plan =
+            serde_json::to_value(question(&SessionId::new("s"), &request("ExitPlanMode"))).unwrap();
         assert_eq!(plan["options"][1]["name"], "Yes, and auto-accept edits");
     }
 }

@@ -132,7 +132,10 @@ mod tests {
 
     #[test]
     fn text_alone_is_a_prompt_or_a_command() {
-        assert_eq!(to_op(&[text("hi"), text("there")]).unwrap(), Op::Prompt("hi\n\nthere".into()));
+        assert_eq!(
+            to_op(&[text("hi"), text("there")]).unwrap(),
+            Op::Prompt("hi\n\nthere".into())
+        );
         assert_eq!(
             to_op(&[text("/compact keep the API")]).unwrap(),
             Op::Command {
@@ -156,8 +159,14 @@ mod tests {
             panic!("text alone")
         };
         assert!(prompt.starts_with("look\n\n<system-reminder>"), "{prompt}");
-        assert!(prompt.contains(r#"{"file_path":"/p/src/main.rs"}"#), "{prompt}");
-        assert!(prompt.contains("1\tfn main() {}\n2\t// unsaved\n"), "{prompt}");
+        assert!(
+            prompt.contains(r#"{"file_path":"/p/src/main.rs"}"#),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("1\tfn main() {}\n2\t// unsaved\n"),
+            "{prompt}"
+        );
         assert!(prompt.ends_with("@/p/src/lib.rs (lib.rs)"), "{prompt}");
     }
 

@@ -18,7 +18,9 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 use serde_json::{Map, Value, json};
-use tine_session::{Approvals, NoticeLevel, Resume, Session, SessionEvent, SessionOptions, StartError};
+use tine_session::{
+    Approvals, NoticeLevel, Resume, Session, SessionEvent, SessionOptions, StartError,
+};
 
 use crate::editor::EditorFs;
 use crate::live::{INVALID_PARAMS, Live, failure};
@@ -51,7 +53,9 @@ struct Server {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Serves ACP on standard input and output until the editor closes it.
@@ -139,7 +143,9 @@ pub async fn serve_on(
             async move |cancel: CancelNotification, _cx| {
                 match s_cancel.live(&cancel.session_id) {
                     Ok(live) => live.cancel(),
-                    Err(_) => tracing::debug!(session = %cancel.session_id, "cancel for no session"),
+                    Err(_) => {
+                        tracing::debug!(session = %cancel.session_id, "cancel for no session")
+                    }
                 }
                 Ok(())
             },
@@ -184,7 +190,8 @@ impl Server {
             )
             .auth_methods(Vec::new())
             .agent_info(Some(
-                Implementation::new("tine", env!("CARGO_PKG_VERSION")).title(Some("tine".to_owned())),
+                Implementation::new("tine", env!("CARGO_PKG_VERSION"))
+                    .title(Some("tine".to_owned())),
             ))
     }
 
@@ -237,7 +244,12 @@ impl Server {
     }
 
     /// The options of a session the editor opens.
-    fn options(&self, open: &Open, connection: &ConnectionTo<Client>, id: &SessionId) -> Result<SessionOptions, Error> {
+    fn options(
+        &self,
+        open: &Open,
+        connection: &ConnectionTo<Client>,
+        id: &SessionId,
+    ) -> Result<SessionOptions, Error> {
         if !open.cwd.is_absolute() {
             return Err(Error::new(
                 INVALID_PARAMS,
@@ -247,9 +259,8 @@ impl Server {
         let mut options = self.config.template.clone();
         options.cwd = open.cwd.clone();
         options.approvals = Approvals::App;
-        let session = tine_config::SessionId::parse(&id.0).map_err(|error| {
-            Error::new(INVALID_PARAMS, format!("session {id}: {error}"))
-        })?;
+        let session = tine_config::SessionId::parse(&id.0)
+            .map_err(|error| Error::new(INVALID_PARAMS, format!("session {id}: {error}")))?;
         if open.resume.is_some() {
             options.resume = Resume::Id(session);
             options.session_id = None;
@@ -309,7 +320,8 @@ impl Server {
                 }
                 SessionEvent::History(items) => {
                     for update in translator.replay(items) {
-                        let _ = connection.send_notification(SessionNotification::new(id.clone(), update));
+                        let _ = connection
+                            .send_notification(SessionNotification::new(id.clone(), update));
                     }
                 }
                 SessionEvent::Notice(notice) => match notice.level {
@@ -326,7 +338,9 @@ impl Server {
             Reply::New(responder) => {
                 responder.respond(NewSessionResponse::new(id.clone()).modes(Some(modes)))
             }
-            Reply::Load(responder) => responder.respond(LoadSessionResponse::new().modes(Some(modes))),
+            Reply::Load(responder) => {
+                responder.respond(LoadSessionResponse::new().modes(Some(modes)))
+            }
         };
         if answered.is_err() {
             tracing::debug!("the editor went away before the session was answered");

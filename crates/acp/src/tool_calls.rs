@@ -60,8 +60,9 @@ pub(crate) fn title(tool: &str, input: &Value) -> String {
             Some(query) => format!("Search the web: {query}"),
             None => "Search the web".to_owned(),
         },
-        ("Task" | "Agent", _) => field(input, "description")
-            .map_or_else(|| "Sub-agent".to_owned(), str::to_owned),
+        ("Task" | "Agent", _) => {
+            field(input, "description").map_or_else(|| "Sub-agent".to_owned(), str::to_owned)
+        }
         ("ExitPlanMode", _) => "Ready to code?".to_owned(),
         _ => {
             let summary = call_summary(tool, input);
@@ -109,7 +110,8 @@ pub(crate) fn call_content(tool: &str, input: &Value) -> Vec<ToolCallContent> {
             let old = field(input, "old_string").unwrap_or_default();
             let new = field(input, "new_string").unwrap_or_default();
             vec![ToolCallContent::Diff(
-                Diff::new(PathBuf::from(path), new).old_text((!old.is_empty()).then(|| old.to_owned())),
+                Diff::new(PathBuf::from(path), new)
+                    .old_text((!old.is_empty()).then(|| old.to_owned())),
             )]
         }
         _ => Vec::new(),
@@ -128,7 +130,12 @@ pub(crate) fn announce(id: &str, tool: &str, input: &Value) -> ToolCall {
 
 /// The update for a call the permission engine asks about (the editor shows it in its
 /// question).
-pub(crate) fn asked(id: &str, tool: &str, input: &Value, before_after: Option<(&str, &str)>) -> ToolCallUpdate {
+pub(crate) fn asked(
+    id: &str,
+    tool: &str,
+    input: &Value,
+    before_after: Option<(&str, &str)>,
+) -> ToolCallUpdate {
     let content = match (before_after, field(input, "file_path")) {
         (Some((before, after)), Some(path)) => vec![ToolCallContent::Diff(
             Diff::new(PathBuf::from(path), after)
@@ -161,7 +168,12 @@ fn text_content(text: &str) -> ToolCallContent {
 }
 
 /// The update for a finished call: completed or failed, with what it produced.
-pub(crate) fn finished(id: &str, tool: &str, input: Option<&Value>, output: &ToolOutput) -> ToolCallUpdate {
+pub(crate) fn finished(
+    id: &str,
+    tool: &str,
+    input: Option<&Value>,
+    output: &ToolOutput,
+) -> ToolCallUpdate {
     let status = if output.is_error {
         ToolCallStatus::Failed
     } else {
@@ -171,9 +183,16 @@ pub(crate) fn finished(id: &str, tool: &str, input: Option<&Value>, output: &Too
         vec![text_content(&output.content)]
     } else {
         match (&output.display, input) {
-            (ToolDisplay::Diff { .. }, Some(input)) => call_content(tool, input),
+            (_, Some(input))
+                if kind(tool) == ToolKind::Edit && !call_content(tool, input).is_empty() =>
+            {
+                call_content(tool, input)
+            }
             (ToolDisplay::Shell { .. }, _) => {
-                vec![text_content(&format!("```console\n{}\n```", output.content.trim_end()))]
+                vec![text_content(&format!(
+                    "```console\n{}\n```",
+                    output.content.trim_end()
+                ))]
             }
             _ if tool == "TodoWrite" => Vec::new(),
             _ => vec![text_content(&output.content)],
@@ -189,16 +208,6 @@ pub(crate) fn finished(id: &str, tool: &str, input: Option<&Value>, output: &Too
                 "is_error": output.is_error,
                 "summary": output.summary,
             })),
-    )
-}
-
-/// The update for a call that was refused (by a rule, a hook or the person).
-pub(crate) fn refused(id: &str, reason: &str) -> ToolCallUpdate {
-    ToolCallUpdate::new(
-        ToolCallId::new(id),
-        ToolCallUpdateFields::new()
-            .status(ToolCallStatus::Failed)
-            .content(vec![text_content(reason)]),
     )
 }
 
@@ -232,9 +241,21 @@ mod tests {
         let wire = serde_json::to_value(announce("t", "Bash", &bash)).unwrap();
         assert_eq!(wire["kind"], "execute");
         assert_eq!(wire["title"], "`cargo test`");
-        assert!(wire.get("locations").is_none_or(|l| l.as_array().is_some_and(Vec::is_empty)));
-        for (tool, kind) in [("Grep", "search"), ("WebFetch", "fetch"), ("Agent", "think"), ("mcp__x__y", "other")] {
-            assert_eq!(serde_json::to_value(announce("t", tool, &json!({}))).unwrap()["kind"], kind, "{tool}");
+        assert!(
+            wire.get("locations")
+                .is_none_or(|l| l.as_array().is_some_and(Vec::is_empty))
+        );
+        for (tool, kind) in [
+            ("Grep", "search"),
+            ("WebFetch", "fetch"),
+            ("Agent", "think"),
+            ("mcp__x__y", "other"),
+        ] {
+            assert_eq!(
+                serde_json::to_value(announce("t", tool, &json!({}))).unwrap()["kind"],
+                kind,
+                "{tool}"
+            );
         }
     }
 
@@ -247,8 +268,11 @@ mod tests {
         let failed = ToolOutput::error("no such file");
         let wire = serde_json::to_value(finished("t", "Read", None, &failed)).unwrap();
         assert_eq!(wire["status"], "failed");
-        let wire = serde_json::to_value(refused("t", "denied by a rule")).unwrap();
-        assert_eq!(wire["status"], "failed");
-        assert_eq!(wire["content"][0]["content"]["text"], "denied by a rule");
+        assert_eq!(wire["content"][0]["content"]["text"], "no such file");
+        let write = json!({"file_path": "/p/new.txt", "content": "new\n"});
+        let created = ToolOutput::text("File created successfully at: /p/new.txt");
+        let wire = serde_json::to_value(finished("t", "Write", Some(&write), &created)).unwrap();
+        assert_eq!(wire["content"][0]["type"], "diff");
+        assert_eq!(wire["content"][0]["newText"], "new\n");
     }
 }

@@ -1,6 +1,7 @@
 //! The session's events as ACP `session/update`s, one session at a time: text and thinking
 //! deltas as message chunks, a tool call announced once its input is complete (with its kind,
-//! title, locations and the diff it would make) and updated as it is refused, runs and ends,
+//! title, locations and the diff it would make) and updated as it runs and ends (a refusal is
+//! its failed result),
 //! TodoWrite as the agent's plan, the command table as the available commands, a new permission
 //! mode as the current mode. A resumed conversation's history is replayed the same way.
 
@@ -75,23 +76,12 @@ impl Translator {
                 Vec::new()
             }
             QueryEvent::ToolProgress { tool_use_id, .. } => {
-                if self.hidden.contains(tool_use_id) || !self.running.insert(tool_use_id.clone())
-                {
+                if self.hidden.contains(tool_use_id) || !self.running.insert(tool_use_id.clone()) {
                     return Vec::new();
                 }
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     ToolCallId::new(tool_use_id.as_str()),
                     ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
-                ))]
-            }
-            QueryEvent::ToolDenied {
-                tool_use_id,
-                reason,
-                ..
-            } if !self.hidden.contains(tool_use_id) => {
-                vec![SessionUpdate::ToolCallUpdate(tool_calls::refused(
-                    tool_use_id,
-                    reason,
                 ))]
             }
             QueryEvent::ToolResult {
@@ -111,7 +101,9 @@ impl Translator {
             self.hidden.insert(id.to_owned());
             return vec![SessionUpdate::Plan(plan(input))];
         }
-        vec![SessionUpdate::ToolCall(tool_calls::announce(id, tool, input))]
+        vec![SessionUpdate::ToolCall(tool_calls::announce(
+            id, tool, input,
+        ))]
     }
 
     fn finished(&mut self, id: &str, tool: &str, output: &ToolOutput) -> Vec<SessionUpdate> {
@@ -171,11 +163,11 @@ pub(crate) fn commands(table: &[CommandInfo]) -> SessionUpdate {
     let commands = table
         .iter()
         .map(|command| {
-            AvailableCommand::new(command.name.as_str(), command.description.as_str()).input(
-                Some(AvailableCommandInput::Unstructured(
-                    UnstructuredCommandInput::new("arguments (optional)"),
+            AvailableCommand::new(command.name.as_str(), command.description.as_str()).input(Some(
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
+                    "arguments (optional)",
                 )),
-            )
+            ))
         })
         .collect();
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))

@@ -107,7 +107,12 @@ fn history_replays_prompts_answers_and_calls() {
         .collect();
     assert_eq!(
         kinds,
-        ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
+        [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk"
+        ]
     );
     assert_eq!(updates[0]["content"]["text"], "read a.txt");
     assert_eq!(updates[2]["status"], "completed");

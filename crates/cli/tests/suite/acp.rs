@@ -108,7 +108,12 @@ async fn with_editor<R>(
                     .lock()
                     .unwrap()
                     .push(serde_json::to_value(&request).unwrap());
-                let choice = e2.choices.lock().unwrap().pop_front().unwrap_or("reject_once");
+                let choice = e2
+                    .choices
+                    .lock()
+                    .unwrap()
+                    .pop_front()
+                    .unwrap_or("reject_once");
                 responder.respond(RequestPermissionResponse::new(
                     RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(choice)),
                 ))
@@ -138,11 +143,9 @@ async fn with_editor<R>(
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            let capabilities = ClientCapabilities::new().fs(
-                FileSystemCapabilities::new()
-                    .read_text_file(fs)
-                    .write_text_file(fs),
-            );
+            let capabilities = ClientCapabilities::new().fs(FileSystemCapabilities::new()
+                .read_text_file(fs)
+                .write_text_file(fs));
             cx.send_request(
                 InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities),
             )
@@ -168,8 +171,17 @@ async fn new_session(cx: &ConnectionTo<Agent>, cwd: &Path) -> Result<SessionId, 
         .session_id)
 }
 
-async fn prompt(cx: &ConnectionTo<Agent>, session: &SessionId, text: &str) -> Result<StopReason, Error> {
-    prompt_blocks(cx, session, vec![ContentBlock::Text(TextContent::new(text))]).await
+async fn prompt(
+    cx: &ConnectionTo<Agent>,
+    session: &SessionId,
+    text: &str,
+) -> Result<StopReason, Error> {
+    prompt_blocks(
+        cx,
+        session,
+        vec![ContentBlock::Text(TextContent::new(text))],
+    )
+    .await
 }
 
 async fn prompt_blocks(
@@ -223,7 +235,10 @@ async fn initialize_offers_load_images_embedded_context_and_http_mcp() {
     let wire = serde_json::to_value(&reply).unwrap();
     assert_eq!(wire["protocolVersion"], 1);
     assert_eq!(wire["agentCapabilities"]["loadSession"], true);
-    assert_eq!(wire["agentCapabilities"]["promptCapabilities"]["image"], true);
+    assert_eq!(
+        wire["agentCapabilities"]["promptCapabilities"]["image"],
+        true
+    );
     assert_eq!(
         wire["agentCapabilities"]["promptCapabilities"]["embeddedContext"],
         true
@@ -241,16 +256,19 @@ async fn initialize_offers_load_images_embedded_context_and_http_mcp() {
 async fn a_prompt_streams_text_a_read_call_with_kind_and_location_and_ends_end_turn() {
     let project = Project::new();
     let file = project.write("notes.txt", "on disk\n");
-    let server = mock(
-        Scenario::new()
-            .rule(
-                Rule::new().assistant_turns(0).reply(
+    let server =
+        mock(
+            Scenario::new()
+                .rule(Rule::new().assistant_turns(0).reply(
                     Reply::text("Reading.").with_tool_use("Read", json!({"file_path": file})),
+                ))
+                .rule(
+                    Rule::new()
+                        .tool_results(true)
+                        .reply(Reply::text("It says on disk.")),
                 ),
-            )
-            .rule(Rule::new().tool_results(true).reply(Reply::text("It says on disk."))),
-    )
-    .await;
+        )
+        .await;
     let editor = Editor::new();
     let cwd = project.cwd().to_path_buf();
     let (stop, status) = with_editor(&project, &server, &editor, false, async |cx| {
@@ -260,12 +278,19 @@ async fn a_prompt_streams_text_a_read_call_with_kind_and_location_and_ends_end_t
     .await;
     assert_eq!(stop, StopReason::EndTurn);
     assert!(status.success(), "{status:?}");
-    assert!(editor.text_of("agent_message_chunk").contains("It says on disk."));
+    assert!(
+        editor
+            .text_of("agent_message_chunk")
+            .contains("It says on disk.")
+    );
     let calls = editor.updates_of("tool_call");
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert_eq!(calls[0]["kind"], "read");
     assert_eq!(calls[0]["locations"][0]["path"], file.display().to_string());
-    assert_eq!(calls[0]["rawInput"]["file_path"], file.display().to_string());
+    assert_eq!(
+        calls[0]["rawInput"]["file_path"],
+        file.display().to_string()
+    );
     let done = editor.updates_of("tool_call_update");
     assert!(
         done.iter()
@@ -291,9 +316,15 @@ async fn read_sees_the_unsaved_buffer_and_a_write_goes_through_the_editor_once_a
     let server = mock(
         Scenario::new()
             .rule(
-                Rule::new()
-                    .assistant_turns(0)
-                    .reply(Reply::text("Reading.").with_tool_use("Read", json!({"file_path": notes}))),
+                Rule::new().last_user_contains("write out.txt again").reply(
+                    Reply::text("Writing again.")
+                        .with_tool_use("Write", json!({"file_path": out, "content": "written\n"})),
+                ),
+            )
+            .rule(
+                Rule::new().assistant_turns(0).reply(
+                    Reply::text("Reading.").with_tool_use("Read", json!({"file_path": notes})),
+                ),
             )
             .rule(
                 Rule::new().assistant_turns(1).reply(
@@ -326,13 +357,19 @@ async fn read_sees_the_unsaved_buffer_and_a_write_goes_through_the_editor_once_a
     // Read served from the editor's buffer, not the disk.
     assert!(editor.reads.lock().unwrap().contains(&notes));
     assert!(
-        rejected_results.iter().any(|r| r.contains("UNSAVED BUFFER")),
+        rejected_results
+            .iter()
+            .any(|r| r.contains("UNSAVED BUFFER")),
         "{rejected_results:?}"
     );
     assert!(!rejected_results.iter().any(|r| r.contains("on disk")));
     // The rejection reached the model, and nothing was written.
     assert!(
-        rejected_results.iter().any(|r| r.to_lowercase().contains("reject") || r.contains("denied") || r.contains("doesn't want")),
+        rejected_results
+            .iter()
+            .any(|r| r.to_lowercase().contains("reject")
+                || r.contains("denied")
+                || r.contains("doesn't want")),
         "{rejected_results:?}"
     );
     let asked = editor.asked.lock().unwrap().clone();
@@ -353,7 +390,11 @@ async fn read_sees_the_unsaved_buffer_and_a_write_goes_through_the_editor_once_a
         .updates_of("tool_call_update")
         .into_iter()
         .find(|u| u["status"] == "completed" && u["content"][0]["type"] == "diff");
-    assert!(diff.is_some(), "{:?}", editor.updates_of("tool_call_update"));
+    assert!(
+        diff.is_some(),
+        "{:?}",
+        editor.updates_of("tool_call_update")
+    );
 }
 
 #[tokio::test]
@@ -361,9 +402,12 @@ async fn allow_always_saves_the_rule_the_tui_saves() {
     let project = Project::new();
     let server = mock(
         Scenario::new()
-            .rule(Rule::new().assistant_turns(0).reply(
-                Reply::text("Running.").with_tool_use("Bash", json!({"command": "echo hi-there"})),
-            ))
+            .rule(
+                Rule::new().assistant_turns(0).reply(
+                    Reply::text("Running.")
+                        .with_tool_use("Bash", json!({"command": "touch made && echo hi-there"})),
+                ),
+            )
             .rule(Rule::new().tool_results(true).reply(Reply::text("Done."))),
     )
     .await;
@@ -377,13 +421,19 @@ async fn allow_always_saves_the_rule_the_tui_saves() {
     .await;
     assert_eq!(stop, StopReason::EndTurn);
     let saved = project.read(".tine/settings.local.json");
-    assert!(saved.contains("Bash(echo"), "{saved}");
+    assert!(saved.contains("Bash(touch"), "{saved}");
+    assert!(project.cwd().join("made").exists());
     let output = editor
         .updates_of("tool_call_update")
         .into_iter()
         .find(|u| u["status"] == "completed")
         .unwrap();
-    assert!(output["content"][0]["content"]["text"].as_str().unwrap().contains("hi-there"));
+    assert!(
+        output["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hi-there")
+    );
     assert_eq!(editor.updates_of("tool_call")[0]["kind"], "execute");
 }
 
@@ -396,8 +446,16 @@ async fn todo_write_is_a_plan_and_a_mode_change_is_announced() {
     ]});
     let server = mock(
         Scenario::new()
-            .rule(Rule::new().assistant_turns(0).reply(Reply::text("Planning.").with_tool_use("TodoWrite", todos)))
-            .rule(Rule::new().tool_results(true).reply(Reply::text("Planned."))),
+            .rule(
+                Rule::new()
+                    .assistant_turns(0)
+                    .reply(Reply::text("Planning.").with_tool_use("TodoWrite", todos)),
+            )
+            .rule(
+                Rule::new()
+                    .tool_results(true)
+                    .reply(Reply::text("Planned.")),
+            ),
     )
     .await;
     let editor = Editor::new();
@@ -430,14 +488,15 @@ async fn cancel_ends_the_turn_as_cancelled_and_stops_its_command() {
     let project = Project::new();
     let marker = project.cwd().join("finished");
     let command = format!("sleep 20 && touch {}", marker.display());
-    let server = mock(
-        Scenario::new()
-            .rule(Rule::new().assistant_turns(0).reply(
-                Reply::text("Waiting.").with_tool_use("Bash", json!({"command": command})),
-            ))
-            .rule(Rule::new().tool_results(true).reply(Reply::text("Done."))),
-    )
-    .await;
+    let server =
+        mock(
+            Scenario::new()
+                .rule(Rule::new().assistant_turns(0).reply(
+                    Reply::text("Waiting.").with_tool_use("Bash", json!({"command": command})),
+                ))
+                .rule(Rule::new().tool_results(true).reply(Reply::text("Done."))),
+        )
+        .await;
     let editor = Editor::new();
     editor.choose(&["allow_once"]);
     let cwd = project.cwd().to_path_buf();
@@ -475,8 +534,16 @@ async fn load_in_a_new_process_replays_the_conversation_and_continues_it() {
     let project = Project::new();
     let server = mock(
         Scenario::new()
-            .rule(Rule::new().last_user_contains("first question").reply(Reply::text("First answer.")))
-            .rule(Rule::new().last_user_contains("second question").reply(Reply::text("Second answer."))),
+            .rule(
+                Rule::new()
+                    .last_user_contains("first question")
+                    .reply(Reply::text("First answer.")),
+            )
+            .rule(
+                Rule::new()
+                    .last_user_contains("second question")
+                    .reply(Reply::text("Second answer.")),
+            ),
     )
     .await;
     let cwd = project.cwd().to_path_buf();
@@ -493,18 +560,40 @@ async fn load_in_a_new_process_replays_the_conversation_and_continues_it() {
             .block_task()
             .await?;
         // Replayed before the answer.
-        assert!(second.text_of("user_message_chunk").contains("first question"));
-        assert!(second.text_of("agent_message_chunk").contains("First answer."));
+        assert!(
+            second
+                .text_of("user_message_chunk")
+                .contains("first question")
+        );
+        assert!(
+            second
+                .text_of("agent_message_chunk")
+                .contains("First answer.")
+        );
         prompt(&cx, &session, "second question").await
     })
     .await;
     assert_eq!(stop, StopReason::EndTurn);
     assert!(status.success());
-    assert!(second.text_of("agent_message_chunk").contains("Second answer."));
+    assert!(
+        second
+            .text_of("agent_message_chunk")
+            .contains("Second answer.")
+    );
     let bodies = request_bodies(&server);
     let last = bodies.last().unwrap().to_string();
-    assert!(last.contains("first question") && last.contains("First answer."), "{last}");
-    assert!(second.updates.lock().unwrap().iter().all(|u| u["sessionId"] == json!(session.0.as_ref())));
+    assert!(
+        last.contains("first question") && last.contains("First answer."),
+        "{last}"
+    );
+    assert!(
+        second
+            .updates
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|u| u["sessionId"] == json!(session.0.as_ref()))
+    );
 }
 
 #[tokio::test]
@@ -526,15 +615,24 @@ async fn two_sessions_live_in_one_process_each_reading_its_prefix_from_the_cache
     let log = server.requests();
     let last = log.last().unwrap();
     let body = last.json().unwrap().to_string();
-    assert!(body.contains("alpha one") && !body.contains("beta one"), "{body}");
+    assert!(
+        body.contains("alpha one") && !body.contains("beta one"),
+        "{body}"
+    );
     let usage = last.usage.clone().unwrap();
     let prompt_tokens =
         usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.input_tokens;
     let share = usage.cache_read_input_tokens as f64 / prompt_tokens as f64;
-    assert!(share >= 0.9, "read {share:.3} of the prompt from the cache: {usage:?}");
+    assert!(
+        share >= 0.9,
+        "read {share:.3} of the prompt from the cache: {usage:?}"
+    );
     for id in [&ids.0, &ids.1] {
         assert!(
-            project.transcripts_dir().join(format!("{}.jsonl", id.0)).exists(),
+            project
+                .transcripts_dir()
+                .join(format!("{}.jsonl", id.0))
+                .exists(),
             "a transcript per session"
         );
     }
