@@ -78,7 +78,9 @@ impl Agent {
 
     /// Closes the input; tine must exit successfully.
     async fn finish(self) {
-        let Self { mut child, stdin, .. } = self;
+        let Self {
+            mut child, stdin, ..
+        } = self;
         drop(stdin);
         let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
             .await
@@ -114,7 +116,10 @@ async fn malformed_input_gets_json_rpc_errors_and_tine_goes_on() {
         .send(r#"{"jsonrpc":"2.0","id":12,"method":"session/prompt","params":{"sessionId":"gone","prompt":[]}}"#)
         .await;
     let gone = agent.answer(&json!(12)).await;
-    assert!(gone["error"]["message"].as_str().unwrap().contains("gone"), "{gone}");
+    assert!(
+        gone["error"]["message"].as_str().unwrap().contains("gone"),
+        "{gone}"
+    );
     agent
         .send(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"gone"}}"#)
         .await;
@@ -143,10 +148,15 @@ async fn ten_thousand_mutated_messages_do_not_stop_tine_acp() {
         }
     }
     agent
-        .send(r#"{"jsonrpc":"2.0","id":"last","method":"initialize","params":{"protocolVersion":1}}"#)
+        .send(
+            r#"{"jsonrpc":"2.0","id":"last","method":"initialize","params":{"protocolVersion":1}}"#,
+        )
         .await;
     let last = agent.answer(&json!("last")).await;
-    assert_eq!(last["result"]["agentCapabilities"]["loadSession"], true, "{last}");
+    assert_eq!(
+        last["result"]["agentCapabilities"]["loadSession"], true,
+        "{last}"
+    );
     peak_kb = peak_kb.max(rss_kb(pid));
     assert!(peak_kb < 200 * 1024, "peak RSS {peak_kb} kB");
     agent.finish().await;
