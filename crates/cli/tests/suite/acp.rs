@@ -653,7 +653,7 @@ async fn two_sessions_live_in_one_process_each_reading_its_prefix_from_the_cache
         body.contains("alpha one") && !body.contains("beta one"),
         "{body}"
     );
-    let usage = last.usage.clone().unwrap();
+    let usage = last.usage.unwrap();
     let prompt_tokens =
         usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.input_tokens;
     let share = usage.cache_read_input_tokens as f64 / prompt_tokens as f64;
