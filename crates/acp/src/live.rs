@@ -114,6 +114,13 @@ impl Live {
         mut translator: Translator,
     ) {
         while let Some(event) = events.recv().await {
+            for update in translator.updates(&event.msg) {
+                let notification = SessionNotification::new(self.id.clone(), update);
+                if connection.send_notification(notification).is_err() {
+                    tracing::debug!("the editor is gone; an update was dropped");
+                }
+            }
+            // Asked after its call was announced (just above, if the ask came first).
             if let SessionEvent::PermissionRequest(request) = &event.msg {
                 tokio::spawn(permission::ask(
                     connection.clone(),
@@ -121,12 +128,6 @@ impl Live {
                     self.handle.clone(),
                     request.clone(),
                 ));
-            }
-            for update in translator.updates(&event.msg) {
-                let notification = SessionNotification::new(self.id.clone(), update);
-                if connection.send_notification(notification).is_err() {
-                    tracing::debug!("the editor is gone; an update was dropped");
-                }
             }
             if let SessionEvent::Task(task) = &event.msg {
                 let mut waiting = self.waiting();
@@ -165,7 +166,12 @@ impl Live {
         let (responder, cancelled) = {
             let mut waiting = self.waiting();
             let cancelled = waiting.cancelled.remove(&id);
-            if waiting.prompts.len() <= 1 {
+            if cancelled {
+                // What the turn started that the cancel did not know of yet stops now.
+                for task in waiting.turn_tasks.drain() {
+                    let _ = self.handle.submit(tine_session::Op::StopTask(task));
+                }
+            } else if waiting.prompts.len() <= 1 {
                 // The turn ended as it should: what it left running in the background stays.
                 waiting.turn_tasks.clear();
             }

@@ -95,16 +95,39 @@ pub(crate) fn locations(tool: &str, input: &Value) -> Vec<ToolCallLocation> {
     vec![location]
 }
 
+/// The longest file whose text a Write's diff shows as its old text.
+const MAX_OLD_TEXT_BYTES: u64 = 1 << 20;
+
+/// What a Write replaces: the file's text on disk before the call runs (`None`: a new file, or
+/// one too large to show).
+pub(crate) fn text_before(tool: &str, input: &Value) -> Option<String> {
+    if tool != "Write" {
+        return None;
+    }
+    let path = std::path::Path::new(field(input, "file_path")?);
+    let metadata = std::fs::metadata(path).ok()?;
+    if !metadata.is_file() || metadata.len() > MAX_OLD_TEXT_BYTES {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
 /// What the call would change, shown before it runs: the edit's diff (the strings replaced, or
-/// the whole new text of a Write).
-pub(crate) fn call_content(tool: &str, input: &Value) -> Vec<ToolCallContent> {
+/// a Write's whole new text over `before`, the file's text it replaces).
+pub(crate) fn call_content(
+    tool: &str,
+    input: &Value,
+    before: Option<&str>,
+) -> Vec<ToolCallContent> {
     let Some(path) = field(input, "file_path") else {
         return Vec::new();
     };
     match tool {
         "Write" => {
             let text = field(input, "content").unwrap_or_default();
-            vec![ToolCallContent::Diff(Diff::new(PathBuf::from(path), text))]
+            vec![ToolCallContent::Diff(
+                Diff::new(PathBuf::from(path), text).old_text(before.map(str::to_owned)),
+            )]
         }
         "Edit" => {
             let old = field(input, "old_string").unwrap_or_default();
@@ -118,13 +141,14 @@ pub(crate) fn call_content(tool: &str, input: &Value) -> Vec<ToolCallContent> {
     }
 }
 
-/// The `tool_call` announcing a call whose input is complete.
-pub(crate) fn announce(id: &str, tool: &str, input: &Value) -> ToolCall {
+/// The `tool_call` announcing a call whose input is complete (`before`: what a Write
+/// replaces).
+pub(crate) fn announce(id: &str, tool: &str, input: &Value, before: Option<&str>) -> ToolCall {
     ToolCall::new(ToolCallId::new(id), title(tool, input))
         .kind(kind(tool))
         .status(ToolCallStatus::Pending)
         .locations(locations(tool, input))
-        .content(call_content(tool, input))
+        .content(call_content(tool, input, before))
         .raw_input(Some(input.clone()))
 }
 
@@ -141,7 +165,7 @@ pub(crate) fn asked(
             Diff::new(PathBuf::from(path), after)
                 .old_text((!before.is_empty()).then(|| before.to_owned())),
         )],
-        _ => call_content(tool, input),
+        _ => call_content(tool, input, None),
     };
     ToolCallUpdate::new(
         ToolCallId::new(id),
@@ -167,11 +191,13 @@ fn text_content(text: &str) -> ToolCallContent {
     ToolCallContent::from(ContentBlock::Text(TextContent::new(text)))
 }
 
-/// The update for a finished call: completed or failed, with what it produced.
+/// The update for a finished call: completed or failed, with what it produced (`before`: what
+/// a Write replaced).
 pub(crate) fn finished(
     id: &str,
     tool: &str,
     input: Option<&Value>,
+    before: Option<&str>,
     output: &ToolOutput,
 ) -> ToolCallUpdate {
     let status = if output.is_error {
@@ -184,9 +210,9 @@ pub(crate) fn finished(
     } else {
         match (&output.display, input) {
             (_, Some(input))
-                if kind(tool) == ToolKind::Edit && !call_content(tool, input).is_empty() =>
+                if kind(tool) == ToolKind::Edit && field(input, "file_path").is_some() =>
             {
-                call_content(tool, input)
+                call_content(tool, input, before)
             }
             (ToolDisplay::Shell { .. }, _) => {
                 vec![text_content(&format!(
@@ -220,7 +246,7 @@ mod tests {
     #[test]
     fn a_read_is_a_read_of_its_file_at_its_line() {
         let input = json!({"file_path": "/p/src/lib.rs", "offset": 40});
-        let call = announce("toolu_1", "Read", &input);
+        let call = announce("toolu_1", "Read", &input, None);
         let wire = serde_json::to_value(&call).unwrap();
         assert_eq!(wire["kind"], "read");
         assert_eq!(wire["title"], "Read /p/src/lib.rs");
@@ -232,13 +258,13 @@ mod tests {
     #[test]
     fn an_edit_shows_its_diff_and_bash_its_command() {
         let edit = json!({"file_path": "/p/a.rs", "old_string": "a", "new_string": "b"});
-        let wire = serde_json::to_value(announce("t", "Edit", &edit)).unwrap();
+        let wire = serde_json::to_value(announce("t", "Edit", &edit, None)).unwrap();
         assert_eq!(wire["kind"], "edit");
         assert_eq!(wire["content"][0]["type"], "diff");
         assert_eq!(wire["content"][0]["oldText"], "a");
         assert_eq!(wire["content"][0]["newText"], "b");
         let bash = json!({"command": "cargo test"});
-        let wire = serde_json::to_value(announce("t", "Bash", &bash)).unwrap();
+        let wire = serde_json::to_value(announce("t", "Bash", &bash, None)).unwrap();
         assert_eq!(wire["kind"], "execute");
         assert_eq!(wire["title"], "`cargo test`");
         assert!(
@@ -251,28 +277,34 @@ mod tests {
             ("Agent", "think"),
             ("mcp__x__y", "other"),
         ] {
-            assert_eq!(
-                serde_json::to_value(announce("t", tool, &json!({}))).unwrap()["kind"],
-                kind,
-                "{tool}"
-            );
+            let wire = serde_json::to_value(announce("t", tool, &json!({}), None)).unwrap();
+            // `other` is the default, left out on the wire.
+            assert_eq!(wire["kind"].as_str().unwrap_or("other"), kind, "{tool}");
         }
     }
 
     #[test]
     fn a_result_completes_or_fails_the_call() {
         let ok = ToolOutput::text("line 1\nline 2");
-        let wire = serde_json::to_value(finished("t", "Read", None, &ok)).unwrap();
+        let wire = serde_json::to_value(finished("t", "Read", None, None, &ok)).unwrap();
         assert_eq!(wire["status"], "completed");
         assert_eq!(wire["content"][0]["content"]["text"], "line 1\nline 2");
         let failed = ToolOutput::error("no such file");
-        let wire = serde_json::to_value(finished("t", "Read", None, &failed)).unwrap();
+        let wire = serde_json::to_value(finished("t", "Read", None, None, &failed)).unwrap();
         assert_eq!(wire["status"], "failed");
         assert_eq!(wire["content"][0]["content"]["text"], "no such file");
         let write = json!({"file_path": "/p/new.txt", "content": "new\n"});
         let created = ToolOutput::text("File created successfully at: /p/new.txt");
-        let wire = serde_json::to_value(finished("t", "Write", Some(&write), &created)).unwrap();
+        let wire = serde_json::to_value(finished(
+            "t",
+            "Write",
+            Some(&write),
+            Some("old\n"),
+            &created,
+        ))
+        .unwrap();
         assert_eq!(wire["content"][0]["type"], "diff");
         assert_eq!(wire["content"][0]["newText"], "new\n");
+        assert_eq!(wire["content"][0]["oldText"], "old\n");
     }
 }

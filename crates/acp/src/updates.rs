@@ -25,14 +25,23 @@ const TODO_WRITE: &str = "TodoWrite";
 /// What one session has announced so far.
 #[derive(Debug, Default)]
 pub(crate) struct Translator {
-    /// Each announced call's tool and input, by `tool_use` id.
-    calls: HashMap<String, (String, Value)>,
+    /// Each announced call's tool, input and (a Write's) text before, by `tool_use` id.
+    calls: HashMap<String, Call>,
     /// Calls shown as something else (TodoWrite: the plan).
     hidden: HashSet<String>,
     /// Calls already marked as running.
     running: HashSet<String>,
     /// The stop reason of the turn's last reply.
     pub(crate) last_stop: Option<StopReason>,
+}
+
+/// An announced call.
+#[derive(Debug)]
+struct Call {
+    tool: String,
+    input: Value,
+    /// What a Write replaces, read before it runs.
+    before: Option<String>,
 }
 
 fn text_chunk(text: &str) -> ContentChunk {
@@ -50,6 +59,11 @@ impl Translator {
             }
             SessionEvent::Query(event) => self.query(event),
             SessionEvent::ToolInput { id, tool, input } => self.announce(id, tool, input),
+            // A call is announced before it is asked about (the ask may come first).
+            SessionEvent::PermissionRequest(request) => match &request.tool_use_id {
+                Some(id) => self.announce(id, &request.tool, &request.input),
+                None => Vec::new(),
+            },
             SessionEvent::PermissionModeChanged(mode) => vec![SessionUpdate::CurrentModeUpdate(
                 CurrentModeUpdate::new(SessionModeId::new(mode.as_str())),
             )],
@@ -93,17 +107,25 @@ impl Translator {
         }
     }
 
-    /// A call whose input is complete: the tool call, or for TodoWrite the plan.
+    /// A call whose input is complete: the tool call, or for TodoWrite the plan; once.
     fn announce(&mut self, id: &str, tool: &str, input: &Value) -> Vec<SessionUpdate> {
-        self.calls
-            .insert(id.to_owned(), (tool.to_owned(), input.clone()));
-        if tool == TODO_WRITE {
-            self.hidden.insert(id.to_owned());
-            return vec![SessionUpdate::Plan(plan(input))];
+        if self.calls.contains_key(id) {
+            return Vec::new();
         }
-        vec![SessionUpdate::ToolCall(tool_calls::announce(
-            id, tool, input,
-        ))]
+        let before = tool_calls::text_before(tool, input);
+        let update = if tool == TODO_WRITE {
+            self.hidden.insert(id.to_owned());
+            SessionUpdate::Plan(plan(input))
+        } else {
+            SessionUpdate::ToolCall(tool_calls::announce(id, tool, input, before.as_deref()))
+        };
+        let call = Call {
+            tool: tool.to_owned(),
+            input: input.clone(),
+            before,
+        };
+        self.calls.insert(id.to_owned(), call);
+        vec![update]
     }
 
     fn finished(&mut self, id: &str, tool: &str, output: &ToolOutput) -> Vec<SessionUpdate> {
@@ -111,9 +133,11 @@ impl Translator {
         if self.hidden.contains(id) {
             return Vec::new();
         }
-        let input = self.calls.get(id).map(|(_, input)| input);
+        let call = self.calls.get(id);
+        let input = call.map(|call| &call.input);
+        let before = call.and_then(|call| call.before.as_deref());
         vec![SessionUpdate::ToolCallUpdate(tool_calls::finished(
-            id, tool, input, output,
+            id, tool, input, before, output,
         ))]
     }
 
@@ -142,7 +166,7 @@ impl Translator {
                     let tool = self
                         .calls
                         .get(id)
-                        .map(|(tool, _)| tool.clone())
+                        .map(|call| call.tool.clone())
                         .unwrap_or_default();
                     let output = if *is_error {
                         ToolOutput::error(content.clone())
