@@ -330,6 +330,11 @@ pub(crate) enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Serve editors over the Agent Client Protocol on standard input and output (Zed,
+    /// JetBrains, Neovim): `{"agent_servers": {"tine": {"command": "tine", "args": ["acp"]}}}`.
+    /// Flags before `acp` (`--model`, `--settings`, `--allowedTools`, ...) apply to every
+    /// session the editor opens.
+    Acp,
     /// The Bash sandbox's launcher: `__sandbox --write-root DIR ... [--allow-network] --
     /// PROGRAM ARGS` (tine runs it; not for people).
     #[command(name = "__sandbox", hide = true)]

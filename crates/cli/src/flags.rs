@@ -272,6 +272,11 @@ fn check_bypass_allowed(root: bool, is_sandbox: Option<&str>, dangerous_flag: bo
     )
 }
 
+/// Whether bypassPermissions may be used here (not as root outside a sandbox).
+pub(crate) fn bypass_allowed() -> bool {
+    check_bypass_allowed(is_root(), std::env::var(IS_SANDBOX).ok().as_deref(), false).is_ok()
+}
+
 fn is_root() -> bool {
     nix::unistd::getuid().is_root()
 }

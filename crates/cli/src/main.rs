@@ -52,7 +52,7 @@ fn main() -> ExitCode {
         Some(Command::Memory { command }) => return outcome("memory", memory_cmd::run(command)),
         Some(Command::Skills { .. }) => return outcome("skills", skills_cmd::run()),
         Some(Command::Mcp { args }) => return outcome("mcp", mcp_cmd::run(args)),
-        None => {}
+        Some(Command::Acp) | None => {}
     }
     profile.mark("args");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -68,7 +68,9 @@ fn main() -> ExitCode {
     };
     profile.mark("runtime");
     let code = runtime.block_on(async move {
-        let result = if interactive::wanted(&args) {
+        let result = if matches!(args.command, Some(Command::Acp)) {
+            acp(args).await
+        } else if interactive::wanted(&args) {
             interactive::run(args).await
         } else {
             headless(args, profile).await
@@ -117,6 +119,18 @@ async fn headless(
         config = config.with_prompt(prompt.clone());
     }
     Ok(tine_headless::run(options, config, &mut |phase| profile.mark(phase)).await?)
+}
+
+/// `tine acp`: tine-acp on standard input and output, every session of the flags' shape, asks
+/// answered by the editor.
+async fn acp(args: args::Args) -> anyhow::Result<ExitCode> {
+    let template = setup::session_options(&args, tine_session::Approvals::App)?;
+    let config = tine_acp::AcpConfig {
+        template,
+        bypass_allowed: flags::bypass_allowed(),
+    };
+    tine_acp::serve(config).await?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A command's text on stdout, or its error on stderr (and a failing exit).

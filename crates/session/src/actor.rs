@@ -156,6 +156,9 @@ impl Actor {
     async fn apply(&mut self, id: OpId, op: Op, token: CancellationToken) -> bool {
         match op {
             Op::Prompt(prompt) => self.turn(id, token, TurnKind::Prompt(prompt)).await,
+            Op::PromptContent(content) => {
+                self.turn(id, token, TurnKind::Content(content)).await;
+            }
             // `/clear` and `/resume ID` put another conversation in place, as the ops do,
             // inside the command's turn (a front end waits for its `TurnEnded`).
             Op::Command { name, .. } if name == "clear" => {
@@ -291,6 +294,12 @@ impl Actor {
         } else {
             match kind {
                 TurnKind::Prompt(prompt) => self.conversation.run_turn(&prompt, token).await,
+                TurnKind::Content(content) => {
+                    let text = prompt_text(&content);
+                    self.conversation
+                        .run_content_turn(&text, &content, token)
+                        .await
+                }
                 TurnKind::Failed { command, message } => {
                     self.events.emit(SessionEvent::CommandOutput(CommandOutput {
                         command,
@@ -502,6 +511,8 @@ impl Actor {
 /// What a turn runs.
 enum TurnKind {
     Prompt(String),
+    /// A prompt of content blocks.
+    Content(Vec<tine_api_client::ContentBlock>),
     Command {
         name: String,
         args: String,
@@ -511,6 +522,18 @@ enum TurnKind {
         command: String,
         message: String,
     },
+}
+
+/// The text of a prompt's blocks, joined by blank lines.
+fn prompt_text(content: &[tine_api_client::ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            tine_api_client::ContentBlock::Text(block) => Some(block.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// Puts an assembled conversation in place: the stuck-model asker for interactive sessions,

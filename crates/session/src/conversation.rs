@@ -165,6 +165,18 @@ impl Conversation {
 
     /// One turn of the model for `prompt` (the protocol at the top of this file).
     pub(crate) async fn run_turn(&mut self, prompt: &str, token: CancellationToken) -> TurnEnd {
+        self.run_content_turn(prompt, &[ContentBlock::text(prompt)], token)
+            .await
+    }
+
+    /// One turn for a prompt of content blocks (`Op::PromptContent`): `prompt` is its text,
+    /// what hooks, recall and speculation read; `content` goes to the model.
+    pub(crate) async fn run_content_turn(
+        &mut self,
+        prompt: &str,
+        content: &[ContentBlock],
+        token: CancellationToken,
+    ) -> TurnEnd {
         self.engine.set_cancellation(token.clone());
         let verdict = tokio::select! {
             verdict = self.hooks.user_prompt_submit(prompt) => verdict,
@@ -208,7 +220,7 @@ impl Conversation {
             };
         let mut turn = self
             .engine
-            .submit_with_attachments(prompt, &attachments, |event| observer.on_event(event))
+            .submit_content(content, &attachments, |event| observer.on_event(event))
             .await;
         // `--json-schema`: the turn is over once the structured answer is in.
         let (structured, failure) = match self.structured.clone() {

@@ -178,6 +178,11 @@ pub struct SessionOptions {
     /// `--betas`: `anthropic-beta` flags on every request of the session, forks included
     /// (besides `ANTHROPIC_BETAS`). Only tine's own Anthropic client takes them.
     pub betas: Vec<String>,
+    /// The editor's files, for a front end speaking for an editor (ACP's `fs/read_text_file`
+    /// and `fs/write_text_file`): Read, Write and Edit of text files go through it, so the
+    /// model sees unsaved buffers and the editor applies the changes (forks and sub-agents
+    /// too). `None`: they use the disk.
+    pub editor_files: Option<Arc<dyn tine_tools::EditorFiles>>,
 }
 
 impl SessionOptions {
@@ -241,6 +246,7 @@ impl SessionOptions {
             thinking: None,
             effort: None,
             betas: Vec::new(),
+            editor_files: None,
         }
     }
 }

@@ -12,6 +12,8 @@
 //!   the launcher's argument protocol; the cli applies it).
 //! - `file_state`: the LRU file-state cache behind Edit and Write's read-before-write rule.
 //! - `read_listener`: who is told about the files Read shows (Magic Docs).
+//! - `editor_files`: the editor's files (ACP's `fs/*` methods), which Read, Write and Edit go
+//!   through when the context holds one.
 //! - `builtin`: Read (text, images, PDFs, notebooks), Write, Edit, NotebookEdit, Bash, Glob,
 //!   Grep, TodoWrite, WebFetch, ExitPlanMode.
 //! - `pool`: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
@@ -58,6 +60,7 @@
 mod builtin;
 mod context;
 mod display;
+mod editor_files;
 mod extensions;
 mod file_state;
 mod landlock;
@@ -89,6 +92,7 @@ pub use builtin::web_fetch::{
 pub use builtin::write::WriteTool;
 pub use context::{ChannelProgress, NoProgress, ProgressSink, ToolContext, ToolProgress};
 pub use display::{TodoItem, TodoStatus, ToolDisplay};
+pub use editor_files::{EditorFiles, EditorFs, EditorFuture};
 pub use extensions::ContextExtension;
 pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness, hash_content};
 pub use pool::{ToolPool, definition_of};

@@ -1,6 +1,7 @@
 //! The suites, and the few lines they all share.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acp;
 mod agents;
 mod agents_worktree;
 mod compaction;

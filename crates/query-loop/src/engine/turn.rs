@@ -20,15 +20,15 @@ use crate::transcript::{CompactBoundary, RecordType};
 impl QueryEngine {
     /// The user message for `prompt`: on a new session, the user context goes first; then the
     /// turn's attachments (recalled memories, ...); then the prompt.
-    fn user_message(&self, prompt: &str, attachments: &[String]) -> Message {
-        let mut blocks = Vec::with_capacity(2 + attachments.len());
+    fn user_message(&self, prompt: &[ContentBlock], attachments: &[String]) -> Message {
+        let mut blocks = Vec::with_capacity(1 + prompt.len() + attachments.len());
         if self.messages.is_empty()
             && let Some(context) = &self.config.user_context
         {
             blocks.push(ContentBlock::text(context.as_ref()));
         }
         blocks.extend(attachments.iter().map(|a| ContentBlock::text(a.as_str())));
-        blocks.push(ContentBlock::text(prompt));
+        blocks.extend(prompt.iter().cloned());
         Message::user(blocks)
     }
 
@@ -42,6 +42,18 @@ impl QueryEngine {
     pub async fn submit_with_attachments(
         &mut self,
         prompt: &str,
+        attachments: &[String],
+        on_event: impl FnMut(&QueryEvent),
+    ) -> TurnResult {
+        self.submit_content(&[ContentBlock::text(prompt)], attachments, on_event)
+            .await
+    }
+
+    /// Runs one turn for a prompt of several content blocks (text, images, documents, in the
+    /// order given) with `attachments` before them in the same user message.
+    pub async fn submit_content(
+        &mut self,
+        prompt: &[ContentBlock],
         attachments: &[String],
         mut on_event: impl FnMut(&QueryEvent),
     ) -> TurnResult {

@@ -18,8 +18,8 @@ use tine_query_loop::StuckDecision;
 /// its id):
 /// - **Turns**, run one at a time in the order submitted, each answered by
 ///   [`SessionEvent::TurnStarted`](crate::SessionEvent::TurnStarted) and exactly one
-///   [`SessionEvent::TurnEnded`](crate::SessionEvent::TurnEnded): `Prompt`, `Command`,
-///   `Compact`.
+///   [`SessionEvent::TurnEnded`](crate::SessionEvent::TurnEnded): `Prompt`, `PromptContent`,
+///   `Command`, `Compact`.
 /// - **Changes between turns**, queued with the turns (so they apply after the running one):
 ///   `Clear` and `Resume` (answered by a new [`SessionEvent::Configured`](crate::SessionEvent::Configured)),
 ///   `SetModel` ([`SessionEvent::ModelChanged`](crate::SessionEvent::ModelChanged)),
@@ -40,6 +40,11 @@ use tine_query_loop::StuckDecision;
 pub enum Op {
     /// A user prompt: one turn of the model (recall first, background jobs after).
     Prompt(String),
+    /// A user prompt of several content blocks: text with images or documents (an editor's
+    /// pasted screenshot, a stream-json message with an image). The blocks go to the model in
+    /// order; their text, joined, is what UserPromptSubmit hooks, recall and speculation read.
+    /// A prompt of text alone is [`Op::Prompt`].
+    PromptContent(Vec<tine_api_client::ContentBlock>),
     /// A slash command, without its slash: `Command { name: "compact", args: "keep the API" }`
     /// for `/compact keep the API`. The session's table ([`SessionInfo::commands`](crate::SessionInfo))
     /// lists what it knows: built-ins, skills, custom commands; any other `/word` is sent to
@@ -159,6 +164,7 @@ impl Op {
     pub fn is_queued(&self) -> bool {
         match self {
             Op::Prompt(_)
+            | Op::PromptContent(_)
             | Op::Command { .. }
             | Op::Compact { .. }
             | Op::Clear
@@ -187,7 +193,7 @@ impl Op {
     pub fn is_turn(&self) -> bool {
         matches!(
             self,
-            Op::Prompt(_) | Op::Command { .. } | Op::Compact { .. }
+            Op::Prompt(_) | Op::PromptContent(_) | Op::Command { .. } | Op::Compact { .. }
         )
     }
 }

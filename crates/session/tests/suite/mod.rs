@@ -3,6 +3,7 @@
 mod agents;
 mod app_hooks;
 mod away;
+mod editor_files;
 mod fork_prefix;
 mod hooks;
 mod idle;

@@ -1,9 +1,11 @@
-//! Edit: exact string replacement in a file the model has read, returning a unified diff.
+//! Edit: exact string replacement in a file the model has read, returning a unified diff. The
+//! file is the editor's when the context has one (`editor_files`): its text is changed and
+//! written back through it.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::files::{diff, diff_summary, is_binary, load, updated_output, write_recorded};
+use super::files::{diff, diff_summary, is_binary, load_current, store, updated_output};
 use super::input::{FILE_PATH, file_write_target, render_by};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
@@ -84,7 +86,7 @@ impl Tool for EditTool {
                 return Err(ToolError::NoChange);
             }
             let path = ctx.resolve_path(&input.file_path);
-            let Some(file) = load(&path).await? else {
+            let Some(file) = load_current(ctx, &path).await? else {
                 if input.old_string.is_empty() {
                     return create(&path, &input.new_string, ctx).await;
                 }
@@ -110,8 +112,7 @@ impl Tool for EditTool {
                 replace(&path, &before, &input)?
             };
 
-            let permissions = Some(file.permissions.clone());
-            write_recorded(ctx, &path, &file.real_path, &after, permissions).await?;
+            store(ctx, &path, &file.real_path, &after, file.permissions).await?;
             Ok(updated_output(&path, &before, &after))
         })
     }
@@ -152,7 +153,7 @@ async fn create(
     content: &str,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    write_recorded(ctx, path, path, content, None).await?;
+    store(ctx, path, path, content, None).await?;
     let display = diff(path, "", content);
     Ok(
         ToolOutput::text(format!("File created successfully at: {}", path.display()))

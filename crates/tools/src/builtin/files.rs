@@ -1,6 +1,7 @@
 //! File helpers shared by Read, Write, Edit and NotebookEdit: opening regular files only (never
 //! a FIFO or a device), loading a file with its mtime, binary detection, atomic replacement
-//! preserving the mode (and recorded in the file-state cache), and unified diffs.
+//! preserving the mode (and recorded in the file-state cache), what Edit and Write change (the
+//! editor's text when the context has an editor, see `editor_files`), and unified diffs.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read as _, Write as _};
@@ -12,6 +13,7 @@ use std::time::SystemTime;
 use similar::{ChangeTag, TextDiff};
 
 use crate::display::ToolDisplay;
+use crate::editor_files::{editor_of, editor_text};
 use crate::tool::ToolError;
 
 /// A file as loaded from disk.
@@ -53,12 +55,9 @@ fn load_blocking(path: &Path) -> Result<Option<LoadedFile>, ToolError> {
 /// `Ok(None)` when it does not exist. A FIFO, socket or device is refused before it is opened:
 /// opening a FIFO waits for a writer forever, and `/dev/zero` never ends.
 pub(crate) fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>, ToolError> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(ToolError::io("cannot inspect", path, error)),
-    };
-    check_regular(path, &metadata)?;
+    if regular_metadata(path)?.is_none() {
+        return Ok(None);
+    }
     let mut options = OpenOptions::new();
     options.read(true);
     // Non-blocking: were the path swapped for a FIFO since the check, opening it must not wait
@@ -75,6 +74,18 @@ pub(crate) fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>, Tool
         .map_err(|error| ToolError::io("cannot inspect", path, error))?;
     check_regular(path, &metadata)?;
     Ok(Some((file, metadata)))
+}
+
+/// The metadata of `path` if it is a regular file (symlinks followed); `Ok(None)` when it does
+/// not exist, an error for a directory, a FIFO, a socket or a device.
+pub(crate) fn regular_metadata(path: &Path) -> Result<Option<Metadata>, ToolError> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(ToolError::io("cannot inspect", path, error)),
+    };
+    check_regular(path, &metadata)?;
+    Ok(Some(metadata))
 }
 
 fn check_regular(path: &Path, metadata: &Metadata) -> Result<(), ToolError> {
@@ -162,6 +173,76 @@ pub(crate) async fn write_recorded(
     write_atomic(target, content.as_bytes().to_vec(), permissions).await?;
     ctx.file_state()
         .record(path, content.as_bytes(), mtime(target).await);
+    Ok(())
+}
+
+/// A file Edit or Write is about to change, as the model would see it now.
+#[derive(Debug)]
+pub(crate) struct CurrentFile {
+    /// Its whole content: the editor's text when the context has an editor that has it, the
+    /// disk's bytes otherwise.
+    pub bytes: Vec<u8>,
+    /// The disk file's mtime (None when only the editor has the file).
+    pub mtime: Option<SystemTime>,
+    /// Where a disk write goes (see [`LoadedFile::real_path`]).
+    pub real_path: PathBuf,
+    /// The disk file's mode, kept by a disk write.
+    pub permissions: Option<std::fs::Permissions>,
+}
+
+/// `path` as Edit and Write change it, or `Ok(None)` when it is missing: through the context's
+/// editor when there is one (see [`crate::editor_files`] for when the disk decides), else from
+/// disk. A directory, a FIFO or a device is an error either way.
+pub(crate) async fn load_current(
+    ctx: &crate::ToolContext,
+    path: &Path,
+) -> Result<Option<CurrentFile>, ToolError> {
+    let disk = load(path).await?;
+    if let Some(editor) = editor_of(ctx)
+        && let Some(text) = editor_text(&editor, path, disk.is_some()).await
+    {
+        return Ok(Some(CurrentFile {
+            bytes: text.into_bytes(),
+            mtime: disk.as_ref().and_then(|file| file.mtime),
+            real_path: disk
+                .as_ref()
+                .map_or_else(|| path.to_path_buf(), |file| file.real_path.clone()),
+            permissions: disk.map(|file| file.permissions),
+        }));
+    }
+    Ok(disk.map(|file| CurrentFile {
+        bytes: file.bytes,
+        mtime: file.mtime,
+        real_path: file.real_path,
+        permissions: Some(file.permissions),
+    }))
+}
+
+/// Makes `content` the whole of `path` (the path the model named) and records it in the
+/// file-state cache: through the context's editor when there is one (its error is the tool's),
+/// else atomically on disk at `target` as [`write_recorded`] does.
+pub(crate) async fn store(
+    ctx: &crate::ToolContext,
+    path: &Path,
+    target: &Path,
+    content: &str,
+    permissions: Option<std::fs::Permissions>,
+) -> Result<(), ToolError> {
+    let Some(editor) = editor_of(ctx) else {
+        return write_recorded(ctx, path, target, content, permissions).await;
+    };
+    editor
+        .0
+        .write_text(path, content)
+        .await
+        .map_err(|message| {
+            ToolError::Failed(format!(
+                "the editor could not write {}: {message}",
+                path.display()
+            ))
+        })?;
+    ctx.file_state()
+        .record(path, content.as_bytes(), mtime(path).await);
     Ok(())
 }
 

@@ -6,6 +6,9 @@
 //! only the lines shown are kept (each cut at [`MAX_LINE_CHARS`]), and the scan goes on past
 //! them only up to [`MAX_SCANNED_BYTES`] (to count the lines and hash the file for the
 //! file-state cache). FIFOs, sockets and devices are refused before they are opened.
+//!
+//! With an editor on the context (`editor_files`), a text file is the editor's text (an
+//! unsaved buffer included), scanned the same way; the cache records what the model saw.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -16,9 +19,10 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::files::{is_binary, open_regular};
+use super::files::{is_binary, open_regular, regular_metadata};
 use super::input::{FILE_PATH, input_path, str_arg};
 use crate::context::ToolContext;
+use crate::editor_files::{EditorFs, editor_of, editor_text};
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
 
@@ -122,13 +126,18 @@ impl Tool for ReadTool {
                 limit,
                 ranged: input.offset.is_some() || input.limit.is_some(),
             };
-            let cancel = ctx.cancellation().clone();
-            let task_path = path.clone();
-            let read = tokio::task::spawn_blocking(move || read_file(&task_path, window, &cancel))
-                .await
-                .map_err(|error| {
-                    ToolError::Failed(format!("reading {}: {error}", path.display()))
-                })??;
+            let from_editor = match editor_of(ctx) {
+                Some(editor) => read_editor(&editor, &path, window, ctx).await?,
+                None => None,
+            };
+            let read = match from_editor {
+                Some(read) => read,
+                None => {
+                    let cancel = ctx.cancellation().clone();
+                    let task_path = path.clone();
+                    blocking(&path, move || read_file(&task_path, window, &cancel)).await?
+                }
+            };
             if let Some(hash) = read.excerpt.hash {
                 ctx.file_state().record_hash(&path, hash, read.mtime);
             }
@@ -222,20 +231,62 @@ fn read_file(
     let Some((file, metadata)) = open_regular(path)? else {
         return Err(ToolError::NotFound(path.to_path_buf()));
     };
-    if !window.ranged && metadata.len() > MAX_WHOLE_FILE_BYTES {
-        return Err(ToolError::Failed(format!(
-            "{} is {} KB, more than the {} KB that can be read at once; read it in parts with \
-             `offset` and `limit`, or search it with Grep",
-            path.display(),
-            metadata.len() / 1024,
-            MAX_WHOLE_FILE_BYTES / 1024
-        )));
-    }
+    check_size(path, metadata.len(), window)?;
     let excerpt = scan(file, path, window, cancel)?;
     Ok(FileRead {
         excerpt,
         mtime: metadata.modified().ok(),
     })
+}
+
+/// `path` as the editor has it, scanned for `window`; `Ok(None)` when the disk decides (see
+/// [`editor_text`]). A directory, FIFO or device on disk is refused before the editor is asked.
+async fn read_editor(
+    editor: &EditorFs,
+    path: &Path,
+    window: Window,
+    ctx: &ToolContext,
+) -> Result<Option<FileRead>, ToolError> {
+    let task_path = path.to_path_buf();
+    let metadata = blocking(path, move || regular_metadata(&task_path)).await?;
+    let Some(text) = editor_text(editor, path, metadata.is_some()).await else {
+        return Ok(None);
+    };
+    check_size(path, text.len() as u64, window)?;
+    let cancel = ctx.cancellation().clone();
+    let task_path = path.to_path_buf();
+    let excerpt = blocking(path, move || {
+        scan(text.as_bytes(), &task_path, window, &cancel)
+    })
+    .await?;
+    Ok(Some(FileRead {
+        excerpt,
+        mtime: metadata.and_then(|metadata| metadata.modified().ok()),
+    }))
+}
+
+/// Runs `work` (file I/O or a scan) off the runtime's threads.
+async fn blocking<T: Send + 'static>(
+    path: &Path,
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| ToolError::Failed(format!("reading {}: {error}", path.display())))?
+}
+
+/// Refuses a whole read of more than [`MAX_WHOLE_FILE_BYTES`].
+fn check_size(path: &Path, len: u64, window: Window) -> Result<(), ToolError> {
+    if !window.ranged && len > MAX_WHOLE_FILE_BYTES {
+        return Err(ToolError::Failed(format!(
+            "{} is {} KB, more than the {} KB that can be read at once; read it in parts with \
+             `offset` and `limit`, or search it with Grep",
+            path.display(),
+            len / 1024,
+            MAX_WHOLE_FILE_BYTES / 1024
+        )));
+    }
+    Ok(())
 }
 
 /// One pass over `reader`: refuses binary content, skips to the window, keeps its lines, then

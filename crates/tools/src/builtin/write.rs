@@ -1,9 +1,10 @@
-//! Write: creates a file or replaces one the model has read and that has not changed since.
+//! Write: creates a file or replaces one the model has read and that has not changed since;
+//! through the editor when the context has one (`editor_files`).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::files::{load, updated_output, write_recorded};
+use super::files::{load_current, store, updated_output};
 use super::input::{FILE_PATH, file_write_target, render_by};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolFuture, ToolOutput, parse_input};
@@ -63,7 +64,7 @@ impl Tool for WriteTool {
         Box::pin(async move {
             let input: WriteInput = parse_input(input)?;
             let path = ctx.resolve_path(&input.file_path);
-            let existing = load(&path).await?;
+            let existing = load_current(ctx, &path).await?;
             if let Some(file) = &existing {
                 ctx.file_state()
                     .check_fresh(&path, &file.bytes, file.mtime)?;
@@ -71,8 +72,8 @@ impl Tool for WriteTool {
             let target = existing
                 .as_ref()
                 .map_or_else(|| path.clone(), |file| file.real_path.clone());
-            let permissions = existing.as_ref().map(|file| file.permissions.clone());
-            write_recorded(ctx, &path, &target, &input.content, permissions).await?;
+            let permissions = existing.as_ref().and_then(|file| file.permissions.clone());
+            store(ctx, &path, &target, &input.content, permissions).await?;
 
             let lines = input.content.lines().count();
             match existing {

@@ -2,6 +2,7 @@
 
 mod context;
 mod edit_write;
+mod editor_files;
 mod file_state;
 mod fuzz_bash;
 mod fuzz_tools;
