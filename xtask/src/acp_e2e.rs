@@ -12,12 +12,11 @@
 //! `--agent` runs the checks against another ACP agent (such as `claude-code-acp`), to check
 //! the checks themselves.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::demo::{build_binaries, target_dir};
-use crate::pyflows::{Suite, parse_only, python_output};
+use crate::pyflows::{FlowArgs, Suite, parse_args};
 use crate::workspace_root;
 
 /// The suite: its checks and the ACP client from PyPI.
@@ -27,89 +26,51 @@ pub(crate) const SUITE: Suite = Suite {
     // The scripts are written against 0.12's API (`spawn_agent_process`, the `Client` methods
     // with keyword arguments).
     requirement: "agent-client-protocol>=0.12,<0.13",
+    distribution: "agent-client-protocol",
     module: "acp",
 };
 
 const USAGE: &str = "usage: cargo xtask acp-e2e [--agent PATH [-- ARGS..]] [--only N[,N..]]";
 
-/// The command line: which agent, which checks.
-#[derive(Debug, Default, PartialEq)]
-struct Options {
-    /// `None`: the workspace's `tine`; else the agent's path.
-    agent: Option<String>,
-    /// The agent's arguments: `acp` for tine, none for another agent unless given after `--`.
-    args: Option<Vec<String>>,
-    /// Check numbers to run; empty for all.
-    only: Vec<u32>,
-}
-
-fn parse(args: &[String]) -> Result<Options> {
-    let mut options = Options::default();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--agent" => {
-                let path = args.next().context("--agent needs a path")?;
-                options.agent = Some(path.clone());
-            }
-            "--only" => {
-                let list = args
-                    .next()
-                    .context("--only needs check numbers, e.g. --only 2,5")?;
-                parse_only(list, &mut options.only)?;
-            }
-            "--" => {
-                options.args = Some(args.by_ref().cloned().collect());
-            }
-            other => bail!("unknown acp-e2e option `{other}`; {USAGE}"),
-        }
-    }
-    if options.args.is_some() && options.agent.is_none() {
+/// The command line: `program` is the agent (`None`: the workspace's `tine`), `rest` its
+/// arguments (`acp` for tine, none for another agent unless given).
+fn parse(args: &[String]) -> Result<FlowArgs> {
+    let options = parse_args(args, "--agent", true, USAGE)?;
+    if options.rest.is_some() && options.program.is_none() {
         bail!("arguments after `--` are the agent's and need --agent PATH; {USAGE}");
     }
     Ok(options)
 }
 
-impl Options {
-    /// The agent's command line: the program, then its arguments.
-    fn command(&self, bin: &std::path::Path) -> Result<Vec<PathBuf>> {
-        let (program, default_args) = match self.agent.as_deref() {
-            None => (bin.join("tine"), vec!["acp".to_owned()]),
-            Some(path) => (
-                std::path::absolute(path).with_context(|| format!("resolving --agent {path}"))?,
-                Vec::new(),
-            ),
-        };
-        if !program.is_file() {
-            bail!("the agent to test, {}, does not exist", program.display());
-        }
-        let args = self.args.clone().unwrap_or(default_args);
-        Ok(std::iter::once(program)
-            .chain(args.into_iter().map(PathBuf::from))
-            .collect())
+/// The agent's command line: the program, then its arguments.
+fn agent_command(options: &FlowArgs, bin: &Path) -> Result<Vec<PathBuf>> {
+    let (program, default_args) = match options.program.as_deref() {
+        None => (bin.join("tine"), vec!["acp".to_owned()]),
+        Some(path) => (
+            std::path::absolute(path).with_context(|| format!("resolving --agent {path}"))?,
+            Vec::new(),
+        ),
+    };
+    if !program.is_file() {
+        bail!("the agent to test, {}, does not exist", program.display());
     }
+    let args = options.rest.clone().unwrap_or(default_args);
+    Ok(std::iter::once(program)
+        .chain(args.into_iter().map(PathBuf::from))
+        .collect())
 }
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let options = parse(args)?;
     let root = workspace_root();
-    let bin = build_binaries(&root)?;
-    let Some(python) = SUITE.python(&SUITE.work_dir(&target_dir(&root)))? else {
+    let Some((bin, python)) = SUITE.prepare(&root)? else {
         return Ok(());
     };
-    let command = options.command(&bin)?;
+    let command = agent_command(&options, &bin)?;
     let shown: Vec<String> = command.iter().map(|p| p.display().to_string()).collect();
     let json = serde_json::to_string(&shown).context("encoding the agent's command line")?;
     let flows = SUITE.flows(&root, &options.only)?;
-    println!(
-        "acp-e2e: agent-client-protocol {} drives `{}` against tine-mock",
-        python_output(
-            &python,
-            "import importlib.metadata as m; print(m.version('agent-client-protocol'))"
-        )
-        .unwrap_or_else(|_| "?".into()),
-        shown.join(" ")
-    );
+    SUITE.announce(&python, &format!("`{}`", shown.join(" ")));
     SUITE.run(&bin, &python, ("ACP_E2E_AGENT", json.as_ref()), &flows)
 }
 
@@ -127,10 +88,10 @@ mod tests {
             "--only", "2,5", "--agent", "a/b", "--", "--x", "y",
         ]))
         .unwrap();
-        assert_eq!(options.agent.as_deref(), Some("a/b"));
-        assert_eq!(options.args, Some(args(&["--x", "y"])));
+        assert_eq!(options.program.as_deref(), Some("a/b"));
+        assert_eq!(options.rest, Some(args(&["--x", "y"])));
         assert_eq!(options.only, vec![2, 5]);
-        assert_eq!(parse(&[]).unwrap(), Options::default());
+        assert_eq!(parse(&[]).unwrap(), FlowArgs::default());
         assert!(parse(&args(&["--only", "two"])).is_err());
         assert!(parse(&args(&["--agent"])).is_err());
         assert!(parse(&args(&["--", "acp"])).is_err());
@@ -143,10 +104,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let tine = dir.join("tine");
         std::fs::write(&tine, "").unwrap();
-        let command = Options::default().command(&dir).unwrap();
+        let command = agent_command(&FlowArgs::default(), &dir).unwrap();
         assert_eq!(command, vec![tine.clone(), PathBuf::from("acp")]);
         let other = parse(&args(&["--agent", tine.to_str().unwrap()])).unwrap();
-        assert_eq!(other.command(&dir).unwrap(), vec![tine.clone()]);
+        assert_eq!(agent_command(&other, &dir).unwrap(), vec![tine.clone()]);
         let with_args = parse(&args(&[
             "--agent",
             tine.to_str().unwrap(),
@@ -155,10 +116,10 @@ mod tests {
             "-v",
         ]));
         assert_eq!(
-            with_args.unwrap().command(&dir).unwrap(),
+            agent_command(&with_args.unwrap(), &dir).unwrap(),
             vec![tine.clone(), PathBuf::from("acp"), PathBuf::from("-v")]
         );
-        let missing = Options::default().command(&dir.join("nowhere"));
+        let missing = agent_command(&FlowArgs::default(), &dir.join("nowhere"));
         assert!(missing.unwrap_err().to_string().contains("does not exist"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::demo::start_logging_mock;
+use crate::demo::{build_binaries, start_logging_mock, target_dir};
 
 /// A flow still running after this is killed (each script also bounds itself, at 100 s).
 const FLOW_TIMEOUT: Duration = Duration::from_secs(150);
@@ -37,6 +37,8 @@ pub(crate) struct Suite {
     pub(crate) dir: &'static str,
     /// What `pip install` is given.
     pub(crate) requirement: &'static str,
+    /// The package's distribution name, for its version.
+    pub(crate) distribution: &'static str,
     /// The module whose import proves the package is there.
     pub(crate) module: &'static str,
 }
@@ -55,8 +57,50 @@ pub(crate) struct Flow {
     pub(crate) title: String,
 }
 
+/// A suite's command line: the program to test, its arguments, which flows.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct FlowArgs {
+    /// The value of the suite's program flag (`--cli`, `--agent`), when given.
+    pub(crate) program: Option<String>,
+    /// What follows `--`, when the suite takes it and it is given.
+    pub(crate) rest: Option<Vec<String>>,
+    /// Flow numbers to run; empty for all.
+    pub(crate) only: Vec<u32>,
+}
+
+/// Parses `[FLAG VALUE] [--only N[,N..]]`, and `[-- ARGS..]` when `takes_rest`; every error
+/// ends with `usage`.
+pub(crate) fn parse_args(
+    args: &[String],
+    flag: &str,
+    takes_rest: bool,
+    usage: &str,
+) -> Result<FlowArgs> {
+    let mut parsed = FlowArgs::default();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--only" => {
+                let list = args.next().with_context(|| {
+                    format!("--only needs flow numbers, e.g. --only 2,5; {usage}")
+                })?;
+                parse_only(list, &mut parsed.only)?;
+            }
+            "--" if takes_rest => parsed.rest = Some(args.by_ref().cloned().collect()),
+            other if other == flag => {
+                let value = args
+                    .next()
+                    .with_context(|| format!("{flag} needs a value; {usage}"))?;
+                parsed.program = Some(value.clone());
+            }
+            other => bail!("unknown option `{other}`; {usage}"),
+        }
+    }
+    Ok(parsed)
+}
+
 /// The flow numbers of an `--only` list (`2,5`), appended to `into`.
-pub(crate) fn parse_only(list: &str, into: &mut Vec<u32>) -> Result<()> {
+fn parse_only(list: &str, into: &mut Vec<u32>) -> Result<()> {
     for n in list.split(',').filter(|n| !n.is_empty()) {
         into.push(
             n.trim()
@@ -69,8 +113,33 @@ pub(crate) fn parse_only(list: &str, into: &mut Vec<u32>) -> Result<()> {
 
 impl Suite {
     /// The suite's work directory (its virtualenv lives there).
-    pub(crate) fn work_dir(&self, target: &Path) -> PathBuf {
+    fn work_dir(&self, target: &Path) -> PathBuf {
         target.join(self.name)
+    }
+
+    /// Builds `tine` and `tine-mock` and provides the virtualenv: the binaries' directory and
+    /// the virtualenv's python, or `None` when the suite is skipped (said on stdout).
+    pub(crate) fn prepare(&self, root: &Path) -> Result<Option<(PathBuf, PathBuf)>> {
+        let bin = build_binaries(root)?;
+        Ok(self
+            .python(&self.work_dir(&target_dir(root)))?
+            .map(|python| (bin, python)))
+    }
+
+    /// Says which package version drives `what`.
+    pub(crate) fn announce(&self, python: &Path, what: &str) {
+        let version = python_output(
+            python,
+            &format!(
+                "import importlib.metadata as m; print(m.version({:?}))",
+                self.distribution
+            ),
+        )
+        .unwrap_or_else(|_| "?".into());
+        println!(
+            "{}: {} {version} drives {what} against tine-mock",
+            self.name, self.distribution
+        );
     }
 
     /// Every flow of the suite, in number order, filtered by `only`.
@@ -80,7 +149,7 @@ impl Suite {
 
     /// The virtualenv's python with the suite's package importable, made on first use; `None`
     /// (said on stdout) when Python or pip cannot provide it here.
-    pub(crate) fn python(&self, work: &Path) -> Result<Option<PathBuf>> {
+    fn python(&self, work: &Path) -> Result<Option<PathBuf>> {
         let venv = work.join("venv");
         let python = venv.join("bin").join("python");
         let skip = |why: String| {
@@ -362,13 +431,38 @@ mod tests {
 
     const SUITES: [Suite; 2] = [crate::sdk_e2e::SUITE, crate::acp_e2e::SUITE];
 
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
-    fn only_takes_flow_numbers() {
-        let mut only = Vec::new();
-        parse_only("2,5", &mut only).unwrap();
-        parse_only("7", &mut only).unwrap();
-        assert_eq!(only, vec![2, 5, 7]);
-        assert!(parse_only("two", &mut only).is_err());
+    fn the_command_line_takes_a_program_flow_numbers_and_the_rest() {
+        let parsed = parse_args(
+            &args(&[
+                "--only", "2,5", "--x", "a/b", "--only", "7", "--", "--x", "y",
+            ]),
+            "--x",
+            true,
+            "usage",
+        )
+        .unwrap();
+        assert_eq!(parsed.program.as_deref(), Some("a/b"));
+        assert_eq!(parsed.only, vec![2, 5, 7]);
+        assert_eq!(parsed.rest, Some(args(&["--x", "y"])));
+        assert_eq!(
+            parse_args(&[], "--x", true, "").unwrap(),
+            FlowArgs::default()
+        );
+        for bad in [
+            &["--only", "two"][..],
+            &["--only"],
+            &["--x"],
+            &["--verbose"],
+        ] {
+            let err = parse_args(&args(bad), "--x", true, "usage: here").unwrap_err();
+            assert!(format!("{err:#}").contains("usage: here") || bad == ["--only", "two"]);
+        }
+        assert!(parse_args(&args(&["--", "y"]), "--x", false, "").is_err());
     }
 
     #[test]

@@ -16,8 +16,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::demo::{build_binaries, target_dir};
-use crate::pyflows::{Suite, parse_only, python_output};
+use crate::pyflows::{FlowArgs, Suite, parse_args, python_output};
 use crate::workspace_root;
 
 /// The suite: its flows and the SDK from PyPI.
@@ -25,49 +24,25 @@ pub(crate) const SUITE: Suite = Suite {
     name: "sdk-e2e",
     dir: "xtask/sdk-e2e",
     requirement: "claude-agent-sdk",
+    distribution: "claude-agent-sdk",
     module: "claude_agent_sdk",
 };
 
-/// The command line: which CLI, which flows.
-#[derive(Debug, Default)]
-struct Options {
-    /// `None`: the workspace's `tine`; `bundled`: the SDK wheel's Claude Code; else a path.
-    cli: Option<String>,
-    /// Flow numbers to run; empty for all.
-    only: Vec<u32>,
-}
+const USAGE: &str = "usage: cargo xtask sdk-e2e [--cli PATH|bundled] [--only N[,N..]]";
 
-fn parse(args: &[String]) -> Result<Options> {
-    let mut options = Options::default();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--cli" => {
-                let path = args.next().context("--cli needs a path (or `bundled`)")?;
-                options.cli = Some(path.clone());
-            }
-            "--only" => {
-                let list = args
-                    .next()
-                    .context("--only needs flow numbers, e.g. --only 2,5")?;
-                parse_only(list, &mut options.only)?;
-            }
-            other => bail!(
-                "unknown sdk-e2e option `{other}`; usage: cargo xtask sdk-e2e [--cli PATH|bundled] [--only N[,N..]]"
-            ),
-        }
-    }
-    Ok(options)
+/// The command line: `program` is the CLI (`None`: the workspace's `tine`; `bundled`: the SDK
+/// wheel's Claude Code; else a path).
+fn parse(args: &[String]) -> Result<FlowArgs> {
+    parse_args(args, "--cli", false, USAGE)
 }
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let options = parse(args)?;
     let root = workspace_root();
-    let bin = build_binaries(&root)?;
-    let Some(python) = SUITE.python(&SUITE.work_dir(&target_dir(&root)))? else {
+    let Some((bin, python)) = SUITE.prepare(&root)? else {
         return Ok(());
     };
-    let cli = match options.cli.as_deref() {
+    let cli = match options.program.as_deref() {
         None => bin.join("tine"),
         Some("bundled") => bundled_cli(&python)?,
         Some(path) => {
@@ -78,15 +53,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         bail!("the CLI to test, {}, does not exist", cli.display());
     }
     let flows = SUITE.flows(&root, &options.only)?;
-    println!(
-        "sdk-e2e: claude-agent-sdk {} drives {} against tine-mock",
-        python_output(
-            &python,
-            "import claude_agent_sdk; print(claude_agent_sdk.__version__)"
-        )
-        .unwrap_or_else(|_| "?".into()),
-        cli.display()
-    );
+    SUITE.announce(&python, &cli.display().to_string());
     SUITE.run(&bin, &python, ("SDK_E2E_CLI", cli.as_os_str()), &flows)
 }
 
@@ -117,7 +84,7 @@ mod tests {
     #[test]
     fn options_take_a_cli_and_flow_numbers() {
         let options = parse(&args(&["--cli", "bundled", "--only", "2,5", "--only", "7"])).unwrap();
-        assert_eq!(options.cli.as_deref(), Some("bundled"));
+        assert_eq!(options.program.as_deref(), Some("bundled"));
         assert_eq!(options.only, vec![2, 5, 7]);
         assert!(parse(&args(&["--only", "two"])).is_err());
         assert!(parse(&args(&["--cli"])).is_err());
