@@ -28,6 +28,9 @@ struct Waiting {
     cancelled: HashSet<OpId>,
     /// `session/set_mode` requests, by their op.
     modes: HashMap<OpId, Responder<SetSessionModeResponse>>,
+    /// Background tasks (sub-agents, shells) started while a prompt runs: a cancel stops
+    /// them with the turn.
+    turn_tasks: HashSet<String>,
 }
 
 /// A session the editor opened.
@@ -95,8 +98,12 @@ impl Live {
         let mut waiting = self.waiting();
         let pending: Vec<OpId> = waiting.prompts.keys().copied().collect();
         waiting.cancelled.extend(pending);
+        let tasks: Vec<String> = waiting.turn_tasks.drain().collect();
         drop(waiting);
         let _ = self.handle.submit(tine_session::Op::Interrupt);
+        for task in tasks {
+            let _ = self.handle.submit(tine_session::Op::StopTask(task));
+        }
     }
 
     /// Turns the session's events into updates and answers until the session ends.
@@ -119,6 +126,14 @@ impl Live {
                 let notification = SessionNotification::new(self.id.clone(), update);
                 if connection.send_notification(notification).is_err() {
                     tracing::debug!("the editor is gone; an update was dropped");
+                }
+            }
+            if let SessionEvent::Task(task) = &event.msg {
+                let mut waiting = self.waiting();
+                if task.state == tine_session::TaskState::Running && !waiting.prompts.is_empty() {
+                    waiting.turn_tasks.insert(task.id.clone());
+                } else if task.state != tine_session::TaskState::Running {
+                    waiting.turn_tasks.remove(&task.id);
                 }
             }
             let Some(id) = event.id else { continue };
@@ -150,6 +165,10 @@ impl Live {
         let (responder, cancelled) = {
             let mut waiting = self.waiting();
             let cancelled = waiting.cancelled.remove(&id);
+            if waiting.prompts.len() <= 1 {
+                // The turn ended as it should: what it left running in the background stays.
+                waiting.turn_tasks.clear();
+            }
             (waiting.prompts.remove(&id), cancelled)
         };
         let Some(responder) = responder else { return };

@@ -484,7 +484,7 @@ async fn todo_write_is_a_plan_and_a_mode_change_is_announced() {
 }
 
 #[tokio::test]
-async fn cancel_ends_the_turn_as_cancelled_and_stops_its_command() {
+async fn cancel_ends_the_turn_as_cancelled_and_stops_its_command_and_background_jobs() {
     let project = Project::new();
     let marker = project.cwd().join("finished");
     let command = format!("sleep 20 && touch {}", marker.display());
@@ -492,13 +492,19 @@ async fn cancel_ends_the_turn_as_cancelled_and_stops_its_command() {
         mock(
             Scenario::new()
                 .rule(Rule::new().assistant_turns(0).reply(
+                    Reply::text("In the background.").with_tool_use(
+                        "Bash",
+                        json!({"command": "sleep 301", "run_in_background": true}),
+                    ),
+                ))
+                .rule(Rule::new().assistant_turns(1).reply(
                     Reply::text("Waiting.").with_tool_use("Bash", json!({"command": command})),
                 ))
                 .rule(Rule::new().tool_results(true).reply(Reply::text("Done."))),
         )
         .await;
     let editor = Editor::new();
-    editor.choose(&["allow_once"]);
+    editor.choose(&["allow_once", "allow_once"]);
     let cwd = project.cwd().to_path_buf();
     let (took, status) = with_editor(&project, &server, &editor, false, async |cx| {
         let session = new_session(&cx, &cwd).await?;
@@ -506,27 +512,55 @@ async fn cancel_ends_the_turn_as_cancelled_and_stops_its_command() {
             session.clone(),
             vec![ContentBlock::Text(TextContent::new("wait"))],
         ));
-        // Until the command runs.
-        for _ in 0..200 {
-            if !editor.asked.lock().unwrap().is_empty() {
+        // Until the foreground command runs.
+        for _ in 0..400 {
+            if running_processes("sleep 20") > 0 {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            running_processes("sleep 301") > 0,
+            "the background job runs"
+        );
         let sent = Instant::now();
         cx.send_notification(CancelNotification::new(session.clone()))?;
         let stop = running.block_task().await?.stop_reason;
         let took = sent.elapsed();
         assert_eq!(stop, StopReason::Cancelled);
+        // The turn's background job stops with it.
+        let mut left = usize::MAX;
+        for _ in 0..100 {
+            left = running_processes("sleep 301");
+            if left == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(left, 0, "the background job was stopped");
         // A cancel after the turn is over is harmless, and the session goes on.
         cx.send_notification(CancelNotification::new(session.clone()))?;
         Ok(took)
     })
     .await;
-    assert!(took < Duration::from_secs(5), "cancelled in {took:?}");
+    assert!(took < Duration::from_secs(1), "cancelled in {took:?}");
     assert!(status.success());
     assert!(!marker.exists(), "the command was stopped");
+}
+
+/// How many processes run exactly `command` (from /proc).
+fn running_processes(command: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+        .filter(|cmdline| {
+            let args: Vec<&[u8]> = cmdline
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .collect();
+            args.join(&b' ') == command.as_bytes()
+        })
+        .count()
 }
 
 #[tokio::test]
@@ -670,4 +704,104 @@ async fn an_embedded_file_is_context_and_bad_requests_get_errors_naming_what_is_
     let last = request_bodies(&server).last().unwrap().to_string();
     assert!(last.contains("1\\tfn unsaved() {}"), "{last}");
     assert!(last.contains("Called the Read tool"), "{last}");
+}
+
+#[tokio::test]
+async fn the_editors_mcp_servers_join_without_a_trust_prompt() {
+    let project = Project::new();
+    let server = mock(
+        Scenario::new()
+            .rule(
+                Rule::new()
+                    .assistant_turns(0)
+                    .reply(Reply::text("Echoing.").with_tool_use(
+                        "mcp__ed__echo",
+                        json!({"text": "hello from the editor's server"}),
+                    )),
+            )
+            .rule(Rule::new().tool_results(true).reply(Reply::text("Done."))),
+    )
+    .await;
+    let editor = Editor::new();
+    editor.choose(&["allow_once"]);
+    let cwd = project.cwd().to_path_buf();
+    let binary = super::mcp_session::server_binary().to_path_buf();
+    let (stop, _) = with_editor(&project, &server, &editor, false, async |cx| {
+        let stdio = agent_client_protocol::v1::schema::McpServerStdio::new("ed", binary)
+            .args(vec!["--no-resources".to_owned()]);
+        let session = cx
+            .send_request(NewSessionRequest::new(cwd.clone()).mcp_servers(vec![
+                agent_client_protocol::v1::schema::McpServer::Stdio(stdio),
+            ]))
+            .block_task()
+            .await?
+            .session_id;
+        prompt(&cx, &session, "echo it").await
+    })
+    .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let results = last_tool_results(&server);
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("hello from the editor's server")),
+        "{results:?}"
+    );
+    let first = request_bodies(&server)[0].clone();
+    assert!(
+        first["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "mcp__ed__echo"),
+        "the editor's server's tools are offered"
+    );
+}
+
+#[tokio::test]
+async fn the_editor_leaving_mid_turn_ends_it_keeps_the_transcript_and_exits_zero() {
+    let project = Project::new();
+    let server = mock(
+        Scenario::new()
+            .rule(Rule::new().assistant_turns(0).reply(
+                Reply::text("Waiting.").with_tool_use("Bash", json!({"command": "sleep 30"})),
+            ))
+            .rule(Rule::new().tool_results(true).reply(Reply::text("Done."))),
+    )
+    .await;
+    let editor = Editor::new();
+    editor.choose(&["allow_once"]);
+    let cwd = project.cwd().to_path_buf();
+    let started = Instant::now();
+    let (session, status) = with_editor(&project, &server, &editor, false, async |cx| {
+        let session = new_session(&cx, &cwd).await?;
+        let _running = cx.send_request(PromptRequest::new(
+            session.clone(),
+            vec![ContentBlock::Text(TextContent::new(
+                "wait for the editor to leave",
+            ))],
+        ));
+        for _ in 0..200 {
+            if !editor.asked.lock().unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The editor goes away with the turn running.
+        Ok(session)
+    })
+    .await;
+    assert!(status.success(), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "the sleep was not waited for"
+    );
+    let records = project.transcript(&session.0);
+    let text = serde_json::to_string(&records).unwrap();
+    assert!(text.contains("wait for the editor to leave"), "{text}");
+    assert!(
+        text.contains("sleep 30"),
+        "the call is in the transcript: {text}"
+    );
 }

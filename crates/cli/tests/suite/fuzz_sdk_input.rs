@@ -14,17 +14,17 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use super::{mock, tine};
 
 /// A small, seeded generator (xorshift): the same lines every run.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }
@@ -45,7 +45,7 @@ fn seeds() -> Vec<String> {
     .collect()
 }
 
-fn mutate(rng: &mut Rng, seed: &str) -> String {
+pub(super) fn mutate(rng: &mut Rng, seed: &str) -> String {
     let mut bytes = seed.as_bytes().to_vec();
     match rng.below(6) {
         // Cut short.
@@ -80,7 +80,7 @@ fn mutate(rng: &mut Rng, seed: &str) -> String {
     String::from_utf8_lossy(&bytes).replace('\n', " ")
 }
 
-fn cases() -> usize {
+pub(super) fn cases() -> usize {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|c| c.parse::<usize>().ok())
@@ -156,7 +156,7 @@ async fn ten_thousand_mutated_lines_neither_stop_tine_nor_grow_it() {
 }
 
 /// The resident set of process `pid`, in kB (0 when it cannot be read).
-fn rss_kb(pid: u32) -> u64 {
+pub(super) fn rss_kb(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|status| {

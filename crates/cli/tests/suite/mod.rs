@@ -11,6 +11,7 @@ mod doctor;
 mod dream;
 mod dream_contract;
 mod flags;
+mod fuzz_acp_input;
 mod fuzz_sdk_input;
 mod headless;
 mod hooks;
