@@ -2,7 +2,7 @@
 
 from claude_agent_sdk import ClaudeSDKClient
 
-from e2e import check, options, request_answered_by, response_within, run, the_result
+from e2e import check, check_cache_read, options, response_within, run, the_result
 
 
 async def flow() -> str:
@@ -12,14 +12,7 @@ async def flow() -> str:
         await client.query("Second question: does it start fast?")
         result = the_result(await response_within(client, 30, "the second prompt"))
     check(result.result == "Yes, it starts fast.", f"the second result is {result.result!r}")
-    # The simulator's own accounting of the second prompt's request.
-    usage = request_answered_by("second prompt")["usage"]
-    read = usage["cache_read_input_tokens"]
-    total = read + usage["cache_creation_input_tokens"] + usage["input_tokens"]
-    share = read / total if total else 0.0
-    check(share >= 0.9, f"the second prompt read {read} of {total} prompt tokens from the cache "
-                        f"({share:.0%}, want >= 90%)")
-    return f"the second prompt read {read} of {total} prompt tokens from the cache ({share:.1%})"
+    return check_cache_read("second prompt", "the second prompt")
 
 
 run(flow)

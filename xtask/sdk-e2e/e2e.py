@@ -1,47 +1,37 @@
-"""What every sdk-e2e flow shares: the options an app passes, the simulator's request log,
-and the PASS/FAIL line `cargo xtask sdk-e2e` reads.
+"""What every sdk-e2e flow shares beyond `flowlib` (the scratch paths, the simulator's request
+log, the PASS/FAIL line): the options an app passes, and the SDK's results.
 
-`cargo xtask sdk-e2e` runs each flow as `python NN_name.py` with these variables set:
-SDK_E2E_CLI (the CLI under test), SDK_E2E_MOCK_URL (the simulator, started with NN_name.json),
-SDK_E2E_MOCK_LOG (its requests.jsonl), SDK_E2E_PROJECT (an empty scratch project) and
-SDK_E2E_HOME (a scratch home for the CLI's sessions and settings).
-
-A flow is `async def flow() -> str`: it returns what it saw when the flow holds, and calls
-`check(condition, reason)` (or raises) when it does not. Its last line of stdout is
-`PASS: ...` or `FAIL: ...`; the exit status says the same.
+`cargo xtask sdk-e2e` runs each flow as `python NN_name.py` with flowlib's variables set and
+SDK_E2E_CLI (the CLI under test). A flow is `async def flow() -> str` (see flowlib); the
+helpers flows use are importable from here.
 """
 
 import asyncio
-import json
 import os
-import sys
-import time
-import traceback
-from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage
 
-CLI = os.environ["SDK_E2E_CLI"]
-MOCK_URL = os.environ["SDK_E2E_MOCK_URL"]
-MOCK_LOG = Path(os.environ["SDK_E2E_MOCK_LOG"])
-PROJECT = Path(os.environ["SDK_E2E_PROJECT"])
-HOME = Path(os.environ["SDK_E2E_HOME"])
+import flowlib
+from flowlib import (  # noqa: F401 - re-exported for the flows
+    HOME,
+    MOCK_LOG,
+    MOCK_URL,
+    PROJECT,
+    FlowFailed,
+    check,
+    check_cache_read,
+    check_continues,
+    request_answered_by,
+    requests,
+    rules_seen,
+    texts,
+    wait_for_rule,
+)
 
-# The whole flow, initialize's own 60 s timeout included.
-FLOW_TIMEOUT_S = 100
+CLI = os.environ["SDK_E2E_CLI"]
 
 _cli_stderr: list[str] = []
-
-
-class FlowFailed(Exception):
-    """The flow did not hold; the message says what was seen instead."""
-
-
-def check(condition: Any, reason: str) -> None:
-    """Fails the flow with `reason` unless `condition` holds."""
-    if not condition:
-        raise FlowFailed(reason)
 
 
 def options(**kwargs: Any) -> ClaudeAgentOptions:
@@ -57,65 +47,6 @@ def options(**kwargs: Any) -> ClaudeAgentOptions:
         stderr=_cli_stderr.append,
         **kwargs,
     )
-
-
-def requests() -> list[dict[str, Any]]:
-    """The simulator's model requests so far, oldest first (the JSONL log's records)."""
-    if not MOCK_LOG.exists():
-        return []
-    records = []
-    for line in MOCK_LOG.read_text().splitlines():
-        if line.strip():
-            record = json.loads(line)
-            if record.get("number", 0) > 0:
-                records.append(record)
-    return records
-
-
-def rules_seen() -> str:
-    """The rules that answered, in order, for a failure's reason."""
-    return ", ".join(str(r.get("rule") or f"error {r.get('status')}") for r in requests()) or "none"
-
-
-def request_answered_by(rule: str, wait_s: float = 5.0) -> dict[str, Any]:
-    """The first request the scenario's rule `rule` answered; waits a little for the log."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        for record in requests():
-            if record.get("rule") == rule:
-                return record
-        if time.monotonic() >= deadline:
-            raise FlowFailed(
-                f"the simulator never answered with rule {rule!r} (rules seen: {rules_seen()})"
-            )
-        time.sleep(0.1)
-
-
-async def wait_for_rule(rule: str, wait_s: float) -> dict[str, Any]:
-    """Like `request_answered_by`, without blocking the event loop (for use mid-flow)."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        for record in requests():
-            if record.get("rule") == rule:
-                return record
-        if time.monotonic() >= deadline:
-            raise FlowFailed(
-                f"the simulator never answered with rule {rule!r} (rules seen: {rules_seen()})"
-            )
-        await asyncio.sleep(0.1)
-
-
-def texts(content: Any) -> str:
-    """Every text in a message's content (tool results' contents included), joined."""
-    if isinstance(content, str):
-        return content
-    out = []
-    for block in content or []:
-        if block.get("type") == "text":
-            out.append(block.get("text", ""))
-        elif block.get("type") == "tool_result":
-            out.append(texts(block.get("content")))
-    return "\n".join(out)
 
 
 async def response_within(client: Any, seconds: float, what: str) -> list[Any]:
@@ -149,23 +80,10 @@ def the_result(messages: list[Any]) -> ResultMessage:
 
 
 def run(flow: Callable[[], Awaitable[str]]) -> None:
-    """Runs `flow`, prints its PASS/FAIL line and exits with its status."""
-    try:
-        seen = asyncio.run(asyncio.wait_for(flow(), FLOW_TIMEOUT_S))
-    except FlowFailed as failure:
-        _fail(str(failure))
-    except asyncio.TimeoutError:
-        _fail(f"no end after {FLOW_TIMEOUT_S} s (rules seen: {rules_seen()})")
-    except Exception as error:  # noqa: BLE001 - any error is the flow's failure
-        traceback.print_exc(file=sys.stderr)
-        _fail(f"{type(error).__name__}: {' '.join(str(error).split())[:300]}")
-    print(f"PASS: {seen}", flush=True)
-    sys.exit(0)
+    """Runs `flow` (flowlib's `run`), a failure's line ending with the CLI's last stderr lines."""
+    flowlib.run(flow, _cli_stderr_tail)
 
 
-def _fail(reason: str) -> None:
+def _cli_stderr_tail() -> str:
     tail = [line for line in _cli_stderr if line.strip()][-3:]
-    if tail:
-        reason += " | CLI stderr: " + " / ".join(line.strip()[:200] for line in tail)
-    print(f"FAIL: {reason}", flush=True)
-    sys.exit(1)
+    return ("CLI stderr: " + " / ".join(line.strip()[:200] for line in tail)) if tail else ""

@@ -3,14 +3,18 @@
 //! Modules: `layers` (the crate layering check), `bench` (the benchmark registry), `demo` (the
 //! offline demo against the simulator), `examples` (every crate's examples built and run),
 //! `fuzz` (the property tests at scale), `killtest` (kill -9 trials of the real binary),
-//! `sdk_e2e` (the real Python Agent SDK driving a CLI against the simulator).
+//! `sdk_e2e` (the real Python Agent SDK driving a CLI against the simulator), `acp_e2e` (the
+//! real Python ACP client driving `tine acp` as an editor would), `pyflows` (what those two
+//! share).
 
+mod acp_e2e;
 mod bench;
 mod demo;
 mod examples;
 mod fuzz;
 mod killtest;
 mod layers;
+mod pyflows;
 mod sdk_e2e;
 
 use std::path::{Path, PathBuf};
@@ -34,6 +38,8 @@ commands:
                  kill -9 tine -p at random moments; check transcripts, resume, memory files
   sdk-e2e [--cli PATH|bundled] [--only N[,N..]]
                  the Python Agent SDK's flows against tine (or another CLI) and the simulator
+  acp-e2e [--agent PATH [-- ARGS..]] [--only N[,N..]]
+                 the Python ACP client, as an editor, against `tine acp` (or another agent)
   mock [ARGS]    run the simulator: tine-mock --port N --scenario FILE [--log DIR]
   help           this list (also --help, -h)
 ";
@@ -61,6 +67,7 @@ fn run(args: &[String]) -> Result<()> {
         Some("fuzz") => fuzz::run(&root, &args[1..]),
         Some("killtest") => killtest::run(&args[1..]),
         Some("sdk-e2e") => sdk_e2e::run(&args[1..]),
+        Some("acp-e2e") => acp_e2e::run(&args[1..]),
         Some("mock") => mock(&root, &args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{USAGE}");
