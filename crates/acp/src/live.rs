@@ -16,6 +16,7 @@ use tine_query_loop::Terminal;
 use tine_session::{Event, OpId, SessionEvent, SessionHandle, TurnEnd, TurnOutcome};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use crate::editor::FileJob;
 use crate::permission;
 use crate::updates::Translator;
 
@@ -106,53 +107,45 @@ impl Live {
         }
     }
 
-    /// Turns the session's events into updates and answers until the session ends.
+    /// Turns the session's events into updates and answers until the session ends, and
+    /// sends the session's requests for the editor's files: each only after every event the
+    /// session emitted before it (the call that reads a file is announced before the read).
     pub(crate) async fn pump(
         self: Arc<Self>,
         mut events: UnboundedReceiver<Event>,
+        mut files: UnboundedReceiver<FileJob>,
         connection: ConnectionTo<Client>,
         mut translator: Translator,
     ) {
-        while let Some(event) = events.recv().await {
-            for update in translator.updates(&event.msg) {
-                let notification = SessionNotification::new(self.id.clone(), update);
-                if connection.send_notification(notification).is_err() {
-                    tracing::debug!("the editor is gone; an update was dropped");
-                }
-            }
-            // Asked after its call was announced (just above, if the ask came first).
-            if let SessionEvent::PermissionRequest(request) = &event.msg {
-                tokio::spawn(permission::ask(
-                    connection.clone(),
-                    self.id.clone(),
-                    self.handle.clone(),
-                    request.clone(),
-                ));
-            }
-            if let SessionEvent::Task(task) = &event.msg {
-                let mut waiting = self.waiting();
-                if task.state == tine_session::TaskState::Running && !waiting.prompts.is_empty() {
-                    waiting.turn_tasks.insert(task.id.clone());
-                } else if task.state != tine_session::TaskState::Running {
-                    waiting.turn_tasks.remove(&task.id);
-                }
-            }
-            let Some(id) = event.id else { continue };
-            match &event.msg {
-                SessionEvent::TurnEnded(end) => self.turn_ended(id, end, &translator),
-                SessionEvent::PermissionModeChanged(_) => {
-                    if let Some(responder) = self.waiting().modes.remove(&id) {
-                        let _ = responder.respond(SetSessionModeResponse::new());
+        let mut files_open = true;
+        loop {
+            tokio::select! {
+                biased;
+                event = events.recv() => match event {
+                    Some(event) => {
+                        if !self.event(event, &connection, &mut translator) {
+                            break;
+                        }
                     }
-                }
-                SessionEvent::OpFailed { message } => {
-                    if let Some(responder) = self.waiting().modes.remove(&id) {
-                        let _ = responder
-                            .respond_with_error(Error::new(INVALID_PARAMS, message.clone()));
+                    None => break,
+                },
+                job = files.recv(), if files_open => match job {
+                    Some(job) => {
+                        // What the session emitted before the job goes out first.
+                        let mut ended = false;
+                        while let Ok(event) = events.try_recv() {
+                            if !self.event(event, &connection, &mut translator) {
+                                ended = true;
+                                break;
+                            }
+                        }
+                        job.send(&connection, &self.id);
+                        if ended {
+                            break;
+                        }
                     }
-                }
-                SessionEvent::ShutdownComplete(_) => break,
-                _ => {}
+                    None => files_open = false,
+                },
             }
         }
         // The session ended: nothing waiting will be answered by it.
@@ -160,6 +153,57 @@ impl Live {
         for (_, responder) in waiting.prompts.drain() {
             let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
         }
+    }
+
+    /// One event of the session: its updates, the ask or answer it makes. `false` once the
+    /// session has ended.
+    fn event(
+        &self,
+        event: Event,
+        connection: &ConnectionTo<Client>,
+        translator: &mut Translator,
+    ) -> bool {
+        for update in translator.updates(&event.msg) {
+            let notification = SessionNotification::new(self.id.clone(), update);
+            if connection.send_notification(notification).is_err() {
+                tracing::debug!("the editor is gone; an update was dropped");
+            }
+        }
+        // Asked after its call was announced (just above, if the ask came first).
+        if let SessionEvent::PermissionRequest(request) = &event.msg {
+            tokio::spawn(permission::ask(
+                connection.clone(),
+                self.id.clone(),
+                self.handle.clone(),
+                request.clone(),
+            ));
+        }
+        if let SessionEvent::Task(task) = &event.msg {
+            let mut waiting = self.waiting();
+            if task.state == tine_session::TaskState::Running && !waiting.prompts.is_empty() {
+                waiting.turn_tasks.insert(task.id.clone());
+            } else if task.state != tine_session::TaskState::Running {
+                waiting.turn_tasks.remove(&task.id);
+            }
+        }
+        let Some(id) = event.id else { return true };
+        match &event.msg {
+            SessionEvent::TurnEnded(end) => self.turn_ended(id, end, translator),
+            SessionEvent::PermissionModeChanged(_) => {
+                if let Some(responder) = self.waiting().modes.remove(&id) {
+                    let _ = responder.respond(SetSessionModeResponse::new());
+                }
+            }
+            SessionEvent::OpFailed { message } => {
+                if let Some(responder) = self.waiting().modes.remove(&id) {
+                    let _ =
+                        responder.respond_with_error(Error::new(INVALID_PARAMS, message.clone()));
+                }
+            }
+            SessionEvent::ShutdownComplete(_) => return false,
+            _ => {}
+        }
+        true
     }
 
     fn turn_ended(&self, id: OpId, end: &TurnEnd, translator: &Translator) {

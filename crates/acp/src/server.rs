@@ -22,10 +22,11 @@ use tine_session::{
     Approvals, NoticeLevel, Resume, Session, SessionEvent, SessionOptions, StartError,
 };
 
-use crate::editor::EditorFs;
+use crate::editor::{EditorFs, FileJob};
 use crate::live::{INVALID_PARAMS, Live, failure};
 use crate::updates::Translator;
 use crate::{modes, prompt};
+use tokio::sync::mpsc;
 
 /// How `tine acp` runs its sessions.
 #[derive(Clone)]
@@ -243,11 +244,11 @@ impl Server {
         Ok(())
     }
 
-    /// The options of a session the editor opens.
+    /// The options of a session the editor opens (its file requests go to `jobs`).
     fn options(
         &self,
         open: &Open,
-        connection: &ConnectionTo<Client>,
+        jobs: &mpsc::UnboundedSender<FileJob>,
         id: &SessionId,
     ) -> Result<SessionOptions, Error> {
         if !open.cwd.is_absolute() {
@@ -272,7 +273,7 @@ impl Server {
             options.mcp_configs.push(servers);
         }
         let capabilities = lock(&self.client).clone();
-        if let Some(files) = EditorFs::offered(&capabilities, connection, id) {
+        if let Some(files) = EditorFs::offered(&capabilities, jobs) {
             options.editor_files = Some(Arc::new(files));
         }
         Ok(options)
@@ -285,7 +286,8 @@ impl Server {
             .resume
             .clone()
             .unwrap_or_else(|| SessionId::new(tine_config::SessionId::new_random().as_str()));
-        let started = match self.options(&open, &connection, &id) {
+        let (jobs, files) = mpsc::unbounded_channel();
+        let started = match self.options(&open, &jobs, &id) {
             Ok(options) => Session::start(options).await.map_err(start_error),
             Err(error) => Err(error),
         };
@@ -350,7 +352,10 @@ impl Server {
         }
         let sessions = Arc::clone(&self);
         tokio::spawn(async move {
-            Arc::clone(&live).pump(events, connection, translator).await;
+            drop(jobs);
+            Arc::clone(&live)
+                .pump(events, files, connection, translator)
+                .await;
             lock(&sessions.sessions).remove(&*live.id.0);
         });
     }

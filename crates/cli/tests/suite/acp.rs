@@ -40,6 +40,8 @@ struct Editor {
     buffers: Mutex<HashMap<PathBuf, String>>,
     /// Paths read through the editor.
     reads: Mutex<Vec<PathBuf>>,
+    /// Reads and writes that came before the editor heard of a call naming their file.
+    unannounced: Mutex<Vec<PathBuf>>,
     /// Writes through the editor (the editor saves them to disk).
     writes: Mutex<Vec<(PathBuf, String)>>,
 }
@@ -51,6 +53,20 @@ impl Editor {
 
     fn choose(&self, choices: &[&'static str]) {
         self.choices.lock().unwrap().extend(choices);
+    }
+
+    /// Notes `path` when no `tool_call` seen so far names it.
+    fn check_announced(&self, path: &Path) {
+        let announced = self.updates_of("tool_call").iter().any(|call| {
+            call["locations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|l| l["path"] == path.display().to_string())
+        });
+        if !announced {
+            self.unannounced.lock().unwrap().push(path.to_path_buf());
+        }
     }
 
     /// The updates of one kind (`tool_call`, `plan`, ...).
@@ -123,6 +139,7 @@ async fn with_editor<R>(
         .on_receive_request(
             async move |request: ReadTextFileRequest, responder, _cx| {
                 e3.reads.lock().unwrap().push(request.path.clone());
+                e3.check_announced(&request.path);
                 let buffer = e3.buffers.lock().unwrap().get(&request.path).cloned();
                 match buffer.or_else(|| std::fs::read_to_string(&request.path).ok()) {
                     Some(text) => responder.respond(ReadTextFileResponse::new(text)),
@@ -137,6 +154,7 @@ async fn with_editor<R>(
                     .lock()
                     .unwrap()
                     .push((request.path.clone(), request.content.clone()));
+                e4.check_announced(&request.path);
                 std::fs::write(&request.path, &request.content).unwrap();
                 responder.respond(WriteTextFileResponse::new())
             },
@@ -356,6 +374,8 @@ async fn read_sees_the_unsaved_buffer_and_a_write_goes_through_the_editor_once_a
     assert_eq!((first, second), (StopReason::EndTurn, StopReason::EndTurn));
     // Read served from the editor's buffer, not the disk.
     assert!(editor.reads.lock().unwrap().contains(&notes));
+    // The editor heard of each call before it read or wrote a file.
+    assert_eq!(*editor.unannounced.lock().unwrap(), Vec::<PathBuf>::new());
     assert!(
         rejected_results
             .iter()
