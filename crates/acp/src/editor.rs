@@ -31,6 +31,13 @@ pub(crate) enum FileJob {
 }
 
 impl FileJob {
+    /// The file it reads or writes.
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            FileJob::Read { path, .. } | FileJob::Write { path, .. } => path,
+        }
+    }
+
     /// Sends the request now (in order with the updates before it) and answers the job when
     /// the editor does.
     pub(crate) fn send(self, connection: &ConnectionTo<Client>, session: &SessionId) {

@@ -20,6 +20,9 @@ use crate::editor::FileJob;
 use crate::permission;
 use crate::updates::Translator;
 
+/// How long a file job waits for its call to be announced.
+const ANNOUNCE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// What waits for the session's answer.
 #[derive(Default)]
 struct Waiting {
@@ -131,14 +134,9 @@ impl Live {
                 },
                 job = files.recv(), if files_open => match job {
                     Some(job) => {
-                        // What the session emitted before the job goes out first.
-                        let mut ended = false;
-                        while let Ok(event) = events.try_recv() {
-                            if !self.event(event, &connection, &mut translator) {
-                                ended = true;
-                                break;
-                            }
-                        }
+                        let ended = self
+                            .settle(&job, &mut events, &connection, &mut translator)
+                            .await;
                         job.send(&connection, &self.id);
                         if ended {
                             break;
@@ -152,6 +150,54 @@ impl Live {
         let mut waiting = self.waiting();
         for (_, responder) in waiting.prompts.drain() {
             let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+        }
+    }
+
+    /// Before a file job goes out: every event the session emitted first, and, while a prompt
+    /// runs, a short wait for the call naming the file to be announced (the loop's events
+    /// reach the session a moment after its tools start; a sub-agent's or a fork's calls are
+    /// never announced, so the wait is bounded by [`ANNOUNCE_WAIT`]). `true` once the session
+    /// has ended.
+    async fn settle(
+        &self,
+        job: &FileJob,
+        events: &mut UnboundedReceiver<Event>,
+        connection: &ConnectionTo<Client>,
+        translator: &mut Translator,
+    ) -> bool {
+        let drain = |events: &mut UnboundedReceiver<Event>, translator: &mut Translator| {
+            while let Ok(event) = events.try_recv() {
+                if !self.event(event, connection, translator) {
+                    return true;
+                }
+            }
+            false
+        };
+        if drain(events, translator) {
+            return true;
+        }
+        if translator.names(job.path()) || self.waiting().prompts.is_empty() {
+            return false;
+        }
+        let deadline = tokio::time::Instant::now() + ANNOUNCE_WAIT;
+        loop {
+            tokio::select! {
+                event = events.recv() => match event {
+                    Some(event) => {
+                        if !self.event(event, connection, translator) {
+                            return true;
+                        }
+                        if drain(events, translator) {
+                            return true;
+                        }
+                        if translator.names(job.path()) {
+                            return false;
+                        }
+                    }
+                    None => return true,
+                },
+                () = tokio::time::sleep_until(deadline) => return false,
+            }
         }
     }
 

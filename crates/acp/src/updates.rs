@@ -31,6 +31,8 @@ pub(crate) struct Translator {
     hidden: HashSet<String>,
     /// Calls already marked as running.
     running: HashSet<String>,
+    /// Calls that have ended.
+    finished: HashSet<String>,
     /// The stop reason of the turn's last reply.
     pub(crate) last_stop: Option<StopReason>,
 }
@@ -130,6 +132,7 @@ impl Translator {
 
     fn finished(&mut self, id: &str, tool: &str, output: &ToolOutput) -> Vec<SessionUpdate> {
         self.running.remove(id);
+        self.finished.insert(id.to_owned());
         if self.hidden.contains(id) {
             return Vec::new();
         }
@@ -139,6 +142,20 @@ impl Translator {
         vec![SessionUpdate::ToolCallUpdate(tool_calls::finished(
             id, tool, input, before, output,
         ))]
+    }
+
+    /// Whether an announced call that has not finished names `path` (as its `file_path` or
+    /// `notebook_path`, absolute or relative to the project).
+    pub(crate) fn names(&self, path: &std::path::Path) -> bool {
+        self.calls.iter().any(|(id, call)| {
+            !self.finished.contains(id)
+                && ["file_path", "notebook_path"].iter().any(|key| {
+                    call.input
+                        .get(*key)
+                        .and_then(Value::as_str)
+                        .is_some_and(|named| !named.is_empty() && path.ends_with(named))
+                })
+        })
     }
 
     /// A resumed conversation, shown again.
