@@ -1,7 +1,7 @@
 //! The editor's files: when the client offers `fs/read_text_file` and `fs/write_text_file`,
 //! Read, Write and Edit go through it ([`tine_session::EditorFiles`]), so the model sees unsaved
 //! buffers and the editor applies and tracks the edits. The permission engine has decided
-//! before a call gets here. Each request is handed to the session's pump ([`FileJob`]), which
+//! before a call gets here. Each request is handed to the session's pump ([`Job`]), which
 //! sends it after the events emitted before it: the editor hears of a call before the call
 //! reads or writes.
 
@@ -15,8 +15,10 @@ use agent_client_protocol::v1::schema::{
 use tine_session::{EditorFiles, EditorFuture};
 use tokio::sync::{mpsc, oneshot};
 
-/// A request for the editor's files, waiting for the pump.
-pub(crate) enum FileJob {
+use crate::updates::Translator;
+
+/// A request for the editor (its files, its terminal), waiting for the pump.
+pub(crate) enum Job {
     /// `fs/read_text_file`.
     Read {
         path: PathBuf,
@@ -28,21 +30,26 @@ pub(crate) enum FileJob {
         text: String,
         reply: oneshot::Sender<Result<(), String>>,
     },
+    /// A command in a terminal of the editor's.
+    Run(crate::terminal::TerminalJob),
 }
 
-impl FileJob {
-    /// The file it reads or writes.
-    pub(crate) fn path(&self) -> &Path {
+impl Job {
+    /// Whether the call it belongs to has been announced (a call naming its file, or the
+    /// Bash call running its command).
+    pub(crate) fn announced(&self, translator: &Translator) -> bool {
         match self {
-            FileJob::Read { path, .. } | FileJob::Write { path, .. } => path,
+            Job::Read { path, .. } | Job::Write { path, .. } => translator.names(path),
+            Job::Run(run) => translator.running_command(&run.command).is_some(),
         }
     }
 
     /// Sends the request now (in order with the updates before it) and answers the job when
     /// the editor does.
-    pub(crate) fn send(self, connection: &ConnectionTo<Client>, session: &SessionId) {
+    pub(crate) fn send(self, connection: &ConnectionTo<Client>, session: &SessionId, translator: &Translator) {
         match self {
-            FileJob::Read { path, reply } => {
+            Job::Run(run) => run.start(connection, session, translator),
+            Job::Read { path, reply } => {
                 let sent = connection
                     .send_request(ReadTextFileRequest::new(session.clone(), path.clone()));
                 tokio::spawn(async move {
@@ -56,7 +63,7 @@ impl FileJob {
                     let _ = reply.send(result);
                 });
             }
-            FileJob::Write { path, text, reply } => {
+            Job::Write { path, text, reply } => {
                 let sent = connection.send_request(WriteTextFileRequest::new(
                     session.clone(),
                     path.clone(),
@@ -75,7 +82,7 @@ impl FileJob {
 
 /// One session's view of the editor's files.
 pub(crate) struct EditorFs {
-    jobs: mpsc::UnboundedSender<FileJob>,
+    jobs: mpsc::UnboundedSender<Job>,
 }
 
 impl EditorFs {
@@ -83,7 +90,7 @@ impl EditorFs {
     /// to `jobs` (the session's pump).
     pub(crate) fn offered(
         capabilities: &ClientCapabilities,
-        jobs: &mpsc::UnboundedSender<FileJob>,
+        jobs: &mpsc::UnboundedSender<Job>,
     ) -> Option<Self> {
         (capabilities.fs.read_text_file && capabilities.fs.write_text_file)
             .then(|| Self { jobs: jobs.clone() })
@@ -91,9 +98,9 @@ impl EditorFs {
 }
 
 /// The answer to a job, or why there is none.
-async fn answer<T>(
-    job: FileJob,
-    jobs: &mpsc::UnboundedSender<FileJob>,
+pub(crate) async fn answer<T>(
+    job: Job,
+    jobs: &mpsc::UnboundedSender<Job>,
     reply: oneshot::Receiver<Result<T, String>>,
 ) -> Result<T, String> {
     jobs.send(job)
@@ -107,7 +114,7 @@ impl EditorFiles for EditorFs {
     fn read_text<'a>(&'a self, path: &'a Path) -> EditorFuture<'a, String> {
         Box::pin(async move {
             let (reply, answered) = oneshot::channel();
-            let job = FileJob::Read {
+            let job = Job::Read {
                 path: path.to_path_buf(),
                 reply,
             };
@@ -118,7 +125,7 @@ impl EditorFiles for EditorFs {
     fn write_text<'a>(&'a self, path: &'a Path, text: &'a str) -> EditorFuture<'a, ()> {
         Box::pin(async move {
             let (reply, answered) = oneshot::channel();
-            let job = FileJob::Write {
+            let job = Job::Write {
                 path: path.to_path_buf(),
                 text: text.to_owned(),
                 reply,

@@ -16,7 +16,7 @@ use tine_query_loop::Terminal;
 use tine_session::{Event, OpId, SessionEvent, SessionHandle, TurnEnd, TurnOutcome};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::editor::FileJob;
+use crate::editor::Job;
 use crate::permission;
 use crate::updates::Translator;
 
@@ -116,7 +116,7 @@ impl Live {
     pub(crate) async fn pump(
         self: Arc<Self>,
         mut events: UnboundedReceiver<Event>,
-        mut files: UnboundedReceiver<FileJob>,
+        mut files: UnboundedReceiver<Job>,
         connection: ConnectionTo<Client>,
         mut translator: Translator,
     ) {
@@ -137,7 +137,7 @@ impl Live {
                         let ended = self
                             .settle(&job, &mut events, &connection, &mut translator)
                             .await;
-                        job.send(&connection, &self.id);
+                        job.send(&connection, &self.id, &translator);
                         if ended {
                             break;
                         }
@@ -160,7 +160,7 @@ impl Live {
     /// has ended.
     async fn settle(
         &self,
-        job: &FileJob,
+        job: &Job,
         events: &mut UnboundedReceiver<Event>,
         connection: &ConnectionTo<Client>,
         translator: &mut Translator,
@@ -176,7 +176,7 @@ impl Live {
         if drain(events, translator) {
             return true;
         }
-        if translator.names(job.path()) || self.waiting().prompts.is_empty() {
+        if job.announced(translator) || self.waiting().prompts.is_empty() {
             return false;
         }
         let deadline = tokio::time::Instant::now() + ANNOUNCE_WAIT;
@@ -190,7 +190,7 @@ impl Live {
                         if drain(events, translator) {
                             return true;
                         }
-                        if translator.names(job.path()) {
+                        if job.announced(translator) {
                             return false;
                         }
                     }

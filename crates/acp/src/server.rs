@@ -22,7 +22,8 @@ use tine_session::{
     Approvals, NoticeLevel, Resume, Session, SessionEvent, SessionOptions, StartError,
 };
 
-use crate::editor::{EditorFs, FileJob};
+use crate::editor::{EditorFs, Job};
+use crate::terminal::EditorTerminalOf;
 use crate::live::{INVALID_PARAMS, Live, failure};
 use crate::updates::Translator;
 use crate::{modes, prompt};
@@ -248,7 +249,7 @@ impl Server {
     fn options(
         &self,
         open: &Open,
-        jobs: &mpsc::UnboundedSender<FileJob>,
+        jobs: &mpsc::UnboundedSender<Job>,
         id: &SessionId,
     ) -> Result<SessionOptions, Error> {
         if !open.cwd.is_absolute() {
@@ -275,6 +276,9 @@ impl Server {
         let capabilities = lock(&self.client).clone();
         if let Some(files) = EditorFs::offered(&capabilities, jobs) {
             options.editor_files = Some(Arc::new(files));
+        }
+        if let Some(terminal) = EditorTerminalOf::offered(&capabilities, jobs) {
+            options.editor_terminal = Some(Arc::new(terminal));
         }
         Ok(options)
     }

@@ -33,6 +33,8 @@ pub(crate) struct Translator {
     running: HashSet<String>,
     /// Calls that have ended.
     finished: HashSet<String>,
+    /// The editor terminal each call ran in.
+    terminals: crate::terminal::Terminals,
     /// The stop reason of the turn's last reply.
     pub(crate) last_stop: Option<StopReason>,
 }
@@ -139,9 +141,21 @@ impl Translator {
         let call = self.calls.get(id);
         let input = call.map(|call| &call.input);
         let before = call.and_then(|call| call.before.as_deref());
-        vec![SessionUpdate::ToolCallUpdate(tool_calls::finished(
-            id, tool, input, before, output,
-        ))]
+        let mut update = tool_calls::finished(id, tool, input, before, output);
+        let terminal = self
+            .terminals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id);
+        if let Some(terminal) = terminal {
+            // The editor shows the run in its terminal; the text is for the model.
+            update.fields.content = Some(vec![
+                agent_client_protocol::v1::schema::ToolCallContent::Terminal(
+                    agent_client_protocol::v1::schema::Terminal::new(terminal),
+                ),
+            ]);
+        }
+        vec![SessionUpdate::ToolCallUpdate(update)]
     }
 
     /// Whether an announced call that has not finished names `path` (as its `file_path` or
@@ -156,6 +170,23 @@ impl Translator {
                         .is_some_and(|named| !named.is_empty() && path.ends_with(named))
                 })
         })
+    }
+
+    /// The unfinished Bash call running `command`, if announced.
+    pub(crate) fn running_command(&self, command: &str) -> Option<String> {
+        self.calls
+            .iter()
+            .find(|(id, call)| {
+                call.tool == "Bash"
+                    && !self.finished.contains(*id)
+                    && call.input.get("command").and_then(Value::as_str) == Some(command)
+            })
+            .map(|(id, _)| id.clone())
+    }
+
+    /// Which call ran in which editor terminal (filled as terminals open).
+    pub(crate) fn terminals(&self) -> crate::terminal::Terminals {
+        std::sync::Arc::clone(&self.terminals)
     }
 
     /// A resumed conversation, shown again.

@@ -165,5 +165,9 @@ pub use tine_query_loop::hooks::{
 /// The loop's events, forwarded in [`SessionEvent::Query`].
 pub use tine_query_loop::{CompactBoundary, QueryEvent};
 /// What a finished tool call carries for front ends ([`SessionEvent::Query`]'s results), and
-/// the editor's files Read, Write and Edit go through ([`SessionOptions::editor_files`]).
-pub use tine_tools::{EditorFiles, EditorFs, EditorFuture, ToolDisplay, ToolOutput};
+/// the editor's files Read, Write and Edit go through ([`SessionOptions::editor_files`]) and
+/// its terminal Bash runs in ([`SessionOptions::editor_terminal`]).
+pub use tine_tools::{
+    EditorFiles, EditorFs, EditorFuture, EditorTerm, EditorTerminal, TerminalEnding, TerminalRun,
+    ToolDisplay, ToolOutput,
+};

@@ -183,6 +183,10 @@ pub struct SessionOptions {
     /// model sees unsaved buffers and the editor applies the changes (forks and sub-agents
     /// too). `None`: they use the disk.
     pub editor_files: Option<Arc<dyn tine_tools::EditorFiles>>,
+    /// The editor's terminal (ACP's `terminal/*`): the main thread's foreground Bash commands
+    /// run there, unless the Bash sandbox is on (the editor's terminal is outside it). `None`:
+    /// locally.
+    pub editor_terminal: Option<Arc<dyn tine_tools::EditorTerminal>>,
 }
 
 impl SessionOptions {
@@ -247,6 +251,7 @@ impl SessionOptions {
             effort: None,
             betas: Vec::new(),
             editor_files: None,
+            editor_terminal: None,
         }
     }
 }

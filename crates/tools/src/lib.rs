@@ -13,7 +13,8 @@
 //! - `file_state`: the LRU file-state cache behind Edit and Write's read-before-write rule.
 //! - `read_listener`: who is told about the files Read shows (Magic Docs).
 //! - `editor_files`: the editor's files (ACP's `fs/*` methods), which Read, Write and Edit go
-//!   through when the context holds one.
+//!   through when the context holds one; `editor_terminal`: the editor's terminal (ACP's
+//!   `terminal/*`), where Bash runs a foreground command when the context holds one.
 //! - `builtin`: Read (text, images, PDFs, notebooks), Write, Edit, NotebookEdit, Bash, Glob,
 //!   Grep, TodoWrite, WebFetch, ExitPlanMode.
 //! - `pool`: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
@@ -61,6 +62,7 @@ mod builtin;
 mod context;
 mod display;
 mod editor_files;
+mod editor_terminal;
 mod extensions;
 mod file_state;
 mod landlock;
@@ -93,6 +95,7 @@ pub use builtin::write::WriteTool;
 pub use context::{ChannelProgress, NoProgress, ProgressSink, ToolContext, ToolProgress};
 pub use display::{TodoItem, TodoStatus, ToolDisplay};
 pub use editor_files::{EditorFiles, EditorFs, EditorFuture};
+pub use editor_terminal::{EditorTerm, EditorTerminal, TerminalEnding, TerminalRun};
 pub use extensions::ContextExtension;
 pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness, hash_content};
 pub use pool::{ToolPool, definition_of};

@@ -20,7 +20,7 @@ use tine_memory::{
     resolve_memory_dir,
 };
 use tine_query_loop::hooks::{HookEvent, Hooks};
-use tine_tools::{EditorFs, Tool, ToolContext, WebFetchSummarizer};
+use tine_tools::{EditorFs, EditorTerm, Tool, ToolContext, WebFetchSummarizer};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -127,6 +127,9 @@ impl Background {
         }
         if let Some(editor) = &options.editor_files {
             tool_context = tool_context.with_ext(EditorFs(Arc::clone(editor)));
+        }
+        if let Some(terminal) = &options.editor_terminal {
+            tool_context = tool_context.with_ext(EditorTerm(Arc::clone(terminal)));
         }
         // The engine's own decisions on oversized tool results, shared with the parent, so a
         // fork's prefix serializes as the main thread's requests did.

@@ -1,6 +1,7 @@
 //! Bash: runs a command in its own process group (killed whole on timeout or cancellation),
 //! caps its output, and keeps the working directory between calls by having the shell print
-//! `pwd` into a side file after the command.
+//! `pwd` into a side file after the command. With an editor terminal on the context
+//! ([`EditorTerm`]) and no sandbox, a foreground command runs there instead, ending the same way.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,6 +17,7 @@ use super::shell::{
 };
 use crate::context::{ToolContext, ToolProgress};
 use crate::display::ToolDisplay;
+use crate::editor_terminal::{EditorTerm, TerminalEnding};
 use crate::tool::{Tool, ToolError, ToolFuture, ToolOutput, parse_input};
 use tine_permissions::PermissionTarget;
 
@@ -203,12 +205,6 @@ fn looks_destructive(command: &str) -> bool {
     starts_program || PHRASES.iter().any(|phrase| command.contains(phrase))
 }
 
-enum Ending {
-    Exited(std::process::ExitStatus),
-    TimedOut,
-    Cancelled,
-    WaitFailed(std::io::Error),
-}
 
 async fn run_foreground(
     command: &str,
@@ -233,6 +229,19 @@ async fn run_foreground(
         shell_quote(&cwd_file.path().to_string_lossy())
     );
     let started = Instant::now();
+    if ctx.sandbox().is_none()
+        && let Some(terminal) = ctx.ext::<EditorTerm>()
+    {
+        let run = terminal
+            .0
+            .run(command, &script, &cwd, timeout, ctx.cancellation())
+            .await
+            .map_err(ToolError::Failed)?;
+        let mut captured = CappedOutput::new(MAX_OUTPUT_BYTES);
+        captured.push(run.output.as_bytes());
+        let truncated = run.truncated || captured.is_truncated();
+        return Ok(finish(run.ending, &captured, truncated, cwd_file.path(), started, timeout, ctx));
+    }
     let mut child = spawn_shell(&script, &cwd, ctx.sandbox())
         .map_err(|error| ToolError::io("cannot start a shell in", &cwd, error))?;
     let pgid = child.id();
@@ -255,19 +264,19 @@ async fn run_foreground(
             waited = child.wait() => break match waited {
                 Ok(status) => {
                     forget_group_if_empty(pgid);
-                    Ending::Exited(status)
+                    Ok(TerminalEnding::Exited(status.code()))
                 }
-                Err(error) => Ending::WaitFailed(error),
+                Err(error) => Err(error),
             },
             () = &mut deadline => {
                 kill_group(pgid);
                 let _ = child.wait().await;
-                break Ending::TimedOut;
+                break Ok(TerminalEnding::TimedOut);
             }
             () = ctx.cancellation().cancelled() => {
                 kill_group(pgid);
                 let _ = child.wait().await;
-                break Ending::Cancelled;
+                break Ok(TerminalEnding::Cancelled);
             }
             _ = ticker.tick() => {
                 let (lines, bytes) = {
@@ -294,17 +303,40 @@ async fn run_foreground(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
+    let ending = match ending {
+        Ok(ending) => ending,
+        Err(error) => {
+            kill_group(pgid);
+            return Err(ToolError::Failed(format!(
+                "waiting for the command failed: {error}"
+            )));
+        }
+    };
+    let truncated = captured.is_truncated();
+    Ok(finish(ending, &captured, truncated, cwd_file.path(), started, timeout, ctx))
+}
+
+/// The result of a command that ended: its output with a note on how it ended, and the
+/// directory it ended in kept for the next call.
+fn finish(
+    ending: TerminalEnding,
+    captured: &CappedOutput,
+    truncated: bool,
+    cwd_file: &std::path::Path,
+    started: Instant,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> ToolOutput {
     let mut text = captured.render().trim_end().to_owned();
     let elapsed = started.elapsed();
     let (exit_code, timed_out, is_error, summary) = match ending {
-        Ending::Exited(status) => {
-            if let Ok(printed) = std::fs::read_to_string(cwd_file.path()) {
+        TerminalEnding::Exited(code) => {
+            if let Ok(printed) = std::fs::read_to_string(cwd_file) {
                 let new_cwd = PathBuf::from(printed.trim_end_matches('\n'));
                 if !printed.trim().is_empty() && new_cwd.is_dir() {
                     ctx.set_cwd(new_cwd);
                 }
             }
-            let code = status.code();
             match code {
                 Some(0) => {}
                 Some(code) => push_note(&mut text, &format!("Exit code {code}")),
@@ -319,7 +351,7 @@ async fn run_foreground(
             };
             (code, false, code != Some(0), summary)
         }
-        Ending::TimedOut => {
+        TerminalEnding::TimedOut => {
             push_note(
                 &mut text,
                 &format!(
@@ -329,18 +361,12 @@ async fn run_foreground(
             );
             (None, true, true, "timed out".to_owned())
         }
-        Ending::Cancelled => {
+        TerminalEnding::Cancelled => {
             push_note(
                 &mut text,
                 "Command was cancelled; it and every process it started were killed",
             );
             (None, false, true, "cancelled".to_owned())
-        }
-        Ending::WaitFailed(error) => {
-            kill_group(pgid);
-            return Err(ToolError::Failed(format!(
-                "waiting for the command failed: {error}"
-            )));
         }
     };
     if text.is_empty() {
@@ -351,14 +377,14 @@ async fn run_foreground(
     } else {
         ToolOutput::text(text)
     };
-    Ok(output
+    output
         .with_summary(summary)
         .with_display(ToolDisplay::Shell {
             exit_code,
             timed_out,
-            truncated: captured.is_truncated(),
+            truncated,
             background_task: None,
-        }))
+        })
 }
 
 fn push_note(text: &mut String, note: &str) {
