@@ -46,7 +46,12 @@ impl Job {
 
     /// Sends the request now (in order with the updates before it) and answers the job when
     /// the editor does.
-    pub(crate) fn send(self, connection: &ConnectionTo<Client>, session: &SessionId, translator: &Translator) {
+    pub(crate) fn send(
+        self,
+        connection: &ConnectionTo<Client>,
+        session: &SessionId,
+        translator: &Translator,
+    ) {
         match self {
             Job::Run(run) => run.start(connection, session, translator),
             Job::Read { path, reply } => {

@@ -23,8 +23,8 @@ use tine_session::{
 };
 
 use crate::editor::{EditorFs, Job};
-use crate::terminal::EditorTerminalOf;
 use crate::live::{INVALID_PARAMS, Live, failure};
+use crate::terminal::EditorTerminalOf;
 use crate::updates::Translator;
 use crate::{modes, prompt};
 use tokio::sync::mpsc;

@@ -14,8 +14,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, CreateTerminalRequest, KillTerminalRequest, ReleaseTerminalRequest,
     SessionId, SessionNotification, SessionUpdate, Terminal, TerminalId, TerminalOutputRequest,
-    ToolCallContent, ToolCallId, ToolCallUpdate, ToolCallUpdateFields,
-    WaitForTerminalExitRequest,
+    ToolCallContent, ToolCallId, ToolCallUpdate, ToolCallUpdateFields, WaitForTerminalExitRequest,
 };
 use tine_session::{EditorFuture, EditorTerminal, TerminalEnding, TerminalRun};
 use tokio::sync::{mpsc, oneshot};
@@ -77,7 +76,9 @@ impl TerminalJob {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The call's update showing its terminal.
@@ -88,7 +89,8 @@ fn show(connection: &ConnectionTo<Client>, session: &SessionId, call: &str, term
             terminal.clone(),
         ))]),
     );
-    let notification = SessionNotification::new(session.clone(), SessionUpdate::ToolCallUpdate(update));
+    let notification =
+        SessionNotification::new(session.clone(), SessionUpdate::ToolCallUpdate(update));
     let _ = connection.send_notification(notification);
 }
 
@@ -102,7 +104,10 @@ async fn run(
     cancel: &CancellationToken,
 ) -> Result<TerminalRun, String> {
     let waited = connection
-        .send_request(WaitForTerminalExitRequest::new(session.clone(), terminal.clone()))
+        .send_request(WaitForTerminalExitRequest::new(
+            session.clone(),
+            terminal.clone(),
+        ))
         .block_task();
     let ending = tokio::select! {
         exit = waited => match exit {
@@ -114,14 +119,20 @@ async fn run(
         () = tokio::time::sleep(timeout) => Some(TerminalEnding::TimedOut),
         () = cancel.cancelled() => Some(TerminalEnding::Cancelled),
     };
-    if matches!(ending, Some(TerminalEnding::TimedOut | TerminalEnding::Cancelled)) {
+    if matches!(
+        ending,
+        Some(TerminalEnding::TimedOut | TerminalEnding::Cancelled)
+    ) {
         let kill = KillTerminalRequest::new(session.clone(), terminal.clone());
         if let Err(error) = connection.send_request(kill).block_task().await {
             tracing::warn!(%error, "the editor could not kill the command's terminal");
         }
     }
     let output = connection
-        .send_request(TerminalOutputRequest::new(session.clone(), terminal.clone()))
+        .send_request(TerminalOutputRequest::new(
+            session.clone(),
+            terminal.clone(),
+        ))
         .block_task()
         .await;
     let release = ReleaseTerminalRequest::new(session.clone(), terminal.clone());

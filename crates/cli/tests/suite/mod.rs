@@ -2,6 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod acp;
+mod acp_client;
+mod acp_editor;
 mod agents;
 mod agents_worktree;
 mod compaction;

@@ -205,7 +205,6 @@ fn looks_destructive(command: &str) -> bool {
     starts_program || PHRASES.iter().any(|phrase| command.contains(phrase))
 }
 
-
 async fn run_foreground(
     command: &str,
     cwd: PathBuf,
@@ -240,7 +239,15 @@ async fn run_foreground(
         let mut captured = CappedOutput::new(MAX_OUTPUT_BYTES);
         captured.push(run.output.as_bytes());
         let truncated = run.truncated || captured.is_truncated();
-        return Ok(finish(run.ending, &captured, truncated, cwd_file.path(), started, timeout, ctx));
+        return Ok(finish(
+            run.ending,
+            &captured,
+            truncated,
+            cwd_file.path(),
+            started,
+            timeout,
+            ctx,
+        ));
     }
     let mut child = spawn_shell(&script, &cwd, ctx.sandbox())
         .map_err(|error| ToolError::io("cannot start a shell in", &cwd, error))?;
@@ -313,7 +320,15 @@ async fn run_foreground(
         }
     };
     let truncated = captured.is_truncated();
-    Ok(finish(ending, &captured, truncated, cwd_file.path(), started, timeout, ctx))
+    Ok(finish(
+        ending,
+        &captured,
+        truncated,
+        cwd_file.path(),
+        started,
+        timeout,
+        ctx,
+    ))
 }
 
 /// The result of a command that ended: its output with a note on how it ended, and the
