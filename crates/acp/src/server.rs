@@ -388,10 +388,22 @@ fn start_error(error: StartError) -> Error {
             lines.push(refusal);
             lines.join("\n")
         }
+        // ACP's "authentication required": the editor can say what is missing.
+        StartError::Credentials(error) => {
+            return Error::new(
+                AUTH_REQUIRED,
+                format!(
+                    "{error}; set ANTHROPIC_API_KEY in the environment the editor starts tine in (its agent_servers entry's `env`)"
+                ),
+            );
+        }
         other => other.to_string(),
     };
     failure(message)
 }
+
+/// ACP's error code for a missing login or key.
+const AUTH_REQUIRED: i32 = -32000;
 
 /// The editor's MCP servers as an `--mcp-config` value (started without a trust prompt: the
 /// editor configured them). `sse` is not offered in `initialize`; such a server is skipped.

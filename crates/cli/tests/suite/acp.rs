@@ -287,6 +287,15 @@ async fn load_in_a_new_process_replays_the_conversation_and_continues_it() {
         last.contains("first question") && last.contains("First answer."),
         "{last}"
     );
+    // The new process reads the earlier process's prefix from the cache.
+    let usage = server.requests().last().unwrap().usage.unwrap();
+    let prompt_tokens =
+        usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.input_tokens;
+    let share = usage.cache_read_input_tokens as f64 / prompt_tokens as f64;
+    assert!(
+        share >= 0.9,
+        "read {share:.3} of the prompt from the cache: {usage:?}"
+    );
     assert!(
         second
             .updates
@@ -419,4 +428,34 @@ async fn the_editor_leaving_mid_turn_ends_it_keeps_the_transcript_and_exits_zero
         text.contains("sleep 30"),
         "the call is in the transcript: {text}"
     );
+}
+
+#[tokio::test]
+async fn without_a_key_session_new_says_authentication_is_required_and_how() {
+    let project = Project::new();
+    let server = mock(Scenario::new().default_reply(Reply::text("Hi."))).await;
+    let mut child = tine(&project, &server)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["acp"])
+        .stdin_open()
+        .spawn();
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let cwd = project.cwd().to_path_buf();
+    let error = Client
+        .v1()
+        .connect_with(transport, async |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            Ok(new_session(&cx, &cwd).await.unwrap_err())
+        })
+        .await
+        .unwrap();
+    assert_eq!(i32::from(error.code), -32000, "{error:?}");
+    assert!(error.message.contains("ANTHROPIC_API_KEY"), "{error:?}");
+    let status = child.wait().await.unwrap();
+    assert!(status.success());
 }
