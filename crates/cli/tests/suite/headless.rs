@@ -430,3 +430,57 @@ async fn max_turns_ends_the_run_as_an_error(wire: Wire) {
     assert_eq!(server.requests().len(), 2);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_stream_json_image_reaches_the_model_beside_the_text() {
+    let server = super::mock(Scenario::new().default_reply(Reply::text("A cat."))).await;
+    let project = Project::new();
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    let input = json!({"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": "what is in this picture?"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+    ]}});
+    let out = super::tine(&project, &server)
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "json",
+        ])
+        .stdin(format!("{input}\n"))
+        .run()
+        .await;
+    out.assert_success();
+    assert_eq!(out.json()["result"], "A cat.");
+    let bodies = tine_e2e::request_bodies(&server);
+    let last = bodies.last().unwrap();
+    let blocks = last["messages"][0]["content"].as_array().unwrap();
+    let image = blocks
+        .iter()
+        .find(|b| b["type"] == "image")
+        .expect("the image was sent");
+    assert_eq!(image["source"]["data"], png);
+    assert!(
+        blocks
+            .iter()
+            .any(|b| b["text"] == "what is in this picture?")
+    );
+    // An image the API could not take is bad input, said on stdout; the run goes on.
+    let bad = json!({"type": "user", "message": {"role": "user", "content": [
+        {"type": "image", "source": {}}
+    ]}});
+    let out = super::tine(&project, &server)
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .stdin(format!("{bad}\n"))
+        .run()
+        .await;
+    assert!(out.stdout.contains("base64"), "{}", out.stdout);
+}

@@ -13,8 +13,13 @@ pub(crate) const MAX_LINE_BYTES: usize = 32 << 20;
 /// One line of standard input.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Line {
-    /// A user message: its text, and the uuid the app gave it, if any.
-    User { text: String, uuid: Option<String> },
+    /// A user message: its text, all its blocks when it has images or documents, and the
+    /// uuid the app gave it, if any.
+    User {
+        text: String,
+        content: Option<Vec<tine_api_client::ContentBlock>>,
+        uuid: Option<String>,
+    },
     /// The app asks tine something (`control_request`).
     Request { id: String, request: Value },
     /// The app answers one of tine's requests (`control_response`).
@@ -42,9 +47,10 @@ pub(crate) fn parse(line: &str) -> Line {
     };
     let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
     match value.get("type").and_then(Value::as_str) {
-        Some("user") => match super::prompt::stream_json_prompt(line) {
+        Some("user") => match super::prompt::user_prompt(line) {
             Ok(Some(prompt)) => Line::User {
-                text: prompt,
+                text: prompt.text,
+                content: prompt.content,
                 uuid: text("uuid"),
             },
             Ok(None) => Line::Nothing,
@@ -151,7 +157,7 @@ mod tests {
     fn lines_are_told_apart() {
         assert!(matches!(
             parse(r#"{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1"}"#),
-            Line::User { text, uuid: Some(u) } if text == "hi" && u == "u1"
+            Line::User { text, uuid: Some(u), .. } if text == "hi" && u == "u1"
         ));
         assert!(matches!(
             parse(r#"{"type":"control_request","request_id":"r1","request":{"subtype":"interrupt"}}"#),

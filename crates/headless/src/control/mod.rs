@@ -266,11 +266,19 @@ impl Control {
     /// One line of the app's.
     fn line(&mut self, number: usize, line: Line) {
         match line {
-            Line::User { text, uuid } => {
+            Line::User {
+                text,
+                content,
+                uuid,
+            } => {
                 if self.replay {
                     write_line(&messages::replayed_user(&self.info, &text, uuid.as_deref()));
                 }
-                if let Err(error) = self.session.submit(Op::parse(&text)) {
+                let op = match content {
+                    Some(blocks) => Op::PromptContent(blocks),
+                    None => Op::parse(&text),
+                };
+                if let Err(error) = self.session.submit(op) {
                     write_line(&messages::bad_input(number, &error.to_string()));
                 }
             }
