@@ -33,6 +33,7 @@ pub(crate) const LAYERS: &[(&str, u8)] = &[
     ("memory", 6),
     ("compaction", 6),
     ("mcp", 6),
+    ("checkpoints", 6),
     // One session for every front end: above memory, compaction and MCP, below the UI.
     ("session", 7),
     ("tui", 8),

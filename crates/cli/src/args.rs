@@ -330,6 +330,9 @@ pub(crate) enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// The files of a session back to before one of its prompts: `tine rewind --list`,
+    /// `tine rewind N [--force]` (the latest session here, or `-r ID`).
+    Rewind(RewindArgs),
     /// Serve editors over the Agent Client Protocol on standard input and output (Zed,
     /// JetBrains, Neovim): `{"agent_servers": {"tine": {"command": "tine", "args": ["acp"]}}}`.
     /// Flags before `acp` (`--model`, `--settings`, `--allowedTools`, ...) apply to every
@@ -343,6 +346,23 @@ pub(crate) enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<OsString>,
     },
+}
+
+/// `tine rewind`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RewindArgs {
+    /// The prompt to go back to before (its number in `--list`).
+    #[arg(required_unless_present = "list")]
+    pub prompt: Option<usize>,
+    /// List the prompts with checkpoints, and what each changed since.
+    #[arg(long)]
+    pub list: bool,
+    /// The session (default: the latest of this directory).
+    #[arg(short = 'r', long = "resume", value_name = "ID")]
+    pub resume: Option<String>,
+    /// Also put back files someone else changed since.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `tine doctor`'s options.

@@ -27,6 +27,7 @@ mod logging;
 mod mcp_cmd;
 mod memory_cmd;
 mod profile;
+mod rewind_cmd;
 mod sandbox_exec;
 mod setup;
 mod skills_cmd;
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
         Some(Command::Memory { command }) => return outcome("memory", memory_cmd::run(command)),
         Some(Command::Skills { .. }) => return outcome("skills", skills_cmd::run()),
         Some(Command::Mcp { args }) => return outcome("mcp", mcp_cmd::run(args)),
+        Some(Command::Rewind(options)) => return outcome("rewind", rewind_cmd::run(options)),
         Some(Command::Acp) | None => {}
     }
     profile.mark("args");

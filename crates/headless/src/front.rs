@@ -149,7 +149,11 @@ impl Front {
             | SessionEvent::Usage(_)
             | SessionEvent::PermissionModeChanged(_)
             | SessionEvent::ModelChanged(_)
-            | SessionEvent::ThinkingChanged(_) => {}
+            | SessionEvent::ThinkingChanged(_)
+            // `/rewind`'s output says what it did; `rewind_files` answers with it.
+            | SessionEvent::RewindPoints(_)
+            | SessionEvent::Rewound(_)
+            | SessionEvent::RewindConflicts { .. } => {}
         }
     }
 }

@@ -130,6 +130,9 @@ pub struct QueryEngine {
     tool_context: ToolContext,
     transcript: Option<TranscriptWriter>,
     transcript_path: PathBuf,
+    /// The transcript uuid of the last prompt sent (a rewind's target), and of the record
+    /// before it (where a conversation rewound to that prompt goes on from).
+    last_prompt: Option<(String, Option<String>)>,
     resume_warnings: Vec<TranscriptWarning>,
     /// Frozen decisions on oversized tool results; every request template carries it, so a fork
     /// built from the template clones the same decisions.
@@ -268,6 +271,7 @@ impl QueryEngine {
             tool_context,
             transcript,
             transcript_path: path,
+            last_prompt: None,
             resume_warnings,
             replacements: Arc::default(),
             recorded_replacements: BTreeSet::new(),
@@ -310,6 +314,20 @@ impl QueryEngine {
     /// Where the transcript is written.
     pub fn transcript_path(&self) -> &PathBuf {
         &self.transcript_path
+    }
+
+    /// The uuid of the last record written to the transcript (`None` when nothing was, or the
+    /// session is not persisted).
+    pub fn last_uuid(&self) -> Option<String> {
+        self.transcript
+            .as_ref()
+            .and_then(TranscriptWriter::last_uuid)
+    }
+
+    /// The last prompt's transcript uuid and its parent's (the record the conversation
+    /// went on from): `None` before any prompt, or when the session is not persisted.
+    pub fn last_prompt(&self) -> Option<&(String, Option<String>)> {
+        self.last_prompt.as_ref()
     }
 
     /// A handle for background work to annotate this session's transcript (none when the

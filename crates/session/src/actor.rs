@@ -155,8 +155,12 @@ impl Actor {
     /// One queued op. Returns `false` when the session cannot go on.
     async fn apply(&mut self, id: OpId, op: Op, token: CancellationToken) -> bool {
         match op {
-            Op::Prompt(prompt) => self.turn(id, token, TurnKind::Prompt(prompt)).await,
+            Op::Prompt(prompt) => {
+                self.conversation.turn_op = Some(id);
+                self.turn(id, token, TurnKind::Prompt(prompt)).await;
+            }
             Op::PromptContent(content) => {
+                self.conversation.turn_op = Some(id);
                 self.turn(id, token, TurnKind::Content(content)).await;
             }
             // `/clear` and `/resume ID` put another conversation in place, as the ops do,
@@ -165,6 +169,9 @@ impl Actor {
                 return self
                     .replacing_turn(id, token, "clear", Resume::New, SessionEndReason::Clear)
                     .await;
+            }
+            Op::Command { name, args } if name == "rewind" => {
+                return self.rewind_turn(id, token, &args).await;
             }
             Op::Command { name, args } if name == "resume" && !args.trim().is_empty() => {
                 return match parse_session(&args) {
@@ -199,13 +206,13 @@ impl Actor {
                     .replace(id, Resume::Id(session), SessionEndReason::Other)
                     .await;
             }
-            Op::Rewind { prompt } => self.failed(
-                id,
-                format!(
-                    "cannot rewind to prompt {prompt}: this version of tine keeps no \
-                     checkpoints yet (start again with `tine -r ID` or /clear)"
-                ),
-            ),
+            Op::Rewind { to, scope, force } => {
+                return self.rewind_with(id, &to, scope, force).await.0;
+            }
+            Op::RewindPoints => {
+                let points = self.conversation.rewinds.points();
+                self.events.emit_for(id, SessionEvent::RewindPoints(points));
+            }
             Op::SetModel(model) => self.set_model(id, &model),
             Op::SetThinking(budget) => {
                 let next = budget.filter(|b| *b > 0).map(|budget_tokens| {
@@ -393,6 +400,55 @@ impl Actor {
         true
     }
 
+    /// `/rewind` (the prompts a rewind can go back to, and what each changed since) and
+    /// `/rewind N [both|code|conversation] [--force]`, as a command's turn.
+    async fn rewind_turn(&mut self, id: OpId, token: CancellationToken, args: &str) -> bool {
+        {
+            let mut turns = self.shared.turns();
+            turns.queued.retain(|(queued, _)| *queued != id);
+        }
+        self.events.emit_for(id, SessionEvent::TurnStarted);
+        if token.is_cancelled() {
+            let end = self.conversation.end(TurnOutcome::Interrupted, None);
+            self.events.emit_for(id, SessionEvent::TurnEnded(end));
+            return true;
+        }
+        let mut going = true;
+        let (text, failed) = match crate::rewind::parse_command(args) {
+            Err(message) => (message, true),
+            Ok(None) => {
+                let points = self.conversation.rewinds.points();
+                let text = crate::rewind::describe(&points);
+                self.events.emit_for(id, SessionEvent::RewindPoints(points));
+                (text, false)
+            }
+            Ok(Some((prompt, scope, force))) => {
+                let target = crate::protocol::RewindTarget::Prompt(prompt);
+                let (on, summary, failed) = self.rewind_with(id, &target, scope, force).await;
+                going = on;
+                (summary, failed)
+            }
+        };
+        self.events.emit_for(
+            id,
+            SessionEvent::CommandOutput(CommandOutput {
+                command: "rewind".to_owned(),
+                text,
+                is_error: failed,
+                data: serde_json::Value::Null,
+            }),
+        );
+        let outcome = match failed {
+            true => TurnOutcome::Failed {
+                message: "/rewind: see its output".to_owned(),
+            },
+            false => TurnOutcome::Completed,
+        };
+        let end = self.conversation.end(outcome, None);
+        self.events.emit_for(id, SessionEvent::TurnEnded(end));
+        going
+    }
+
     /// Background agents ended: their reports are a turn of the session's own.
     async fn report_turn(&mut self, notifications: Vec<TaskNotification>) {
         let id = self.shared.next_op();
@@ -415,9 +471,21 @@ impl Actor {
     /// when that cannot start, the earlier conversation again. Returns `false` when neither
     /// could (the session then ends).
     async fn replace(&mut self, id: OpId, resume: Resume, reason: SessionEndReason) -> bool {
+        self.replace_at(id, resume, None, reason).await
+    }
+
+    /// [`Self::replace`], resumed at message `at` when given (a conversation rewind).
+    async fn replace_at(
+        &mut self,
+        id: OpId,
+        resume: Resume,
+        at: Option<String>,
+        reason: SessionEndReason,
+    ) -> bool {
         let previous = self.conversation.info.session_id.clone();
         let mut options = self.template.clone();
         options.resume = resume;
+        options.resume_session_at = at;
         options.cleared = reason == SessionEndReason::Clear;
         options.session_id = None;
         // The conversation in place ends first: its SessionEnd hooks, its deferred memory
@@ -451,6 +519,92 @@ impl Actor {
         self.armed = false;
         self.conversation.start().await;
         true
+    }
+
+    /// `Op::Rewind`: the files (what the session changed since before the prompt), then the
+    /// conversation (the same session resumed just before the prompt; the old branch stays
+    /// in the transcript); `Rewound` says what was done.
+    async fn rewind_with(
+        &mut self,
+        id: OpId,
+        to: &crate::protocol::RewindTarget,
+        scope: crate::protocol::RewindScope,
+        force: bool,
+    ) -> (bool, String, bool) {
+        let rewinds = Arc::clone(&self.conversation.rewinds);
+        let prompt = match rewinds.resolve(to) {
+            Ok(prompt) => prompt,
+            Err(message) => {
+                self.failed(id, message.clone());
+                return (true, message, true);
+            }
+        };
+        let (text, parent) = rewinds.prompt(prompt).unwrap_or_default();
+        let (mut restored, mut removed) = (Vec::new(), Vec::new());
+        if scope.code() {
+            match rewinds.rewind_code(prompt, force).await {
+                Ok((r, m)) => {
+                    (restored, removed) = (r, m);
+                    // The files are as the session last knew them then: a Write or an Edit
+                    // of them goes on without a Read.
+                    let ctx = self.conversation.engine.tool_context();
+                    let cwd = &self.conversation.info.cwd;
+                    for path in &restored {
+                        let path = cwd.join(path);
+                        match std::fs::read(&path) {
+                            Ok(bytes) => {
+                                let mtime =
+                                    std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+                                ctx.file_state().record(&path, &bytes, mtime);
+                            }
+                            Err(_) => ctx.file_state().forget(&path),
+                        }
+                    }
+                    for path in &removed {
+                        ctx.file_state().forget(&cwd.join(path));
+                    }
+                }
+                Err(crate::rewind::RewindRefusal::Conflicts(files)) => {
+                    let summary = crate::rewind::conflicts_text(prompt, &files);
+                    self.events
+                        .emit_for(id, SessionEvent::RewindConflicts { prompt, files });
+                    return (true, summary, true);
+                }
+                Err(crate::rewind::RewindRefusal::Failed(message)) => {
+                    self.failed(id, message.clone());
+                    return (true, message, true);
+                }
+            }
+        }
+        if scope.conversation() {
+            rewinds.forget_from(prompt);
+            let session = self.conversation.info.session_id.clone();
+            let resume = match parent {
+                Some(_) => Resume::Id(session),
+                // Before the first prompt: a conversation of its own.
+                None => Resume::New,
+            };
+            if !self
+                .replace_at(id, resume, parent, SessionEndReason::Other)
+                .await
+            {
+                return (
+                    false,
+                    "the conversation could not be rewound".to_owned(),
+                    true,
+                );
+            }
+        }
+        let report = crate::protocol::RewindReport {
+            prompt,
+            scope,
+            text,
+            restored,
+            removed,
+        };
+        let summary = crate::rewind::report_text(&report);
+        self.events.emit_for(id, SessionEvent::Rewound(report));
+        (true, summary, false)
     }
 
     /// `Op::Finish`: background agents still running report as further turns, within the

@@ -11,9 +11,28 @@ use tine_query_loop::{CanUseTool, PermissionOutcome};
 use tine_tools::{Tool, ToolContext};
 
 use crate::permission::Permissions;
+use crate::rewind::Rewinds;
 
-/// [`Permissions`] as the loop's `can_use_tool`.
-pub(crate) struct SessionPermissions(pub(crate) Arc<Permissions>);
+/// [`Permissions`] as the loop's `can_use_tool`; a call let through that can change files
+/// takes the prompt's checkpoint first (`rewind`).
+pub(crate) struct SessionPermissions(pub(crate) Arc<Permissions>, pub(crate) Arc<Rewinds>);
+
+impl SessionPermissions {
+    /// `outcome`, with the checkpoint taken before an allowed call that can change files.
+    async fn checked(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        outcome: PermissionOutcome,
+    ) -> PermissionOutcome {
+        if let PermissionOutcome::Allow { updated_input } = &outcome {
+            self.1
+                .before(tool, updated_input.as_ref().unwrap_or(input))
+                .await;
+        }
+        outcome
+    }
+}
 
 impl CanUseTool for SessionPermissions {
     fn check<'a>(
@@ -26,7 +45,8 @@ impl CanUseTool for SessionPermissions {
             if tool.name() == tine_tools::EXIT_PLAN_MODE {
                 return crate::plan_mode::exit_outcome(&self.0, tool, input, ctx).await;
             }
-            self.0.outcome(tool, input, ctx).await
+            let outcome = self.0.outcome(tool, input, ctx).await;
+            self.checked(tool, input, outcome).await
         })
     }
 
@@ -41,7 +61,8 @@ impl CanUseTool for SessionPermissions {
                 // The hook approved the plan.
                 return crate::plan_mode::approved(&self.0, PermissionMode::Default);
             }
-            self.0.hook_allowed_outcome(tool, input, ctx).await
+            let outcome = self.0.hook_allowed_outcome(tool, input, ctx).await;
+            self.checked(tool, input, outcome).await
         })
     }
 
@@ -52,6 +73,9 @@ impl CanUseTool for SessionPermissions {
         ctx: &'a ToolContext,
         reason: &'a str,
     ) -> BoxFuture<'a, PermissionOutcome> {
-        Box::pin(self.0.hook_ask_outcome(tool, input, ctx, reason))
+        Box::pin(async move {
+            let outcome = self.0.hook_ask_outcome(tool, input, ctx, reason).await;
+            self.checked(tool, input, outcome).await
+        })
     }
 }

@@ -62,6 +62,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         runs_turn: false,
     },
     CommandSpec {
+        name: "rewind",
+        summary: "go back to before a prompt: its files (Bash's changes too), the conversation, or both (`/rewind` lists them)",
+        runs_turn: false,
+    },
+    CommandSpec {
         name: "resume",
         summary: "this directory's sessions, newest first; `/resume ID` opens one in place of this one",
         runs_turn: false,

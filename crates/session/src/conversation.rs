@@ -72,6 +72,10 @@ pub(crate) struct Conversation {
     pub(crate) speculator: Option<crate::speculation::Speculator>,
     /// `--fallback-model`'s switch.
     fallback: Option<crate::main_client::FallbackSwitch>,
+    /// The prompts sent and their checkpoints.
+    pub(crate) rewinds: Arc<crate::rewind::Rewinds>,
+    /// The op of the turn about to run (a rewind's handle on its prompt).
+    pub(crate) turn_op: Option<crate::protocol::OpId>,
 }
 
 impl Conversation {
@@ -116,6 +120,8 @@ impl Conversation {
             away: assembled.away,
             speculator: assembled.speculator,
             fallback: assembled.fallback,
+            rewinds: assembled.rewinds,
+            turn_op: None,
         }
     }
 
@@ -178,6 +184,18 @@ impl Conversation {
         token: CancellationToken,
     ) -> TurnEnd {
         self.engine.set_cancellation(token.clone());
+        self.rewinds.begin(self.turn_op.take(), prompt);
+        let end = self.prompt_turn(prompt, content, token).await;
+        self.rewinds.end(self.engine.last_prompt().cloned()).await;
+        end
+    }
+
+    async fn prompt_turn(
+        &mut self,
+        prompt: &str,
+        content: &[ContentBlock],
+        token: CancellationToken,
+    ) -> TurnEnd {
         let verdict = tokio::select! {
             verdict = self.hooks.user_prompt_submit(prompt) => verdict,
             _ = token.cancelled() => return self.end(TurnOutcome::Interrupted, None),

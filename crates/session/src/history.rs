@@ -9,25 +9,67 @@ use std::path::Path;
 
 use tine_api_client::{ContentBlock, Message, MessageContent, Role, ToolResultContent};
 use tine_config::SessionId;
-use tine_query_loop::{CompactBoundary, RecordType, TranscriptRecord, load_session};
+use tine_query_loop::{CompactBoundary, RecordType, TranscriptRecord, load_session_at};
 
 use crate::protocol::{HistoryItem, Notice};
 
-/// The history of session `id` of `cwd`; a transcript that cannot be read back is a warning
-/// (the conversation goes on, it is only not shown).
+/// The history of session `id` of `cwd` (up to message `at`, when given), and its prompts; a
+/// transcript that cannot be read back is a warning (the conversation goes on, it is only not
+/// shown).
 pub(crate) async fn load(
     home: &Path,
     cwd: &Path,
     id: &SessionId,
+    at: Option<&str>,
     notices: &mut Vec<Notice>,
-) -> Vec<HistoryItem> {
-    match load_session(home, cwd, id).await {
-        Ok(resumed) => of_chain(&resumed.chain),
+) -> (Vec<HistoryItem>, Vec<ChainPrompt>) {
+    match load_session_at(home, cwd, id, at, |_| {}).await {
+        Ok(resumed) => (of_chain(&resumed.chain), prompts_of(&resumed.chain)),
         Err(error) => {
             notices.push(Notice::warning(error.to_string()));
-            Vec::new()
+            (Vec::new(), Vec::new())
         }
     }
+}
+
+/// A prompt of a resumed chain: where a rewind to before it goes on from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChainPrompt {
+    /// Its record's uuid.
+    pub uuid: String,
+    /// The record before it.
+    pub parent: Option<String>,
+    /// Its text.
+    pub text: String,
+}
+
+/// The prompts of a chain, oldest first (the ones [`of_chain`] shows as `Prompt`).
+pub(crate) fn prompts_of(chain: &[TranscriptRecord]) -> Vec<ChainPrompt> {
+    let mut out = Vec::new();
+    let mut summary_next = false;
+    for record in chain {
+        if CompactBoundary::from_record(record).is_some() {
+            summary_next = true;
+            continue;
+        }
+        let message = match (&record.kind, &record.message) {
+            (RecordType::User | RecordType::Assistant, Some(message)) => message,
+            _ => continue,
+        };
+        if std::mem::take(&mut summary_next) && message.role == Role::User {
+            continue;
+        }
+        if message.role == Role::User
+            && let Some(text) = prompt_text(&message.content)
+        {
+            out.push(ChainPrompt {
+                uuid: record.uuid.clone(),
+                parent: record.parent_uuid.clone(),
+                text,
+            });
+        }
+    }
+    out
 }
 
 /// The items of a resumed chain, oldest first.

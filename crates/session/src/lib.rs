@@ -112,6 +112,7 @@ mod prompt_tool;
 mod protocol;
 pub mod provider;
 mod questions;
+mod rewind;
 pub mod sandbox;
 mod shared;
 mod skill_tool;
@@ -136,8 +137,9 @@ pub use protocol::{
     AgentReport, Answer, CLAUDE_CODE_PROTOCOL_VERSION, CommandInfo, CommandOutput, CommandSource,
     EditPreview, ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op,
     OpId, PermissionAnswer, PermissionRequest, PermissionUpdate, QuestionId, RequestSummary,
-    SessionCost, SessionEndReason, SessionEvent, SessionInfo, ShutdownReport, StoppedTask,
-    StuckQuestion, TaskUpdate, TurnEnd, TurnOutcome, UsageReport, call_summary,
+    RewindPoint, RewindReport, RewindScope, RewindTarget, SessionCost, SessionEndReason,
+    SessionEvent, SessionInfo, ShutdownReport, StoppedTask, StuckQuestion, TaskUpdate, TurnEnd,
+    TurnOutcome, UsageReport, call_summary,
 };
 pub use provider::{DEFAULT_MODEL, model_from};
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};

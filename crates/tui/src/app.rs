@@ -15,6 +15,9 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
+/// How soon a second Esc must follow the first to open the rewind list.
+const ESC_ESC: Duration = Duration::from_millis(800);
+
 use tine_session::{CommandInfo, Op, OpId, PermissionMode, SessionInfo};
 use tokio::time::Instant;
 
@@ -109,6 +112,8 @@ pub(crate) struct StatusFigures {
 /// out, a frame drawn on request).
 pub struct App {
     pub(crate) config: AppConfig,
+    /// When Esc was last pressed on an empty, idle prompt (a second press soon after rewinds).
+    pub(crate) last_esc: Option<std::time::Instant>,
     /// What the session said it is (its last `Configured`).
     pub(crate) info: Option<SessionInfo>,
     /// The commands completion and dispatch read (`slash::table`).
@@ -180,6 +185,7 @@ impl App {
             quiet_failures: HashSet::new(),
             cleared_by: None,
             retry: None,
+            last_esc: None,
             expanded: false,
             ctrl_c_at: None,
             spinner_frame: 0,
@@ -419,6 +425,19 @@ impl App {
     /// Esc (or Ctrl+C) while a turn runs.
     pub(crate) fn interrupt(&mut self) -> Vec<Op> {
         let Some(turn) = &mut self.turn else {
+            // Esc Esc on an empty prompt: the prompts a rewind can go back to (`/rewind`).
+            if self.input.is_empty() {
+                let now = std::time::Instant::now();
+                if self
+                    .last_esc
+                    .is_some_and(|then| now.duration_since(then) < ESC_ESC)
+                {
+                    self.last_esc = None;
+                    self.input.set_text("/rewind");
+                    return self.submit();
+                }
+                self.last_esc = Some(now);
+            }
             return Vec::new();
         };
         if turn.interrupted {

@@ -73,6 +73,13 @@ impl App {
             SessionEvent::Hook(_) => {}
             // The channel closes after it; the front end has the report.
             SessionEvent::ShutdownComplete(_) => {}
+            // `/rewind`'s output says what it did; the prompt comes back to the box.
+            SessionEvent::Rewound(report) => {
+                if report.scope.conversation() && self.input.is_empty() {
+                    self.input.set_text(&report.text);
+                }
+            }
+            SessionEvent::RewindPoints(_) | SessionEvent::RewindConflicts { .. } => {}
         }
         Vec::new()
     }

@@ -319,7 +319,7 @@ impl App {
     }
 
     /// Enter on the prompt.
-    fn submit(&mut self) -> Vec<Op> {
+    pub(crate) fn submit(&mut self) -> Vec<Op> {
         let text = self.input.take_submission();
         self.completion.reset();
         if text.trim().is_empty() {

@@ -31,6 +31,7 @@ mod provider;
 mod recovery;
 mod resume;
 mod retries;
+mod rewind;
 mod sandbox;
 mod sdk_control;
 mod sdk_flags;

@@ -116,6 +116,6 @@ pub(crate) fn bad_input(line: usize, error: &str) -> Value {
     })
 }
 
-fn new_uuid() -> String {
+pub(crate) fn new_uuid() -> String {
     tine_config::SessionId::new_random().to_string()
 }

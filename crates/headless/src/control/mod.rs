@@ -146,6 +146,7 @@ pub(crate) async fn run(
         replay: config.replay_user_messages,
         stream_json: config.output == OutputFormat::StreamJson,
         awaiting: HashMap::new(),
+        prompts: HashMap::new(),
         internal: Vec::new(),
         asks: HashMap::new(),
         usage: None,
@@ -219,6 +220,8 @@ struct Control {
     stream_json: bool,
     /// The app's requests answered by an op's events: op → (request id, what answers it).
     awaiting: HashMap<OpId, (String, Awaiting)>,
+    /// The ops of the user messages read, by their uuid (`rewind_files`).
+    prompts: HashMap<String, OpId>,
     /// Ops tine submitted for the app's requests (`/mcp` for `mcp_status`): their turn's output
     /// is not printed as the app's.
     internal: Vec<OpId>,
@@ -271,19 +274,26 @@ impl Control {
                 content,
                 uuid,
             } => {
+                let uuid = uuid.unwrap_or_else(messages::new_uuid);
                 if self.replay {
-                    write_line(&messages::replayed_user(&self.info, &text, uuid.as_deref()));
+                    write_line(&messages::replayed_user(&self.info, &text, Some(&uuid)));
                 }
                 let op = match content {
                     Some(blocks) => Op::PromptContent(blocks),
                     None => Op::parse(&text),
                 };
-                if let Err(error) = self.session.submit(op) {
+                let submitted = self.session.submit(op);
+                if let Ok(op) = &submitted {
+                    // `rewind_files` names a prompt by this uuid.
+                    self.prompts.insert(uuid, *op);
+                }
+                if let Err(error) = submitted {
                     write_line(&messages::bad_input(number, &error.to_string()));
                 }
             }
             Line::Request { id, request } => {
-                match requests::handle(&self.session, &request, self.usage.as_ref()) {
+                match requests::handle(&self.session, &request, self.usage.as_ref(), &self.prompts)
+                {
                     Handled::Now(result) => respond(&id, result),
                     Handled::Later(op, awaiting) => {
                         if awaiting == Awaiting::McpStatus {

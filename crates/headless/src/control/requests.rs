@@ -4,8 +4,12 @@
 //! session queues behind the running turn (the model, thinking) is answered when queued, since
 //! it applies from the next request on.
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
-use tine_session::{Op, OpId, PermissionMode, SessionEvent, SessionHandle, UsageReport};
+use tine_session::{
+    Op, OpId, PermissionMode, RewindScope, RewindTarget, SessionEvent, SessionHandle, UsageReport,
+};
 
 /// What an op's events must say before its control request is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +22,8 @@ pub(crate) enum Awaiting {
     McpChange,
     /// `stop_task`: `TaskStopped` (or `OpFailed`).
     Stop,
+    /// `rewind_files`: `Rewound` (or `RewindConflicts`, `OpFailed`).
+    Rewind,
 }
 
 /// What to do with a control request: answer it now, or once an op's events say how it went.
@@ -27,10 +33,13 @@ pub(crate) enum Handled {
 }
 
 /// The app's request `request` (its `subtype` and fields).
+/// `prompts` maps the uuids of the user messages tine replayed to the ops that sent them
+/// (`rewind_files` names one).
 pub(crate) fn handle(
     session: &SessionHandle,
     request: &Value,
     usage: Option<&UsageReport>,
+    prompts: &HashMap<String, OpId>,
 ) -> Handled {
     let text = |key: &str| request.get(key).and_then(Value::as_str);
     let submit = |op: Op| session.submit(op).map_err(|e| e.to_string());
@@ -92,10 +101,23 @@ pub(crate) fn handle(
             Some(task) => later(submit(Op::StopTask(task.to_owned())), Awaiting::Stop),
             None => Handled::Now(Err("stop_task needs a task_id".to_owned())),
         },
-        Some("rewind_files") => Handled::Now(Err(
-            "rewind_files is not available: this version of tine keeps no file checkpoints yet"
-                .to_owned(),
-        )),
+        Some("rewind_files") => match text("user_message_id") {
+            Some(uuid) => {
+                let to = prompts.get(uuid).map_or_else(
+                    || RewindTarget::Message(uuid.to_owned()),
+                    |op| RewindTarget::Turn(*op),
+                );
+                let rewind = Op::Rewind {
+                    to,
+                    scope: RewindScope::Code,
+                    force: false,
+                };
+                later(submit(rewind), Awaiting::Rewind)
+            }
+            None => Handled::Now(Err(
+                "rewind_files needs the user_message_id of a user message".to_owned(),
+            )),
+        },
         Some(other) => Handled::Now(Err(format!("unknown control request subtype `{other}`"))),
         None => Handled::Now(Err("a control request needs a subtype".to_owned())),
     }
@@ -114,6 +136,23 @@ pub(crate) fn answered(awaiting: Awaiting, msg: &SessionEvent) -> Option<Result<
         (_, SessionEvent::OpFailed { message }) => Some(Err(message.clone())),
         (Awaiting::Mode, SessionEvent::PermissionModeChanged(_)) => Some(Ok(json!({}))),
         (Awaiting::Stop, SessionEvent::TaskStopped(_)) => Some(Ok(json!({}))),
+        (Awaiting::Rewind, SessionEvent::Rewound(report)) => {
+            let files: Vec<String> = report
+                .restored
+                .iter()
+                .chain(&report.removed)
+                .map(|path| path.display().to_string())
+                .collect();
+            Some(Ok(json!({"canRewind": true, "filesChanged": files})))
+        }
+        (Awaiting::Rewind, SessionEvent::RewindConflicts { files, .. }) => {
+            let files: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+            Some(Err(format!(
+                "nothing was rewound: these files were changed by the session and since by \
+                 someone else too: {}",
+                files.join(", ")
+            )))
+        }
         (Awaiting::McpStatus, SessionEvent::CommandOutput(output)) => {
             Some(Ok(mcp_status(&output.data)))
         }

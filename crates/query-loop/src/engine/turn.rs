@@ -59,7 +59,9 @@ impl QueryEngine {
     ) -> TurnResult {
         let started = Instant::now();
         let message = self.user_message(prompt, attachments);
+        let parent = self.last_uuid();
         self.persist_message(&message).await;
+        self.last_prompt = self.last_uuid().map(|uuid| (uuid, parent));
         self.messages.push(message);
 
         let params = self.query_params();

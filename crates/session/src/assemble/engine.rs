@@ -34,6 +34,8 @@ pub(crate) struct MainThread {
     pub info: SessionInfo,
     pub history: Option<Vec<HistoryItem>>,
     pub command_dirs: Vec<std::path::PathBuf>,
+    /// The prompts sent and their checkpoints.
+    pub rewinds: Arc<crate::rewind::Rewinds>,
 }
 
 /// What the main thread is made of.
@@ -83,6 +85,13 @@ impl MainThread {
             .with_hooks(hooks.hooks())
             .with_prompt_tool(toolset.prompt_tool.take()),
         );
+        let (rewinds, warning) = crate::rewind::Rewinds::open(
+            &tine_config::project_dir(&ground.home, &ground.cwd).join("checkpoints"),
+            &ground.cwd,
+            session_id.as_str(),
+            crate::rewind::config(&ground.loaded, options.bare),
+        );
+        notices.extend(warning.map(Notice::warning));
         // Cache breaks are logged always and reported with `verbose`.
         let mut detector = CacheBreakDetector::new();
         if options.verbose {
@@ -113,7 +122,10 @@ impl MainThread {
                 &ground.loaded,
             ),
             max_turns: options.max_turns,
-            can_use_tool: Arc::new(SessionPermissions(Arc::clone(&permissions))),
+            can_use_tool: Arc::new(SessionPermissions(
+                Arc::clone(&permissions),
+                Arc::clone(&rewinds),
+            )),
             // The checker asks the person itself (it knows the ask's suggestions); the loop's
             // prompter would only see a reason.
             prompter: None,
@@ -193,29 +205,15 @@ impl MainThread {
                 ))
             });
         }
-        let history = match (resuming, at) {
-            (false, _) => None,
-            (true, None) => {
-                Some(crate::history::load(&home, &cwd, engine.session_id(), notices).await)
+        // Resumed at a message: the history shown ends there too.
+        let history = match resuming {
+            false => None,
+            true => {
+                let (items, prompts) =
+                    crate::history::load(&home, &cwd, engine.session_id(), at, notices).await;
+                rewinds.seed(prompts);
+                Some(items)
             }
-            // Resumed at a message: the history shown ends there too.
-            (true, Some(at)) => Some(
-                match tine_query_loop::load_session_at(
-                    &home,
-                    &cwd,
-                    engine.session_id(),
-                    Some(at),
-                    |_| {},
-                )
-                .await
-                {
-                    Ok(resumed) => crate::history::of_chain(&resumed.chain),
-                    Err(error) => {
-                        notices.push(Notice::warning(error.to_string()));
-                        Vec::new()
-                    }
-                },
-            ),
         };
         let info = SessionInfo {
             session_id: engine.session_id().clone(),
@@ -247,6 +245,7 @@ impl MainThread {
                 info,
                 history,
                 command_dirs,
+                rewinds,
             },
             ground.loaded,
         ))

@@ -75,6 +75,8 @@ pub(crate) struct Assembled {
     pub speculator: Option<crate::speculation::Speculator>,
     /// `--fallback-model`'s switch, followed after each turn.
     pub fallback: Option<crate::main_client::FallbackSwitch>,
+    /// The prompts sent and their checkpoints.
+    pub rewinds: Arc<crate::rewind::Rewinds>,
 }
 
 pub(crate) async fn assemble(
@@ -166,6 +168,7 @@ pub(crate) async fn assemble(
         away: background.away.map(|(summarizer, _)| summarizer),
         speculator: background.speculator,
         fallback: main.fallback,
+        rewinds: main.rewinds,
     })
 }
 

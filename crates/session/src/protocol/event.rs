@@ -143,9 +143,53 @@ pub enum SessionEvent {
     /// With [`crate::SessionOptions::include_hook_events`] only: a hook (a settings command or
     /// an app's callback) started or ended (Claude Code's `hook_started` / `hook_response`).
     Hook(HookRun),
+    /// The prompts a rewind can go back to ([`crate::Op::RewindPoints`]), oldest first.
+    RewindPoints(Vec<RewindPoint>),
+    /// A rewind was done ([`crate::Op::Rewind`]); after a conversation rewind a new
+    /// `Configured` and `History` come first, as for a resume.
+    Rewound(RewindReport),
+    /// A rewind of the code changed nothing: these files the session changed were changed by
+    /// someone else too since. Ask, and rewind again with `force` to restore them anyway.
+    RewindConflicts {
+        /// The prompt's number.
+        prompt: usize,
+        /// The files, relative to the project.
+        files: Vec<std::path::PathBuf>,
+    },
     /// The session has ended ([`crate::Op::Finish`], [`crate::Op::Shutdown`]): the last event;
     /// the channel closes after it.
     ShutdownComplete(ShutdownReport),
+}
+
+/// A prompt a rewind can go back to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewindPoint {
+    /// Its number in the conversation, counted from 1.
+    pub prompt: usize,
+    /// Its text (the start of it).
+    pub text: String,
+    /// When it was sent (seconds since the Unix epoch; 0 when unknown).
+    pub at: u64,
+    /// The files its turn and the later ones changed (relative to the project); empty when
+    /// it changed none or has no checkpoint.
+    pub files: Vec<std::path::PathBuf>,
+    /// Whether its files can go back (a checkpoint was taken before its changes).
+    pub code: bool,
+}
+
+/// What a rewind did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewindReport {
+    /// The prompt gone back to.
+    pub prompt: usize,
+    /// What went back.
+    pub scope: super::op::RewindScope,
+    /// The prompt's text, for the input box.
+    pub text: String,
+    /// Files written back to their content then.
+    pub restored: Vec<std::path::PathBuf>,
+    /// Files removed (created since).
+    pub removed: Vec<std::path::PathBuf>,
 }
 
 /// One background agent whose report a turn delivers.

@@ -22,9 +22,13 @@ mod op;
 pub use display::call_summary;
 pub use event::{
     AgentReport, CommandOutput, EditPreview, ElicitationQuestion, Event, MAIN_SOURCE, Notice,
-    NoticeLevel, PermissionRequest, RequestSummary, SessionCost, SessionEvent, ShutdownReport,
-    StoppedTask, StuckQuestion, TaskUpdate, TurnEnd, TurnOutcome, UsageReport,
+    NoticeLevel, PermissionRequest, RequestSummary, RewindPoint, RewindReport, SessionCost,
+    SessionEvent, ShutdownReport, StoppedTask, StuckQuestion, TaskUpdate, TurnEnd, TurnOutcome,
+    UsageReport,
 };
 pub use history::HistoryItem;
 pub use info::{CLAUDE_CODE_PROTOCOL_VERSION, CommandInfo, CommandSource, SessionInfo};
-pub use op::{Answer, Op, OpId, PermissionAnswer, PermissionUpdate, QuestionId, SessionEndReason};
+pub use op::{
+    Answer, Op, OpId, PermissionAnswer, PermissionUpdate, QuestionId, RewindScope, RewindTarget,
+    SessionEndReason,
+};

@@ -25,7 +25,7 @@ use tine_query_loop::StuckDecision;
 ///   `SetModel` ([`SessionEvent::ModelChanged`](crate::SessionEvent::ModelChanged)),
 ///   `SetThinking` ([`SessionEvent::ThinkingChanged`](crate::SessionEvent::ThinkingChanged)),
 ///   `McpRestart`, `McpToggle` ([`SessionEvent::CommandOutput`](crate::SessionEvent::CommandOutput)),
-///   `Rewind`.
+///   `Rewind`, `RewindPoints`.
 /// - **At once**, also while a turn runs: `Interrupt`, `Answer`, `SetPermissionMode`
 ///   ([`SessionEvent::PermissionModeChanged`](crate::SessionEvent::PermissionModeChanged)),
 ///   `StopTask` ([`SessionEvent::TaskStopped`](crate::SessionEvent::TaskStopped)),
@@ -89,12 +89,24 @@ pub enum Op {
     /// Opens an earlier conversation of this directory in place of this one: a new
     /// `Configured`, then its [`SessionEvent::History`](crate::SessionEvent::History).
     Resume(SessionId),
-    /// Goes back to before prompt `prompt` (1 = the first of the conversation). Refused with
-    /// [`SessionEvent::OpFailed`](crate::SessionEvent::OpFailed) until checkpoints exist.
+    /// Goes back to before a prompt of this conversation: its files (what the session changed
+    /// since, Bash's changes included), the conversation (it goes on from just before the
+    /// prompt; the old branch stays in the transcript), or both. Answered by
+    /// [`SessionEvent::Rewound`](crate::SessionEvent::Rewound); when a file the session changed
+    /// was changed by someone else too, by
+    /// [`SessionEvent::RewindConflicts`](crate::SessionEvent::RewindConflicts) and nothing is
+    /// changed (`force` restores them anyway).
     Rewind {
-        /// Which prompt, counted from 1.
-        prompt: usize,
+        /// Which prompt.
+        to: RewindTarget,
+        /// What goes back.
+        scope: RewindScope,
+        /// Restore files both changed too.
+        force: bool,
     },
+    /// The prompts a rewind can go back to:
+    /// [`SessionEvent::RewindPoints`](crate::SessionEvent::RewindPoints).
+    RewindPoints,
     /// Stops background task `id`: a sub-agent (`a_…`), a background shell, or the dream
     /// (`auto_dream` or its task id). A [`SessionEvent::TaskStopped`](crate::SessionEvent::TaskStopped)
     /// confirms it.
@@ -170,6 +182,7 @@ impl Op {
             | Op::Clear
             | Op::Resume(_)
             | Op::Rewind { .. }
+            | Op::RewindPoints
             | Op::SetModel(_)
             | Op::SetThinking(_)
             | Op::McpRestart(_)
@@ -256,6 +269,40 @@ pub enum PermissionUpdate {
     },
     /// The permission mode from the next call on.
     SetMode(PermissionMode),
+}
+
+/// Which prompt a rewind goes back to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RewindTarget {
+    /// The prompt's number in the conversation, counted from 1.
+    Prompt(usize),
+    /// The prompt submitted by this op (a front end's own handle on it).
+    Turn(OpId),
+    /// The prompt whose user message has this transcript uuid.
+    Message(String),
+}
+
+/// What a rewind puts back (Claude Code's three choices).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RewindScope {
+    /// The code and the conversation.
+    Both,
+    /// The conversation only: the files stay as they are.
+    Conversation,
+    /// The code only: the conversation goes on.
+    Code,
+}
+
+impl RewindScope {
+    /// Whether the files go back.
+    pub fn code(self) -> bool {
+        matches!(self, RewindScope::Both | RewindScope::Code)
+    }
+
+    /// Whether the conversation goes back.
+    pub fn conversation(self) -> bool {
+        matches!(self, RewindScope::Both | RewindScope::Conversation)
+    }
 }
 
 /// Names one op in the events that answer it.

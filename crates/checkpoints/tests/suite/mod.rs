@@ -1,0 +1,5 @@
+mod rewind;
+mod safety;
+mod sessions;
+mod snapshot;
+mod support;
