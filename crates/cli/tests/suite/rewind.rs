@@ -197,3 +197,39 @@ async fn tine_rewind_lists_and_rewinds_the_latest_session_in_a_new_process() {
     assert_eq!(bad.code(), Some(1));
     assert!(bad.stderr.contains("prompt 9"), "{}", bad.stderr);
 }
+
+#[tokio::test]
+async fn rewinding_the_conversation_goes_on_from_before_the_prompt_reading_the_cache() {
+    let project = Project::new();
+    seed(&project);
+    let server = mock(three_prompts(&project)).await;
+    let mut app = App::start(&project, &server, &["--allowedTools", "Bash,Write"]);
+    app.request("req_1", json!({"subtype": "initialize", "hooks": null}))
+        .await;
+    app.response("req_1").await;
+    for prompt in ["prompt one", "prompt two"] {
+        app.user(prompt).await;
+        app.result().await;
+    }
+    app.user("/rewind 2").await;
+    let rewound = app.result().await;
+    assert_eq!(rewound["subtype"], "success", "{rewound}");
+    // The code went back too (both is the default).
+    assert_eq!(project.read("a.txt"), "one\n");
+    assert!(!project.cwd().join("new.txt").exists());
+    app.user("prompt three").await;
+    let result = app.result().await;
+    assert_eq!(result["subtype"], "success", "{result}");
+    let log = server.requests();
+    let last = log.last().unwrap();
+    let body = last.json().unwrap().to_string();
+    assert!(body.contains("prompt one") && body.contains("prompt three"), "{body}");
+    assert!(!body.contains("prompt two"), "prompt two is on the old branch: {body}");
+    let usage = last.usage.unwrap();
+    let prompt_tokens =
+        usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.input_tokens;
+    let share = usage.cache_read_input_tokens as f64 / prompt_tokens as f64;
+    assert!(share >= 0.9, "read {share:.3} of the prompt from the cache: {usage:?}");
+    let (status, _) = app.finish().await;
+    assert!(status.success());
+}
