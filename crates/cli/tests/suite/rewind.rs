@@ -223,13 +223,22 @@ async fn rewinding_the_conversation_goes_on_from_before_the_prompt_reading_the_c
     let log = server.requests();
     let last = log.last().unwrap();
     let body = last.json().unwrap().to_string();
-    assert!(body.contains("prompt one") && body.contains("prompt three"), "{body}");
-    assert!(!body.contains("prompt two"), "prompt two is on the old branch: {body}");
+    assert!(
+        body.contains("prompt one") && body.contains("prompt three"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("prompt two"),
+        "prompt two is on the old branch: {body}"
+    );
     let usage = last.usage.unwrap();
     let prompt_tokens =
         usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.input_tokens;
     let share = usage.cache_read_input_tokens as f64 / prompt_tokens as f64;
-    assert!(share >= 0.9, "read {share:.3} of the prompt from the cache: {usage:?}");
+    assert!(
+        share >= 0.9,
+        "read {share:.3} of the prompt from the cache: {usage:?}"
+    );
     let (status, _) = app.finish().await;
     assert!(status.success());
 }
