@@ -74,10 +74,14 @@ impl Checkpoints {
         } else {
             tine_config::private_fs::create_dir_all(&this.git.git_dir)
                 .map_err(CheckpointError::io("create", &this.git.git_dir))?;
-            this.git.run(&["init", "-q"])?;
+            // Owner-only, as everything tine keeps: git makes what it adds later 0600/0700.
+            // No template: no sample hooks, no description (nothing runs, nothing to leak).
+            this.git
+                .run(&["init", "-q", "--shared=0600", "--template="])?;
             // The work tree is given on every call; the project may move.
             this.git.run(&["config", "--unset", "core.worktree"]).ok();
         }
+        tighten_all(store);
         Ok(this)
     }
 
@@ -325,4 +329,22 @@ fn behind_link(root: &Path, path: &Path) -> bool {
 
 pub(crate) fn os<'a>(args: &[&'a str]) -> Vec<&'a OsStr> {
     args.iter().map(|a| OsStr::new(*a)).collect()
+}
+
+/// Makes the store and everything in it owner-only (what git or an older tine left looser).
+fn tighten_all(dir: &Path) {
+    let _ = tine_config::private_fs::tighten_dir(dir);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => tighten_all(&path),
+            Ok(kind) if kind.is_file() => {
+                let _ = tine_config::private_fs::tighten_file(&path);
+            }
+            _ => {}
+        }
+    }
 }

@@ -62,6 +62,9 @@
 //! - `command_table`, `commands`, `listing`: the session's slash commands and their table;
 //!   [`custom_commands`]: the Markdown prompts of `.tine/commands/` and `.claude/commands/`;
 //!   `command_inline`: their `` !`command` `` outputs and `@path` files.
+//! - `rewind`: the conversation's prompts and their checkpoints (tine-checkpoints): a snapshot
+//!   before a prompt's first call that can change files and after its turn; `Op::Rewind`,
+//!   `/rewind`.
 //! - [`skills`], `skill_tool`: the skills and the `Skill` tool; `history`: a resumed
 //!   conversation as [`HistoryItem`]s.
 //!

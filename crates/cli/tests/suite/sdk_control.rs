@@ -454,7 +454,7 @@ async fn initialize_registers_agents_and_the_other_requests_answer() {
     .await;
     let rewind = app.response("req_5").await;
     assert!(
-        rewind["error"].as_str().unwrap().contains("checkpoints"),
+        rewind["error"].as_str().unwrap().contains("message id u"),
         "{rewind}"
     );
     app.request(
