@@ -63,6 +63,12 @@ pub(crate) const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "150k-token session compacted mid-turn: tokens before/after (<= 20%), summary's read of the parent's cached prefix (100%), its billed input vs unshared (<= 0.2x)",
     ),
     (
+        "checkpoints",
+        "tine-checkpoints",
+        "checkpoints",
+        "snapshot of a 10,000-file repository: nothing changed (<= 50 ms, no object copied), 100 files changed (<= 250 ms)",
+    ),
+    (
         "speculation",
         "tine-session",
         "speculation",

@@ -19,13 +19,14 @@
 //! Modules: `server` (the handlers, several sessions per connection), `live` (one session: its
 //! pump, prompts and their stop reasons, cancel), `updates` (events and history as updates),
 //! `tool_calls` (a call's kind, title, locations and content), `permission` (asks), `prompt`
-//! (an editor's content blocks as the op), `editor` (the editor's files, and the jobs the pump
-//! sends the editor in order), `terminal` (the editor's terminal for Bash), `modes`
+//! (an editor's content blocks as the op), `editor` (the editor's files), `jobs` (what the pump
+//! sends the editor, in order with the updates), `terminal` (the editor's terminal for Bash), `modes`
 //! (permission modes as session modes).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod editor;
+mod jobs;
 mod live;
 mod modes;
 mod permission;

@@ -16,9 +16,25 @@ use tine_query_loop::Terminal;
 use tine_session::{Event, OpId, SessionEvent, SessionHandle, TurnEnd, TurnOutcome};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::editor::Job;
+use crate::jobs::Job;
 use crate::permission;
 use crate::updates::Translator;
+
+/// Sends `job` to the editor now.
+fn dispatch(
+    job: Job,
+    connection: &ConnectionTo<Client>,
+    session: &SessionId,
+    translator: &Translator,
+) {
+    match job {
+        Job::Read { path, reply } => crate::editor::send_read(connection, session, path, reply),
+        Job::Write { path, text, reply } => {
+            crate::editor::send_write(connection, session, path, text, reply);
+        }
+        Job::Run(run) => crate::terminal::start(run, connection, session, translator),
+    }
+}
 
 /// How long a file job waits for its call to be announced.
 const ANNOUNCE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
@@ -137,7 +153,7 @@ impl Live {
                         let ended = self
                             .settle(&job, &mut events, &connection, &mut translator)
                             .await;
-                        job.send(&connection, &self.id, &translator);
+                        dispatch(job, &connection, &self.id, &translator);
                         if ended {
                             break;
                         }

@@ -22,7 +22,8 @@ use tine_session::{
     Approvals, NoticeLevel, Resume, Session, SessionEvent, SessionOptions, StartError,
 };
 
-use crate::editor::{EditorFs, Job};
+use crate::editor::EditorFs;
+use crate::jobs::Job;
 use crate::live::{INVALID_PARAMS, Live, failure};
 use crate::terminal::EditorTerminalOf;
 use crate::updates::Translator;

@@ -4,9 +4,8 @@
 //! (`terminal/wait_for_exit`, killed with `terminal/kill` on timeout or cancel), read
 //! (`terminal/output`) and released. The permission engine has decided before.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use agent_client_protocol::Client;
@@ -20,59 +19,43 @@ use tine_session::{EditorFuture, EditorTerminal, TerminalEnding, TerminalRun};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::editor::{Job, answer};
+use crate::jobs::{Job, TerminalJob, answer};
 use crate::updates::Translator;
 
 /// The most output the editor keeps of a command (tine caps it again).
 const OUTPUT_BYTE_LIMIT: u64 = 1 << 20;
 
-/// The terminal each call ran in, by `tool_use` id: its end shows that terminal.
-pub(crate) type Terminals = Arc<Mutex<HashMap<String, String>>>;
-
-/// A command to run in the editor's terminal.
-pub(crate) struct TerminalJob {
-    /// The model's command line (what the call's input says).
-    pub(crate) command: String,
-    script: String,
-    cwd: PathBuf,
-    timeout: Duration,
-    cancel: CancellationToken,
-    reply: oneshot::Sender<Result<TerminalRun, String>>,
-}
-
-impl TerminalJob {
-    /// Creates the terminal now (in order with the updates before it), shows it in its call,
-    /// and answers the job when the command has ended.
-    pub(crate) fn start(
-        self,
-        connection: &ConnectionTo<Client>,
-        session: &SessionId,
-        translator: &Translator,
-    ) {
-        let call = translator.running_command(&self.command);
-        let terminals = translator.terminals();
-        let create = CreateTerminalRequest::new(session.clone(), "bash")
-            .args(vec!["-c".to_owned(), self.script.clone()])
-            .cwd(Some(self.cwd.clone()))
-            .output_byte_limit(Some(OUTPUT_BYTE_LIMIT));
-        let created = connection.send_request(create);
-        let connection = connection.clone();
-        let session = session.clone();
-        tokio::spawn(async move {
-            let result = match created.block_task().await {
-                Ok(created) => {
-                    let terminal = created.terminal_id;
-                    if let Some(call) = call {
-                        show(&connection, &session, &call, &terminal);
-                        lock(&terminals).insert(call, terminal.0.to_string());
-                    }
-                    run(&connection, &session, &terminal, self.timeout, &self.cancel).await
+/// Creates the terminal now (in order with the updates before it), shows it in its call, and
+/// answers the job when the command has ended.
+pub(crate) fn start(
+    job: TerminalJob,
+    connection: &ConnectionTo<Client>,
+    session: &SessionId,
+    translator: &Translator,
+) {
+    let call = translator.running_command(&job.command);
+    let terminals = translator.terminals();
+    let create = CreateTerminalRequest::new(session.clone(), "bash")
+        .args(vec!["-c".to_owned(), job.script.clone()])
+        .cwd(Some(job.cwd.clone()))
+        .output_byte_limit(Some(OUTPUT_BYTE_LIMIT));
+    let created = connection.send_request(create);
+    let connection = connection.clone();
+    let session = session.clone();
+    tokio::spawn(async move {
+        let result = match created.block_task().await {
+            Ok(created) => {
+                let terminal = created.terminal_id;
+                if let Some(call) = call {
+                    show(&connection, &session, &call, &terminal);
+                    lock(&terminals).insert(call, terminal.0.to_string());
                 }
-                Err(error) => Err(format!("the editor could not open a terminal: {error}")),
-            };
-            let _ = self.reply.send(result);
-        });
-    }
+                run(&connection, &session, &terminal, job.timeout, &job.cancel).await
+            }
+            Err(error) => Err(format!("the editor could not open a terminal: {error}")),
+        };
+        let _ = job.reply.send(result);
+    });
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

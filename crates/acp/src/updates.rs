@@ -19,6 +19,9 @@ use tine_session::{CommandInfo, HistoryItem, QueryEvent, SessionEvent, ToolOutpu
 
 use crate::tool_calls;
 
+/// The editor terminal each call ran in, by `tool_use` id: its end shows that terminal.
+pub(crate) type Terminals = std::sync::Arc<std::sync::Mutex<HashMap<String, String>>>;
+
 /// The tool whose calls are the plan, not tool calls.
 const TODO_WRITE: &str = "TodoWrite";
 
@@ -34,7 +37,7 @@ pub(crate) struct Translator {
     /// Calls that have ended.
     finished: HashSet<String>,
     /// The editor terminal each call ran in.
-    terminals: crate::terminal::Terminals,
+    terminals: Terminals,
     /// The stop reason of the turn's last reply.
     pub(crate) last_stop: Option<StopReason>,
 }
@@ -185,7 +188,7 @@ impl Translator {
     }
 
     /// Which call ran in which editor terminal (filled as terminals open).
-    pub(crate) fn terminals(&self) -> crate::terminal::Terminals {
+    pub(crate) fn terminals(&self) -> Terminals {
         std::sync::Arc::clone(&self.terminals)
     }
 

@@ -80,6 +80,7 @@ impl Checkpoints {
                 .run(&["init", "-q", "--shared=0600", "--template="])?;
             // The work tree is given on every call; the project may move.
             this.git.run(&["config", "--unset", "core.worktree"]).ok();
+            this.exclude_own_store()?;
         }
         tighten_all(store);
         Ok(this)
@@ -127,6 +128,28 @@ impl Checkpoints {
         } else {
             Err(self.corrupt(format!("{} is not a git directory", dir.display())))
         }
+    }
+
+    /// A store inside the project (a `TINE_HOME` there) must not record itself.
+    fn exclude_own_store(&self) -> Result<(), CheckpointError> {
+        let store = self.git.store.canonicalize();
+        let Some(rel) = store
+            .as_deref()
+            .ok()
+            .and_then(|s| s.strip_prefix(&self.git.work_tree).ok())
+        else {
+            return Ok(());
+        };
+        let mut pattern = String::from("/");
+        for c in rel.to_string_lossy().chars() {
+            if matches!(c, '\\' | '*' | '?' | '[' | ' ' | '!' | '#') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        let file = self.git.git_dir.join("info/exclude");
+        tine_config::private_fs::write_atomic(&file, format!("{pattern}/\n").as_bytes())
+            .map_err(CheckpointError::io("write", &file))
     }
 
     pub(crate) fn corrupt(&self, detail: String) -> CheckpointError {
@@ -255,18 +278,16 @@ impl Checkpoints {
 
     /// The latest snapshot's commit and tree.
     fn latest(&self) -> Result<Option<(String, String)>, CheckpointError> {
-        let Some(out) = self.git.try_text(&[
-            "rev-parse",
-            "-q",
-            "--verify",
-            "--end-of-options",
-            "refs/tine/snapshots^{commit}",
-        ])?
-        else {
+        let commit = format!("{LATEST}^{{commit}}");
+        let tree = format!("{LATEST}^{{tree}}");
+        let Some(out) = self.git.try_text(&["rev-parse", &commit, &tree, "--"])? else {
             return Ok(None);
         };
-        let tree = self.git.text(&["rev-parse", &format!("{out}^{{tree}}")])?;
-        Ok(Some((out, tree)))
+        let mut lines = out.lines();
+        Ok(match (lines.next(), lines.next()) {
+            (Some(commit), Some(tree)) => Some((commit.to_string(), tree.to_string())),
+            _ => None,
+        })
     }
 
     /// The paths (relative to the project) that differ between two snapshots: added, modified

@@ -114,6 +114,10 @@ fn rewind(
         }
         Err(error) => return Err(anyhow!(error)),
     };
+    // The rewound turns are gone: a later rewind must not take this one for someone's edit.
+    let mut records = records.clone();
+    records.prompts.truncate(from);
+    records.save(checkpoints.store()).map_err(|e| anyhow!(e))?;
     let mut out = format!("rewound the files of session {session} to before prompt {prompt}");
     for path in &report.restored {
         let _ = write!(out, "\n  restored {}", path.display());

@@ -324,7 +324,12 @@ impl Rewinds {
                 Err(error) => return Err(RewindRefusal::Failed(error.to_string())),
             };
             match store.apply(&plan, force) {
-                Ok(report) => Ok((report.restored, report.removed)),
+                Ok(report) => {
+                    // The rewound turns are gone: a later plan must not take the rewind itself
+                    // for someone else's change.
+                    this.forget_records_from(number);
+                    Ok((report.restored, report.removed))
+                }
                 Err(CheckpointError::Conflicts(files)) => Err(RewindRefusal::Conflicts(files)),
                 Err(error) => Err(RewindRefusal::Failed(error.to_string())),
             }
@@ -335,6 +340,15 @@ impl Rewinds {
                 "the rewind stopped: {error}"
             )))
         })
+    }
+
+    /// The checkpoint records from prompt `number` on are dropped (their turns were rewound).
+    fn forget_records_from(&self, number: usize) {
+        let mut state = self.state();
+        state.records.prompts.retain(|r| r.prompt < number);
+        if let Err(error) = state.records.save(&self.store_dir) {
+            tracing::warn!(%error, "the session's checkpoints could not be saved");
+        }
     }
 
     /// After a conversation rewind to before prompt `number`: it and the later ones are gone

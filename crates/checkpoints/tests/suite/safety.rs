@@ -57,7 +57,7 @@ fn a_damaged_store_is_a_clear_error_and_no_project_file_is_written() {
         f.write("a.txt", "2");
         f.write("new.txt", "n");
     });
-    let plan = f.cp.plan_rewind(std::slice::from_ref(&t1), 0).unwrap();
+    let plan = f.cp.plan_rewind(&[t1], 0).unwrap();
     // The objects go (a disk cleaner, a bad copy).
     let objects = f.store.join("git/objects");
     std::fs::remove_dir_all(&objects).unwrap();

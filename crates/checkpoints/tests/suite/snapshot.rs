@@ -11,6 +11,8 @@ fn nothing_changed_is_the_same_snapshot_and_no_new_object() {
     f.write("d/b.txt", "2");
     let first = f.snap();
     let objects = f.object_count();
+    // A second later, so that a new commit of the same tree would have another id.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
     let again = f.snap();
     assert_eq!(again, first);
     assert_eq!(
@@ -92,4 +94,18 @@ fn a_snapshot_round_trips_as_json() {
     };
     let json = serde_json::to_string(&s).unwrap();
     assert_eq!(serde_json::from_str::<Snapshot>(&json).unwrap(), s);
+}
+
+#[test]
+fn a_store_inside_the_project_does_not_record_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("a.txt"), "a").unwrap();
+    let store = project.join(".tine home/projects/p/checkpoints");
+    let cp =
+        tine_checkpoints::Checkpoints::open(&store, &project, CheckpointConfig::default()).unwrap();
+    let s = cp.snapshot().unwrap();
+    let recorded = shadow_git(&store, &project, &["ls-tree", "-r", "--name-only", &s.id]);
+    assert_eq!(recorded.lines().collect::<Vec<_>>(), ["a.txt"]);
 }
