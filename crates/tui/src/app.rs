@@ -114,6 +114,10 @@ pub struct App {
     pub(crate) config: AppConfig,
     /// When Esc was last pressed on an empty, idle prompt (a second press soon after rewinds).
     pub(crate) last_esc: Option<std::time::Instant>,
+    /// The rewind picker (Esc Esc, `/rewind`).
+    pub(crate) rewind: crate::rewind::RewindPicker,
+    /// What the last rewind asked to restore (a conflict's "anyway" asks the same).
+    pub(crate) rewind_scope: tine_session::RewindScope,
     /// What the session said it is (its last `Configured`).
     pub(crate) info: Option<SessionInfo>,
     /// The commands completion and dispatch read (`slash::table`).
@@ -186,6 +190,8 @@ impl App {
             cleared_by: None,
             retry: None,
             last_esc: None,
+            rewind: crate::rewind::RewindPicker::default(),
+            rewind_scope: tine_session::RewindScope::Both,
             expanded: false,
             ctrl_c_at: None,
             spinner_frame: 0,
@@ -433,8 +439,7 @@ impl App {
                     .is_some_and(|then| now.duration_since(then) < ESC_ESC)
                 {
                     self.last_esc = None;
-                    self.input.set_text("/rewind");
-                    return self.submit();
+                    return vec![Op::RewindPoints];
                 }
                 self.last_esc = Some(now);
             }

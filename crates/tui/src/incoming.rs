@@ -73,13 +73,22 @@ impl App {
             SessionEvent::Hook(_) => {}
             // The channel closes after it; the front end has the report.
             SessionEvent::ShutdownComplete(_) => {}
-            // `/rewind`'s output says what it did; the prompt comes back to the box.
+            // The prompt comes back to the box after a conversation rewind.
             SessionEvent::Rewound(report) => {
+                self.notice(NoticeLevel::Info, rewound_line(&report));
                 if report.scope.conversation() && self.input.is_empty() {
                     self.input.set_text(&report.text);
                 }
             }
-            SessionEvent::RewindPoints(_) | SessionEvent::RewindConflicts { .. } => {}
+            SessionEvent::RewindPoints(points) => {
+                if points.is_empty() {
+                    self.notice(NoticeLevel::Info, "Nothing to rewind yet.".to_owned());
+                }
+                self.rewind.open(points);
+            }
+            SessionEvent::RewindConflicts { prompt, files } => {
+                self.rewind.conflicts(prompt, files, self.rewind_scope);
+            }
         }
         Vec::new()
     }
@@ -235,5 +244,26 @@ fn stopped_line(stopped: &StoppedTask) -> String {
         StoppedTask::Agent { description } => format!("stopping agent \"{description}\""),
         StoppedTask::Shell { command } => format!("killed `{command}`"),
         StoppedTask::Dream => "dream killed; its lock was rolled back".to_owned(),
+    }
+}
+
+/// What a rewind did, in a line.
+fn rewound_line(report: &tine_session::RewindReport) -> String {
+    let what = match report.scope {
+        tine_session::RewindScope::Both => "the code and the conversation",
+        tine_session::RewindScope::Code => "the code",
+        tine_session::RewindScope::Conversation => "the conversation",
+    };
+    let files = report.restored.len() + report.removed.len();
+    match (report.scope.code(), files) {
+        (true, 1) => format!(
+            "Rewound {what} to before prompt {} (1 file put back).",
+            report.prompt
+        ),
+        (true, n) => format!(
+            "Rewound {what} to before prompt {} ({n} files put back).",
+            report.prompt
+        ),
+        (false, _) => format!("Rewound {what} to before prompt {}.", report.prompt),
     }
 }

@@ -106,6 +106,13 @@ impl App {
         if self.dialog.is_open() {
             return self.dialog_key(key);
         }
+        if self.rewind.is_open() {
+            let ops = self.rewind.key(key);
+            if let Some(Op::Rewind { scope, .. }) = ops.first() {
+                self.rewind_scope = *scope;
+            }
+            return ops;
+        }
         if let Some(commands) = self.tasks_key(key) {
             return commands;
         }

@@ -95,6 +95,7 @@ mod plan_approval;
 mod prompt_history;
 mod replay;
 mod reply;
+mod rewind;
 mod run;
 mod server_tools;
 mod shown;

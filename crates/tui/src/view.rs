@@ -75,6 +75,16 @@ impl App {
         let tasks_h = if self.tasks_open { tasks.len() + 2 } else { 0 };
         let away = self.away.rows(width);
         let away_h = if away.is_empty() { 0 } else { away.len() + 2 };
+        let rewind = self.rewind.rows(
+            usize::from(area.height)
+                .saturating_sub(input_h + 6)
+                .clamp(3, 14),
+        );
+        let rewind_h = if rewind.is_empty() {
+            0
+        } else {
+            rewind.len() + 2
+        };
         let spinner_h = if self.turn.is_some() { 2 } else { 0 };
 
         // Bottom up; the transcript gets what is left.
@@ -94,6 +104,7 @@ impl App {
         let help_area = take(help_h);
         let tasks_area = take(tasks_h);
         let away_area = take(away_h);
+        let rewind_area = take(rewind_h);
         let spinner_area = take(spinner_h);
         let transcript_area = Rect::new(area.x, area.y, width, bottom.saturating_sub(area.y));
 
@@ -107,6 +118,7 @@ impl App {
         draw_panel(tasks_area, buf, crate::tasks_panel::TASKS_TITLE, &tasks);
         draw_panel(help_area, buf, " Help (esc to close) ", &help);
         draw_panel(away_area, buf, " While you were away ", &away);
+        draw_panel(rewind_area, buf, self.rewind.title(), &rewind);
         let mut cursor = None;
         if dialog_open {
             cursor = self.dialog.render(dialog_area, buf);

@@ -33,6 +33,7 @@ mod elicitation;
 mod extensions;
 mod modes;
 mod resume;
+mod rewind;
 
 const WAIT: Duration = Duration::from_secs(30);
 
