@@ -81,7 +81,20 @@ impl Rewinds {
         let mut warning = None;
         let store = config.and_then(
             |config| match Checkpoints::open(store_dir, project, config) {
-                Ok(store) => Some(store),
+                Ok(store) => {
+                    // Old sessions' checkpoints go, off the start's path.
+                    let pruning = Checkpoints::open_existing(store_dir, project, config);
+                    if let (Ok(pruning), Ok(runtime)) =
+                        (pruning, tokio::runtime::Handle::try_current())
+                    {
+                        runtime.spawn_blocking(move || {
+                            if let Err(error) = pruning.prune(config.keep_days, config.max_bytes) {
+                                tracing::warn!(%error, "old checkpoints could not be pruned");
+                            }
+                        });
+                    }
+                    Some(store)
+                }
                 Err(error) => {
                     warning = Some(format!("checkpoints are off for this session: {error}"));
                     None
