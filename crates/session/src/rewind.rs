@@ -82,13 +82,19 @@ impl Rewinds {
         let store = config.and_then(
             |config| match Checkpoints::open(store_dir, project, config) {
                 Ok(store) => {
-                    // Old sessions' checkpoints go, off the start's path.
-                    let pruning = Checkpoints::open_existing(store_dir, project, config);
-                    if let (Ok(pruning), Ok(runtime)) =
-                        (pruning, tokio::runtime::Handle::try_current())
+                    // Off the start's path: a first snapshot (the one of a large project
+                    // takes seconds; the prompt's own is then quick), and old sessions'
+                    // checkpoints pruned.
+                    let background = Checkpoints::open_existing(store_dir, project, config);
+                    if let (Ok(background), Ok(runtime)) =
+                        (background, tokio::runtime::Handle::try_current())
                     {
                         runtime.spawn_blocking(move || {
-                            if let Err(error) = pruning.prune(config.keep_days, config.max_bytes) {
+                            if let Err(error) = background.snapshot() {
+                                tracing::warn!(%error, "the project could not be snapshotted");
+                            }
+                            if let Err(error) = background.prune(config.keep_days, config.max_bytes)
+                            {
                                 tracing::warn!(%error, "old checkpoints could not be pruned");
                             }
                         });

@@ -13,6 +13,8 @@ async fn esc_esc_lists_the_prompts_and_restores_the_conversation() {
     ui.turn_end().await;
     ui.type_line("second question");
     ui.turn_end().await;
+    // The app has taken the turn's end in (the harness sees events on their way to it).
+    settle().await;
     ui.key(KeyCode::Esc, KeyModifiers::NONE);
     ui.key(KeyCode::Esc, KeyModifiers::NONE);
     ui.until(|e| matches!(e.msg, SessionEvent::RewindPoints(_)).then_some(()))
