@@ -67,6 +67,9 @@ pub(crate) struct Rewinds {
     store: Option<Checkpoints>,
     store_dir: PathBuf,
     state: Mutex<State>,
+    /// Held while a snapshot is taken: the start's background one and a prompt's never run
+    /// at once (they share the shadow index).
+    snapshotting: Arc<Mutex<()>>,
 }
 
 impl Rewinds {
@@ -79,6 +82,7 @@ impl Rewinds {
         config: Option<CheckpointConfig>,
     ) -> (Arc<Self>, Option<String>) {
         let mut warning = None;
+        let snapshotting = Arc::new(Mutex::new(()));
         let store = config.and_then(
             |config| match Checkpoints::open(store_dir, project, config) {
                 Ok(store) => {
@@ -89,7 +93,11 @@ impl Rewinds {
                     if let (Ok(background), Ok(runtime)) =
                         (background, tokio::runtime::Handle::try_current())
                     {
+                        let lock = Arc::clone(&snapshotting);
                         runtime.spawn_blocking(move || {
+                            let _held = lock
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
                             if let Err(error) = background.snapshot() {
                                 tracing::warn!(%error, "the project could not be snapshotted");
                             }
@@ -125,6 +133,7 @@ impl Rewinds {
                 running: None,
                 records,
             }),
+            snapshotting,
         };
         (Arc::new(rewinds), warning)
     }
@@ -196,7 +205,13 @@ impl Rewinds {
         let Some(store) = &self.store else {
             return Ok(());
         };
-        let snapshot = store.snapshot()?;
+        let snapshot = {
+            let _held = self
+                .snapshotting
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            store.snapshot()?
+        };
         let mut state = self.state();
         let text = state
             .prompts
@@ -242,7 +257,13 @@ impl Rewinds {
             let Some(store) = &this.store else {
                 return Ok(());
             };
-            let snapshot = store.snapshot()?;
+            let snapshot = {
+                let _held = this
+                    .snapshotting
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                store.snapshot()?
+            };
             let mut state = this.state();
             state.records.record_after(running.number, snapshot);
             state.records.save(&this.store_dir)
