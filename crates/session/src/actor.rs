@@ -418,7 +418,16 @@ impl Actor {
             Err(message) => (message, true),
             Ok(None) => {
                 let points = self.conversation.rewinds.points();
-                let text = crate::rewind::describe(&points);
+                let mut text = crate::rewind::describe(&points);
+                let skipped = self.conversation.rewinds.skipped();
+                if !skipped.is_empty() {
+                    let names: Vec<String> =
+                        skipped.iter().map(|p| p.display().to_string()).collect();
+                    text.push_str(&format!(
+                        "\nNot in the checkpoints (over the size cap, or their own repositories), so never put back: {}",
+                        names.join(", ")
+                    ));
+                }
                 self.events.emit_for(id, SessionEvent::RewindPoints(points));
                 (text, false)
             }
@@ -433,14 +442,14 @@ impl Actor {
             id,
             SessionEvent::CommandOutput(CommandOutput {
                 command: "rewind".to_owned(),
-                text,
+                text: text.clone(),
                 is_error: failed,
                 data: serde_json::Value::Null,
             }),
         );
         let outcome = match failed {
             true => TurnOutcome::Failed {
-                message: "/rewind: see its output".to_owned(),
+                message: text.clone(),
             },
             false => TurnOutcome::Completed,
         };
@@ -576,9 +585,16 @@ impl Actor {
                 }
             }
         }
+        let mut old_branch = None;
         if scope.conversation() {
             rewinds.forget_from(prompt);
             let session = self.conversation.info.session_id.clone();
+            // Where the branch left behind ends: `tine -r ID --resume-session-at` opens it.
+            old_branch = self
+                .conversation
+                .engine
+                .last_uuid()
+                .map(|leaf| format!("tine -r {session} --resume-session-at {leaf}"));
             let resume = match parent {
                 Some(_) => Resume::Id(session),
                 // Before the first prompt: a conversation of its own.
@@ -602,7 +618,10 @@ impl Actor {
             restored,
             removed,
         };
-        let summary = crate::rewind::report_text(&report);
+        let mut summary = crate::rewind::report_text(&report);
+        if let Some(command) = old_branch {
+            summary.push_str(&format!("\nThe old branch is kept: `{command}` opens it."));
+        }
         self.events.emit_for(id, SessionEvent::Rewound(report));
         (true, summary, false)
     }

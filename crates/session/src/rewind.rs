@@ -51,6 +51,8 @@ struct State {
     prompts: Vec<Prompt>,
     running: Option<Running>,
     records: SessionCheckpoints,
+    /// What the last snapshot left out (over the size cap, nested repositories).
+    skipped: Vec<PathBuf>,
 }
 
 /// What a code rewind found.
@@ -132,6 +134,7 @@ impl Rewinds {
                 prompts: Vec::new(),
                 running: None,
                 records,
+                skipped: Vec::new(),
             }),
             snapshotting,
         };
@@ -213,6 +216,7 @@ impl Rewinds {
             store.snapshot()?
         };
         let mut state = self.state();
+        note_skipped(&mut state, &snapshot.skipped);
         let text = state
             .prompts
             .iter()
@@ -265,6 +269,7 @@ impl Rewinds {
                 store.snapshot()?
             };
             let mut state = this.state();
+            note_skipped(&mut state, &snapshot.skipped);
             state.records.record_after(running.number, snapshot);
             state.records.save(&this.store_dir)
         })
@@ -272,6 +277,12 @@ impl Rewinds {
         if let Ok(Err(error)) = ended {
             tracing::warn!(%error, "no checkpoint after prompt {}", running.number);
         }
+    }
+
+    /// What the last snapshot left out (files over the size cap, nested repositories): a
+    /// rewind does not put them back.
+    pub(crate) fn skipped(&self) -> Vec<PathBuf> {
+        self.state().skipped.clone()
     }
 
     /// The prompt `target` names, or why there is none.
@@ -443,6 +454,16 @@ pub(crate) fn plan(
 /// The files a plan writes back or removes.
 fn files_of(plan: &tine_checkpoints::RewindPlan) -> Vec<PathBuf> {
     plan.restore.iter().chain(&plan.remove).cloned().collect()
+}
+
+fn note_skipped(state: &mut State, skipped: &[PathBuf]) {
+    if !skipped.is_empty() && state.skipped != skipped {
+        tracing::warn!(
+            ?skipped,
+            "left out of the checkpoint (over the size cap, or nested repositories)"
+        );
+    }
+    state.skipped = skipped.to_vec();
 }
 
 /// `/rewind`'s arguments: none (list), or `N [both|code|conversation] [--force]`.

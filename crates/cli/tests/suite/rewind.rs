@@ -242,3 +242,44 @@ async fn rewinding_the_conversation_goes_on_from_before_the_prompt_reading_the_c
     let (status, _) = app.finish().await;
     assert!(status.success());
 }
+
+#[tokio::test]
+async fn rewind_lists_the_prompts_and_says_what_the_size_cap_left_out() {
+    let project = Project::new();
+    seed(&project);
+    project.write("big.bin", &"x".repeat(4096));
+    let server = mock(three_prompts(&project)).await;
+    let mut app = App::start(
+        &project,
+        &server,
+        &[
+            "--allowedTools",
+            "Bash,Write",
+            "--settings",
+            r#"{"checkpoints": {"maxFileBytes": 1024}}"#,
+        ],
+    );
+    app.request("req_1", json!({"subtype": "initialize", "hooks": null}))
+        .await;
+    app.response("req_1").await;
+    for prompt in ["prompt one", "prompt two"] {
+        app.user(prompt).await;
+        app.result().await;
+    }
+    app.user("/rewind").await;
+    let listed = app.result().await;
+    let text = listed["result"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        text.contains("1. prompt one") && text.contains("2. prompt two"),
+        "{listed}"
+    );
+    assert!(text.contains("big.bin"), "{listed}");
+    app.user("/rewind 7").await;
+    let bad = app.result().await;
+    assert!(bad.to_string().contains("no prompt 7"), "{bad}");
+    // The session goes on after a bad /rewind.
+    app.user("prompt three").await;
+    assert_eq!(app.result().await["subtype"], "success");
+    let (status, _) = app.finish().await;
+    assert!(status.success());
+}
