@@ -13,7 +13,7 @@
 //! - `store`: [`Checkpoints`] (open, [`Checkpoints::snapshot`], [`Checkpoints::changed`]),
 //!   [`CheckpointConfig`], [`Snapshot`].
 //! - `rewind`: [`Checkpoints::plan_rewind`] and [`Checkpoints::apply`]: [`TurnSnapshots`],
-//!   [`RewindPlan`], [`RewindReport`].
+//!   [`RewindPlan`], [`RestoreReport`].
 //! - `write`: writing and removing project files, only inside the project.
 //! - `session`: a session's [`SessionCheckpoints`] on disk, and [`Checkpoints::prune`].
 //!
@@ -48,6 +48,6 @@ mod store;
 mod write;
 
 pub use error::CheckpointError;
-pub use rewind::{RewindPlan, RewindReport, TurnSnapshots};
+pub use rewind::{RestoreReport, RewindPlan, TurnSnapshots};
 pub use session::{PromptCheckpoint, PruneReport, SessionCheckpoints};
 pub use store::{CheckpointConfig, Checkpoints, Snapshot};

@@ -47,7 +47,7 @@ impl RewindPlan {
 
 /// What a rewind did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RewindReport {
+pub struct RestoreReport {
     /// Files written back.
     pub restored: Vec<PathBuf>,
     /// Files removed.
@@ -115,7 +115,7 @@ impl Checkpoints {
     /// Carries out `plan`. With conflicts and no `force`, writes nothing and returns
     /// [`CheckpointError::Conflicts`]. Every path and every file's content is checked before the
     /// first write, so a damaged store or a path leading outside the project writes nothing.
-    pub fn apply(&self, plan: &RewindPlan, force: bool) -> Result<RewindReport, CheckpointError> {
+    pub fn apply(&self, plan: &RewindPlan, force: bool) -> Result<RestoreReport, CheckpointError> {
         if !plan.conflicts.is_empty() && !force {
             return Err(CheckpointError::Conflicts(plan.conflicts.clone()));
         }
@@ -141,7 +141,7 @@ impl Checkpoints {
         }
         let objects: Vec<&str> = wanted.iter().map(|(_, _, e)| e.object.as_str()).collect();
         let blobs = self.read_blobs(&objects)?;
-        let mut report = RewindReport::default();
+        let mut report = RestoreReport::default();
         for (path, full) in removals {
             if write::remove(&project, &full)? {
                 report.removed.push(path.clone());
