@@ -29,6 +29,10 @@ pub(crate) fn wanted(args: &Args) -> bool {
 /// Bare `tine`: the UI until the person exits or a signal comes; then the session's end.
 pub(crate) async fn run(args: Args) -> Result<ExitCode> {
     let options = crate::setup::session_options(&args, Approvals::Interactive)?;
+    if !trusted(&options).await? {
+        eprintln!("tine: this folder is not trusted: nothing from it was run");
+        return Ok(ExitCode::FAILURE);
+    }
     let (session, events) = Session::start(options).await.map_err(|e| anyhow!(e))?;
     let mut app = App::new(AppConfig {
         history_file: true,
@@ -69,6 +73,31 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::from(code))
+}
+
+/// Whether the session's folder is trusted: a folder (or a parent) trusted before, or the
+/// person says so now, before anything of the folder runs ("Yes" is remembered in
+/// `TINE_HOME/trust.json`).
+async fn trusted(options: &tine_session::SessionOptions) -> Result<bool> {
+    let home = options
+        .home
+        .clone()
+        .ok_or_else(|| anyhow!("no TINE_HOME for the trust question"))?;
+    let cwd = options.cwd.clone();
+    if tine_config::trust::is_trusted(&home, &cwd) {
+        return Ok(true);
+    }
+    let summary = tine_session::workspace_summary(&cwd, &home);
+    let asked_in = cwd.clone();
+    let yes = tokio::task::spawn_blocking(move || tine_tui::ask_trust(&asked_in, &summary))
+        .await
+        .map_err(|e| anyhow!(e))?
+        .map_err(|e| anyhow!("the trust question could not be asked: {e}"))?;
+    if yes {
+        tine_config::trust::trust(&home, &cwd)
+            .map_err(|e| anyhow!("cannot remember the trust of {}: {e}", cwd.display()))?;
+    }
+    Ok(yes)
 }
 
 /// Resolves on SIGTERM or SIGHUP with the signal's number (Ctrl-C is the UI's key in raw mode).

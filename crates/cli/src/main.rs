@@ -112,6 +112,7 @@ async fn headless(
         args.permission_prompt_tool = None;
     }
     let options = setup::session_options(&args, tine_session::Approvals::Headless)?;
+    untrusted_notice(&options);
     profile.mark("options");
     let mut config = tine_headless::Headless::new(args.input_format, args.output_format)
         .with_verbose(args.verbose)
@@ -121,6 +122,26 @@ async fn headless(
         config = config.with_prompt(prompt.clone());
     }
     Ok(tine_headless::run(options, config, &mut |phase| profile.mark(phase)).await?)
+}
+
+/// Headless trusts the folder for the run (the caller chose to run tine there), but a folder
+/// not trusted interactively gets one stderr line naming the hooks and allow rules of its own
+/// settings that are in force, so a CI log shows them.
+fn untrusted_notice(options: &tine_session::SessionOptions) {
+    use tine_config::SettingsSource;
+    let Some(home) = &options.home else { return };
+    let reads_project = options.setting_sources.as_ref().is_none_or(|sources| {
+        sources.contains(&SettingsSource::Project) || sources.contains(&SettingsSource::Local)
+    });
+    if !reads_project || tine_config::trust::is_trusted(home, &options.cwd) {
+        return;
+    }
+    let line = tine_session::workspace_summary(&options.cwd, home).line();
+    if !line.is_empty() {
+        eprintln!(
+            "tine: this folder is not trusted; -p runs it with its own settings in force: {line}              (run `tine` here once to trust it, or pass --setting-sources user to leave them out)"
+        );
+    }
 }
 
 /// `tine acp`: tine-acp on standard input and output, every session of the flags' shape, asks

@@ -4,8 +4,8 @@
 //! modes are handed out as the text the user wrote, with its file and line, and the
 //! permission engine (`tine-permissions`) parses them.
 //!
-//! Modules in reading order (`paths` is private, its items re-exported at the root; `private_fs`
-//! and `settings` are public namespaces of functions such as [`settings::load`] and
+//! Modules in reading order (`paths` is private, its items re-exported at the root; `private_fs`,
+//! `settings` and `trust` are public namespaces of functions such as [`settings::load`] and
 //! [`private_fs::create_dir_all`]):
 //!
 //! - `paths`: `TINE_HOME`, a project's folder under `projects/` (the sanitized path plus a
@@ -16,6 +16,7 @@
 //! - [`settings`]: the settings sources and their precedence, each file checked key by key
 //!   and every problem named with file and line (fail closed), and the one writer of settings
 //!   files ([`settings::edit_file`]: a change in place, comments and trailing commas kept).
+//! - [`trust`]: the folders a person trusts (`$TINE_HOME/trust.json`; a parent's trust counts).
 //!
 //! # Example
 //!
@@ -52,6 +53,7 @@
 mod paths;
 pub mod private_fs;
 pub mod settings;
+pub mod trust;
 
 pub use paths::{
     Adoption, PathsError, SessionId, adopt_legacy_project_dir, legacy_project_dir, project_dir,

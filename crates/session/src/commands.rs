@@ -37,11 +37,11 @@ pub(crate) async fn run(
                 Value::Null,
             ),
         },
-        "permissions" => (
-            crate::listing::permissions(&conv.settings, conv.permissions.mode()),
-            false,
-            Value::Null,
-        ),
+        "permissions" => {
+            let mut text = crate::listing::permissions(&conv.settings, conv.permissions.mode());
+            text.push_str(&crate::listing::trust(&conv.info.home, &conv.info.cwd));
+            (text, false, Value::Null)
+        }
         "resume" => (crate::listing::sessions(&conv.info), false, Value::Null),
         "init" => {
             let prompt = if args.trim().is_empty() {

@@ -125,6 +125,7 @@ mod structured;
 mod stuck;
 mod tasks;
 mod thinking;
+mod trust;
 mod watch;
 mod web_search;
 
@@ -176,3 +177,4 @@ pub use tine_tools::{
     EditorFiles, EditorFs, EditorFuture, EditorTerm, EditorTerminal, TerminalEnding, TerminalRun,
     ToolDisplay, ToolOutput,
 };
+pub use trust::{WorkspaceSummary, workspace_summary};

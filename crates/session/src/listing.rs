@@ -16,6 +16,20 @@ use crate::protocol::SessionInfo;
 /// Sessions `/resume` lists at most.
 const LISTED_SESSIONS: usize = 20;
 
+/// `/permissions`' last line: whether this folder is trusted.
+pub(crate) fn trust(home: &std::path::Path, cwd: &std::path::Path) -> String {
+    if tine_config::trust::is_trusted(home, cwd) {
+        format!(
+            "\nWorkspace trust: this folder is trusted ({})\n",
+            tine_config::trust::trust_file(home).display()
+        )
+    } else {
+        "\nWorkspace trust: this folder is not trusted; headless -p, Agent SDK apps and editors \
+         run it as their caller decided, and the terminal UI asks first\n"
+            .to_owned()
+    }
+}
+
 /// `/permissions`: the mode, then the allow, deny and ask rules of every settings file.
 pub(crate) fn permissions(loaded: &LoadedSettings, mode: PermissionMode) -> String {
     let mode = mode.as_str();

@@ -108,6 +108,7 @@ mod theme;
 mod thinking;
 mod tool_call;
 mod transcript;
+mod trust;
 mod view;
 mod wrap;
 
@@ -116,3 +117,4 @@ pub use frame_times::FrameTimes;
 pub use idle::IDLE_AFTER;
 pub use run::{FRAME_INTERVAL, LoopEnd, LoopStats, Submitter, TuiError, event_loop, run};
 pub use terminal::{TerminalGuard, TerminalOptions, restore};
+pub use trust::{TrustKey, TrustQuestion, ask_trust};

@@ -51,6 +51,7 @@ mod terminal;
 mod thinking;
 mod tool_hooks;
 mod tools_media;
+mod trust;
 mod wire;
 
 use std::path::Path;

@@ -23,7 +23,7 @@ const PATIENCE: Duration = Duration::from_secs(90);
 const POLL: Duration = Duration::from_millis(100);
 
 /// A tmux server of this test alone (its own socket), with one session per `tine` run.
-struct Tmux {
+pub(super) struct Tmux {
     socket: PathBuf,
     /// Read when the server starts (with the first session).
     config: PathBuf,
@@ -31,7 +31,7 @@ struct Tmux {
 
 impl Tmux {
     /// `None` (the test says it is skipped) when tmux cannot run here.
-    async fn start(dir: &Path) -> Option<Self> {
+    pub(super) async fn start(dir: &Path) -> Option<Self> {
         let found = Command::new("tmux").arg("-V").output().await;
         if !matches!(&found, Ok(out) if out.status.success()) {
             eprintln!(
@@ -67,7 +67,7 @@ impl Tmux {
     }
 
     /// A 100×30 session `name` running `script` (a shell script's path).
-    async fn open(&self, name: &str, script: &Path) {
+    pub(super) async fn open(&self, name: &str, script: &Path) {
         self.run(&[
             "new-session",
             "-d",
@@ -82,7 +82,7 @@ impl Tmux {
         .await;
     }
 
-    async fn screen(&self, name: &str) -> String {
+    pub(super) async fn screen(&self, name: &str) -> String {
         self.run(&["capture-pane", "-p", "-t", name]).await
     }
 
@@ -98,16 +98,16 @@ impl Tmux {
             .to_owned()
     }
 
-    async fn type_text(&self, name: &str, text: &str) {
+    pub(super) async fn type_text(&self, name: &str, text: &str) {
         self.run(&["send-keys", "-t", name, "-l", text]).await;
     }
 
-    async fn key(&self, name: &str, key: &str) {
+    pub(super) async fn key(&self, name: &str, key: &str) {
         self.run(&["send-keys", "-t", name, key]).await;
     }
 
     /// Polls the screen until `wanted` is on it; returns that screen.
-    async fn wait_for(&self, name: &str, wanted: &str) -> String {
+    pub(super) async fn wait_for(&self, name: &str, wanted: &str) -> String {
         let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
             let screen = self.screen(name).await;
@@ -140,7 +140,7 @@ impl Tmux {
     }
 
     /// Polls until `tine` in session `name` has exited (the script wrote its exit code).
-    async fn wait_exited(&self, name: &str, dir: &Path) {
+    pub(super) async fn wait_exited(&self, name: &str, dir: &Path) {
         let deadline = tokio::time::Instant::now() + PATIENCE;
         while !dir.join("code").exists() {
             assert!(
@@ -167,6 +167,20 @@ impl Drop for Tmux {
 /// clean environment against `server`, then records the modes again and its exit code, and
 /// stays (a dead pane's cursor reads as hidden, so the shell keeps the pane alive).
 fn script(project: &Project, server: &MockServer, name: &str, args: &str) -> PathBuf {
+    // The person trusted this folder before (the trust question is `trust`'s to test).
+    let trusted = serde_json::json!({"trusted": [std::fs::canonicalize(project.cwd()).unwrap()]});
+    std::fs::create_dir_all(project.home()).unwrap();
+    std::fs::write(project.home().join("trust.json"), trusted.to_string()).unwrap();
+    untrusted_script(project, server, name, args)
+}
+
+/// [`script`] without trusting the folder first.
+pub(super) fn untrusted_script(
+    project: &Project,
+    server: &MockServer,
+    name: &str,
+    args: &str,
+) -> PathBuf {
     let dir = project.root().join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let q = |p: &Path| format!("'{}'", p.display());
@@ -196,7 +210,7 @@ fn script(project: &Project, server: &MockServer, name: &str, args: &str) -> Pat
 }
 
 /// What `script` recorded: the exit code, and whether the modes after equal those before.
-fn recorded(project: &Project, name: &str) -> (String, bool) {
+pub(super) fn recorded(project: &Project, name: &str) -> (String, bool) {
     let dir = project.root().join(name);
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
     let (before, after) = (read("before"), read("after"));
