@@ -74,6 +74,15 @@ impl Project {
         path
     }
 
+    /// Marks the project's folder trusted, as a person's "Yes" to the UI's trust question
+    /// would (`$TINE_HOME/trust.json`).
+    pub fn trust(&self) {
+        let folder = std::fs::canonicalize(self.cwd()).unwrap();
+        let file = serde_json::json!({ "trusted": [folder] });
+        std::fs::create_dir_all(self.home()).unwrap();
+        std::fs::write(self.home().join("trust.json"), file.to_string()).unwrap();
+    }
+
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.cwd.join(rel)).unwrap()
     }

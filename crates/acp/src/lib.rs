@@ -20,7 +20,8 @@
 //! pump, prompts and their stop reasons, cancel), `updates` (events and history as updates),
 //! `tool_calls` (a call's kind, title, locations and content), `permission` (asks), `prompt`
 //! (an editor's content blocks as the op), `editor` (the editor's files), `jobs` (what the pump
-//! sends the editor, in order with the updates), `terminal` (the editor's terminal for Bash), `modes`
+//! sends the editor, in order with the updates), `terminal` (the editor's terminal for Bash), `stdio` (standard input and
+//! output as capped lines), `modes`
 //! (permission modes as session modes).
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -32,6 +33,7 @@ mod modes;
 mod permission;
 mod prompt;
 mod server;
+mod stdio;
 mod terminal;
 mod tool_calls;
 mod updates;

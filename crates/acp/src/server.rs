@@ -61,9 +61,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Serves ACP on standard input and output until the editor closes it.
+/// Serves ACP on standard input and output until the editor closes it (a line over 32 MiB is
+/// skipped unread and answered with an error).
 pub async fn serve(config: AcpConfig) -> Result<(), AcpError> {
-    serve_on(config, agent_client_protocol::Stdio::new()).await
+    let (lines, writer) = crate::stdio::capped();
+    let served = serve_on(config, lines).await;
+    // Every answer is out before the process ends.
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, writer).await;
+    served
 }
 
 /// Serves ACP on `transport` until the client closes it; then every session ends (its turn

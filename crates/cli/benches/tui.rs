@@ -186,6 +186,8 @@ async fn write_session(project: &Project, turns: usize) -> SessionId {
 /// A script that runs `tine ARGS` in `project` against `server` with a clean environment,
 /// as the pane's process itself (`exec`), so the pane's pid is tine's.
 fn script(project: &Project, server: &MockServer, name: &str, args: &str) -> PathBuf {
+    // A folder the person trusted before: the UI does not ask.
+    project.trust();
     let q = |p: &Path| format!("'{}'", p.display());
     let text = format!(
         "#!/bin/sh\ncd {cwd}\nexec env -i PATH=\"$PATH\" TERM=\"$TERM\" HOME={home} TINE_HOME={home} \

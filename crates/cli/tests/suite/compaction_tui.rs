@@ -208,7 +208,9 @@ async fn compact_typed_in_the_ui_compacts_the_session_with_its_focus() {
         .await
         .assert_success();
 
-    // The UI on a 120x40 pseudo-terminal, resuming that conversation.
+    // The UI on a 120x40 pseudo-terminal, resuming that conversation (in a folder the person
+    // trusted before).
+    project.trust();
     let mut child = tokio::process::Command::new("script")
         .args([
             "-qfec",

@@ -161,3 +161,47 @@ async fn ten_thousand_mutated_messages_do_not_stop_tine_acp() {
     assert!(peak_kb < 200 * 1024, "peak RSS {peak_kb} kB");
     agent.finish().await;
 }
+
+#[tokio::test]
+async fn a_one_gigabyte_line_is_skipped_unread_with_an_error_and_tine_goes_on() {
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    let project = Project::new();
+    let mut agent = Agent::start(&project, &server);
+    let pid = agent.child.id().unwrap();
+    agent
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#)
+        .await;
+    agent.answer(&json!(1)).await;
+    // 1 GiB without a newline, in 1 MiB writes, then the newline.
+    let chunk = vec![b'a'; 1 << 20];
+    let mut peak_kb = 0u64;
+    for n in 0..1024 {
+        agent.stdin.write_all(&chunk).await.unwrap();
+        if n % 128 == 0 {
+            peak_kb = peak_kb.max(rss_kb(pid));
+        }
+    }
+    agent.send("").await;
+    let refused = agent.answer(&Value::Null).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("skipped unread"),
+        "{refused}"
+    );
+    peak_kb = peak_kb.max(rss_kb(pid));
+    assert!(
+        peak_kb < 150 * 1024,
+        "the line was buffered: peak RSS {peak_kb} kB"
+    );
+    agent
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}"#)
+        .await;
+    assert_eq!(
+        agent.answer(&json!(2)).await["result"]["protocolVersion"],
+        1
+    );
+    agent.finish().await;
+}

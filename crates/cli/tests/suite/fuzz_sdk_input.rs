@@ -167,3 +167,64 @@ pub(super) fn rss_kb(pid: u32) -> u64 {
         })
         .unwrap_or(0)
 }
+
+#[tokio::test]
+async fn a_one_gigabyte_line_is_refused_unbuffered_and_the_session_goes_on() {
+    let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
+    let project = Project::new();
+    let mut child = tine(&project, &server)
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin_open()
+        .spawn();
+    let pid = child.id().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let chunk = vec![b'a'; 1 << 20];
+    let mut peak_kb = 0u64;
+    for n in 0..1024 {
+        stdin.write_all(&chunk).await.unwrap();
+        if n % 128 == 0 {
+            peak_kb = peak_kb.max(rss_kb(pid));
+        }
+    }
+    let last = json!({"type": "control_request", "request_id": "after",
+                      "request": {"subtype": "get_context_usage"}});
+    stdin
+        .write_all(format!("\n{last}\n").as_bytes())
+        .await
+        .unwrap();
+    stdin.flush().await.unwrap();
+    let mut refused = None;
+    let answer = tokio::time::timeout(Duration::from_secs(120), async {
+        while let Ok(Some(line)) = stdout.next_line().await {
+            if line.contains("input_error") {
+                refused = Some(line.clone());
+            }
+            if line.contains("\"request_id\":\"after\"") {
+                return line;
+            }
+        }
+        String::new()
+    })
+    .await
+    .expect("tine did not answer after the long line");
+    assert!(answer.contains("success"), "{answer}");
+    let refused = refused.expect("the long line was said to be refused");
+    assert!(
+        refused.contains("MB") || refused.contains("long"),
+        "{refused}"
+    );
+    peak_kb = peak_kb.max(rss_kb(pid));
+    assert!(
+        peak_kb < 150 * 1024,
+        "the line was buffered: peak RSS {peak_kb} kB"
+    );
+    drop(stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(60), child.wait()).await;
+}

@@ -168,9 +168,7 @@ impl Drop for Tmux {
 /// stays (a dead pane's cursor reads as hidden, so the shell keeps the pane alive).
 fn script(project: &Project, server: &MockServer, name: &str, args: &str) -> PathBuf {
     // The person trusted this folder before (the trust question is `trust`'s to test).
-    let trusted = serde_json::json!({"trusted": [std::fs::canonicalize(project.cwd()).unwrap()]});
-    std::fs::create_dir_all(project.home()).unwrap();
-    std::fs::write(project.home().join("trust.json"), trusted.to_string()).unwrap();
+    project.trust();
     untrusted_script(project, server, name, args)
 }
 
