@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 use tine_session::{
-    PermissionAnswer, PermissionMode, PermissionRequest, PermissionRule, PermissionUpdate,
-    PersistDestination, RuleBehavior,
+    AlwaysAllow, PermissionAnswer, PermissionMode, PermissionRequest, PermissionRule,
+    PermissionUpdate, PersistDestination, RuleBehavior,
 };
 
 /// The `can_use_tool` request for `request`.
@@ -15,15 +15,20 @@ pub(crate) fn can_use_tool(request: &PermissionRequest) -> Value {
         request.tool.as_str(),
         "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit"
     );
-    let suggestions: Vec<Value> = if request.suggestions.is_empty() {
-        Vec::new()
-    } else {
-        vec![json!({
+    // Claude Code's shapes: an edit's `setMode` for the session, a command's `addRules`.
+    let suggestions: Vec<Value> = match &request.always {
+        None => Vec::new(),
+        Some(AlwaysAllow::Mode(mode)) => vec![json!({
+            "type": "setMode",
+            "mode": mode.as_str(),
+            "destination": "session",
+        })],
+        Some(AlwaysAllow::Rules { rules, destination }) => vec![json!({
             "type": "addRules",
-            "rules": request.suggestions.iter().map(rule_value).collect::<Vec<_>>(),
+            "rules": rules.iter().map(rule_value).collect::<Vec<_>>(),
             "behavior": "allow",
-            "destination": "localSettings",
-        })]
+            "destination": destination_name(*destination),
+        })],
     };
     json!({
         "subtype": "can_use_tool",
@@ -34,6 +39,16 @@ pub(crate) fn can_use_tool(request: &PermissionRequest) -> Value {
         "decision_reason": request.reason,
         "tool_use_id": request.tool_use_id,
     })
+}
+
+/// The SDK's name of a destination (what [`update`] reads back).
+fn destination_name(destination: PersistDestination) -> &'static str {
+    match destination {
+        PersistDestination::Local => "localSettings",
+        PersistDestination::Project => "projectSettings",
+        PersistDestination::User => "userSettings",
+        PersistDestination::Session => "session",
+    }
 }
 
 fn rule_value(rule: &PermissionRule) -> Value {
