@@ -94,13 +94,13 @@ mod rule;
 mod settings;
 mod suggest;
 
-pub use answer::{AskResolution, Denial, DenialLog, PersistDestination};
+pub use answer::{AskResolution, Denial, DenialLog};
 pub use engine::{DecisionReason, PermissionContext, PermissionDecision, PermissionQuery};
 pub use mode::PermissionMode;
 pub use resolve::{ResolvedPath, normalize, resolve_path};
 pub use rule::{PermissionRule, RuleBehavior, RuleParseError, RuleSource, SourcedRule};
 pub use settings::PermissionSettings;
-pub use suggest::AlwaysAllow;
+pub use suggest::{AlwaysAllow, PersistDestination};
 
 pub use bash::{
     CommandAnalysis, CommandKind, KindSummary, Redirection, SimpleCommand, Word, analyze,

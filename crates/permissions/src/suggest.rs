@@ -27,7 +27,7 @@
 use std::fmt;
 
 use crate::bash::SimpleCommand;
-use crate::{PermissionMode, PermissionRule, PersistDestination};
+use crate::{PermissionMode, PermissionRule};
 
 /// Programs whose first argument is a subcommand: a rule keeps both words (`Bash(git commit:*)`).
 pub(crate) const SUBCOMMAND_PROGRAMS: &[&str] = &[
@@ -135,6 +135,20 @@ pub(crate) const EXACT_PROGRAMS: &[&str] = &[
     "ncat",
     "socat",
 ];
+
+/// Where "always" / "never" answers are kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum PersistDestination {
+    /// `<cwd>/.tine/settings.local.json` (not committed): the default.
+    #[default]
+    Local,
+    /// `<cwd>/.tine/settings.json` (shared with the team).
+    Project,
+    /// `$TINE_HOME/settings.json`.
+    User,
+    /// This session only, nothing written.
+    Session,
+}
 
 /// What "yes, and don't ask again" does for one ask.
 #[derive(Debug, Clone, PartialEq, Eq)]

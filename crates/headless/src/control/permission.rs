@@ -147,7 +147,61 @@ fn update(value: &Value) -> Option<PermissionUpdate> {
 
 #[cfg(test)]
 mod tests {
+    use tine_session::QuestionId;
+
     use super::*;
+
+    fn request(tool: &str, always: Option<AlwaysAllow>) -> PermissionRequest {
+        PermissionRequest {
+            id: QuestionId(1),
+            tool: tool.into(),
+            input: json!({}),
+            target: "x".into(),
+            reason: String::new(),
+            always,
+            preview: None,
+            tool_use_id: None,
+        }
+    }
+
+    #[test]
+    fn an_edit_suggests_accept_edits_for_the_session_and_a_command_its_rules() {
+        let edit = can_use_tool(&request(
+            "Edit",
+            Some(AlwaysAllow::Mode(PermissionMode::AcceptEdits)),
+        ));
+        assert_eq!(
+            edit["permission_suggestions"],
+            json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}])
+        );
+        let bash = can_use_tool(&request(
+            "Bash",
+            AlwaysAllow::saved(vec![PermissionRule::with_content("Bash", "touch:*")]),
+        ));
+        let suggestion = &bash["permission_suggestions"][0];
+        assert_eq!(
+            suggestion,
+            &json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}],
+                    "behavior": "allow", "destination": "localSettings"})
+        );
+        // What the app sends back is what was suggested.
+        assert_eq!(
+            update(suggestion),
+            Some(PermissionUpdate::AddRules {
+                rules: vec![PermissionRule::with_content("Bash", "touch:*")],
+                behavior: RuleBehavior::Allow,
+                destination: PersistDestination::Local,
+            })
+        );
+        assert_eq!(
+            update(&edit["permission_suggestions"][0]),
+            Some(PermissionUpdate::SetMode(PermissionMode::AcceptEdits))
+        );
+        assert_eq!(
+            can_use_tool(&request("Bash", None))["permission_suggestions"],
+            json!([])
+        );
+    }
 
     #[test]
     fn allow_carries_the_new_input_and_rules_deny_its_words() {
