@@ -1,6 +1,6 @@
 //! A call the permission engine asks about, asked of the editor with `session/request_permission`:
-//! allow once, allow always (the rule the TUI's "don't ask again" saves, in the project's local
-//! settings), or reject (the model reads the refusal). A plan approval offers leaving plan mode
+//! allow once, allow always (what the TUI's "don't ask again" does: the rule saved in the
+//! project's local settings, or for an edit acceptEdits for the session), or reject (the model reads the refusal). A plan approval offers leaving plan mode
 //! for acceptEdits or for default. A cancelled question is a rejection.
 
 use agent_client_protocol::Client;
@@ -9,7 +9,10 @@ use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
     SessionId,
 };
-use tine_session::{Answer, Op, PermissionAnswer, PermissionRequest, SessionHandle};
+use tine_session::{
+    AlwaysAllow, Answer, Op, PermissionAnswer, PermissionMode, PermissionRequest,
+    PersistDestination, SessionHandle,
+};
 
 use crate::tool_calls;
 
@@ -38,8 +41,18 @@ pub(crate) fn question(
             "No, keep planning".to_owned(),
         )
     } else {
-        let always = match &request.always_rule {
-            Some(rule) => format!("Always allow {rule}"),
+        let always = match &request.always {
+            Some(AlwaysAllow::Mode(PermissionMode::AcceptEdits)) => {
+                "Allow all edits during this session".to_owned()
+            }
+            Some(
+                always @ (AlwaysAllow::Mode(_)
+                | AlwaysAllow::Rules {
+                    destination: PersistDestination::Session,
+                    ..
+                }),
+            ) => format!("Allow {always} during this session"),
+            Some(always @ AlwaysAllow::Rules { .. }) => format!("Always allow {always}"),
             None => "Always allow".to_owned(),
         };
         ("Allow".to_owned(), always, "Reject".to_owned())
@@ -106,9 +119,8 @@ mod tests {
             input: json!({"file_path": "/p/a.txt", "content": "new"}),
             target: "/p/a.txt".into(),
             reason: "Write asks".into(),
-            always_rule: Some("Write(/p/**)".into()),
+            always: AlwaysAllow::saved(vec!["Write(/p/**)".parse().unwrap()]),
             preview: None,
-            suggestions: Vec::new(),
             tool_use_id: Some("toolu_9".into()),
         }
     }
@@ -127,6 +139,16 @@ mod tests {
             .collect();
         assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
         assert_eq!(wire["options"][1]["name"], "Always allow Write(/p/**)");
+        // An edit in the project: acceptEdits for the session, as in the TUI.
+        let edit = PermissionRequest {
+            always: Some(AlwaysAllow::Mode(PermissionMode::AcceptEdits)),
+            ..request("Write")
+        };
+        let wire = serde_json::to_value(question(&SessionId::new("s"), &edit)).unwrap();
+        assert_eq!(
+            wire["options"][1]["name"],
+            "Allow all edits during this session"
+        );
     }
 
     #[test]

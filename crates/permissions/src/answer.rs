@@ -7,21 +7,8 @@ use serde_json::Value;
 use tine_config::settings::add_rules_to_file;
 use tine_config::{SettingsError, SettingsPaths, SettingsSource};
 
+use super::suggest::PersistDestination;
 use super::{PermissionContext, PermissionRule, RuleBehavior, RuleSource, SourcedRule};
-
-/// Where "always" / "never" answers are kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum PersistDestination {
-    /// `<cwd>/.tine/settings.local.json` (not committed): the default.
-    #[default]
-    Local,
-    /// `<cwd>/.tine/settings.json` (shared with the team).
-    Project,
-    /// `$TINE_HOME/settings.json`.
-    User,
-    /// This session only, nothing written.
-    Session,
-}
 
 /// What the person answered.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,8 @@ use super::matching::{
 };
 use super::resolve::{ResolvedPath, resolve_path};
 use super::{
-    PermissionMode, PermissionRule, PermissionSettings, RuleBehavior, RuleSource, SourcedRule,
+    AlwaysAllow, PermissionMode, PermissionRule, PermissionSettings, PersistDestination,
+    RuleBehavior, RuleSource, SourcedRule,
 };
 
 /// One call to judge.
@@ -69,8 +70,8 @@ pub enum PermissionDecision {
     Ask {
         /// What to show the person.
         message: String,
-        /// Rules that "always allow" would add.
-        suggestions: Vec<PermissionRule>,
+        /// What "yes, and don't ask again" would do; `None` when nothing should.
+        always: Option<AlwaysAllow>,
         /// What asked.
         reason: DecisionReason,
     },
@@ -356,14 +357,14 @@ impl PermissionContext {
         if let ToolVerdict::Deny { reason } = request.verdict {
             return deny(reason.clone(), DecisionReason::Tool);
         }
-        let suggestions = self.suggest_simple(tool, target, path);
+        let always = self.suggest_simple(tool, target, path);
         if let Some(rule) = self.of(RuleBehavior::Ask).find(matches) {
             return PermissionDecision::Ask {
                 message: format!(
                     "the rule `{}` ({}) asks before {tool}",
                     rule.rule, rule.source
                 ),
-                suggestions,
+                always,
                 reason: Self::rule_reason(rule),
             };
         }
@@ -372,14 +373,14 @@ impl PermissionContext {
         {
             return PermissionDecision::Ask {
                 message: format!("{tool} writes {}, {dir}", describe(path)),
-                suggestions: Vec::new(),
+                always: None,
                 reason: DecisionReason::ProtectedPath {
                     path: path.real.clone(),
                 },
             };
         }
         let writes = !request.is_read_only || matches!(target, PermissionTarget::FileWrite { .. });
-        if let Some(decision) = self.tool_ask_plan_bypass(request, writes, suggestions.clone()) {
+        if let Some(decision) = self.tool_ask_plan_bypass(request, writes, always.clone()) {
             return decision;
         }
         if let Some(rule) = self.of(RuleBehavior::Allow).find(matches) {
@@ -424,7 +425,7 @@ impl PermissionContext {
         };
         PermissionDecision::Ask {
             message,
-            suggestions,
+            always,
             reason: DecisionReason::NoRule,
         }
     }
@@ -436,14 +437,14 @@ impl PermissionContext {
         &self,
         request: &PermissionQuery<'_>,
         writes: bool,
-        suggestions: Vec<PermissionRule>,
+        always: Option<AlwaysAllow>,
     ) -> Option<PermissionDecision> {
         if let ToolVerdict::Ask { reason } = request.verdict
             && self.mode != PermissionMode::BypassPermissions
         {
             return Some(PermissionDecision::Ask {
                 message: reason.clone(),
-                suggestions,
+                always,
                 reason: DecisionReason::Tool,
             });
         }
@@ -464,27 +465,41 @@ impl PermissionContext {
         None
     }
 
+    /// What "don't ask again" offers for a call that is not Bash (`suggest`'s module doc).
     fn suggest_simple(
         &self,
         tool: &str,
         target: &PermissionTarget,
         path: Option<&ResolvedPath>,
-    ) -> Vec<PermissionRule> {
-        match (target, path) {
+    ) -> Option<AlwaysAllow> {
+        let rule = match (target, path) {
             // Allow rules match resolved paths, so the suggestion names the real place.
-            (PermissionTarget::FileRead { .. }, Some(path)) => vec![read_rule_for(&path.real)],
+            (PermissionTarget::FileRead { .. }, Some(path)) => read_rule_for(&path.real),
             (PermissionTarget::FileWrite { .. }, Some(path)) => {
-                vec![PermissionRule::with_content(
-                    "Edit",
-                    format!("/{}", path.real.display()),
-                )]
+                if self.is_resolved_in_project(path) {
+                    // acceptEdits would change nothing, or plan mode refuses the edit anyway.
+                    return (!matches!(
+                        self.mode,
+                        PermissionMode::AcceptEdits | PermissionMode::Plan
+                    ))
+                    .then_some(AlwaysAllow::Mode(PermissionMode::AcceptEdits));
+                }
+                // acceptEdits stops at the project: this file, for this session.
+                return Some(AlwaysAllow::Rules {
+                    rules: vec![PermissionRule::with_content(
+                        "Edit",
+                        format!("/{}", path.real.display()),
+                    )],
+                    destination: PersistDestination::Session,
+                });
             }
             (PermissionTarget::Url { url }, _) => match host_of(url) {
-                Some(host) => vec![PermissionRule::with_content(tool, format!("domain:{host}"))],
-                None => vec![PermissionRule::tool(tool)],
+                Some(host) => PermissionRule::with_content(tool, format!("domain:{host}")),
+                None => PermissionRule::tool(tool),
             },
-            _ => vec![PermissionRule::tool(tool)],
-        }
+            _ => PermissionRule::tool(tool),
+        };
+        AlwaysAllow::saved(vec![rule])
     }
 }
 

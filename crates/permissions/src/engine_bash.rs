@@ -12,7 +12,8 @@ use super::engine::read_rule_for;
 use super::engine::{DecisionReason, PermissionDecision, PermissionQuery, deny, describe};
 use super::matching::{bash_is_exact, bash_matches};
 use super::resolve::ResolvedPath;
-use super::{PermissionContext, PermissionRule, RuleBehavior, SourcedRule};
+use super::suggest::bash_part_rule;
+use super::{AlwaysAllow, PermissionContext, PermissionRule, RuleBehavior, SourcedRule};
 
 /// Programs that run the rest of their arguments as a command: deny and ask rules also look
 /// behind them (`env rm x`, `timeout 5 rm x`, `xargs rm`).
@@ -107,7 +108,7 @@ impl PermissionContext {
         if let ToolVerdict::Deny { reason } = request.verdict {
             return deny(reason.clone(), DecisionReason::Tool);
         }
-        let mut suggestions = suggest_bash(&analysis);
+        let mut suggestions = self.suggest_bash(tool, &analysis);
         if let Some(rule) = self
             .of(RuleBehavior::Ask)
             .find(|r| self.bash_rule_matches(r, tool, &texts))
@@ -117,7 +118,7 @@ impl PermissionContext {
                     "the rule `{}` ({}) asks before `{command}`",
                     rule.rule, rule.source
                 ),
-                suggestions,
+                always: AlwaysAllow::saved(suggestions),
                 reason: Self::rule_reason(rule),
             };
         }
@@ -129,7 +130,7 @@ impl PermissionContext {
                     rule.source,
                     describe(&path)
                 ),
-                suggestions,
+                always: AlwaysAllow::saved(suggestions),
                 reason: Self::rule_reason(rule),
             };
         }
@@ -140,14 +141,15 @@ impl PermissionContext {
         if let Some((path, dir)) = protected_write {
             return PermissionDecision::Ask {
                 message: format!("`{command}` may write {}, {dir}", describe(path)),
-                suggestions: Vec::new(),
+                always: None,
                 reason: DecisionReason::ProtectedPath {
                     path: path.real.clone(),
                 },
             };
         }
         let read_only = analysis.is_read_only();
-        if let Some(decision) = self.tool_ask_plan_bypass(request, !read_only, suggestions.clone())
+        if let Some(decision) =
+            self.tool_ask_plan_bypass(request, !read_only, AlwaysAllow::saved(suggestions.clone()))
         {
             return decision;
         }
@@ -218,7 +220,7 @@ impl PermissionContext {
         }
         PermissionDecision::Ask {
             message: ask_message(command, &blocked, &analysis),
-            suggestions,
+            always: AlwaysAllow::saved(suggestions),
             reason: DecisionReason::NoRule,
         }
     }
@@ -254,6 +256,25 @@ impl PermissionContext {
             "reads {}, outside the project's directories",
             describe(first)
         ))
+    }
+
+    /// The rules "don't ask again" adds for a line (`suggest`'s table): one per part that
+    /// needs approval and no allow rule covers; none for a line that cannot be split.
+    fn suggest_bash(&self, tool: &str, analysis: &CommandAnalysis) -> Vec<PermissionRule> {
+        let mut out: Vec<PermissionRule> = Vec::new();
+        if !analysis.splittable {
+            return out;
+        }
+        for part in analysis.parts() {
+            if part.is_read_only() || self.allow_rule_for_part(tool, part).is_some() {
+                continue;
+            }
+            let rule = bash_part_rule(part);
+            if !out.contains(&rule) {
+                out.push(rule);
+            }
+        }
+        out
     }
 
     /// The allow rule covering one part. A part that writes a file through a redirection is
@@ -325,41 +346,4 @@ fn match_texts(part: &SimpleCommand) -> Vec<String> {
         }
     }
     texts
-}
-
-/// "Always allow" suggestions: `Bash(program subcommand:*)` for parts with a plain subcommand,
-/// the exact part otherwise. Never a rule for a read-only part (it needs none).
-fn suggest_bash(analysis: &CommandAnalysis) -> Vec<PermissionRule> {
-    let mut out: Vec<PermissionRule> = Vec::new();
-    if !analysis.splittable {
-        out.push(PermissionRule::with_content(
-            "Bash",
-            analysis.command.trim(),
-        ));
-        return out;
-    }
-    for part in analysis.parts().iter().filter(|p| !p.is_read_only()) {
-        let content = match (
-            &part.program,
-            part.args.first().and_then(|a| a.literal.as_deref()),
-        ) {
-            (Some(program), Some(sub))
-                if part.assignments.is_empty()
-                    && !part.writes_file()
-                    && !sub.starts_with('-')
-                    && sub.chars().all(|c| {
-                        c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.')
-                    }) =>
-            {
-                format!("{program} {sub}:*")
-            }
-            _ if part.writes_file() => part.source.trim().to_string(),
-            _ => part.text.clone(),
-        };
-        let rule = PermissionRule::with_content("Bash", content);
-        if !out.contains(&rule) {
-            out.push(rule);
-        }
-    }
-    out
 }

@@ -49,20 +49,20 @@ fn read_only_bash_needs_no_approval_and_writes_ask() {
     let c = ctx(PermissionMode::Default, &[]);
     assert!(bash(&c, "git status && ls | wc -l").is_allow());
     let d = bash(&c, "rm -rf build");
-    let PermissionDecision::Ask { suggestions, .. } = d else {
+    let PermissionDecision::Ask { always, .. } = d else {
         panic!("{d:?}")
     };
     assert_eq!(
-        suggestions,
-        vec![PermissionRule::with_content("Bash", "rm -rf build")]
+        always,
+        AlwaysAllow::saved(vec![PermissionRule::with_content("Bash", "rm -rf build")])
     );
     let d = bash(&c, "npm run test");
-    let PermissionDecision::Ask { suggestions, .. } = d else {
+    let PermissionDecision::Ask { always, .. } = d else {
         panic!("{d:?}")
     };
     assert_eq!(
-        suggestions,
-        vec![PermissionRule::with_content("Bash", "npm run:*")]
+        always,
+        AlwaysAllow::saved(vec![PermissionRule::with_content("Bash", "npm run:*")])
     );
 }
 
@@ -162,10 +162,10 @@ fn reads_inside_project_pass_outside_ask() {
     let mut c = ctx(PermissionMode::Default, &[]);
     assert!(file(&c, "Read", "/work/proj/src/main.rs", false).is_allow());
     let d = file(&c, "Read", "/etc/passwd", false);
-    let PermissionDecision::Ask { suggestions, .. } = d else {
+    let PermissionDecision::Ask { always, .. } = d else {
         panic!("{d:?}")
     };
-    assert_eq!(suggestions[0].to_string(), "Read(//etc/**)");
+    assert_eq!(always.unwrap().to_string(), "Read(//etc/**)");
     c.additional_directories.push("/work/shared".into());
     assert!(file(&c, "Grep", "/work/shared/x", false).is_allow());
     assert!(file(&c, "Read", "/work/proj/../other/x", false).is_ask());
@@ -418,10 +418,10 @@ fn mcp_and_other_targets() {
         target: &url,
         ..fetch
     };
-    let PermissionDecision::Ask { suggestions, .. } = c.decide(&fetch) else {
+    let PermissionDecision::Ask { always, .. } = c.decide(&fetch) else {
         panic!()
     };
-    assert_eq!(suggestions[0].to_string(), "WebFetch(domain:evil.example)");
+    assert_eq!(always.unwrap().to_string(), "WebFetch(domain:evil.example)");
 }
 
 #[test]

@@ -66,6 +66,8 @@
 //! - `resolve`: where a path really leads (symlinks followed for the part that exists).
 //! - `engine`, `engine_bash`, `bash_paths`, `matching`: the decision for one call, Bash part
 //!   by part and the paths its commands touch.
+//! - `suggest`: what "yes, and don't ask again" offers ([`AlwaysAllow`]): a mode for edits, the
+//!   rule of a Bash command's prefix, never more than the person saw.
 //! - `answer`: a person's answer to an ask, persisted rules, the denial log.
 //! - `bash`: bash command analysis (tree-sitter-bash), read-only or not, part by part
 //!   ([`analyze`], [`CommandAnalysis`]).
@@ -90,13 +92,15 @@ mod mode;
 mod resolve;
 mod rule;
 mod settings;
+mod suggest;
 
-pub use answer::{AskResolution, Denial, DenialLog, PersistDestination};
+pub use answer::{AskResolution, Denial, DenialLog};
 pub use engine::{DecisionReason, PermissionContext, PermissionDecision, PermissionQuery};
 pub use mode::PermissionMode;
 pub use resolve::{ResolvedPath, normalize, resolve_path};
 pub use rule::{PermissionRule, RuleBehavior, RuleParseError, RuleSource, SourcedRule};
 pub use settings::PermissionSettings;
+pub use suggest::{AlwaysAllow, PersistDestination};
 
 pub use bash::{
     CommandAnalysis, CommandKind, KindSummary, Redirection, SimpleCommand, Word, analyze,
@@ -111,3 +115,7 @@ mod rule_tests;
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod engine_tests;
+
+#[cfg(test)]
+#[path = "suggest_tests.rs"]
+mod suggest_tests;

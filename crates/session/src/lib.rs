@@ -158,9 +158,11 @@ pub use tine_mcp::ElicitationAnswer;
 /// How an Agent SDK app's in-process MCP servers are reached
 /// ([`SessionOptions::sdk_mcp_relay`]).
 pub use tine_mcp::SdkMcpRelay;
-/// The permission modes ([`Op::SetPermissionMode`]), the rules of a request's suggestions and
-/// of a [`PermissionUpdate`], where they are kept and what they do.
-pub use tine_permissions::{PermissionMode, PermissionRule, PersistDestination, RuleBehavior};
+/// The permission modes ([`Op::SetPermissionMode`]), what a request's "don't ask again" does
+/// ([`AlwaysAllow`]), the rules of a [`PermissionUpdate`], where they are kept and what they do.
+pub use tine_permissions::{
+    AlwaysAllow, PermissionMode, PermissionRule, PersistDestination, RuleBehavior,
+};
 /// How a stuck model's question is answered ([`Answer::Stuck`]).
 pub use tine_query_loop::StuckDecision;
 /// An app's hook callbacks ([`AppHooks`]) and each hook run as [`SessionEvent::Hook`]

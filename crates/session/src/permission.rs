@@ -10,9 +10,9 @@ use serde_json::Value;
 use tine_config::settings::SettingsPaths;
 use tine_permissions::PermissionTarget;
 use tine_permissions::{
-    AskResolution as EngineAnswer, DecisionReason, DenialLog, PermissionContext,
+    AlwaysAllow, AskResolution as EngineAnswer, DecisionReason, DenialLog, PermissionContext,
     PermissionDecision, PermissionMode, PermissionQuery as EngineRequest, PermissionRule,
-    PersistDestination, RuleBehavior, RuleSource,
+    RuleBehavior, RuleSource,
 };
 use tine_query_loop::PermissionOutcome;
 use tine_query_loop::hooks::{HookEvent, Hooks};
@@ -203,17 +203,14 @@ impl Permissions {
             },
             PermissionDecision::Deny { message, .. } => PermissionOutcome::Deny { reason: message },
             PermissionDecision::Ask {
-                message,
-                suggestions,
-                ..
+                message, always, ..
             } => match (self.approvals, &self.prompt_tool) {
                 (Approvals::Headless, Some(prompt_tool)) => {
                     crate::prompt_tool::ask(prompt_tool.as_ref(), tool, input, ctx).await
                 }
-                (Approvals::Headless, None) => headless_denial(tool, &message, suggestions.first()),
+                (Approvals::Headless, None) => headless_denial(tool, &message, always.as_ref()),
                 (Approvals::Interactive | Approvals::App, _) => {
-                    self.ask(tool, input, target, message, suggestions, ctx)
-                        .await
+                    self.ask(tool, input, target, message, always, ctx).await
                 }
             },
         }
@@ -260,12 +257,12 @@ impl Permissions {
         reason: &str,
     ) -> PermissionOutcome {
         let (target, decision) = self.decide(tool, input, ctx);
-        let suggestions = match decision {
+        let always = match decision {
             PermissionDecision::Deny { message, .. } => {
                 return PermissionOutcome::Deny { reason: message };
             }
-            PermissionDecision::Ask { suggestions, .. } => suggestions,
-            PermissionDecision::Allow { .. } => Vec::new(),
+            PermissionDecision::Ask { always, .. } => always,
+            PermissionDecision::Allow { .. } => None,
         };
         if self.approvals == Approvals::Headless
             && let Some(prompt_tool) = &self.prompt_tool
@@ -281,7 +278,7 @@ impl Permissions {
                 ),
             },
             Approvals::Interactive | Approvals::App => {
-                self.ask(tool, input, target, reason.to_owned(), suggestions, ctx)
+                self.ask(tool, input, target, reason.to_owned(), always, ctx)
                     .await
             }
         }
@@ -294,32 +291,27 @@ impl Permissions {
         input: &Value,
         target: String,
         reason: String,
-        suggestions: Vec<PermissionRule>,
+        always: Option<AlwaysAllow>,
         ctx: &ToolContext,
     ) -> PermissionOutcome {
-        let rule = suggestions.first().cloned();
-        let always = rule.as_ref().map(ToString::to_string);
         match self
-            .ask_answer(tool, input, target, &reason, always, suggestions, ctx)
+            .ask_answer(tool, input, target, &reason, always.clone(), ctx)
             .await
         {
-            Ok(answer) => self.apply(tool, input, answer, rule),
+            Ok(answer) => self.apply(tool, input, answer, always),
             Err(denied) => denied,
         }
     }
 
-    /// Sends a request offering `always` as option 2 (and every suggested rule to an app), and
-    /// waits for the answer; an interrupted turn withdraws it (`Err`: the denial the model
-    /// reads).
-    #[allow(clippy::too_many_arguments)]
+    /// Sends a request offering `always` as option 2, and waits for the answer; an
+    /// interrupted turn withdraws it (`Err`: the denial the model reads).
     pub(crate) async fn ask_answer(
         &self,
         tool: &dyn Tool,
         input: &Value,
         target: String,
         reason: &str,
-        always: Option<String>,
-        suggestions: Vec<PermissionRule>,
+        always: Option<AlwaysAllow>,
         ctx: &ToolContext,
     ) -> Result<PermissionAnswer, PermissionOutcome> {
         let id = self.events.next_question();
@@ -336,9 +328,8 @@ impl Permissions {
                 input: input.clone(),
                 target,
                 reason: reason.to_owned(),
-                always_rule: always,
+                always,
                 preview: crate::preview::of_call(tool.name(), input, &target_path),
-                suggestions,
                 tool_use_id,
             }));
         if let Some(hooks) = &self.hooks {
@@ -365,24 +356,26 @@ impl Permissions {
     }
 
     /// Applies `answer` to the permission state and the denial log; the call's outcome.
+    /// `Always` does what the request offered: adds its rules (saved where it said), or
+    /// switches the session's mode (told to the front end; nothing saved).
     fn apply(
         &self,
         tool: &dyn Tool,
         input: &Value,
         answer: PermissionAnswer,
-        rule: Option<PermissionRule>,
+        always: Option<AlwaysAllow>,
     ) -> PermissionOutcome {
-        let (engine_answer, updated_input) = match (&answer, rule) {
+        let (engine_answer, updated_input) = match (&answer, always) {
             (PermissionAnswer::Once, _) | (PermissionAnswer::Always, None) => {
                 (EngineAnswer::ApproveOnce, None)
             }
-            (PermissionAnswer::Always, Some(rule)) => (
-                EngineAnswer::AlwaysAllow {
-                    rules: vec![rule],
-                    destination: PersistDestination::Local,
-                },
-                None,
-            ),
+            (PermissionAnswer::Always, Some(AlwaysAllow::Rules { rules, destination })) => {
+                (EngineAnswer::AlwaysAllow { rules, destination }, None)
+            }
+            (PermissionAnswer::Always, Some(AlwaysAllow::Mode(mode))) => {
+                self.set_mode_warning(mode);
+                (EngineAnswer::ApproveOnce, None)
+            }
             (PermissionAnswer::Deny { feedback }, _) => (
                 EngineAnswer::Reject {
                     feedback: feedback.clone(),
@@ -470,14 +463,17 @@ impl Permissions {
                         self.unsaved(&error);
                     }
                 }
-                PermissionUpdate::SetMode(mode) => {
-                    if let Err(error) = self.set_mode_announced(*mode) {
-                        let _ = self
-                            .events
-                            .emit(SessionEvent::Notice(Notice::warning(error.to_string())));
-                    }
-                }
+                PermissionUpdate::SetMode(mode) => self.set_mode_warning(*mode),
             }
+        }
+    }
+
+    /// [`Permissions::set_mode_announced`]; a refusal (bypass disabled) becomes a warning.
+    fn set_mode_warning(&self, mode: PermissionMode) {
+        if let Err(error) = self.set_mode_announced(mode) {
+            let _ = self
+                .events
+                .emit(SessionEvent::Notice(Notice::warning(error.to_string())));
         }
     }
 
@@ -512,9 +508,10 @@ fn describe_target(target: &PermissionTarget) -> String {
 fn headless_denial(
     tool: &dyn Tool,
     message: &str,
-    rule: Option<&PermissionRule>,
+    always: Option<&AlwaysAllow>,
 ) -> PermissionOutcome {
-    let rule = rule
+    let rule = always
+        .and_then(|a| a.rules().first())
         .map(ToString::to_string)
         .unwrap_or_else(|| tool.name().to_owned());
     PermissionOutcome::Deny {

@@ -7,16 +7,13 @@
 //! `claude -p --permission-mode plan` ends with the plan.
 
 use serde_json::Value;
-use tine_permissions::{PermissionDecision, PermissionMode};
+use tine_permissions::{AlwaysAllow, PermissionDecision, PermissionMode};
 use tine_query_loop::PermissionOutcome;
 use tine_tools::{Tool, ToolContext};
 
 use crate::options::Approvals;
 use crate::permission::Permissions;
 use crate::protocol::PermissionAnswer;
-
-/// The `always_rule` of a plan approval (the auto-accept option, the TUI's first).
-pub(crate) const ACCEPT_EDITS_OPTION: &str = "acceptEdits";
 
 /// The outcome of an ExitPlanMode call.
 pub(crate) async fn exit_outcome(
@@ -51,9 +48,10 @@ pub(crate) async fn exit_outcome(
                 .to_owned(),
         };
     }
-    let always = Some(ACCEPT_EDITS_OPTION.to_owned());
+    // The auto-accept option (the TUI's first).
+    let always = Some(AlwaysAllow::Mode(PermissionMode::AcceptEdits));
     match permissions
-        .ask_answer(tool, input, plan, &reason, always, Vec::new(), ctx)
+        .ask_answer(tool, input, plan, &reason, always, ctx)
         .await
     {
         Ok(PermissionAnswer::Once) => approved(permissions, PermissionMode::Default),

@@ -1,7 +1,8 @@
 //! The permission dialog: shown above the input, which it replaces while open; it names the
 //! tool and the file or command, shows an Edit's or Write's change as a diff, and offers
-//! "1. Yes", "2. Yes, and don't ask again for `<rule>`", "3. No, and tell tine what to do
-//! differently". Requests queue and are asked one by one, in order; each answer is an
+//! "1. Yes", "2. Yes, and don't ask again for `<rule>`" (for an edit in the project: "Yes,
+//! allow all edits during this session", which switches to acceptEdits and saves nothing),
+//! "3. No, and tell tine what to do differently". Requests queue and are asked one by one, in order; each answer is an
 //! [`Op::Answer`] naming its question. A stuck model's question ("let it keep going?") is
 //! asked in the same place, in the same queue.
 
@@ -14,7 +15,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 use tine_session::{
-    Answer, Op, PermissionAnswer, PermissionRequest, QuestionId, StuckDecision, StuckQuestion,
+    AlwaysAllow, Answer, Op, PermissionAnswer, PermissionMode, PermissionRequest,
+    PersistDestination, QuestionId, StuckDecision, StuckQuestion,
 };
 
 use crate::choice::Choice;
@@ -122,7 +124,7 @@ impl PermissionDialog {
         match self.current() {
             Some(Ask::Permission { request: r, .. }) => crate::plan_approval::choices(&r.tool)
                 .unwrap_or_else(|| {
-                    if r.always_rule.is_some() {
+                    if r.always.is_some() {
                         vec![Choice::Once, Choice::Always, Choice::No]
                     } else {
                         vec![Choice::Once, Choice::No]
@@ -286,10 +288,7 @@ impl PermissionDialog {
             let plan_label = crate::plan_approval::label(&request.tool, *choice);
             let label = plan_label.unwrap_or_else(|| match choice {
                 Choice::Once => "Yes".to_owned(),
-                Choice::Always => format!(
-                    "Yes, and don't ask again for {}",
-                    request.always_rule.as_deref().unwrap_or(&request.tool)
-                ),
+                Choice::Always => always_label(request.always.as_ref(), &request.tool),
                 Choice::No => "No, and tell tine what to do differently (esc)".to_owned(),
             });
             self.option_row(i, label, inner, &mut rows);
@@ -427,6 +426,28 @@ impl PermissionDialog {
                 y,
             ))
         })
+    }
+}
+
+/// Option 2's words for what "don't ask again" does.
+fn always_label(always: Option<&AlwaysAllow>, tool: &str) -> String {
+    match always {
+        Some(AlwaysAllow::Mode(PermissionMode::AcceptEdits)) => {
+            "Yes, allow all edits during this session".to_owned()
+        }
+        Some(AlwaysAllow::Mode(mode)) => {
+            format!("Yes, and switch this session to {}", mode.as_str())
+        }
+        Some(
+            always @ AlwaysAllow::Rules {
+                destination: PersistDestination::Session,
+                ..
+            },
+        ) => format!("Yes, and allow {always} during this session"),
+        Some(always @ AlwaysAllow::Rules { .. }) => {
+            format!("Yes, and don't ask again for {always}")
+        }
+        None => format!("Yes, and don't ask again for {tool}"),
     }
 }
 

@@ -9,9 +9,8 @@ fn request(id: u64, rule: Option<&str>) -> PermissionRequest {
         input: json!({"command": "rm -rf build"}),
         target: "rm -rf build".into(),
         reason: String::new(),
-        always_rule: rule.map(Into::into),
+        always: rule.and_then(|r| AlwaysAllow::saved(vec![r.parse().unwrap()])),
         preview: None,
-        suggestions: Vec::new(),
         tool_use_id: None,
     }
 }

@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 use tine_session::{
-    PermissionAnswer, PermissionMode, PermissionRequest, PermissionRule, PermissionUpdate,
-    PersistDestination, RuleBehavior,
+    AlwaysAllow, PermissionAnswer, PermissionMode, PermissionRequest, PermissionRule,
+    PermissionUpdate, PersistDestination, RuleBehavior,
 };
 
 /// The `can_use_tool` request for `request`.
@@ -15,15 +15,20 @@ pub(crate) fn can_use_tool(request: &PermissionRequest) -> Value {
         request.tool.as_str(),
         "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit"
     );
-    let suggestions: Vec<Value> = if request.suggestions.is_empty() {
-        Vec::new()
-    } else {
-        vec![json!({
+    // Claude Code's shapes: an edit's `setMode` for the session, a command's `addRules`.
+    let suggestions: Vec<Value> = match &request.always {
+        None => Vec::new(),
+        Some(AlwaysAllow::Mode(mode)) => vec![json!({
+            "type": "setMode",
+            "mode": mode.as_str(),
+            "destination": "session",
+        })],
+        Some(AlwaysAllow::Rules { rules, destination }) => vec![json!({
             "type": "addRules",
-            "rules": request.suggestions.iter().map(rule_value).collect::<Vec<_>>(),
+            "rules": rules.iter().map(rule_value).collect::<Vec<_>>(),
             "behavior": "allow",
-            "destination": "localSettings",
-        })]
+            "destination": destination_name(*destination),
+        })],
     };
     json!({
         "subtype": "can_use_tool",
@@ -34,6 +39,16 @@ pub(crate) fn can_use_tool(request: &PermissionRequest) -> Value {
         "decision_reason": request.reason,
         "tool_use_id": request.tool_use_id,
     })
+}
+
+/// The SDK's name of a destination (what [`update`] reads back).
+fn destination_name(destination: PersistDestination) -> &'static str {
+    match destination {
+        PersistDestination::Local => "localSettings",
+        PersistDestination::Project => "projectSettings",
+        PersistDestination::User => "userSettings",
+        PersistDestination::Session => "session",
+    }
 }
 
 fn rule_value(rule: &PermissionRule) -> Value {
@@ -132,7 +147,61 @@ fn update(value: &Value) -> Option<PermissionUpdate> {
 
 #[cfg(test)]
 mod tests {
+    use tine_session::QuestionId;
+
     use super::*;
+
+    fn request(tool: &str, always: Option<AlwaysAllow>) -> PermissionRequest {
+        PermissionRequest {
+            id: QuestionId(1),
+            tool: tool.into(),
+            input: json!({}),
+            target: "x".into(),
+            reason: String::new(),
+            always,
+            preview: None,
+            tool_use_id: None,
+        }
+    }
+
+    #[test]
+    fn an_edit_suggests_accept_edits_for_the_session_and_a_command_its_rules() {
+        let edit = can_use_tool(&request(
+            "Edit",
+            Some(AlwaysAllow::Mode(PermissionMode::AcceptEdits)),
+        ));
+        assert_eq!(
+            edit["permission_suggestions"],
+            json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}])
+        );
+        let bash = can_use_tool(&request(
+            "Bash",
+            AlwaysAllow::saved(vec![PermissionRule::with_content("Bash", "touch:*")]),
+        ));
+        let suggestion = &bash["permission_suggestions"][0];
+        assert_eq!(
+            suggestion,
+            &json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}],
+                    "behavior": "allow", "destination": "localSettings"})
+        );
+        // What the app sends back is what was suggested.
+        assert_eq!(
+            update(suggestion),
+            Some(PermissionUpdate::AddRules {
+                rules: vec![PermissionRule::with_content("Bash", "touch:*")],
+                behavior: RuleBehavior::Allow,
+                destination: PersistDestination::Local,
+            })
+        );
+        assert_eq!(
+            update(&edit["permission_suggestions"][0]),
+            Some(PermissionUpdate::SetMode(PermissionMode::AcceptEdits))
+        );
+        assert_eq!(
+            can_use_tool(&request("Bash", None))["permission_suggestions"],
+            json!([])
+        );
+    }
 
     #[test]
     fn allow_carries_the_new_input_and_rules_deny_its_words() {

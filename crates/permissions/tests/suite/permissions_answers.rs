@@ -44,12 +44,16 @@ fn always_allow_persists_to_local_settings_and_applies_next_session() {
 
     let (mut context, errors) = PermissionContext::from_settings(&load(&paths), &cwd, None, None);
     assert!(errors.is_empty());
-    let PermissionDecision::Ask { suggestions, .. } = decide(&context, "npm run build") else {
+    let PermissionDecision::Ask {
+        always: Some(always),
+        ..
+    } = decide(&context, "npm run build")
+    else {
         panic!("expected an ask");
     };
     let mut denials = DenialLog::default();
     let answer = AskResolution::AlwaysAllow {
-        rules: suggestions,
+        rules: always.rules().to_vec(),
         destination: PersistDestination::default(),
     };
     assert!(
@@ -99,11 +103,15 @@ fn always_allow_keeps_the_comments_and_trailing_commas_of_the_settings_file() {
     fs::write(&paths.local, text).unwrap();
     let (mut context, errors) = PermissionContext::from_settings(&load(&paths), &cwd, None, None);
     assert!(errors.is_empty(), "{errors:?}");
-    let PermissionDecision::Ask { suggestions, .. } = decide(&context, "npm run build") else {
+    let PermissionDecision::Ask {
+        always: Some(always),
+        ..
+    } = decide(&context, "npm run build")
+    else {
         panic!("expected an ask");
     };
     let answer = AskResolution::AlwaysAllow {
-        rules: suggestions,
+        rules: always.rules().to_vec(),
         destination: PersistDestination::Local,
     };
     context

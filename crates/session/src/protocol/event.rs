@@ -302,15 +302,13 @@ pub struct PermissionRequest {
     pub target: String,
     /// Why it asks (the permission engine's message).
     pub reason: String,
-    /// The rule "yes, and don't ask again" adds (the ask's first suggestion, e.g.
-    /// `Bash(npm test:*)`); `None` when there is none to offer. For a plan approval,
-    /// `acceptEdits`: the mode "yes" leaves plan mode for.
-    pub always_rule: Option<String>,
+    /// What "yes, and don't ask again" ([`crate::PermissionAnswer::Always`]) does: adds rules
+    /// (`Bash(npm test:*)`, saved in local settings) or, for an edit in the project, switches
+    /// this session to acceptEdits and saves nothing; `None` when nothing is offered. For a
+    /// plan approval, the acceptEdits mode "yes" leaves plan mode for.
+    pub always: Option<tine_permissions::AlwaysAllow>,
     /// For Edit and Write: the change the call would make (the file before and after).
     pub preview: Option<EditPreview>,
-    /// The rules the permission engine suggests for "don't ask again" (`always_rule` is the
-    /// first; an app may offer them all).
-    pub suggestions: Vec<tine_permissions::PermissionRule>,
     /// The model's `tool_use` id of the call.
     pub tool_use_id: Option<String>,
 }

@@ -229,9 +229,10 @@ pub enum Answer {
 pub enum PermissionAnswer {
     /// Run it this once.
     Once,
-    /// Run it, and allow the request's `always_rule` from now on: added to the session and
-    /// saved in the project's local settings (`.tine/settings.local.json`). Without a rule to
-    /// offer, the same as `Once`. (A plan approval: leave plan mode for acceptEdits.)
+    /// Run it, and do what the request's `always` offers: its rules added to the session and
+    /// saved where it says (`.tine/settings.local.json`), or the session switched to its mode
+    /// (an edit: acceptEdits; a plan approval: leave plan mode for acceptEdits). Without
+    /// anything to offer, the same as `Once`.
     Always,
     /// Do not run it; `feedback` (what to do instead) goes to the model with the refusal.
     Deny {

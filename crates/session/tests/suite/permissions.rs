@@ -5,7 +5,9 @@ use serde_json::json;
 use tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_permissions::PermissionMode;
 use tine_query_loop::QueryEvent;
-use tine_session::{Approvals, Op, PermissionAnswer, PermissionRequest, SessionEvent, TurnOutcome};
+use tine_session::{
+    AlwaysAllow, Approvals, Op, PermissionAnswer, PermissionRequest, SessionEvent, TurnOutcome,
+};
 
 use super::support::{Running, World, http_client, server};
 
@@ -28,6 +30,24 @@ fn touch_scenario() -> Scenario {
                 .reply(Reply::text("Writing.").with_tool_use(
                     "Write",
                     json!({"file_path": "written.txt", "content": "hello\n"}),
+                )),
+        )
+        .rule(
+            Rule::new()
+                .tool_results(false)
+                .last_user_contains("make another")
+                .reply(
+                    Reply::text("Making another.")
+                        .with_tool_use("Bash", json!({"command": "touch other.txt"})),
+                ),
+        )
+        .rule(
+            Rule::new()
+                .tool_results(false)
+                .last_user_contains("change it")
+                .reply(Reply::text("Changing.").with_tool_use(
+                    "Edit",
+                    json!({"file_path": "written.txt", "old_string": "hello", "new_string": "bye"}),
                 )),
         )
         .rule(Rule::new().tool_results(true).reply(Reply::text("Done.")))
@@ -72,7 +92,11 @@ async fn an_ask_waits_for_the_answer_once_then_runs() {
     let (world, _server, mut s, ask) = asked().await;
     assert_eq!(ask.tool, "Bash");
     assert_eq!(ask.target, "touch made.txt");
-    assert!(ask.always_rule.is_some(), "{ask:?}");
+    assert_eq!(
+        ask.always.as_ref().map(ToString::to_string).as_deref(),
+        Some("Bash(touch:*)"),
+        "the program's prefix, not the command's"
+    );
     assert!(
         !world.cwd.join("made.txt").exists(),
         "ran before the answer"
@@ -112,20 +136,63 @@ async fn a_refusal_with_feedback_reaches_the_model_and_nothing_runs() {
 #[tokio::test]
 async fn always_saves_the_rule_to_local_settings_and_the_next_call_does_not_ask() {
     let (world, _server, mut s, ask) = asked().await;
-    let rule = ask.always_rule.clone().unwrap();
     s.answer_permission(ask.id, PermissionAnswer::Always)
         .unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
     let local = std::fs::read_to_string(world.cwd.join(".tine/settings.local.json")).unwrap();
     let local: serde_json::Value = serde_json::from_str(&local).unwrap();
-    assert_eq!(local["permissions"]["allow"], json!([rule]));
+    assert_eq!(local["permissions"]["allow"], json!(["Bash(touch:*)"]));
 
-    std::fs::remove_file(world.cwd.join("made.txt")).unwrap();
-    s.handle.submit(Op::Prompt("make it again".into())).unwrap();
+    // Another file: the rule is the program's, not the first command's.
+    s.handle.submit(Op::Prompt("make another".into())).unwrap();
     assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
-    assert!(world.cwd.join("made.txt").exists());
+    assert!(world.cwd.join("other.txt").exists());
     let asks = s.seen.iter().filter(|e| request(e).is_some()).count();
     assert_eq!(asks, 1);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn always_for_an_edit_switches_the_session_to_accept_edits_and_saves_nothing() {
+    let world = World::new();
+    let server = server(touch_scenario()).await;
+    let mut s = interactive(&world, &server).await;
+    s.handle.submit(Op::Prompt("write it".into())).unwrap();
+    let ask = s.until(request).await;
+    assert_eq!(ask.tool, "Write");
+    assert_eq!(
+        ask.always,
+        Some(AlwaysAllow::Mode(PermissionMode::AcceptEdits))
+    );
+    s.answer_permission(ask.id, PermissionAnswer::Always)
+        .unwrap();
+    let changed = s
+        .until(|e| match e {
+            SessionEvent::PermissionModeChanged(mode) => Some(*mode),
+            _ => None,
+        })
+        .await;
+    assert_eq!(changed, PermissionMode::AcceptEdits);
+    assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
+    assert_eq!(
+        std::fs::read_to_string(world.cwd.join("written.txt")).unwrap(),
+        "hello\n"
+    );
+
+    // The next edit runs without asking.
+    s.handle.submit(Op::Prompt("change it".into())).unwrap();
+    assert_eq!(s.turn_end().await.outcome, TurnOutcome::Completed);
+    assert_eq!(
+        std::fs::read_to_string(world.cwd.join("written.txt")).unwrap(),
+        "bye\n"
+    );
+    let asks = s.seen.iter().filter(|e| request(e).is_some()).count();
+    assert_eq!(asks, 1);
+    assert!(
+        !world.cwd.join(".tine/settings.local.json").exists(),
+        "nothing saved"
+    );
+    assert!(!world.cwd.join(".tine/settings.json").exists());
     s.shutdown().await;
 }
 

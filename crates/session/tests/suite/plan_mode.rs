@@ -85,7 +85,10 @@ async fn asked(answer: PermissionAnswer) -> (World, Vec<SessionEvent>) {
         .await;
     assert_eq!(ask.tool, "ExitPlanMode");
     assert_eq!(ask.target, PLAN, "the dialog shows the plan");
-    assert_eq!(ask.always_rule.as_deref(), Some("acceptEdits"));
+    assert_eq!(
+        ask.always,
+        Some(tine_session::AlwaysAllow::Mode(PermissionMode::AcceptEdits))
+    );
     s.answer_permission(ask.id, answer).unwrap();
     // In default mode the Write asks in turn: refuse it; the turn then ends.
     loop {

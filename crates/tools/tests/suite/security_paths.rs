@@ -156,7 +156,7 @@ fn read_only_bash_outside_the_project_asks_through_the_bash_tool() {
     // The message says what is outside, and the suggestion is a Read rule for it.
     let PermissionDecision::Ask {
         message,
-        suggestions,
+        always: Some(always),
         ..
     } = bash(&engine, &ctx, "cat ~/.ssh/id_rsa")
     else {
@@ -165,7 +165,7 @@ fn read_only_bash_outside_the_project_asks_through_the_bash_tool() {
     assert!(message.contains("outside the project"), "{message}");
     assert!(message.contains(".ssh/id_rsa"), "{message}");
     assert_eq!(
-        suggestions[0].to_string(),
+        always.rules()[0].to_string(),
         format!("Read(/{}/**)", tree.home.join(".ssh").display())
     );
 }

@@ -22,9 +22,8 @@ fn ask(id: u64) -> tine_session::Event {
         input: json!({"command": format!("echo {id}")}),
         target: format!("echo {id}"),
         reason: String::new(),
-        always_rule: Some("Bash(echo:*)".into()),
+        always: tine_session::AlwaysAllow::saved(vec!["Bash(echo:*)".parse().unwrap()]),
         preview: None,
-        suggestions: Vec::new(),
         tool_use_id: None,
     }))
 }

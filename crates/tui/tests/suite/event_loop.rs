@@ -204,9 +204,8 @@ async fn a_scripted_session_through_the_loop() {
             input: json!({"command": "ls"}),
             target: "ls".into(),
             reason: String::new(),
-            always_rule: Some("Bash(ls:*)".into()),
+            always: tine_session::AlwaysAllow::saved(vec!["Bash(ls:*)".parse().unwrap()]),
             preview: None,
-            suggestions: Vec::new(),
             tool_use_id: None,
         }));
         // Letters typed while the dialog is up reach neither the dialog nor the prompt.

@@ -16,9 +16,10 @@ fn plan(id: u64) -> Event {
         input: json!({"plan": "1. Write x.txt\n2. Run the tests"}),
         target: "1. Write x.txt\n2. Run the tests".into(),
         reason: String::new(),
-        always_rule: Some("acceptEdits".into()),
+        always: Some(tine_session::AlwaysAllow::Mode(
+            tine_session::PermissionMode::AcceptEdits,
+        )),
         preview: None,
-        suggestions: Vec::new(),
         tool_use_id: None,
     }))
 }
@@ -92,9 +93,8 @@ fn other_permission_requests_keep_yes_first() {
             input: json!({"command": "rm -rf build"}),
             target: "rm -rf build".into(),
             reason: String::new(),
-            always_rule: Some("Bash(rm:*)".into()),
+            always: tine_session::AlwaysAllow::saved(vec!["Bash(rm:*)".parse().unwrap()]),
             preview: None,
-            suggestions: Vec::new(),
             tool_use_id: None,
         })),
     );

@@ -207,9 +207,8 @@ fn ask(id: u64, tool: &str, target: &str, preview: Option<EditPreview>) -> Event
         input: json!({}),
         target: target.into(),
         reason: "this command writes outside the project".into(),
-        always_rule: Some(format!("{tool}(rm:*)")),
+        always: tine_session::AlwaysAllow::saved(vec![format!("{tool}(rm:*)").parse().unwrap()]),
         preview,
-        suggestions: Vec::new(),
         tool_use_id: None,
     }))
 }

@@ -48,7 +48,7 @@ async fn a_session_through_the_ui_streams_asks_interrupts_queues_and_runs_comman
     // call is not asked.
     ui.type_line("make it");
     let ask = ui.ask().await;
-    let rule = ask.always_rule.clone().expect("a rule to offer");
+    let rule = ask.always.as_ref().expect("a rule to offer").to_string();
     ui.key(KeyCode::Char('2'), KeyModifiers::NONE);
     ui.turn_end().await;
     let local = std::fs::read_to_string(world.cwd.join(".tine/settings.local.json")).unwrap();
