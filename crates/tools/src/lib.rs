@@ -15,6 +15,8 @@
 //! - `editor_files`: the editor's files (ACP's `fs/*` methods), which Read, Write and Edit go
 //!   through when the context holds one; `editor_terminal`: the editor's terminal (ACP's
 //!   `terminal/*`), where Bash runs a foreground command when the context holds one.
+//! - `orphans`: no child of tine outlives it, even after `kill -9` (parent-death signal, a
+//!   watchdog, and a reaper of dead sessions' records under `TINE_HOME/run`).
 //! - `builtin`: Read (text, images, PDFs, notebooks), Write, Edit, NotebookEdit, Bash, Glob,
 //!   Grep, TodoWrite, WebFetch, ExitPlanMode.
 //! - `pool`: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
@@ -66,6 +68,7 @@ mod editor_terminal;
 mod extensions;
 mod file_state;
 mod landlock;
+mod orphans;
 mod pool;
 mod read_listener;
 pub mod sandbox;
@@ -92,6 +95,9 @@ pub use builtin::web_fetch::{
     WebFetchTool, WebSummarizer, WebSummaryRequest,
 };
 pub use builtin::write::WriteTool;
+pub use orphans::{
+    SESSION_MARKER_VAR, WATCHDOG_SUBCOMMAND, guard_child, install_process_records, watchdog_main,
+};
 pub use context::{ChannelProgress, NoProgress, ProgressSink, ToolContext, ToolProgress};
 pub use display::{TodoItem, TodoStatus, ToolDisplay};
 pub use editor_files::{EditorFiles, EditorFs, EditorFuture};
