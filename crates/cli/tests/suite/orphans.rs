@@ -126,7 +126,11 @@ async fn sigkill_mid_command_leaves_no_process_of_it() {
 
     kill_9(&mut child).await;
     let left = left_after_grace(project.home(), &seconds).await;
-    assert_eq!(left, Vec::<i32>::new(), "processes left after SIGKILL of tine");
+    assert_eq!(
+        left,
+        Vec::<i32>::new(),
+        "processes left after SIGKILL of tine"
+    );
 }
 
 #[tokio::test]
@@ -141,7 +145,11 @@ async fn sigkill_leaves_no_background_shell() {
 
     kill_9(&mut child).await;
     let left = left_after_grace(project.home(), &seconds).await;
-    assert_eq!(left, Vec::<i32>::new(), "processes left after SIGKILL of tine");
+    assert_eq!(
+        left,
+        Vec::<i32>::new(),
+        "processes left after SIGKILL of tine"
+    );
 }
 
 /// The pids of the watchdogs of session `tine_pid`.
@@ -187,7 +195,11 @@ async fn the_next_start_reaps_what_a_killed_session_and_its_watchdog_left() {
     assert!(record.exists(), "the dead session's record is left");
 
     let server = mock(Scenario::new().default_reply(Reply::text("Hello."))).await;
-    tine(&project, &server).args(["-p", "hi"]).run().await.assert_success();
+    tine(&project, &server)
+        .args(["-p", "hi"])
+        .run()
+        .await
+        .assert_success();
     let left = left_after_grace(project.home(), &seconds).await;
     assert_eq!(left, Vec::<i32>::new(), "the next start reaped the session");
     assert!(!record.exists(), "and removed its record");
