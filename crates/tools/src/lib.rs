@@ -95,15 +95,15 @@ pub use builtin::web_fetch::{
     WebFetchTool, WebSummarizer, WebSummaryRequest,
 };
 pub use builtin::write::WriteTool;
-pub use orphans::{
-    SESSION_MARKER_VAR, WATCHDOG_SUBCOMMAND, guard_child, install_process_records, watchdog_main,
-};
 pub use context::{ChannelProgress, NoProgress, ProgressSink, ToolContext, ToolProgress};
 pub use display::{TodoItem, TodoStatus, ToolDisplay};
 pub use editor_files::{EditorFiles, EditorFs, EditorFuture};
 pub use editor_terminal::{EditorTerm, EditorTerminal, TerminalEnding, TerminalRun};
 pub use extensions::ContextExtension;
 pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness, hash_content};
+pub use orphans::{
+    SESSION_MARKER_VAR, WATCHDOG_SUBCOMMAND, guard_child, install_process_records, watchdog_main,
+};
 pub use pool::{ToolPool, definition_of};
 pub use read_listener::{FileReadListener, HEAD_LINES, OnFileRead};
 pub use sandbox::{BashSandbox, SandboxPolicy};

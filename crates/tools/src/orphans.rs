@@ -295,7 +295,11 @@ fn marked_processes(marker: &[u8]) -> Vec<(i32, i32)> {
     };
     let mut found = Vec::new();
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         // Another user's process cannot be read, and could not be ours.
