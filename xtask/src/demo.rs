@@ -79,6 +79,7 @@ pub(crate) fn start_logging_mock(target: &Path, scenario: &Path, log_dir: &Path)
 }
 
 fn spawn_mock(command: &mut Command) -> Result<Mock> {
+    dies_with_xtask(command);
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -99,6 +100,35 @@ fn spawn_mock(command: &mut Command) -> Result<Mock> {
         .with_context(|| format!("unexpected first line from tine-mock: {first_line:?}"))?
         .to_owned();
     Ok(mock)
+}
+
+/// Makes `command`'s child die with xtask, even when xtask is killed outright (`kill -9`,
+/// a CI timeout), so no `tine-mock` or flow outlives it: `PR_SET_PDEATHSIG(SIGKILL)`, set in
+/// the child before it execs. xtask spawns from its main thread, which lives as long as it
+/// (the kernel sends the signal when the forking thread exits). Linux only; a no-op elsewhere.
+pub(crate) fn dies_with_xtask(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt as _;
+        let parent = std::process::id();
+        // SAFETY: the closure runs in the child between fork and exec, where only
+        // async-signal-safe calls are allowed: two system calls (prctl, getppid), no
+        // allocation, no lock; its error is built from a raw errno.
+        #[allow(unsafe_code)]
+        unsafe {
+            command.pre_exec(move || {
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                    .map_err(|errno| std::io::Error::from_raw_os_error(errno as i32))?;
+                // xtask died before the call: the signal will never come, so do not run.
+                if u32::try_from(nix::unistd::getppid().as_raw()).ok() != Some(parent) {
+                    return Err(std::io::Error::from_raw_os_error(
+                        nix::errno::Errno::ESRCH as i32,
+                    ));
+                }
+                Ok(())
+            });
+        }
+    }
 }
 
 /// `tine ARGS` in `project` against `mock`, with the demo's own TINE_HOME.

@@ -292,6 +292,7 @@ impl Suite {
             .env("PYTHONDONTWRITEBYTECODE", "1");
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        crate::demo::dies_with_xtask(&mut command);
         let child = command
             .spawn()
             .with_context(|| format!("could not run {}", flow.script.display()))?;

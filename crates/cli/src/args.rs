@@ -346,6 +346,14 @@ pub(crate) enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<OsString>,
     },
+    /// The process watchdog of a session: `__watchdog PID START RECORD` (tine runs it; not
+    /// for people).
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog {
+        /// The session's pid, its start time and its record.
+        #[arg(num_args = 0..)]
+        args: Vec<OsString>,
+    },
 }
 
 /// `tine rewind`'s options.

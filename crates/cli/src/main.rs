@@ -48,6 +48,7 @@ fn main() -> ExitCode {
     match &args.command {
         // The sandbox launcher runs before every sandboxed Bash command.
         Some(Command::Sandbox { args }) => return sandbox_exec::launcher_main(args),
+        Some(Command::Watchdog { args }) => return tine_tools::watchdog_main(args),
         Some(Command::Doctor(options)) => return doctor::run(options),
         Some(Command::Compact { command }) => return outcome("compact", compact_cmd::run(command)),
         Some(Command::Memory { command }) => return outcome("memory", memory_cmd::run(command)),
@@ -55,6 +56,11 @@ fn main() -> ExitCode {
         Some(Command::Mcp { args }) => return outcome("mcp", mcp_cmd::run(args)),
         Some(Command::Rewind(options)) => return outcome("rewind", rewind_cmd::run(options)),
         Some(Command::Acp) | None => {}
+    }
+    // Reap what a killed tine left, and record this session's tool processes so nothing of it
+    // outlives even a `kill -9` (`tine_tools::install_process_records`).
+    if let (Ok(home), Ok(exe)) = (tine_config::tine_home_from_env(), std::env::current_exe()) {
+        tine_tools::install_process_records(&home, exe);
     }
     profile.mark("args");
     let runtime = match tokio::runtime::Builder::new_multi_thread()

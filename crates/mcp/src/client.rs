@@ -298,6 +298,8 @@ fn spawn_stdio(
         cmd.env_remove(name);
     }
     cmd.envs(env);
+    // Dies with tine, even after `kill -9`.
+    tine_tools::guard_child(cmd.as_std_mut());
     let mut wrapped = CommandWrap::from(cmd);
     // Its own group: killing it kills what it started too (npx, a node child, ...).
     wrapped.wrap(ProcessGroup::leader());

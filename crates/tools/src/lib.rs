@@ -15,6 +15,8 @@
 //! - `editor_files`: the editor's files (ACP's `fs/*` methods), which Read, Write and Edit go
 //!   through when the context holds one; `editor_terminal`: the editor's terminal (ACP's
 //!   `terminal/*`), where Bash runs a foreground command when the context holds one.
+//! - `orphans`: no child of tine outlives it, even after `kill -9` (parent-death signal, a
+//!   watchdog, and a reaper of dead sessions' records under `TINE_HOME/run`).
 //! - `builtin`: Read (text, images, PDFs, notebooks), Write, Edit, NotebookEdit, Bash, Glob,
 //!   Grep, TodoWrite, WebFetch, ExitPlanMode.
 //! - `pool`: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
@@ -66,6 +68,7 @@ mod editor_terminal;
 mod extensions;
 mod file_state;
 mod landlock;
+mod orphans;
 mod pool;
 mod read_listener;
 pub mod sandbox;
@@ -98,6 +101,9 @@ pub use editor_files::{EditorFiles, EditorFs, EditorFuture};
 pub use editor_terminal::{EditorTerm, EditorTerminal, TerminalEnding, TerminalRun};
 pub use extensions::ContextExtension;
 pub use file_state::{FILE_STATE_CAPACITY, FileState, FileStateCache, Staleness, hash_content};
+pub use orphans::{
+    SESSION_MARKER_VAR, WATCHDOG_SUBCOMMAND, guard_child, install_process_records, watchdog_main,
+};
 pub use pool::{ToolPool, definition_of};
 pub use read_listener::{FileReadListener, HEAD_LINES, OnFileRead};
 pub use sandbox::{BashSandbox, SandboxPolicy};

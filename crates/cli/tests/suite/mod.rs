@@ -26,6 +26,7 @@ mod memory;
 mod memory_forks;
 mod micro_compaction;
 mod older_modes;
+mod orphans;
 mod outside_reads;
 mod provider;
 mod recovery;

@@ -18,29 +18,52 @@ use super::{TINE, mock, tine};
 const UNSUPPORTED: &str = "landlock unsupported on this kernel; enforcement not exercised";
 const FALLBACK: &str = "the Bash sandbox is unavailable";
 
-/// Scratch space outside the temporary directory (the sandbox lets Bash write to that one).
+/// Said on stderr by a test that found no scratch space outside the sandbox's roots.
+const NO_SCRATCH: &str = "no directory outside the sandbox's temporary roots to test writes \
+     against (the build directory, /var/tmp and ~/.cache are all under one): enforcement \
+     not exercised";
+
 /// Where the sandbox tests put their projects and the directories "outside" them: not under
-/// the temporary directories, which sandboxed Bash may always write (a checkout under `/tmp`
-/// would otherwise make every outside directory writable), so `/var/tmp` when the build
-/// directory is under one of them.
-fn scratch() -> PathBuf {
+/// the temporary directories, which sandboxed Bash may always write (`TMPDIR` and `/tmp`:
+/// tine-session's `write_roots`), or every outside directory would be writable and the tests
+/// would fail wherever the checkout lives under one (a clone in `/tmp`). The first of the
+/// build's scratch directory, `/var/tmp` and `~/.cache` that is outside both, one folder per
+/// checkout so two checkouts' runs never share one; `None` (the test says [`NO_SCRATCH`] and
+/// passes) when none is.
+fn scratch() -> Option<PathBuf> {
+    let resolve =
+        |path: &std::path::Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let temp = [std::env::temp_dir(), PathBuf::from("/tmp")];
-    let resolved = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
-    let under_temp = temp.iter().any(|t| {
-        let t = std::fs::canonicalize(t).unwrap_or_else(|_| t.clone());
-        resolved.starts_with(&t)
-    });
-    let var_tmp = PathBuf::from("/var/tmp");
-    if under_temp && var_tmp.is_dir() {
-        // One folder per checkout, so two checkouts' runs never share one.
-        let tag = resolved
-            .to_string_lossy()
-            .bytes()
-            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
-        return var_tmp.join(format!("tine-sandbox-tests-{tag:x}"));
+    let temp_roots = [resolve(&std::env::temp_dir()), resolve("/tmp".as_ref())];
+    let tag = resolve(&target)
+        .to_string_lossy()
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let folder = format!("tine-sandbox-tests-{tag:x}");
+    let mut candidates = vec![
+        target.join("sandbox-tests"),
+        PathBuf::from("/var/tmp").join(&folder),
+    ];
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(PathBuf::from(home).join(".cache").join(&folder));
     }
-    target.join("sandbox-tests")
+    let found = candidates.into_iter().find(|candidate| {
+        let Some(parent) = candidate.parent() else {
+            return false;
+        };
+        let parent = resolve(parent);
+        parent.is_dir() && !temp_roots.iter().any(|root| parent.starts_with(root))
+    });
+    match found {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).unwrap();
+            Some(dir)
+        }
+        None => {
+            eprintln!("{NO_SCRATCH}");
+            None
+        }
+    }
 }
 
 /// `tine __sandbox` layers around `inner`: each adds one Landlock ruleset.
@@ -133,11 +156,8 @@ fn assert_fell_back(out: &RunOutput) {
 
 #[tokio::test]
 async fn launcher_limits_writes_to_its_roots() {
-    let base = tempfile::tempdir_in({
-        std::fs::create_dir_all(scratch()).unwrap();
-        scratch()
-    })
-    .unwrap();
+    let Some(scratch) = scratch() else { return };
+    let base = tempfile::tempdir_in(scratch).unwrap();
     let inside = base.path().join("inside");
     let outside = base.path().join("outside");
     std::fs::create_dir_all(&inside).unwrap();
@@ -180,7 +200,8 @@ async fn launcher_limits_writes_to_its_roots() {
 
 #[tokio::test]
 async fn sandboxed_bash_cannot_write_outside_the_project() {
-    let project = Project::new_in(&scratch());
+    let Some(scratch) = scratch() else { return };
+    let project = Project::new_in(&scratch);
     let outside = project.root().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     let command = format!(
@@ -225,7 +246,8 @@ async fn sandboxed_bash_cannot_write_outside_the_project() {
 /// passes, one beside it (neither the project nor added) is still refused by the kernel.
 #[tokio::test]
 async fn sandboxed_bash_may_write_into_an_added_directory() {
-    let project = Project::new_in(&scratch());
+    let Some(scratch) = scratch() else { return };
+    let project = Project::new_in(&scratch);
     let added = project.root().join("added");
     let outside = project.root().join("outside");
     std::fs::create_dir_all(&added).unwrap();
@@ -285,7 +307,8 @@ async fn run_with_settings(
 
 #[tokio::test]
 async fn settings_turn_the_sandbox_on_and_the_network_off_unless_allowed() {
-    let project = Project::new_in(&scratch());
+    let Some(scratch) = scratch() else { return };
+    let project = Project::new_in(&scratch);
     let outside = project.root().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     // A local TCP peer for bash's /dev/tcp.
@@ -320,7 +343,8 @@ async fn settings_turn_the_sandbox_on_and_the_network_off_unless_allowed() {
 
 #[tokio::test]
 async fn project_settings_cannot_turn_the_sandbox_off() {
-    let project = Project::new_in(&scratch());
+    let Some(scratch) = scratch() else { return };
+    let project = Project::new_in(&scratch);
     let outside = project.root().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     project.write(
@@ -368,7 +392,8 @@ async fn without_usable_landlock_tine_warns_and_runs_unsandboxed() {
     if layers == 0 {
         eprintln!("{UNSUPPORTED}");
     }
-    let project = Project::new_in(&scratch());
+    let Some(scratch) = scratch() else { return };
+    let project = Project::new_in(&scratch);
     let outside = project.root().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     let command = format!("echo x > {}/x.txt; echo done", outside.display());
@@ -461,7 +486,8 @@ fn bash_descriptions(server: &MockServer) -> Vec<String> {
 
 #[tokio::test]
 async fn the_model_is_told_bash_is_sandboxed_in_the_same_bytes_every_request() {
-    let project = Project::new_in(&scratch());
+    let Some(scratch) = scratch() else { return };
+    let project = Project::new_in(&scratch);
     let run = |server: &MockServer, sandbox: bool| {
         let mut run = tine(&project, server).env("IS_SANDBOX", "1").args([
             "-p",

@@ -61,7 +61,12 @@ pub(crate) async fn run_shell(
     // Own process group, so a timeout also kills what the shell started.
     #[cfg(unix)]
     cmd.process_group(0);
+    // Dies with tine, even after `kill -9`; its group is recorded for the watchdog.
+    #[cfg(unix)]
+    tine_tools::guard_child(cmd.as_std_mut());
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
+    #[cfg(unix)]
+    tine_tools::track_tool_process_group(child.id());
     let mut group = GroupKiller(child.id());
 
     let stdin_pipe = child.stdin.take();

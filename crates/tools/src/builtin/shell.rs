@@ -34,7 +34,7 @@ pub(crate) fn shell_program() -> &'static str {
 /// pid, so the whole tree can be killed at once. Stdin is closed (nothing can wait on a
 /// prompt); pagers and git prompts are turned off; tine's credentials are removed. With a
 /// `sandbox`, the shell is started by its launcher, which restricts itself and then execs the
-/// shell (same pid, same group).
+/// shell (same pid, same group). The shell dies with tine ([`crate::guard_child`]).
 pub(crate) fn spawn_shell(
     script: &str,
     cwd: &Path,
@@ -66,6 +66,7 @@ pub(crate) fn spawn_shell(
         .env("TINE", "1")
         .process_group(0)
         .kill_on_drop(false);
+    crate::orphans::guard_child(command.as_std_mut());
     command.spawn()
 }
 
@@ -94,6 +95,8 @@ pub fn track_group(pgid: Option<u32>) {
     // Forget emptied groups first: once empty, their id may be reused by an unrelated process.
     groups.retain(|&group| group_has_members(group));
     groups.push(pgid);
+    // Also on disk, for the watchdog and the next start, should tine be killed outright.
+    crate::orphans::record_group(pgid);
 }
 
 /// The group's leader (the shell) was reaped: forget the group unless processes it started
@@ -110,12 +113,14 @@ pub(crate) fn forget_group_if_empty(pgid: Option<u32>) {
     }
 }
 
-/// Kills every tracked group (tine is exiting). Safe to call more than once.
+/// Kills every tracked group (tine is exiting), then removes the session's record of them
+/// (nothing is left for the watchdog). Safe to call more than once.
 pub fn kill_tool_processes() {
     let groups = std::mem::take(&mut *LIVE_GROUPS.lock().unwrap_or_else(PoisonError::into_inner));
     for pgid in groups {
         kill_group(u32::try_from(pgid).ok());
     }
+    crate::orphans::remove_record();
 }
 
 /// Signal 0 probes the group: ESRCH means empty; EPERM means the id now belongs to someone else.
