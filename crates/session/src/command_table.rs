@@ -62,6 +62,16 @@ pub const COMMANDS: &[CommandSpec] = &[
         runs_turn: false,
     },
     CommandSpec {
+        name: "output-style",
+        summary: "the output styles (Default, Explanatory, Learning, yours); `/output-style NAME` for the next session",
+        runs_turn: false,
+    },
+    CommandSpec {
+        name: "export",
+        summary: "the conversation as plain text, to `/export FILE` (or a dated file here)",
+        runs_turn: false,
+    },
+    CommandSpec {
         name: "rewind",
         summary: "go back to before a prompt: its files (Bash's changes too), the conversation, or both (`/rewind` lists them)",
         runs_turn: false,

@@ -60,6 +60,26 @@ pub(crate) async fn run(
             )
         }
         "compact" => compact(conv, args.trim(), &token).await,
+        "output-style" => output_style(conv, args.trim()),
+        "export" => {
+            let path = crate::export::target(&conv.info.cwd, args);
+            let text = crate::export::text(conv.engine.messages());
+            match std::fs::write(&path, text) {
+                Ok(()) => (
+                    format!("Exported the conversation to {}", path.display()),
+                    false,
+                    json!({"path": path}),
+                ),
+                Err(error) => (
+                    format!(
+                        "cannot write {}: {error}; give another path: /export FILE",
+                        path.display()
+                    ),
+                    true,
+                    Value::Null,
+                ),
+            }
+        }
         "mcp" => {
             crate::mcp::command(conv.mcp.as_mut(), &mut conv.engine, &conv.permissions, args).await
         }
@@ -350,5 +370,63 @@ pub(crate) async fn mcp_toggle(conv: &mut Conversation, server: &str, enabled: b
             data,
         })),
         Err(message) => conv.emit(SessionEvent::OpFailed { message }),
+    }
+}
+
+/// `/output-style`: the styles and the one in use; `/output-style NAME` keeps NAME in the
+/// project's local settings, for the next session (the system prompt is part of the cache key).
+fn output_style(conv: &Conversation, name: &str) -> (String, bool, Value) {
+    let (cwd, home) = (&conv.info.cwd, &conv.info.home);
+    let user_home = crate::assemble::user_home_from_env();
+    let current = conv
+        .settings
+        .get("outputStyle")
+        .and_then(|(v, _)| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "Default".to_owned());
+    let why = "A style changes the system prompt, which is part of every request's cache key: it \
+               applies from the next session or after /clear, so this conversation keeps its cache.";
+    if name.is_empty() {
+        let mut text = format!("Output style: **{current}**\n");
+        for style in crate::output_style::all(cwd, home, user_home.as_deref()) {
+            text.push_str(&format!("- {}: {}\n", style.name, style.description));
+        }
+        text.push_str(&format!("\n`/output-style NAME` chooses one. {why}"));
+        return (text, false, json!({"outputStyle": current}));
+    }
+    let Some(style) = crate::output_style::find(name, cwd, home, user_home.as_deref()) else {
+        return (
+            format!("no output style named {name}: `/output-style` lists them"),
+            true,
+            Value::Null,
+        );
+    };
+    let path = cwd.join(".tine/settings.local.json");
+    if let Some(dir) = path.parent()
+        && let Err(error) = std::fs::create_dir_all(dir)
+    {
+        return (
+            format!("cannot create {}: {error}", dir.display()),
+            true,
+            Value::Null,
+        );
+    }
+    let saved = tine_config::settings::edit_file(&path, |edit| {
+        edit.set(&["outputStyle"], &json!(style.name))
+    });
+    match saved {
+        Ok(()) => (
+            format!(
+                "Output style set to **{}** in {}. {why}",
+                style.name,
+                path.display()
+            ),
+            false,
+            json!({"outputStyle": style.name}),
+        ),
+        Err(error) => (
+            format!("cannot save the output style: {error}"),
+            true,
+            Value::Null,
+        ),
     }
 }

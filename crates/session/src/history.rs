@@ -95,7 +95,7 @@ pub(crate) fn of_chain(chain: &[TranscriptRecord]) -> Vec<HistoryItem> {
     out
 }
 
-fn push_message(message: &Message, out: &mut Vec<HistoryItem>) {
+pub(crate) fn push_message(message: &Message, out: &mut Vec<HistoryItem>) {
     match message.role {
         Role::User => {
             if let Some(prompt) = prompt_text(&message.content) {

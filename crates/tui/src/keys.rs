@@ -336,12 +336,8 @@ impl App {
         self.transcript.scroll_to_bottom();
         match slash::parse(&text, &self.commands) {
             Parsed::Prompt => self.dispatch(Queued::Prompt(text)),
-            Parsed::Unknown(name) => {
-                self.transcript.push(Entry::Error {
-                    message: format!("Unknown command /{name} (/help lists the commands)"),
-                });
-                Vec::new()
-            }
+            // An unknown `/word` goes to the model as text, as `-p` sends it (Claude Code).
+            Parsed::Unknown(_) => self.dispatch(Queued::Prompt(text)),
             Parsed::Command { command, args } => match command.name.as_str() {
                 "help" => {
                     self.help_open = true;

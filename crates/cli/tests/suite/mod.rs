@@ -54,6 +54,7 @@ mod tool_hooks;
 mod tools_media;
 mod trust;
 mod wire;
+mod working_day;
 
 use std::path::Path;
 

@@ -39,10 +39,25 @@ impl Rendered {
         // The model is told every directory it may work in, as Claude Code tells it.
         context.environment.additional_directories = policy.context.additional_directories.clone();
         let user_context: Arc<str> = context.user_context().into();
+        // `outputStyle`: the style's instructions join the appended text (a custom system
+        // prompt, the Agent SDK's, takes none: the app chose its prompt whole).
+        let style = options.system_prompt.is_none().then(|| {
+            crate::output_style::system_prompt_part(
+                &ground.loaded,
+                &ground.cwd,
+                &ground.home,
+                ground.user_home.as_deref(),
+            )
+        });
+        let append = match (options.append_system_prompt.as_deref(), style.flatten()) {
+            (Some(append), Some(style)) => Some(format!("{style}\n\n{append}")),
+            (None, Some(style)) => Some(style),
+            (append, None) => append.map(str::to_owned),
+        };
         let system_prompt: Arc<str> = crate::flags::system_prompt(
             &context,
             options.system_prompt.as_deref(),
-            options.append_system_prompt.as_deref(),
+            append.as_deref(),
             structured,
         )
         .into();

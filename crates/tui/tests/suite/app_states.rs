@@ -155,8 +155,13 @@ fn slash_commands_local_and_sent() {
     let end = ended(&app);
     assert_eq!(handle(&mut app, end), [command("clear", "")]);
     assert!(app.transcript_is_empty(), "/clear empties the transcript");
-    assert_eq!(submit(&mut app, "/nope"), []);
-    assert!(screen(&mut app, 80, 20).contains("Unknown command /nope"));
+    // An unknown `/word` reaches the model as text, as `-p` sends it.
+    assert_eq!(
+        submit(&mut app, "/nope at all"),
+        [Op::Prompt("/nope at all".into())]
+    );
+    let end = ended(&app);
+    handle(&mut app, end);
     assert_eq!(submit(&mut app, "/exit"), []);
     assert!(app.should_exit());
 }
