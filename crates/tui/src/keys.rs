@@ -19,7 +19,6 @@ use tine_session::{Op, PermissionMode};
 
 use crate::app::{App, CTRL_C_WINDOW, Queued};
 use crate::choice::Choice;
-use crate::entry::Entry;
 use crate::slash::{self, Parsed};
 
 /// Rows one wheel notch scrolls.
