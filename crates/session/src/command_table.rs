@@ -67,6 +67,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         runs_turn: false,
     },
     CommandSpec {
+        name: "context",
+        summary: "the context window by part (system prompt, tools, MCP tools, memory files, messages, free space) with tokens",
+        runs_turn: false,
+    },
+    CommandSpec {
         name: "export",
         summary: "the conversation as plain text, to `/export FILE` (or a dated file here)",
         runs_turn: false,

@@ -61,6 +61,7 @@ pub(crate) async fn run(
         }
         "compact" => compact(conv, args.trim(), &token).await,
         "output-style" => output_style(conv, args.trim()),
+        "context" => (crate::context_view::view(conv), false, Value::Null),
         "export" => {
             let path = crate::export::target(&conv.info.cwd, args);
             let text = crate::export::text(conv.engine.messages());

@@ -291,6 +291,13 @@ impl Conversation {
         SessionCost::collect(self.main_usage(), &self.ledger)
     }
 
+    /// Where auto-compaction starts for the model in use (tokens of the window).
+    pub(crate) fn auto_compact_at(&self) -> u64 {
+        self.compactor
+            .thresholds(&self.engine.config().model)
+            .auto_compact
+    }
+
     pub(crate) fn usage_report(&self) -> UsageReport {
         let model = &self.engine.config().model;
         let window = self.compactor.thresholds(model).window;

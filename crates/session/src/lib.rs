@@ -93,6 +93,7 @@ mod can_use_tool;
 mod command_inline;
 mod command_table;
 mod commands;
+mod context_view;
 mod conversation;
 pub mod custom_commands;
 mod elicitation;

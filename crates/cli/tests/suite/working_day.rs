@@ -81,3 +81,31 @@ async fn export_writes_the_conversation_and_an_unknown_word_is_text() {
     let body = request_bodies(&server)[0].to_string();
     assert!(body.contains("/frobnicate the thing"), "{body}");
 }
+
+#[tokio::test]
+async fn context_shows_the_parts_of_the_window_with_numbers() {
+    let project = Project::new();
+    project.write("AGENTS.md", "Always run the tests.\n");
+    let server = mock(Scenario::new().default_reply(Reply::text("Hi."))).await;
+    tine(&project, &server)
+        .args(["-p", "hi"])
+        .run()
+        .await
+        .assert_success();
+    let out = tine(&project, &server)
+        .args(["-c", "-p", "/context"])
+        .run()
+        .await;
+    out.assert_success();
+    for part in [
+        "System prompt",
+        "Tools",
+        "Memory and instruction files",
+        "Messages",
+        "Free space",
+    ] {
+        assert!(out.stdout.contains(part), "{part}: {}", out.stdout);
+    }
+    assert!(out.stdout.contains("tokens ("), "{}", out.stdout);
+    assert!(out.stdout.contains("🟦"), "{}", out.stdout);
+}
