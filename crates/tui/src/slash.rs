@@ -250,7 +250,7 @@ mod tests {
                 .map(|s| s.name.clone())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names("/c"), ["clear", "compact", "cost", "mcp"]);
+        assert_eq!(names("/c"), ["clear", "compact", "context", "cost", "mcp"]);
         assert_eq!(names("/th"), ["thinking"]);
         assert_eq!(names("/in"), ["init", "rewind", "thinking"]);
         assert_eq!(names("/rev"), ["review-pr"]);
