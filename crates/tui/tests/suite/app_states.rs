@@ -227,6 +227,8 @@ fn a_turn_the_session_starts_itself_holds_the_guard_while_it_runs() {
 fn tab_completes_and_enter_runs_the_highlighted_command() {
     let mut app = app();
     type_text(&mut app, "/co");
+    // compact, context, cost: the third.
+    press(&mut app, key(KeyCode::Down));
     press(&mut app, key(KeyCode::Down));
     press(&mut app, key(KeyCode::Tab));
     assert_eq!(app.input_text(), "/cost ");
