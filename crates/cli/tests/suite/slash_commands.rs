@@ -159,13 +159,13 @@ async fn a_custom_command_inlines_shell_output_and_files() {
     let project = Project::new();
     project.write("notes.txt", "the notes say hi\n");
     project.write(
-        ".claude/commands/context.md",
+        ".claude/commands/gather.md",
         "---\nallowed-tools: Bash(touch:*), Bash(echo:*)\n---\n\
          Made: !`touch made.txt && echo made-$1`\nRead @notes.txt, and @nobody.",
     );
     let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
     let out = tine(&project, &server)
-        .args(["-p", "/context one"])
+        .args(["-p", "/gather one"])
         .run()
         .await;
     out.assert_success();
