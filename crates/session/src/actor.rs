@@ -300,7 +300,27 @@ impl Actor {
             self.conversation.end(TurnOutcome::Interrupted, None)
         } else {
             match kind {
-                TurnKind::Prompt(prompt) => self.conversation.run_turn(&prompt, token).await,
+                TurnKind::Prompt(prompt) => {
+                    // The files and directories it `@`-mentions go with it, as Read output.
+                    let conv = &self.conversation;
+                    let (text, warnings) = crate::command_inline::attach_mentions(
+                        &conv.engine,
+                        &conv.permissions,
+                        &prompt,
+                        &token,
+                    )
+                    .await;
+                    for warning in warnings {
+                        conv.emit(SessionEvent::Notice(crate::protocol::Notice::warning(
+                            warning,
+                        )));
+                    }
+                    let content = [tine_api_client::ContentBlock::text(text)];
+                    self.conversation
+                        .run_content_turn(&prompt, &content, token)
+                        .await
+                }
+                TurnKind::Report(prompt) => self.conversation.run_turn(&prompt, token).await,
                 TurnKind::Content(content) => {
                     let text = prompt_text(&content);
                     self.conversation
@@ -473,7 +493,7 @@ impl Actor {
         self.events
             .emit_for(id, SessionEvent::AgentReports(reports));
         let prompt = crate::agents::notifications_prompt(&notifications);
-        self.turn(id, token, TurnKind::Prompt(prompt)).await;
+        self.turn(id, token, TurnKind::Report(prompt)).await;
     }
 
     /// `Op::Clear`, `Op::Resume`: the conversation in place ends and `resume` takes its place;
@@ -683,7 +703,10 @@ impl Actor {
 
 /// What a turn runs.
 enum TurnKind {
+    /// A prompt sent (`Op::Prompt`): its `@` mentions are attached.
     Prompt(String),
+    /// Background agents' reports: a prompt of the session's own, sent as it is.
+    Report(String),
     /// A prompt of content blocks.
     Content(Vec<tine_api_client::ContentBlock>),
     Command {

@@ -2,6 +2,9 @@
 //! each `` !`command` `` runs with the Bash tool and its output takes the pattern's place, and
 //! each `@path` naming a file is read with the Read tool and attached after the prompt.
 //!
+//! A person's prompt gets the same `@path` attachments (`attach_mentions`), a directory as its
+//! listing, and no shell patterns; a mention that cannot be read stays text, with a warning.
+//!
 //! Both go through the session's permission decision, with the command's `allowed-tools` as
 //! allow rules (set for its turn before this runs): a call the rules allow runs, one that would
 //! ask asks the person (interactive) or is refused (headless, as Claude Code refuses it), and a
@@ -119,6 +122,7 @@ pub(crate) async fn prepare(
                 permissions,
                 &ctx,
                 &pattern,
+                true,
             )
             .await?;
             text = text.replacen(&pattern, &shell_output(&output), 1);
@@ -126,46 +130,144 @@ pub(crate) async fn prepare(
     }
     let mut attached = Vec::new();
     for reference in references {
-        let path = resolve(&reference, &ctx.cwd());
-        if !path.is_file() {
-            // Not a file (an e-mail address, a name): it stays text, as Claude Code leaves it.
-            continue;
+        if let Some(attachment) = attachment(engine, permissions, &ctx, &reference, true).await? {
+            attached.push(attachment);
         }
-        let read = tool("Read").ok_or_else(|| {
+    }
+    Ok(with_attachments(text, &attached))
+}
+
+/// A person's `prompt` with the files and directories its `@path`s name attached after it,
+/// as Claude Code attaches mentions: a file as a Read of it, a directory as its listing. A
+/// mention that names neither stays text; one refused or unreadable stays text too, and the
+/// warnings say why. A prompt with no mention is returned as it is, byte for byte.
+pub(crate) async fn attach_mentions(
+    engine: &QueryEngine,
+    permissions: &Permissions,
+    prompt: &str,
+    token: &CancellationToken,
+) -> (String, Vec<String>) {
+    let references = file_references(prompt);
+    if references.is_empty() {
+        return (prompt.to_owned(), Vec::new());
+    }
+    let ctx = engine
+        .tool_context()
+        .clone()
+        .with_cancellation(token.clone());
+    let (mut attached, mut warnings) = (Vec::new(), Vec::new());
+    for reference in references {
+        match attachment(engine, permissions, &ctx, &reference, false).await {
+            Ok(Some(attachment)) => attached.push(attachment),
+            Ok(None) => {}
+            Err(error) => warnings.push(format!("@{reference} was not attached: {error}")),
+        }
+    }
+    (with_attachments(prompt.to_owned(), &attached), warnings)
+}
+
+/// `text`, then the attachments (none: `text` unchanged).
+fn with_attachments(text: String, attached: &[String]) -> String {
+    if attached.is_empty() {
+        return text;
+    }
+    format!("{}\n\n{}", text.trim_end(), attached.join("\n"))
+}
+
+/// What `@reference` attaches: a file read with the Read tool, a directory's listing (as
+/// Claude Code shows it, an `ls` of it), both through the permission decision on reading it;
+/// `None` when it names neither (an e-mail address, a name: it stays text, as Claude Code
+/// leaves it). `in_command`: a custom command's (a refusal says what one may read).
+async fn attachment(
+    engine: &QueryEngine,
+    permissions: &Permissions,
+    ctx: &ToolContext,
+    reference: &str,
+    in_command: bool,
+) -> Result<Option<String>, String> {
+    let path = resolve(reference, &ctx.cwd());
+    let is_dir = path.is_dir();
+    if !is_dir && !path.is_file() {
+        return Ok(None);
+    }
+    let read = engine
+        .config()
+        .tools
+        .iter()
+        .find(|t| t.name() == "Read")
+        .cloned()
+        .ok_or_else(|| {
             format!(
-                "the command reads @{reference} but the Read tool is not available in this \
+                "reading @{reference} needs the Read tool, which is not available in this \
                  session (a deny rule removed it)"
             )
         })?;
-        let input = json!({"file_path": path});
+    let pattern = format!("@{reference}");
+    let read_input = json!({"file_path": path});
+    if !is_dir {
         let content = call(
             read.as_ref(),
-            input.clone(),
+            read_input.clone(),
             permissions,
-            &ctx,
-            &format!("@{reference}"),
+            ctx,
+            &pattern,
+            in_command,
         )
         .await?;
-        attached.push(format!(
-            "<system-reminder>\nCalled the Read tool with the following input: {input}\n\
-             </system-reminder>\n<system-reminder>\nResult of calling the Read tool:\n{content}\n\
-             </system-reminder>"
-        ));
+        return Ok(Some(reminder("Read", &read_input, &content)));
     }
-    if !attached.is_empty() {
-        text = format!("{}\n\n{}", text.trim_end(), attached.join("\n"));
+    // A directory: reading it is what is decided; the listing is made here, not by Bash.
+    if let PermissionOutcome::Deny { reason } | PermissionOutcome::Ask { reason } =
+        permissions.outcome(read.as_ref(), &read_input, ctx).await
+    {
+        return Err(refusal(&pattern, &reason, in_command));
     }
-    Ok(text)
+    let dir = path.clone();
+    let listing = tokio::task::spawn_blocking(move || listing(&dir))
+        .await
+        .map_err(|error| format!("{pattern}: the listing failed: {error}"))?
+        .map_err(|error| format!("{pattern}: {error}"))?;
+    let shown = path.display();
+    let input =
+        json!({"command": format!("ls {shown}"), "description": format!("Lists files in {shown}")});
+    Ok(Some(reminder("Bash", &input, &listing)))
+}
+
+/// A tool call and its result as the model is shown them outside its own calls.
+fn reminder(tool: &str, input: &Value, content: &str) -> String {
+    format!(
+        "<system-reminder>\nCalled the {tool} tool with the following input: {input}\n\
+         </system-reminder>\n<system-reminder>\nResult of calling the {tool} tool:\n{content}\n\
+         </system-reminder>"
+    )
+}
+
+/// `dir`'s entries by name, one a line, directories with a trailing `/`.
+fn listing(dir: &Path) -> std::io::Result<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .collect();
+    names.sort();
+    Ok(names.join("\n"))
 }
 
 /// One call through the session's permission decision, then the tool; the pattern names it in
-/// an error.
+/// an error (which says what a command may run when it is one's).
 async fn call(
     tool: &dyn Tool,
     input: Value,
     permissions: &Permissions,
     ctx: &ToolContext,
     pattern: &str,
+    in_command: bool,
 ) -> Result<String, String> {
     match permissions.outcome(tool, &input, ctx).await {
         PermissionOutcome::Allow { updated_input } => {
@@ -176,11 +278,22 @@ async fn call(
             }
             Ok(output.content)
         }
-        PermissionOutcome::Deny { reason } | PermissionOutcome::Ask { reason } => Err(format!(
+        PermissionOutcome::Deny { reason } | PermissionOutcome::Ask { reason } => {
+            Err(refusal(pattern, &reason, in_command))
+        }
+    }
+}
+
+/// Why `pattern` was not run or read.
+fn refusal(pattern: &str, reason: &str, in_command: bool) -> String {
+    if in_command {
+        format!(
             "permission check failed for `{pattern}` in the command: {reason}. A custom command \
              may run what its front matter allows (`allowed-tools: Bash(git status:*)`), what \
              the session's rules allow, or what a person approves"
-        )),
+        )
+    } else {
+        format!("permission check failed for `{pattern}`: {reason}")
     }
 }
 

@@ -90,6 +90,7 @@ pub use builtin::shell::kill_tool_processes;
 // Other crates' child processes (MCP servers) join the groups `kill_tool_processes` ends.
 pub use builtin::shell::track_group as track_tool_process_group;
 pub use builtin::todo::{TodoList, TodoWriteTool};
+pub use builtin::walk::project_paths;
 pub use builtin::web_fetch::{
     MAX_CONTENT_CHARS as WEB_FETCH_MAX_CONTENT_CHARS, SummarizerError, WebFetchSummarizer,
     WebFetchTool, WebSummarizer, WebSummaryRequest,

@@ -125,6 +125,8 @@ pub struct App {
     pub(crate) transcript: Transcript,
     pub(crate) input: PromptInput,
     pub(crate) completion: Completion,
+    /// The `@` file picker over the project.
+    pub(crate) mention: crate::at_mention::MentionPicker,
     pub(crate) dialog: PermissionDialog,
     /// An MCP server's questions (drawn over the bottom of the screen, keys go to it first).
     pub(crate) elicitation: ElicitationDialog,
@@ -174,6 +176,7 @@ impl App {
             transcript: Transcript::new(),
             input: PromptInput::new(config.history.clone()),
             completion: Completion::default(),
+            mention: crate::at_mention::MentionPicker::default(),
             dialog: PermissionDialog::default(),
             elicitation: ElicitationDialog::default(),
             help_open: false,
@@ -294,13 +297,15 @@ impl App {
             self.ctrl_c_at.map(|t| t + CTRL_C_WINDOW),
             self.speculation.deadline(),
             self.idle.deadline(),
+            self.mention.deadline(),
         ]
         .into_iter()
         .flatten()
         .min()
     }
 
-    /// Time passed: the spinner moves on, the Ctrl+C hint expires.
+    /// Time passed: the spinner moves on, the Ctrl+C hint expires, the `@` picker's walk is
+    /// taken in.
     pub fn tick(&mut self, now: Instant) {
         if self.turn.is_some()
             && let Some(next) = self.spinner_next
@@ -312,6 +317,9 @@ impl App {
         }
         if self.ctrl_c_at.is_some_and(|t| now >= t + CTRL_C_WINDOW) {
             self.ctrl_c_at = None;
+            self.dirty = true;
+        }
+        if self.mention.poll() {
             self.dirty = true;
         }
     }

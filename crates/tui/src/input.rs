@@ -43,7 +43,7 @@ impl PromptInput {
         &self.text
     }
 
-    #[cfg(test)]
+    /// Where the cursor is, in bytes.
     pub(crate) fn cursor(&self) -> usize {
         self.cursor
     }
@@ -69,6 +69,16 @@ impl PromptInput {
         self.text = text.to_owned();
         self.cursor = self.text.len();
         self.browsing = None;
+    }
+
+    /// Replaces the bytes `range` (up to the cursor) with `text`, the cursor after it.
+    pub(crate) fn replace_range(&mut self, range: std::ops::Range<usize>, text: &str) {
+        if self.text.get(range.clone()).is_none() {
+            return;
+        }
+        self.text.replace_range(range.clone(), text);
+        self.cursor = range.start + text.len();
+        self.edited();
     }
 
     pub(crate) fn clear(&mut self) {

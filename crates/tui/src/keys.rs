@@ -8,7 +8,8 @@
 //! (the panel then has the keys: `tasks_panel`), Ctrl+B sends a sub-agent running in the
 //! foreground to the background, Ctrl+Z suspends (the terminal restored; `fg` brings the UI
 //! back). PageUp/PageDown, the mouse
-//! wheel, Ctrl+Home/Ctrl+End (and Home/End on an empty prompt) scroll the transcript.
+//! wheel, Ctrl+Home/Ctrl+End (and Home/End on an empty prompt) scroll the transcript. While
+//! the `@` picker's list shows, Up/Down select, Tab/Enter put the path in, Esc closes it.
 
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
@@ -64,6 +65,7 @@ impl App {
         } else if !self.dialog.is_open() {
             self.input.paste(text);
             self.completion.reset();
+            self.refresh_mention();
         }
     }
 
@@ -155,6 +157,9 @@ impl App {
             }
             _ => {}
         }
+        if let Some(commands) = self.mention_key(key) {
+            return commands;
+        }
         if let Some(commands) = self.completion_key(key) {
             return commands;
         }
@@ -166,7 +171,38 @@ impl App {
         if self.input.text() != before {
             self.completion.reset();
         }
+        self.refresh_mention();
         out
+    }
+
+    /// The `@` picker follows the prompt box.
+    fn refresh_mention(&mut self) {
+        let root = self.info.as_ref().map(|info| &info.cwd);
+        self.mention
+            .refresh(self.input.text(), self.input.cursor(), root);
+    }
+
+    /// Keys for the `@` picker, while its list shows; `None` when the key is not its.
+    fn mention_key(&mut self, key: KeyEvent) -> Option<Vec<Op>> {
+        if !self.mention.is_open() || !key.modifiers.difference(KeyModifiers::SHIFT).is_empty() {
+            return None;
+        }
+        match key.code {
+            KeyCode::Up => self.mention.move_by(-1),
+            KeyCode::Down => self.mention.move_by(1),
+            KeyCode::Tab | KeyCode::Enter => {
+                if let Some((range, mention)) = self.mention.chosen() {
+                    self.input.replace_range(range, &mention);
+                }
+                self.refresh_mention();
+            }
+            KeyCode::Esc => {
+                let text = self.input.text().to_owned();
+                self.mention.dismiss(&text);
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
     }
 
     fn edit_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool, shift: bool) -> Vec<Op> {
@@ -314,6 +350,7 @@ impl App {
         }
         self.input.clear();
         self.completion.reset();
+        self.refresh_mention();
         Vec::new()
     }
 

@@ -48,7 +48,8 @@
 //! - `stream`, `markdown`, `highlight`: incremental markdown, code highlighting.
 //! - `diff`: Edit/Write previews and results as coloured diffs.
 //! - `input`: the prompt box's editor, history and pastes; `prompt_history`: the history file.
-//! - `slash`: the command table (the session's and the UI's own) and its completion.
+//! - `slash`: the command table (the session's and the UI's own) and its completion;
+//!   `at_mention`: the `@` file picker over the project.
 //! - `permission`, `choice`, `plan_approval`: the permission dialog and its queue, its
 //!   options, the ExitPlanMode labels; `elicitation`, `elicitation_form`: an MCP server's
 //!   question, its form; `thinking`: Tab toggles extended thinking.
@@ -75,6 +76,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod app;
+mod at_mention;
 mod away;
 mod choice;
 mod diff;

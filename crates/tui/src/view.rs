@@ -1,5 +1,5 @@
 //! Drawing a frame of the [`App`]: the transcript on top, then (from the bottom up) the status
-//! line, queued prompts, the completion list, the prompt box or the permission dialog in its
+//! line, queued prompts, the completion list (or the `@` picker's), the prompt box or the permission dialog in its
 //! place, the help panel, the tasks panel and the spinner. Only the transcript's visible rows
 //! are laid out.
 
@@ -158,6 +158,9 @@ impl App {
     fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
         if self.dialog.is_open() {
             return Vec::new();
+        }
+        if self.mention.is_open() {
+            return self.mention.rows(width);
         }
         let matches = self.completion.matches(self.input.text(), &self.commands);
         self.completion.rows(&matches, width)

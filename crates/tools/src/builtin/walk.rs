@@ -33,6 +33,33 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
     builder
 }
 
+/// The files and directories under `root` as Glob and Grep see them (ignore files honoured,
+/// version-control directories skipped), relative to `root` with `/` between components,
+/// each with whether it is a directory; at most `limit`, in walk order (names sorted within a
+/// directory). It reads the disk: call it off the runtime's threads. The `@` file picker's
+/// index.
+pub fn project_paths(root: &Path, limit: usize) -> Vec<(String, bool)> {
+    let mut builder = walker(root);
+    builder.sort_by_file_name(|a, b| a.cmp(b));
+    builder
+        .build()
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let relative = entry.path().strip_prefix(root).ok()?;
+            if relative.as_os_str().is_empty() {
+                return None;
+            }
+            let text = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            Some((text, entry.file_type().is_some_and(|kind| kind.is_dir())))
+        })
+        .take(limit)
+        .collect()
+}
+
 /// What a visitor of [`collect_parallel`] does with one entry: `Some` keeps a finding.
 pub(crate) type EntryVisitor<'s, T> = Box<dyn FnMut(DirEntry) -> Option<T> + Send + 's>;
 

@@ -28,6 +28,7 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
 mod ask_again;
+mod at_mention;
 mod background;
 mod basics;
 mod elicitation;
