@@ -42,7 +42,10 @@ pub(crate) async fn run(
             text.push_str(&crate::listing::trust(&conv.info.home, &conv.info.cwd));
             (text, false, Value::Null)
         }
-        "resume" => (crate::listing::sessions(&conv.info), false, Value::Null),
+        "resume" => {
+            let (text, data) = crate::listing::sessions(&conv.info);
+            (text, false, data)
+        }
         "init" => {
             let prompt = if args.trim().is_empty() {
                 INIT_PROMPT.to_owned()

@@ -56,9 +56,9 @@ pub(crate) fn permissions(loaded: &LoadedSettings, mode: PermissionMode) -> Stri
 }
 
 /// This directory's sessions, newest first, each with its first prompt.
-pub(crate) fn sessions(summary: &SessionInfo) -> String {
+pub(crate) fn sessions(summary: &SessionInfo) -> (String, Value) {
     let dir = project_dir(&summary.home, &summary.cwd);
-    let mut sessions: Vec<(SystemTime, String, String)> = std::fs::read_dir(&dir)
+    let mut sessions: Vec<(SystemTime, String, String, usize)> = std::fs::read_dir(&dir)
         .into_iter()
         .flatten()
         .flatten()
@@ -69,23 +69,44 @@ pub(crate) fn sessions(summary: &SessionInfo) -> String {
             }
             let id = path.file_stem()?.to_str()?.to_owned();
             let modified = entry.metadata().ok()?.modified().ok()?;
-            Some((modified, id, first_prompt(&path)))
+            Some((modified, id, first_prompt(&path), messages(&path)))
         })
         .collect();
     if sessions.is_empty() {
-        return "No earlier session in this directory.".to_owned();
+        return (
+            "No earlier session in this directory.".to_owned(),
+            serde_json::json!({"sessions": []}),
+        );
     }
     sessions.sort_by_key(|s| std::cmp::Reverse(s.0));
     let mut text = String::from("Sessions of this directory, newest first (`/resume ID`):\n");
-    for (_, id, prompt) in sessions.into_iter().take(LISTED_SESSIONS) {
-        let current = if id == summary.session_id.to_string() {
-            " (this one)"
-        } else {
-            ""
-        };
-        text.push_str(&format!("- `{id}`{current} {prompt}\n"));
+    let mut listed = Vec::new();
+    for (modified, id, prompt, count) in sessions.into_iter().take(LISTED_SESSIONS) {
+        let current = id == summary.session_id.to_string();
+        let mark = if current { " (this one)" } else { "" };
+        text.push_str(&format!("- `{id}`{mark} {prompt} ({count} messages)\n"));
+        let age = SystemTime::now()
+            .duration_since(modified)
+            .map_or(0, |d| d.as_secs());
+        listed.push(serde_json::json!({
+            "id": id, "prompt": prompt, "age_secs": age, "messages": count, "current": current,
+        }));
     }
-    text
+    (text, serde_json::json!({"sessions": listed}))
+}
+
+/// How many messages a transcript holds (its user and assistant records).
+fn messages(path: &Path) -> usize {
+    let Ok(file) = std::fs::File::open(path) else {
+        return 0;
+    };
+    BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|line| {
+            line.contains("\"type\":\"user\"") || line.contains("\"type\":\"assistant\"")
+        })
+        .count()
 }
 
 /// The first user prompt of a transcript (its first 200 lines), shortened.

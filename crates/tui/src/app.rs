@@ -116,6 +116,8 @@ pub struct App {
     pub(crate) last_esc: Option<std::time::Instant>,
     /// The rewind picker (Esc Esc, `/rewind`).
     pub(crate) rewind: crate::rewind::RewindPicker,
+    /// `/resume`'s session list.
+    pub(crate) resume: crate::resume_picker::ResumePicker,
     /// What the last rewind asked to restore (a conflict's "anyway" asks the same).
     pub(crate) rewind_scope: tine_session::RewindScope,
     /// What the session said it is (its last `Configured`).
@@ -194,6 +196,7 @@ impl App {
             retry: None,
             last_esc: None,
             rewind: crate::rewind::RewindPicker::default(),
+            resume: crate::resume_picker::ResumePicker::default(),
             rewind_scope: tine_session::RewindScope::Both,
             expanded: false,
             ctrl_c_at: None,

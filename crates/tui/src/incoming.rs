@@ -175,6 +175,10 @@ impl App {
     /// A command's answer: `/compact`'s card (as an automatic compaction shows), an error, or
     /// its text.
     fn command_output(&mut self, output: CommandOutput) {
+        // `/resume` without an id: its sessions to choose from (the text stays as the list).
+        if output.command == "resume" && output.data.get("sessions").is_some() {
+            self.resume.open(&output.data);
+        }
         let boundary = output
             .data
             .get("compact_boundary")

@@ -107,6 +107,9 @@ impl App {
         if self.dialog.is_open() {
             return self.dialog_key(key);
         }
+        if self.resume.is_open() {
+            return self.resume.key(key);
+        }
         if self.rewind.is_open() {
             let ops = self.rewind.key(key);
             if let Some(Op::Rewind { scope, .. }) = ops.first() {

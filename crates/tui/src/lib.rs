@@ -97,6 +97,7 @@ mod plan_approval;
 mod prompt_history;
 mod replay;
 mod reply;
+mod resume_picker;
 mod rewind;
 mod run;
 mod server_tools;

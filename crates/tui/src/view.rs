@@ -75,6 +75,16 @@ impl App {
         let tasks_h = if self.tasks_open { tasks.len() + 2 } else { 0 };
         let away = self.away.rows(width);
         let away_h = if away.is_empty() { 0 } else { away.len() + 2 };
+        let resume = self.resume.rows(
+            usize::from(area.height)
+                .saturating_sub(input_h + 6)
+                .clamp(3, 12),
+        );
+        let resume_h = if resume.is_empty() {
+            0
+        } else {
+            resume.len() + 2
+        };
         let rewind = self.rewind.rows(
             usize::from(area.height)
                 .saturating_sub(input_h + 6)
@@ -105,6 +115,7 @@ impl App {
         let tasks_area = take(tasks_h);
         let away_area = take(away_h);
         let rewind_area = take(rewind_h);
+        let resume_area = take(resume_h);
         let spinner_area = take(spinner_h);
         let transcript_area = Rect::new(area.x, area.y, width, bottom.saturating_sub(area.y));
 
@@ -119,6 +130,7 @@ impl App {
         draw_panel(help_area, buf, " Help (esc to close) ", &help);
         draw_panel(away_area, buf, " While you were away ", &away);
         draw_panel(rewind_area, buf, self.rewind.title(), &rewind);
+        draw_panel(resume_area, buf, " Resume ", &resume);
         let mut cursor = None;
         if dialog_open {
             cursor = self.dialog.render(dialog_area, buf);

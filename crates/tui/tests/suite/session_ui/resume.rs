@@ -146,3 +146,33 @@ async fn a_resumed_session_shows_its_compaction_as_the_card() {
         "{screen}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_without_an_id_offers_the_earlier_session_and_enter_replays_it() {
+    let world = World::new();
+    let server = mock(scenario()).await;
+    let mut ui = Ui::start(world.options(&server)).await;
+    ui.type_line("the earlier question");
+    ui.turn_end().await;
+    let (_, ended) = ui.exit().await;
+    let earlier = ended.info.unwrap().session_id;
+
+    // A new session here: /resume lists the earlier one; Enter opens it.
+    let mut ui = Ui::start(world.options(&server)).await;
+    settle().await;
+    ui.type_line("/resume");
+    ui.until(|e| command_text(e, "resume")).await;
+    settle().await;
+    let screen = ui.screen();
+    assert!(screen.contains("Resume which session?"), "{screen}");
+    assert!(screen.contains("the earlier question"), "{screen}");
+    ui.key(KeyCode::Enter, KeyModifiers::NONE);
+    let items = history(&mut ui).await;
+    assert_eq!(
+        items.first(),
+        Some(&HistoryItem::Prompt("the earlier question".into()))
+    );
+    settle().await;
+    let (_, ended) = ui.exit().await;
+    assert_eq!(ended.info.unwrap().session_id, earlier);
+}
