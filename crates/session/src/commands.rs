@@ -242,7 +242,40 @@ fn help(command_dirs: &[std::path::PathBuf], skills: &[crate::skills::Skill]) ->
 fn model(conv: &mut Conversation, args: &str) -> (String, bool, Value) {
     if args.is_empty() {
         let model = conv.engine.config().model.clone();
-        return (format!("Model: {model}"), false, json!({"model": model}));
+        let mut choices: Vec<Value> = [
+            ("opus", "the most capable"),
+            ("sonnet", "the everyday default"),
+            ("haiku", "the fastest and cheapest"),
+        ]
+        .iter()
+        .map(|(name, about)| {
+            json!({"name": name, "id": tine_api_client::resolve_model_alias(name), "about": about})
+        })
+        .collect();
+        // The model in use and the ones this session asked before.
+        for used in std::iter::once(model.clone()).chain(conv.cost().by_model.keys().cloned()) {
+            if !choices.iter().any(|c| c["id"] == used.as_str()) {
+                choices.push(json!({"name": used, "id": used, "about": "used in this session"}));
+            }
+        }
+        let list: Vec<String> = choices
+            .iter()
+            .map(|c| {
+                format!(
+                    "- {} ({})",
+                    c["name"].as_str().unwrap_or(""),
+                    c["about"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        return (
+            format!(
+                "Model: {model}\n\n`/model NAME` switches to:\n{}",
+                list.join("\n")
+            ),
+            false,
+            json!({"model": model, "choices": choices}),
+        );
     }
     let model = tine_api_client::resolve_model_alias(args);
     conv.engine.set_model(model.clone());

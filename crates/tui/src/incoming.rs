@@ -179,6 +179,10 @@ impl App {
         if output.command == "resume" && output.data.get("sessions").is_some() {
             self.resume.open(&output.data);
         }
+        // `/model` without a name: the models to switch to.
+        if output.command == "model" && output.data.get("choices").is_some() {
+            self.resume.open_models(&output.data);
+        }
         let boundary = output
             .data
             .get("compact_boundary")

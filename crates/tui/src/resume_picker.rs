@@ -1,6 +1,7 @@
-//! `/resume` without an id: this project's sessions to choose from (the first prompt, age and
-//! messages of each, newest first, the one in place left out); Enter opens the one selected
-//! (`Op::Resume`, and the session shows it again), Esc closes the list.
+//! A list to choose from, each row an op: `/resume` without an id (this project's sessions,
+//! the first prompt, age and messages of each, newest first, the one in place left out; Enter
+//! is `Op::Resume` and the session shows it again) and `/model` without a name (the aliases,
+//! the model in use and the ones used before; Enter is `Op::SetModel`). Esc closes it.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::text::{Line, Span};
@@ -11,103 +12,114 @@ use tine_session::Op;
 use crate::theme;
 use crate::wrap::sanitize;
 
-/// One session offered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Offered {
-    id: String,
-    prompt: String,
-    age_secs: u64,
-    messages: u64,
-}
-
-/// The list, while it shows.
+/// The list, while it shows: each row's text and the op choosing it makes.
 #[derive(Debug, Default)]
 pub(crate) struct ResumePicker {
-    sessions: Vec<Offered>,
+    title: &'static str,
+    items: Vec<(String, Op)>,
     selected: usize,
 }
 
 impl ResumePicker {
     /// Whether it takes the keys.
     pub(crate) fn is_open(&self) -> bool {
-        !self.sessions.is_empty()
+        !self.items.is_empty()
     }
 
     /// `/resume`'s data (`{"sessions": [...]}`): the earlier sessions to pick from.
     pub(crate) fn open(&mut self, data: &Value) {
         let field = |s: &Value, key: &str| s.get(key).and_then(Value::as_u64).unwrap_or(0);
-        self.sessions = data
+        self.items = data
             .get("sessions")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter(|s| s.get("current").and_then(Value::as_bool) != Some(true))
             .filter_map(|s| {
-                Some(Offered {
-                    id: s.get("id")?.as_str()?.to_owned(),
-                    prompt: s
-                        .get("prompt")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned(),
-                    age_secs: field(s, "age_secs"),
-                    messages: field(s, "messages"),
-                })
+                let id = SessionId::parse(s.get("id")?.as_str()?).ok()?;
+                let prompt = s.get("prompt").and_then(Value::as_str).unwrap_or("");
+                let prompt = if prompt.is_empty() {
+                    "(no prompt)"
+                } else {
+                    prompt
+                };
+                let label = format!(
+                    "{}  ({}, {} messages)",
+                    sanitize(prompt),
+                    age(field(s, "age_secs")),
+                    field(s, "messages")
+                );
+                Some((label, Op::Resume(id)))
             })
             .collect();
+        self.title = "Resume which session? (↑/↓, enter; esc to close)";
         self.selected = 0;
     }
 
-    /// One key: the op that opens the session chosen, if one was.
+    /// `/model`'s data (`{"model": ..., "choices": [...]}`): the models to switch to, the
+    /// one in use selected.
+    pub(crate) fn open_models(&mut self, data: &Value) {
+        let current = data.get("model").and_then(Value::as_str).unwrap_or("");
+        self.items = data
+            .get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                let name = c.get("name")?.as_str()?;
+                let about = c.get("about").and_then(Value::as_str).unwrap_or("");
+                let mark = if c.get("id").and_then(Value::as_str) == Some(current) {
+                    " (in use)"
+                } else {
+                    ""
+                };
+                Some((
+                    format!("{name}{mark}  {about}"),
+                    Op::SetModel(name.to_owned()),
+                ))
+            })
+            .collect();
+        self.title = "Switch to which model? (↑/↓, enter; esc to close)";
+        self.selected = 0;
+    }
+
+    /// One key: the op of the row chosen, if one was.
     pub(crate) fn key(&mut self, key: KeyEvent) -> Vec<Op> {
         match key.code {
-            KeyCode::Esc => self.sessions.clear(),
+            KeyCode::Esc => self.items.clear(),
             KeyCode::Up => self.selected = self.selected.saturating_sub(1),
             KeyCode::Down => {
-                self.selected = (self.selected + 1).min(self.sessions.len().saturating_sub(1));
+                self.selected = (self.selected + 1).min(self.items.len().saturating_sub(1));
             }
             KeyCode::Enter => {
-                let chosen = self.sessions.get(self.selected).map(|s| s.id.clone());
-                self.sessions.clear();
-                if let Some(id) = chosen.and_then(|id| SessionId::parse(&id).ok()) {
-                    return vec![Op::Resume(id)];
-                }
+                let chosen = self.items.get(self.selected).map(|(_, op)| op.clone());
+                self.items.clear();
+                return chosen.into_iter().collect();
             }
             _ => {}
         }
         Vec::new()
     }
 
-    /// Its rows, at most `max` sessions around the selection.
+    /// Its rows, at most `max` around the selection.
     pub(crate) fn rows(&self, max: usize) -> Vec<Line<'static>> {
-        if self.sessions.is_empty() {
+        if self.items.is_empty() {
             return Vec::new();
         }
         let mut rows = vec![Line::from(Span::styled(
-            "Resume which session? (↑/↓, enter; esc to close)".to_owned(),
+            self.title.to_owned(),
             theme::dim(),
         ))];
         let room = max.saturating_sub(1).max(1);
         let start = (self.selected + 1).saturating_sub(room);
-        for (i, s) in self.sessions.iter().enumerate().skip(start).take(room) {
+        for (i, (label, _)) in self.items.iter().enumerate().skip(start).take(room) {
             let marker = if i == self.selected { "❯ " } else { "  " };
-            let prompt = if s.prompt.is_empty() {
-                "(no prompt)"
-            } else {
-                &s.prompt
-            };
-            let line = format!(
-                "{marker}{}  ({}, {} messages)",
-                sanitize(prompt),
-                age(s.age_secs),
-                s.messages
-            );
             let style = if i == self.selected {
                 theme::accent()
             } else {
                 ratatui::style::Style::default()
             };
-            rows.push(Line::from(Span::styled(line, style)));
+            rows.push(Line::from(Span::styled(format!("{marker}{label}"), style)));
         }
         rows
     }
@@ -148,5 +160,13 @@ mod tests {
         let ops = picker.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
         assert_eq!(ops, [Op::Resume(SessionId::parse(b).unwrap())]);
         assert!(!picker.is_open());
+        picker.open_models(&json!({"model": "claude-opus-4-1", "choices": [
+            {"name": "opus", "id": "claude-opus-4-1", "about": "the most capable"},
+            {"name": "haiku", "id": "claude-haiku-4-5", "about": "the fastest"}
+        ]}));
+        assert!(picker.rows(10)[1].to_string().contains("opus (in use)"));
+        picker.key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+        let ops = picker.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(ops, [Op::SetModel("haiku".into())]);
     }
 }
