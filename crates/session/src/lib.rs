@@ -104,6 +104,7 @@ mod flags;
 mod handle;
 mod history;
 mod hooks;
+mod lines;
 mod listing;
 mod magic;
 mod main_client;
@@ -138,6 +139,7 @@ pub use command_table::{COMMANDS, CommandSpec, find as find_command};
 pub use error::{AnswerError, ModeError, SessionClosed, StartError};
 pub use handle::{Session, SessionHandle};
 pub use hooks::AppHooks;
+pub use lines::{LineError, MAX_LINE_BYTES, read_capped_line};
 pub use main_client::OVERLOADED_BEFORE_FALLBACK;
 pub use options::{Approvals, Resume, SessionOptions};
 pub use protocol::{

@@ -4,11 +4,11 @@
 //! the answer to one of tine's, a cancellation, or something tine reports as bad input.
 
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use tine_session::LineError;
+use tokio::io::AsyncBufRead;
 
-/// The longest line read (a user message with images can be large; the API's request limit
-/// is 32 MB).
-pub(crate) const MAX_LINE_BYTES: usize = 32 << 20;
+/// The longest line read (the session's cap for front ends' input).
+pub(crate) use tine_session::MAX_LINE_BYTES;
 
 /// One line of standard input.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,42 +111,13 @@ pub(crate) fn parse(line: &str) -> Line {
 pub(crate) async fn next_line<R: AsyncBufRead + Unpin>(
     input: &mut R,
 ) -> std::io::Result<Option<Result<String, String>>> {
-    let mut line = Vec::new();
-    let mut too_long = false;
-    loop {
-        let buffer = input.fill_buf().await?;
-        if buffer.is_empty() {
-            if line.is_empty() && !too_long {
-                return Ok(None);
-            }
-            break;
-        }
-        let (chunk, done) = match buffer.iter().position(|b| *b == b'\n') {
-            Some(end) => (&buffer[..end], Some(end + 1)),
-            None => (buffer, None),
-        };
-        if !too_long {
-            if line.len() + chunk.len() > MAX_LINE_BYTES {
-                too_long = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
-        let used = done.unwrap_or(buffer.len());
-        input.consume(used);
-        if done.is_some() {
-            break;
-        }
-    }
-    if too_long {
-        return Ok(Some(Err(format!(
-            "a line longer than {MAX_LINE_BYTES} bytes was skipped"
-        ))));
-    }
-    Ok(Some(
-        String::from_utf8(line).map_err(|_| "the line is not UTF-8".to_owned()),
-    ))
+    let line = tine_session::read_capped_line(input, MAX_LINE_BYTES).await?;
+    Ok(line.map(|line| {
+        line.map_err(|error| match error {
+            LineError::TooLong => format!("a line longer than {MAX_LINE_BYTES} bytes was skipped"),
+            LineError::NotUtf8 => "the line is not UTF-8".to_owned(),
+        })
+    }))
 }
 
 #[cfg(test)]
