@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::assemble::Assembled;
 use crate::emit::Emitter;
+use crate::file_changes::FileChanges;
 use crate::hooks::SessionHooks;
 use crate::mcp::SessionMcp;
 use crate::permission::Permissions;
@@ -47,6 +48,8 @@ pub(crate) struct Conversation {
     pub main_requests: u64,
     /// The main thread's last request's usage (the status line's context and cache figures).
     last_usage: Option<Usage>,
+    /// Lines the main thread's file tools changed (a status line's figures).
+    file_changes: FileChanges,
     /// Whether the session's cancellation has reached the pipeline's jobs.
     background_cancelled: bool,
     drain_grace: Duration,
@@ -106,6 +109,7 @@ impl Conversation {
             settings: assembled.settings,
             main_requests: 0,
             last_usage: None,
+            file_changes: FileChanges::default(),
             background_cancelled: false,
             drain_grace,
             forwarder,
@@ -230,7 +234,9 @@ impl Conversation {
                 events: self.events.clone(),
                 ledger: self.ledger.clone(),
                 before: self.main_usage(),
+                api_before: self.engine.total_api_duration(),
                 turn: LoopTotals::new(),
+                files: FileChanges::from_totals(self.file_changes.added, self.file_changes.removed),
                 compactor: Arc::clone(&self.compactor),
                 shells: self.engine.config().tool_context.as_ref().map(|context| {
                     (*context.ext_or_default::<tine_tools::BackgroundTasks>()).clone()
@@ -254,6 +260,7 @@ impl Conversation {
         if let Some(last) = observer.turn.last_request_usage {
             self.last_usage = Some(last);
         }
+        self.file_changes = FileChanges::from_totals(observer.files.added, observer.files.removed);
         let outcome = match failure {
             Some(message) => TurnOutcome::Failed { message },
             None => TurnOutcome::of(&turn.terminal),
@@ -301,7 +308,12 @@ impl Conversation {
     pub(crate) fn usage_report(&self) -> UsageReport {
         let model = &self.engine.config().model;
         let window = self.compactor.thresholds(model).window;
-        usage_report(model, window, self.last_usage.as_ref(), self.cost())
+        UsageReport {
+            api_duration: self.engine.total_api_duration(),
+            lines_added: self.file_changes.added,
+            lines_removed: self.file_changes.removed,
+            ..usage_report(model, window, self.last_usage.as_ref(), self.cost())
+        }
     }
 
     /// Ends the conversation: SessionEnd hooks (not after a cancellation), background agents
@@ -393,8 +405,12 @@ struct TurnObserver {
     ledger: UsageLedger,
     /// The main thread's totals before the turn.
     before: SourceUsage,
+    /// The main thread's time on the API before the turn.
+    api_before: Duration,
     /// The turn's, folded as the engine folds them (each request billed as it ends).
     turn: LoopTotals,
+    /// Lines changed by file tools, the turn's calls included.
+    files: FileChanges,
     compactor: Arc<SessionCompactor>,
     /// The main thread's background shells: one a call starts goes in the tasks panel.
     shells: Option<tine_tools::BackgroundTasks>,
@@ -420,13 +436,19 @@ impl TurnObserver {
                 self.ledger.record_model(model, usage);
                 let cost = SessionCost::collect(self.main(), &self.ledger);
                 let window = self.compactor.thresholds(model).window;
-                let report = usage_report(model, window, Some(usage), cost);
+                let report = UsageReport {
+                    api_duration: self.api_before + self.turn.api_duration,
+                    lines_added: self.files.added,
+                    lines_removed: self.files.removed,
+                    ..usage_report(model, window, Some(usage), cost)
+                };
                 let _ = self.events.emit(SessionEvent::Usage(report));
             }
             QueryEvent::AssistantMessage { message, .. } => {
                 if let MessageContent::Blocks(blocks) = &message.content {
                     for block in blocks {
                         if let ContentBlock::ToolUse(call) = block {
+                            self.files.on_call(call);
                             let _ = self.events.emit(SessionEvent::ToolInput {
                                 id: call.id.clone(),
                                 tool: call.name.clone(),
@@ -436,7 +458,12 @@ impl TurnObserver {
                     }
                 }
             }
-            QueryEvent::ToolResult { output, .. } => {
+            QueryEvent::ToolResult {
+                tool_use_id,
+                tool,
+                output,
+            } => {
+                self.files.on_result(tool_use_id, tool, output);
                 if let (
                     tine_tools::ToolDisplay::Shell {
                         background_task: Some(id),
@@ -478,6 +505,8 @@ fn usage_report(model: &str, window: u64, last: Option<&Usage>, cost: SessionCos
         cache_read_share: last
             .filter(|_| prompt > 0)
             .map(|u| u.cache_read_input_tokens as f64 / prompt as f64),
+        last_request: last.copied(),
+        ..UsageReport::default()
     }
 }
 

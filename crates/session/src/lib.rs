@@ -67,6 +67,9 @@
 //!   `/rewind`.
 //! - [`skills`], `skill_tool`: the skills and the `Skill` tool; `history`: a resumed
 //!   conversation as [`HistoryItem`]s.
+//! - `status_line`: the settings' `statusLine` command ([`StatusLineCommand`], run by an
+//!   interactive front end) and the output style's name it is told; `file_changes`: the lines
+//!   the main thread's file tools changed ([`UsageReport`]'s).
 //!
 //! `examples/one_prompt.rs` runs the same on the bundled simulator, offline, printing the
 //! events (`cargo run -p tine-session --example one_prompt`).
@@ -100,6 +103,7 @@ mod elicitation;
 mod emit;
 mod error;
 mod export;
+mod file_changes;
 mod flags;
 mod handle;
 mod history;
@@ -125,6 +129,7 @@ mod shared;
 mod skill_tool;
 pub mod skills;
 pub mod speculation;
+mod status_line;
 mod structured;
 mod stuck;
 mod tasks;
@@ -147,8 +152,8 @@ pub use protocol::{
     EditPreview, ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op,
     OpId, PermissionAnswer, PermissionRequest, PermissionUpdate, QuestionId, RequestSummary,
     RewindPoint, RewindReport, RewindScope, RewindTarget, SessionCost, SessionEndReason,
-    SessionEvent, SessionInfo, ShutdownReport, StoppedTask, StuckQuestion, TaskUpdate, TurnEnd,
-    TurnOutcome, UsageReport, call_summary,
+    SessionEvent, SessionInfo, ShutdownReport, StatusLineCommand, StoppedTask, StuckQuestion,
+    TaskUpdate, TurnEnd, TurnOutcome, UsageReport, call_summary,
 };
 pub use provider::{DEFAULT_MODEL, model_from};
 pub use structured::{MAX_STRUCTURED_OUTPUT_RETRIES, STRUCTURED_OUTPUT_TOOL};

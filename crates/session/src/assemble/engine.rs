@@ -72,6 +72,12 @@ impl MainThread {
             events,
         } = parts;
         let model = ground.model.clone();
+        let added_dirs = policy.context.additional_directories.clone();
+        let status_line = crate::status_line::read(&ground.loaded).unwrap_or_else(|warning| {
+            notices.push(Notice::warning(warning));
+            None
+        });
+        let output_style = crate::status_line::output_style_name(&ground.loaded);
         let fallback_model =
             crate::flags::fallback_model(options.fallback_model.as_deref(), &model)?;
         let permissions = Arc::new(
@@ -235,6 +241,9 @@ impl MainThread {
             away_after: background.away.as_ref().map(|(_, idle)| *idle),
             speculation: background.speculator.is_some(),
             commands: crate::command_table::table(&command_dirs, &toolset.skills.skills),
+            status_line,
+            output_style,
+            added_dirs,
         };
         Ok((
             Self {

@@ -435,7 +435,7 @@ impl SessionCost {
 }
 
 /// The status line's figures.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct UsageReport {
     /// The session's model.
     pub model: String,
@@ -448,6 +448,16 @@ pub struct UsageReport {
     pub cost: SessionCost,
     /// Share of the last request's prompt read from the cache (0..=1), if there was one.
     pub cache_read_share: Option<f64>,
+    /// The last main-thread request's tokens by kind (`None` before the first request).
+    pub last_request: Option<tine_api_client::Usage>,
+    /// How long the main thread's requests took, from each one's start to the end of its
+    /// stream, summed over the conversation.
+    pub api_duration: std::time::Duration,
+    /// Lines the main thread's file tools added (Edit, Write, NotebookEdit), summed over the
+    /// conversation; a file written anew counts all of its lines.
+    pub lines_added: u64,
+    /// Lines they removed.
+    pub lines_removed: u64,
 }
 
 /// What a verbose session says about each main-thread request.

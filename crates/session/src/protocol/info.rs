@@ -1,7 +1,8 @@
 //! What a front end knows about the session it drives: [`SessionInfo`], sent as
 //! [`SessionEvent::Configured`](crate::SessionEvent::Configured) when it starts and whenever
 //! another conversation takes its place, with the command table a front end completes and
-//! dispatches from ([`CommandInfo`]).
+//! dispatches from ([`CommandInfo`]) and the settings' status line command
+//! ([`StatusLineCommand`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,6 +48,30 @@ pub struct SessionInfo {
     /// The slash commands the session answers: its built-ins, then the skills, then the
     /// custom commands (a skill wins a name over a custom command, as in Claude Code).
     pub commands: Vec<CommandInfo>,
+    /// The settings' `statusLine` command, for an interactive front end to run (headless
+    /// runs none). `None`: not set, malformed (a warning notice says so), or not allowed
+    /// (`disableAllHooks`, managed `allowManagedHooksOnly`: only a managed one runs).
+    pub status_line: Option<StatusLineCommand>,
+    /// The output style in force for this conversation (`outputStyle`; `default` when none
+    /// is set), as Claude Code names it to a status line command.
+    pub output_style: String,
+    /// The directories the session may work in besides `cwd` (`--add-dir`,
+    /// `permissions.additionalDirectories`).
+    pub added_dirs: Vec<PathBuf>,
+}
+
+/// Claude Code's `statusLine: {"type": "command", "command", "padding", "refreshInterval"}`:
+/// a shell command given the session's figures as JSON on its standard input, whose first
+/// line of output is the status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusLineCommand {
+    /// Run with `sh -c` in the project.
+    pub command: String,
+    /// Extra columns before the line, beside the UI's own margin (`padding`, default 0).
+    pub padding: u16,
+    /// Also run it this often, besides when the figures change (`refreshInterval`, in
+    /// seconds, at least 1; `None`: only on changes).
+    pub refresh_interval: Option<Duration>,
 }
 
 /// One slash command of the session's table.

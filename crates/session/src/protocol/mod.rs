@@ -9,7 +9,8 @@
 //! - `event`: [`Event`], [`SessionEvent`] and what they carry ([`TurnEnd`], [`UsageReport`],
 //!   [`SessionCost`], [`PermissionRequest`], [`StuckQuestion`], [`ElicitationQuestion`],
 //!   [`TaskUpdate`], [`Notice`], [`ShutdownReport`], ...).
-//! - `info`: [`SessionInfo`] and the command table ([`CommandInfo`]).
+//! - `info`: [`SessionInfo`], the command table ([`CommandInfo`]) and the status line command
+//!   ([`StatusLineCommand`]).
 //! - `history`: [`HistoryItem`], a resumed conversation shown again.
 //! - `display`: how a call reads to people ([`call_summary`]).
 
@@ -27,7 +28,9 @@ pub use event::{
     UsageReport,
 };
 pub use history::HistoryItem;
-pub use info::{CLAUDE_CODE_PROTOCOL_VERSION, CommandInfo, CommandSource, SessionInfo};
+pub use info::{
+    CLAUDE_CODE_PROTOCOL_VERSION, CommandInfo, CommandSource, SessionInfo, StatusLineCommand,
+};
 pub use op::{
     Answer, Op, OpId, PermissionAnswer, PermissionUpdate, QuestionId, RewindScope, RewindTarget,
     SessionEndReason,

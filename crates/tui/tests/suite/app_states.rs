@@ -571,6 +571,7 @@ fn a_new_conversation_starts_the_transcript_and_the_status_line_over() {
             context_window: 200_000,
             cost: Default::default(),
             cache_read_share: Some(0.5),
+            ..Default::default()
         })),
     );
     assert!(screen(&mut app, 80, 8).contains("cache 50%"));

@@ -289,6 +289,7 @@ async fn status_line_with_usage_mode_and_tasks() {
                 context_window: 200_000,
                 cost,
                 cache_read_share: Some(0.912),
+                ..UsageReport::default()
             })),
             event(SessionEvent::Background(BackgroundEvent::Started {
                 job: "extract_memories".into(),

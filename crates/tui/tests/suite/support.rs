@@ -35,6 +35,9 @@ pub(super) fn info() -> SessionInfo {
         away_after: None,
         speculation: false,
         commands: builtins(),
+        status_line: None,
+        output_style: "default".into(),
+        added_dirs: Vec::new(),
     }
 }
 
