@@ -131,9 +131,10 @@ mod tests {
     fn the_command_padding_and_interval_are_read_the_project_winning() {
         let settings = loaded(
             Some(r#"{"statusLine": {"type": "command", "command": "user.sh"}}"#),
-            Some(
-                r#"{"statusLine": {"type": "command", "command": " ./line.sh ", "padding": 2, "refreshInterval": 5}}"#,
-            ),
+            Some(concat!(
+                r#"{"statusLine": {"type": "command", "command": " ./line.sh ", "#,
+                r#""padding": 2, "refreshInterval": 5}}"#
+            )),
             None,
         );
         assert_eq!(

@@ -138,6 +138,10 @@ pub struct App {
     pub(crate) task_selected: usize,
     pub(crate) tasks: Vec<PanelTask>,
     pub(crate) status: StatusFigures,
+    /// The session's last usage report, as a status line command is told it.
+    pub(crate) usage: Option<tine_session::UsageReport>,
+    /// The settings' status line command: its runs and the line it printed.
+    pub(crate) status_command: crate::status_command::StatusCommand,
     pub(crate) mode: PermissionMode,
     pub(crate) turn: Option<Turn>,
     pub(crate) queue: VecDeque<Queued>,
@@ -186,6 +190,8 @@ impl App {
             task_selected: 0,
             tasks: Vec::new(),
             status: StatusFigures::default(),
+            usage: None,
+            status_command: crate::status_command::StatusCommand::default(),
             mode: PermissionMode::Default,
             turn: None,
             queue: VecDeque::new(),
@@ -292,7 +298,8 @@ impl App {
     }
 
     /// When the app next needs to wake without input: the spinner's next frame while a turn
-    /// runs, the end of the Ctrl+C window, a pause in typing to speculate on, the idle hint.
+    /// runs, the end of the Ctrl+C window, a pause in typing to speculate on, the idle hint,
+    /// a status line command's run due.
     /// `None` when there is nothing of the kind: no timer at all.
     pub fn next_wakeup(&self) -> Option<Instant> {
         [
@@ -301,6 +308,7 @@ impl App {
             self.speculation.deadline(),
             self.idle.deadline(),
             self.mention.deadline(),
+            self.status_command.deadline(),
         ]
         .into_iter()
         .flatten()
@@ -308,7 +316,7 @@ impl App {
     }
 
     /// Time passed: the spinner moves on, the Ctrl+C hint expires, the `@` picker's walk is
-    /// taken in.
+    /// taken in, the status line command runs when due and its line is taken in.
     pub fn tick(&mut self, now: Instant) {
         if self.turn.is_some()
             && let Some(next) = self.spinner_next
@@ -356,6 +364,9 @@ impl App {
                 self.quiet_failures.insert(id);
             }
             _ => {}
+        }
+        if self.tick_status_command(now) {
+            self.dirty = true;
         }
     }
 

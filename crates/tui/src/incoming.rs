@@ -2,8 +2,8 @@
 //! conversation in place (its `Configured` starts the transcript over), the turns' start and
 //! end by op id (the guard released, queued work sent), questions into their dialogs,
 //! commands' answers, background work into the tasks panel and the transcript, the status
-//! line's figures. The running turn's own events (text, tools) are `reply`'s; a resumed
-//! conversation shown again is `replay`'s.
+//! line's figures (and a status line command's run due when they change). The running turn's
+//! own events (text, tools) are `reply`'s; a resumed conversation shown again is `replay`'s.
 
 use tine_session::{
     AgentReport, BackgroundEvent, CommandOutput, CompactBoundary, Event, NoticeLevel, Op, OpId,
@@ -51,17 +51,32 @@ impl App {
             SessionEvent::CommandOutput(output) => self.command_output(output),
             // Its failed `TurnEnded` follows and shows the reason as the turn's error.
             SessionEvent::PromptBlocked { .. } => {}
-            SessionEvent::TurnEnded(end) => return self.turn_ended(id, end.outcome),
+            SessionEvent::TurnEnded(end) => {
+                self.status_figures_changed(None);
+                return self.turn_ended(id, end.outcome);
+            }
             SessionEvent::Background(event) => self.background(event),
             SessionEvent::Task(update) => self.upsert_task(PanelTask::of_task(update)),
             SessionEvent::TaskStopped(stopped) => {
                 self.notice(NoticeLevel::Info, stopped_line(&stopped));
             }
-            SessionEvent::Usage(report) => self.status = figures(&report),
-            SessionEvent::PermissionModeChanged(mode) => self.mode = mode,
-            SessionEvent::ModelChanged(model) => self.status.model = model,
+            SessionEvent::Usage(report) => {
+                self.status = figures(&report);
+                self.status_figures_changed(Some(report));
+            }
+            SessionEvent::PermissionModeChanged(mode) => {
+                self.mode = mode;
+                self.status_figures_changed(None);
+            }
+            SessionEvent::ModelChanged(model) => {
+                self.status.model = model;
+                self.status_figures_changed(None);
+            }
             // `/thinking`'s answer says so in the transcript.
-            SessionEvent::ThinkingChanged(_) => {}
+            SessionEvent::ThinkingChanged(on) => {
+                self.status_command.thinking = on;
+                self.status_figures_changed(None);
+            }
             // Verbose sessions only; the UI keeps them in the log.
             SessionEvent::Request(summary) => tracing::debug!(?summary, "request"),
             SessionEvent::CacheBreak(text) => tracing::info!(%text, "cache break"),
@@ -116,6 +131,10 @@ impl App {
             model: info.model.clone(),
             ..StatusFigures::default()
         };
+        let new_session = self.info.as_ref().map(|i| &i.session_id) != Some(&info.session_id);
+        self.usage = None;
+        self.status_command
+            .configure(&info, new_session, tokio::time::Instant::now());
         self.away.set_after(info.away_after);
         self.speculation.set_on(info.speculation);
         if first && self.config.welcome {

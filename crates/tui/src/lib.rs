@@ -55,6 +55,8 @@
 //!   question, its form; `thinking`: Tab toggles extended thinking.
 //! - `away`, `speculation`, `idle`: the away card after an idle gap; drafts handed to the
 //!   session while typing pauses; the idle hint a minute after a turn.
+//! - `status_command`, `sgr`: the settings' status line command run on the figures' changes,
+//!   and its output's colours read into styles.
 //! - `tasks_panel`, `panel_task`: the tasks panel (`/tasks`, Ctrl+T) and its rows: background
 //!   work listed, the selected
 //!   task stopped.
@@ -101,9 +103,11 @@ mod resume_picker;
 mod rewind;
 mod run;
 mod server_tools;
+mod sgr;
 mod shown;
 mod slash;
 mod speculation;
+mod status_command;
 mod stream;
 mod tasks_panel;
 mod terminal;

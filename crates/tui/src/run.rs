@@ -218,6 +218,8 @@ where
     // The frames of the running turn, logged when it ends.
     let mut turn_frames = FrameTimes::default();
     let mut was_busy = app.is_busy();
+    // A status line command's run ending wakes the loop (no timer polls it).
+    let status_command_done = app.status_command_waker();
     app.mark_dirty();
     // What the session said before the loop began (its `Configured` first) comes before any
     // key: a key must meet the session as it is.
@@ -292,6 +294,10 @@ where
                 }
                 None => break LoopEnd::SessionClosed,
             },
+            () = status_command_done.notified() => {
+                app.tick(Instant::now());
+                Ok(())
+            }
             () = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {
                 stats.wakeups += 1;
                 app.tick(Instant::now());

@@ -38,6 +38,8 @@ impl App {
     pub fn render_area(&mut self, area: Rect, buf: &mut Buffer) -> Option<Position> {
         self.dirty = false;
         let width = area.width;
+        // A status line command is told the terminal's size.
+        self.status_command.note_size(area.width, area.height);
         let now = Instant::now();
 
         let completion = self.completion_rows(width);
@@ -106,7 +108,10 @@ impl App {
             bottom -= h;
             Rect::new(area.x, bottom, width, h)
         };
-        let status_area = take(1);
+        // A status line command's line goes on a row of its own above tine's (as Claude Code
+        // puts it above its footer), which keeps the mode and its hint.
+        let custom = self.status_command_row(width);
+        let status_area = take(1 + usize::from(custom.is_some()));
         let completion_area = take(completion.len());
         let queued_area = take(queued.len());
         let input_area = take(input_h);
@@ -139,8 +144,9 @@ impl App {
         }
         draw_rows(queued_area, buf, &queued);
         draw_rows(completion_area, buf, &completion);
-        let status = self.status_line(width);
-        draw_rows(status_area, buf, &[status]);
+        let status = self.status_line(width, custom.is_none());
+        let status_rows: Vec<Line<'static>> = custom.into_iter().chain([status]).collect();
+        draw_rows(status_area, buf, &status_rows);
         if self.elicitation.is_open() {
             cursor = self.elicitation.render_over(area, buf);
         }
@@ -241,7 +247,17 @@ impl App {
         rows
     }
 
-    fn status_line(&self, width: u16) -> Line<'static> {
+    /// The status line command's line, `padding` columns in from tine's margin.
+    fn status_command_row(&self, width: u16) -> Option<Line<'static>> {
+        let (line, padding) = self.status_command.shown()?;
+        let mut spans = vec![Span::raw(" ".repeat(2 + usize::from(padding)))];
+        spans.extend(line.spans.iter().cloned());
+        Some(truncate(Line::from(spans), usize::from(width)))
+    }
+
+    /// tine's own status line; `figures`: with the model, context, cost and cache on the
+    /// right (a status line command's line shows its own instead).
+    fn status_line(&self, width: u16, figures: bool) -> Line<'static> {
         // (priority: lower stays longer when the line is short, span), in display order.
         let mut left: Vec<(u8, Span<'static>)> = Vec::new();
         if matches!(self.transcript.scroll(), Scroll::At { .. }) {
@@ -298,7 +314,11 @@ impl App {
         if let Some(share) = u.cache_read_share {
             right.push(format!("cache {:.0}%", share * 100.0));
         }
-        let right = format!("{}  ", right.join(" · "));
+        let right = if figures {
+            format!("{}  ", right.join(" · "))
+        } else {
+            String::new()
+        };
         let right_w = UnicodeWidthStr::width(right.as_str());
         let width = usize::from(width);
         let room = width.saturating_sub(right_w + 1);

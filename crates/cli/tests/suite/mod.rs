@@ -47,6 +47,7 @@ mod skills;
 mod slash_commands;
 mod small_window;
 mod state;
+mod status_line;
 mod stuck;
 mod terminal;
 mod thinking;

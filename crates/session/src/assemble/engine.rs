@@ -221,6 +221,7 @@ impl MainThread {
                 Some(items)
             }
         };
+        let context_window = background.compactor.thresholds(&model).window;
         let info = SessionInfo {
             session_id: engine.session_id().clone(),
             cwd,
@@ -244,6 +245,7 @@ impl MainThread {
             status_line,
             output_style,
             added_dirs,
+            context_window,
         };
         Ok((
             Self {

@@ -58,6 +58,10 @@ pub struct SessionInfo {
     /// The directories the session may work in besides `cwd` (`--add-dir`,
     /// `permissions.additionalDirectories`).
     pub added_dirs: Vec<PathBuf>,
+    /// The model's context window on the session's endpoint, in tokens, as the status line's
+    /// figures give it ([`UsageReport::context_window`](crate::UsageReport), until the first
+    /// request's report).
+    pub context_window: u64,
 }
 
 /// Claude Code's `statusLine: {"type": "command", "command", "padding", "refreshInterval"}`:

@@ -38,6 +38,7 @@ pub(super) fn info() -> SessionInfo {
         status_line: None,
         output_style: "default".into(),
         added_dirs: Vec::new(),
+        context_window: 200_000,
     }
 }
 

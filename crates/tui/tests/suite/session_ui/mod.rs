@@ -36,6 +36,7 @@ mod extensions;
 mod modes;
 mod resume;
 mod rewind;
+mod status_line;
 
 const WAIT: Duration = Duration::from_secs(30);
 
