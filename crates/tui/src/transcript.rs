@@ -211,6 +211,11 @@ impl Transcript {
 
     /// Draws the visible rows into `area`.
     pub(crate) fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &LayoutCtx) {
+        if let Some((last, _)) = self.last
+            && last.width != ctx.width
+        {
+            self.rewrap_anchor(&last, ctx);
+        }
         self.last = Some((*ctx, area.height));
         let height = usize::from(area.height);
         if height == 0 || self.slots.is_empty() {
@@ -239,6 +244,30 @@ impl Transcript {
             entry += 1;
             row = 0;
         }
+    }
+
+    /// The width changed under a view scrolled up: its anchor row was counted at the old
+    /// width, so it moves to the same share of its entry at the new one (the view keeps its
+    /// place instead of jumping by the ratio of the widths).
+    fn rewrap_anchor(&mut self, old: &LayoutCtx, new: &LayoutCtx) {
+        let Scroll::At { entry, row } = self.scroll else {
+            return;
+        };
+        let gap = usize::from(entry > 0);
+        if entry >= self.slots.len() || row <= gap {
+            return;
+        }
+        let before = self.height(entry, old) - gap;
+        let after = self.height(entry, new) - gap;
+        let at = row - gap;
+        let mapped = (at * after + before / 2)
+            .checked_div(before)
+            .unwrap_or(0)
+            .min(after.saturating_sub(1));
+        self.scroll = Scroll::At {
+            entry,
+            row: gap + mapped,
+        };
     }
 
     fn ctx(&self) -> (LayoutCtx, usize) {

@@ -2,6 +2,7 @@ mod app_states;
 mod background_ui;
 mod event_loop;
 mod plan_and_commands;
+mod resize;
 mod scripted;
 mod session_ui;
 mod snapshots;
