@@ -73,7 +73,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "export",
-        summary: "the conversation as plain text, to `/export FILE` (or a dated file here)",
+        summary: "the conversation as plain text: to the clipboard (the UI), to `/export FILE`, or a dated file here (-p)",
         runs_turn: false,
     },
     CommandSpec {

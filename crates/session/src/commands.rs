@@ -65,6 +65,15 @@ pub(crate) async fn run(
         "compact" => compact(conv, args.trim(), &token).await,
         "output-style" => output_style(conv, args.trim()),
         "context" => (crate::context_view::view(conv), false, Value::Null),
+        "export" if args.trim() == crate::export::EXPORT_CLIPBOARD => {
+            let text = crate::export::text(conv.engine.messages());
+            let lines = text.lines().count();
+            (
+                format!("The conversation as plain text ({lines} lines), for the clipboard."),
+                false,
+                json!({"clipboard": text, "lines": lines}),
+            )
+        }
         "export" => {
             let path = crate::export::target(&conv.info.cwd, args);
             let text = crate::export::text(conv.engine.messages());

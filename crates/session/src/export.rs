@@ -2,7 +2,10 @@
 //! or, without one, to `conversation-<date>-<time>.txt` in the project: the prompts, the
 //! replies, each tool call with the start of its result. What tine itself put into user
 //! messages (the session's context, recalled memories) is left out, as in the history a resumed
-//! session shows.
+//! session shows. `/export --clipboard` ([`EXPORT_CLIPBOARD`]) writes nothing: the text goes
+//! back as the command's data (`{"clipboard": text, "lines": n}`) for the front end to copy
+//! (the TUI's `/export` without a file, through the terminal's OSC 52); the session never
+//! writes to the terminal itself.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -10,6 +13,9 @@ use std::path::{Path, PathBuf};
 use tine_api_client::Message;
 
 use crate::protocol::{HistoryItem, call_summary};
+
+/// The argument of `/export` asking for the text as data, not a file.
+pub const EXPORT_CLIPBOARD: &str = "--clipboard";
 
 /// How many lines of a tool result the export keeps.
 const RESULT_LINES: usize = 6;

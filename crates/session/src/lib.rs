@@ -142,6 +142,7 @@ pub use assemble::{gather_context, settings_paths, user_home_from_env};
 pub use away::{AWAY_MESSAGES, AWAY_QUERY_SOURCE};
 pub use command_table::{COMMANDS, CommandSpec, find as find_command};
 pub use error::{AnswerError, ModeError, SessionClosed, StartError};
+pub use export::EXPORT_CLIPBOARD;
 pub use handle::{Session, SessionHandle};
 pub use hooks::AppHooks;
 pub use lines::{LineError, MAX_LINE_BYTES, read_capped_line};

@@ -55,6 +55,9 @@ pub struct AppConfig {
     /// Whether the transcript opens with Claude Code's welcome line (where this is, where the
     /// help is) once the session is configured.
     pub welcome: bool,
+    /// Whether the terminal is a tmux pane (`$TMUX`): a copy to the clipboard (OSC 52) then
+    /// needs tmux's `set-clipboard on`, and `/export` says so.
+    pub tmux: bool,
 }
 
 impl Default for AppConfig {
@@ -64,6 +67,7 @@ impl Default for AppConfig {
             history_file: false,
             idle_after: IDLE_AFTER,
             welcome: false,
+            tmux: false,
         }
     }
 }
@@ -98,6 +102,16 @@ pub(crate) struct Turn {
     pub(crate) interrupted: bool,
 }
 
+/// Where the help panel is scrolled to (it scrolls where the terminal is too short for it).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct HelpScroll {
+    /// The first row shown.
+    pub(crate) scroll: usize,
+    /// Rows shown, and rows in all, at the last frame.
+    pub(crate) visible: usize,
+    pub(crate) total: usize,
+}
+
 /// The status line's figures.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct StatusFigures {
@@ -126,6 +140,8 @@ pub struct App {
     pub(crate) commands: Vec<CommandInfo>,
     pub(crate) transcript: Transcript,
     pub(crate) input: PromptInput,
+    /// Ctrl+R over the prompt history (the box shows the match while it is open).
+    pub(crate) history_search: crate::history_search::HistorySearch,
     pub(crate) completion: Completion,
     /// The `@` file picker over the project.
     pub(crate) mention: crate::at_mention::MentionPicker,
@@ -133,6 +149,8 @@ pub struct App {
     /// An MCP server's questions (drawn over the bottom of the screen, keys go to it first).
     pub(crate) elicitation: ElicitationDialog,
     pub(crate) help_open: bool,
+    /// The help panel's scroll, and its rows and the rows shown when last drawn.
+    pub(crate) help: HelpScroll,
     pub(crate) tasks_open: bool,
     /// The tasks panel's selected row (in its order: running first).
     pub(crate) task_selected: usize,
@@ -171,6 +189,8 @@ pub struct App {
     pub(crate) away: AwayState,
     pub(crate) speculation: SpeculationState,
     pub(crate) idle: IdleTimer,
+    /// Text for the terminal loop to copy to the clipboard (OSC 52), once.
+    pub(crate) clipboard: Option<String>,
 }
 
 impl App {
@@ -181,11 +201,13 @@ impl App {
             commands: crate::slash::table(&[]),
             transcript: Transcript::new(),
             input: PromptInput::new(config.history.clone()),
+            history_search: crate::history_search::HistorySearch::default(),
             completion: Completion::default(),
             mention: crate::at_mention::MentionPicker::default(),
             dialog: PermissionDialog::default(),
             elicitation: ElicitationDialog::default(),
             help_open: false,
+            help: HelpScroll::default(),
             tasks_open: false,
             task_selected: 0,
             tasks: Vec::new(),
@@ -217,6 +239,7 @@ impl App {
             away: AwayState::default(),
             speculation: SpeculationState::default(),
             idle: IdleTimer::new(config.idle_after),
+            clipboard: None,
             config,
         }
     }
@@ -290,6 +313,12 @@ impl App {
     /// Whether the terminal loop keeps the prompt history on disk ([`AppConfig::history_file`]).
     pub fn keeps_history_file(&self) -> bool {
         self.config.history_file
+    }
+
+    /// Text to copy to the system clipboard (`/export` without a file), once: the terminal
+    /// loop writes it as OSC 52. Already cut to what one sequence carries.
+    pub fn take_clipboard(&mut self) -> Option<String> {
+        self.clipboard.take()
     }
 
     /// Earlier prompts (from the history file), before those of this run.
@@ -428,6 +457,13 @@ impl App {
                 vec![Op::Prompt(text)]
             }
             Queued::Command { command, args } => {
+                // `/export` without a file copies to the clipboard (Claude Code's offer): the
+                // session gives the text as data and the loop writes OSC 52.
+                let sent_args = if command.name == "export" && args.trim().is_empty() {
+                    tine_session::EXPORT_CLIPBOARD.to_owned()
+                } else {
+                    args.clone()
+                };
                 if command.name == "clear" {
                     self.clear_transcript();
                 } else {
@@ -444,7 +480,7 @@ impl App {
                 self.submitting.push_back(command.runs_turn);
                 vec![Op::Command {
                     name: command.name,
-                    args,
+                    args: sent_args,
                 }]
             }
         }

@@ -202,6 +202,13 @@ impl App {
         if output.command == "model" && output.data.get("choices").is_some() {
             self.resume.open_models(&output.data);
         }
+        // `/export` without a file: the text for the clipboard, said in the UI's words.
+        if output.command == "export"
+            && let Some(text) = output.data.get("clipboard").and_then(|t| t.as_str())
+        {
+            self.copy_to_clipboard(text);
+            return;
+        }
         let boundary = output
             .data
             .get("compact_boundary")
@@ -217,6 +224,28 @@ impl App {
         } else {
             self.push_markdown(&output.text);
         }
+    }
+
+    /// Hands `text` to the loop for the clipboard (cut to what one OSC 52 sequence carries)
+    /// and says what was copied.
+    fn copy_to_clipboard(&mut self, text: &str) {
+        let kept = crate::clipboard::fit(text);
+        let lines = text.lines().count();
+        let mut said = if kept.len() == text.len() {
+            format!("Copied to clipboard ({lines} lines)")
+        } else {
+            format!(
+                "Copied the first {} of {lines} lines to clipboard: terminals take about {} KB \
+                 through OSC 52; `/export FILE` writes it all",
+                kept.lines().count(),
+                crate::clipboard::MAX_SEQUENCE / 1000
+            )
+        };
+        if self.config.tmux {
+            said.push_str(" · in tmux this needs `set -g set-clipboard on`");
+        }
+        self.clipboard = Some(kept.to_owned());
+        self.push_markdown(&said);
     }
 
     /// A job of the pipeline: in the panel, and what it has to say ("saved 2 memories", a

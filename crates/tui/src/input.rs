@@ -52,7 +52,7 @@ impl PromptInput {
         self.text.is_empty()
     }
 
-    #[cfg(test)]
+    /// Earlier prompts, oldest first (the history file's, then this run's).
     pub(crate) fn history(&self) -> &[String] {
         &self.history
     }

@@ -10,6 +10,8 @@
 //! back). PageUp/PageDown, the mouse
 //! wheel, Ctrl+Home/Ctrl+End (and Home/End on an empty prompt) scroll the transcript. While
 //! the `@` picker's list shows, Up/Down select, Tab/Enter put the path in, Esc closes it.
+//! Ctrl+R searches the prompts sent before (`history_search` has its keys while open). While
+//! `/help` shows, Up/Down, PageUp/PageDown and Home/End scroll it; another key closes it.
 
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
@@ -60,6 +62,8 @@ impl App {
         self.dirty = true;
         if self.elicitation.is_open() {
             self.elicitation.paste(text);
+        } else if self.history_search.is_open() && !self.dialog.is_open() {
+            self.history_search.paste(text, self.input.history());
         } else if let Some(feedback) = self.dialog.feedback_mut() {
             feedback.push_str(&text.replace(['\r', '\n'], " "));
         } else if !self.dialog.is_open() {
@@ -93,6 +97,16 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        // Ctrl+R's search has the keys (Ctrl+C cancels it, as Claude Code's does) unless a
+        // question came meanwhile: that is answered first.
+        let suspend = key.code == KeyCode::Char('z') && ctrl;
+        if self.history_search.is_open()
+            && !self.elicitation.is_open()
+            && !self.dialog.is_open()
+            && !suspend
+        {
+            return self.search_key(key);
+        }
         if key.code == KeyCode::Char('c') && ctrl {
             return self.ctrl_c();
         }
@@ -121,6 +135,9 @@ impl App {
             return commands;
         }
         if self.help_open {
+            if self.help_scroll_key(key) {
+                return Vec::new();
+            }
             self.help_open = false;
             if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) {
                 return Vec::new();
@@ -135,6 +152,11 @@ impl App {
             }
             KeyCode::Char('t') if ctrl => {
                 self.toggle_tasks();
+                return Vec::new();
+            }
+            KeyCode::Char('r') if ctrl => {
+                self.history_search
+                    .open(self.input.text(), self.input.history());
                 return Vec::new();
             }
             KeyCode::Char('b') if ctrl && self.foreground_agent_running() => {
@@ -176,6 +198,40 @@ impl App {
         }
         self.refresh_mention();
         out
+    }
+
+    /// A key for Ctrl+R's search: the match taken into the box (and sent, for Enter), or
+    /// what was typed given back.
+    fn search_key(&mut self, key: KeyEvent) -> Vec<Op> {
+        use crate::history_search::SearchOutcome;
+        match self.history_search.key(key, self.input.history()) {
+            SearchOutcome::Searching => Vec::new(),
+            SearchOutcome::Closed { text, send } => {
+                self.input.set_text(&text);
+                self.completion.reset();
+                self.refresh_mention();
+                if send { self.submit() } else { Vec::new() }
+            }
+        }
+    }
+
+    /// Up/Down, PageUp/PageDown, Home/End scroll the help panel (on a terminal too short
+    /// for it); returns whether the key was one of those.
+    fn help_scroll_key(&mut self, key: KeyEvent) -> bool {
+        let help = &mut self.help;
+        let last = help.total.saturating_sub(help.visible);
+        let page = help.visible.saturating_sub(1).max(1);
+        help.scroll = match key.code {
+            KeyCode::Up => help.scroll.saturating_sub(1),
+            KeyCode::Down => help.scroll + 1,
+            KeyCode::PageUp => help.scroll.saturating_sub(page),
+            KeyCode::PageDown => help.scroll + page,
+            KeyCode::Home => 0,
+            KeyCode::End => last,
+            _ => return false,
+        }
+        .min(last);
+        true
     }
 
     /// The `@` picker follows the prompt box.
@@ -380,6 +436,7 @@ impl App {
             Parsed::Command { command, args } => match command.name.as_str() {
                 "help" => {
                     self.help_open = true;
+                    self.help.scroll = 0;
                     Vec::new()
                 }
                 "exit" => self.exit(),

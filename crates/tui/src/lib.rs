@@ -47,7 +47,8 @@
 //!   files and calls are named.
 //! - `stream`, `markdown`, `highlight`: incremental markdown, code highlighting.
 //! - `diff`: Edit/Write previews and results as coloured diffs.
-//! - `input`: the prompt box's editor, history and pastes; `prompt_history`: the history file.
+//! - `input`: the prompt box's editor, history and pastes; `prompt_history`: the history file;
+//!   `history_search`: Ctrl+R over the prompts sent before.
 //! - `slash`: the command table (the session's and the UI's own) and its completion;
 //!   `at_mention`: the `@` file picker over the project.
 //! - `permission`, `choice`, `plan_approval`: the permission dialog and its queue, its
@@ -62,7 +63,8 @@
 //!   task stopped.
 //! - `wrap`, `theme`: word wrapping with hanging prefixes; colours.
 //! - `run`, `terminal`: the terminal loop (raw mode, alternate screen, frame pacing) and
-//!   restoring the terminal on exit and on panic; `frame_times`: what each frame cost.
+//!   restoring the terminal on exit and on panic; `frame_times`: what each frame cost;
+//!   `clipboard`: `/export`'s copy written to the terminal as OSC 52.
 //!
 //! # Types from other crates
 //!
@@ -81,12 +83,14 @@ mod app;
 mod at_mention;
 mod away;
 mod choice;
+mod clipboard;
 mod diff;
 mod elicitation;
 mod elicitation_form;
 mod entry;
 mod frame_times;
 mod highlight;
+mod history_search;
 mod idle;
 mod incoming;
 mod input;

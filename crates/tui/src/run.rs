@@ -107,7 +107,17 @@ pub async fn run<S: Submitter>(
         let backend = CrosstermBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()));
         let mut terminal = Terminal::new(backend)?;
         terminal.clear()?;
-        let result = drive(&mut terminal, app, &mut events, &mut input, &mut pump).await;
+        // `/export`'s copy goes to the terminal between frames (each frame is flushed whole).
+        let mut stdout = io::stdout();
+        let result = drive(
+            &mut terminal,
+            app,
+            &mut events,
+            &mut input,
+            &mut pump,
+            Some(&mut stdout),
+        )
+        .await;
         drop(terminal);
         drop(guard);
         match result {
@@ -146,7 +156,9 @@ where
     S: Submitter,
 {
     let mut pump = Pump::new(session);
-    drive(terminal, app, &mut events, &mut input, &mut pump).await
+    // No terminal to write escapes to: what is for the clipboard stays in the app
+    // (`App::take_clipboard`).
+    drive(terminal, app, &mut events, &mut input, &mut pump, None).await
 }
 
 /// Moves ops from the app to the session, telling the app each op's id, and keeps the prompt
@@ -207,6 +219,7 @@ async fn drive<B, I, S>(
     events: &mut UnboundedReceiver<Event>,
     input: &mut I,
     pump: &mut Pump<'_, S>,
+    mut escapes: Option<&mut (dyn io::Write + Send)>,
 ) -> Result<(LoopEnd, LoopStats), TuiError>
 where
     B: Backend,
@@ -305,6 +318,11 @@ where
                 pump.submit(app, ops)
             }
         };
+        if let Some(out) = escapes.as_deref_mut()
+            && let Some(text) = app.take_clipboard()
+        {
+            copy(out, &text);
+        }
         // The session has ended: it takes nothing more, and its channel closes.
         if sent.is_err() {
             break LoopEnd::SessionClosed;
@@ -312,4 +330,16 @@ where
     };
     stats.draw.log("session");
     Ok((end, stats))
+}
+
+/// Writes `text` to the clipboard as the OSC 52 escape. A terminal that does not know it
+/// ignores it; a failed write is logged (the screen is the terminal's, not ours to print on).
+fn copy(out: &mut (dyn io::Write + Send), text: &str) {
+    let sequence = crate::clipboard::sequence(text);
+    let written = out
+        .write_all(sequence.as_bytes())
+        .and_then(|()| out.flush());
+    if let Err(error) = written {
+        tracing::warn!(%error, "cannot write the clipboard's escape to the terminal");
+    }
 }

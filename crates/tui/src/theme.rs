@@ -72,3 +72,11 @@ pub(crate) fn border() -> Style {
 pub(crate) fn dialog_border() -> Style {
     Style::default().fg(Color::Yellow)
 }
+
+/// The query in a prompt found by Ctrl+R.
+pub(crate) fn search_match() -> Style {
+    Style::default()
+        .fg(Color::Black)
+        .bg(Color::Yellow)
+        .add_modifier(Modifier::BOLD)
+}

@@ -14,7 +14,7 @@ use unicode_width::UnicodeWidthStr;
 
 use tine_session::PermissionMode;
 
-use crate::app::{App, SPINNER};
+use crate::app::{App, HelpScroll, SPINNER};
 use crate::layout::LayoutCtx;
 use crate::theme;
 use crate::transcript::Scroll;
@@ -42,12 +42,27 @@ impl App {
         self.status_command.note_size(area.width, area.height);
         let now = Instant::now();
 
-        let completion = self.completion_rows(width);
+        let dialog_open = self.dialog.is_open();
+        // Ctrl+R: the box shows the match, the search line sits under it (in the list's place).
+        let searching = self.history_search.is_open() && !dialog_open;
+        let (completion, search_cursor) = if searching {
+            let (line, col) = self.history_search.line(width);
+            (vec![line], Some(col))
+        } else {
+            (self.completion_rows(width), None)
+        };
         let queued = self.queued_rows(width);
         // Borders, a column of padding each side, the "> " prefix.
         let input_text_width = width.saturating_sub(6);
-        let (input_rows, input_cursor) = self.input.rows(input_text_width);
-        let dialog_open = self.dialog.is_open();
+        let (input_rows, input_cursor) = if searching {
+            let (rows, focus) = self
+                .history_search
+                .box_rows(self.input.history(), input_text_width);
+            (rows, (focus, 0))
+        } else {
+            let (rows, cursor) = self.input.rows(input_text_width);
+            (rows.into_iter().map(Line::from).collect(), cursor)
+        };
         let input_h = if dialog_open {
             0
         } else {
@@ -66,9 +81,16 @@ impl App {
         let help_h = if help.is_empty() {
             0
         } else {
-            // As much as the screen has above the prompt box and the status line.
+            // As much as the screen has above the prompt box and the status line; the rest
+            // scrolls.
             (help.len() + 2).min(usize::from(area.height).saturating_sub(input_h + 2))
         };
+        self.help.total = help.len();
+        self.help.visible = help_h.saturating_sub(2);
+        self.help.scroll = self
+            .help
+            .scroll
+            .min(help.len().saturating_sub(self.help.visible));
         let tasks = if self.tasks_open {
             self.task_rows()
         } else {
@@ -132,18 +154,25 @@ impl App {
         self.transcript.render(transcript_area, buf, &ctx);
         self.render_spinner(spinner_area, buf, now);
         draw_panel(tasks_area, buf, crate::tasks_panel::TASKS_TITLE, &tasks);
-        draw_panel(help_area, buf, " Help (esc to close) ", &help);
+        self.render_help(help_area, buf, &help);
         draw_panel(away_area, buf, " While you were away ", &away);
         draw_panel(rewind_area, buf, self.rewind.title(), &rewind);
         draw_panel(resume_area, buf, " Resume ", &resume);
-        let mut cursor = None;
-        if dialog_open {
-            cursor = self.dialog.render(dialog_area, buf);
+        let mut cursor = if dialog_open {
+            self.dialog.render(dialog_area, buf)
         } else {
-            cursor = render_input(input_area, buf, &input_rows, input_cursor).or(cursor);
-        }
+            render_input(input_area, buf, &input_rows, input_cursor)
+        };
         draw_rows(queued_area, buf, &queued);
         draw_rows(completion_area, buf, &completion);
+        if let Some(col) = search_cursor
+            && completion_area.height > 0
+        {
+            cursor = Some(Position::new(
+                completion_area.x + col.min(width.saturating_sub(1)),
+                completion_area.y,
+            ));
+        }
         let status = self.status_line(width, custom.is_none());
         let status_rows: Vec<Line<'static>> = custom.into_iter().chain([status]).collect();
         draw_rows(status_area, buf, &status_rows);
@@ -238,6 +267,10 @@ impl App {
             ("ctrl+b", "send a running sub-agent to the background"),
             ("pgup/pgdn, wheel", "scroll; ctrl+home/end: top/latest"),
             ("↑/↓", "history"),
+            (
+                "ctrl+r",
+                "search the prompts sent before (enter sends, tab edits)",
+            ),
         ] {
             rows.push(Line::from(vec![
                 Span::styled(format!("  {keys:<26}"), theme::accent()),
@@ -245,6 +278,39 @@ impl App {
             ]));
         }
         rows
+    }
+
+    /// The help panel, scrolled where it is taller than its room: the rows from
+    /// `help.scroll`, and on its border what more there is above or below.
+    fn render_help(&self, area: Rect, buf: &mut Buffer, rows: &[Line<'static>]) {
+        let HelpScroll {
+            scroll,
+            visible,
+            total,
+        } = self.help;
+        let shown = rows.get(scroll..).unwrap_or_default();
+        draw_panel(area, buf, " Help (esc to close) ", shown);
+        if area.height < 2 || total <= visible {
+            return;
+        }
+        let above = scroll > 0;
+        let below = scroll + visible < total;
+        let hint = match (above, below) {
+            (true, true) => " ↑/↓ more (pgup/pgdn) ",
+            (false, true) => " ↓ more (↓/pgdn) ",
+            (true, false) => " ↑ more (↑/pgup) ",
+            (false, false) => return,
+        };
+        let line = truncate(
+            Line::from(Span::styled(hint, theme::accent())),
+            usize::from(area.width.saturating_sub(4)),
+        );
+        buf.set_line(
+            area.x + 2,
+            area.y + area.height - 1,
+            &line,
+            area.width.saturating_sub(4),
+        );
     }
 
     /// The status line command's line, `padding` columns in from tine's margin.
@@ -375,7 +441,7 @@ fn draw_panel(area: Rect, buf: &mut Buffer, title: &str, rows: &[Line<'static>])
 fn render_input(
     area: Rect,
     buf: &mut Buffer,
-    rows: &[String],
+    rows: &[Line<'static>],
     cursor: (usize, usize),
 ) -> Option<Position> {
     if area.height < 3 {
@@ -396,7 +462,9 @@ fn render_input(
         } else {
             Span::raw("  ")
         };
-        let line = Line::from(vec![prefix, Span::raw(row.clone())]);
+        let mut spans = vec![prefix];
+        spans.extend(row.spans.iter().cloned());
+        let line = Line::from(spans);
         buf.set_line(x, y, &line, area.width.saturating_sub(4));
     }
     let y = area.y + 1 + u16::try_from(cursor.0 - first).ok()?;

@@ -4,6 +4,7 @@ mod event_loop;
 mod plan_and_commands;
 mod resize;
 mod scripted;
+mod search_help_export;
 mod session_ui;
 mod snapshots;
 mod support;

@@ -32,6 +32,7 @@ mod at_mention;
 mod background;
 mod basics;
 mod elicitation;
+mod export;
 mod extensions;
 mod modes;
 mod resume;
