@@ -37,6 +37,8 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode> {
     let mut app = App::new(AppConfig {
         history_file: true,
         welcome: true,
+        // A tmux pane: `/export`'s copy (OSC 52) needs tmux's `set-clipboard on`.
+        tmux: std::env::var_os("TMUX").is_some(),
         ..AppConfig::default()
     });
     let mut ui = session.clone();

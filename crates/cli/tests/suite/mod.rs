@@ -50,6 +50,7 @@ mod state;
 mod status_line;
 mod stuck;
 mod terminal;
+mod terminal_keys;
 mod thinking;
 mod tool_hooks;
 mod tools_media;

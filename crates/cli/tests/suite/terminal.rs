@@ -48,7 +48,7 @@ impl Tmux {
         })
     }
 
-    async fn run(&self, args: &[&str]) -> String {
+    pub(super) async fn run(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .arg("-S")
             .arg(&self.socket)
@@ -166,7 +166,7 @@ impl Drop for Tmux {
 /// A shell script that records the terminal's modes, runs `tine ARGS` in `project` with a
 /// clean environment against `server`, then records the modes again and its exit code, and
 /// stays (a dead pane's cursor reads as hidden, so the shell keeps the pane alive).
-fn script(project: &Project, server: &MockServer, name: &str, args: &str) -> PathBuf {
+pub(super) fn script(project: &Project, server: &MockServer, name: &str, args: &str) -> PathBuf {
     // The person trusted this folder before (the trust question is `trust`'s to test).
     project.trust();
     untrusted_script(project, server, name, args)
