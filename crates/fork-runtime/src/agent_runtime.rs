@@ -25,14 +25,15 @@ use tine_query_loop::{
     AgentRequest, CanUseTool, StopHooks, SubagentSpawner, TurnInProgress, system_prompt_blocks,
     tool_definitions,
 };
-use tine_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use tine_tools::{Tool, ToolContext, ToolDisplay, ToolError, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent_activity::AgentActivity;
 use crate::agent_report::{launched, outcome, render_for_output, sent_to_background};
 use crate::agent_stop::{AgentStopHooks, SubagentIdentity, SubagentStopHook};
 use crate::agents::{AgentDefinition, AgentSource, resolve_model};
 use crate::cache_safe::CacheSafeParams;
-use crate::fork::{ForkParams, OnMessage, run_forked_agent};
+use crate::fork::{ForkParams, OnEvent, OnMessage, run_forked_agent};
 use crate::fork_child::{FORK_QUERY_SOURCE, build_forked_messages, is_fork_child};
 use crate::fork_policy::{ForkPolicy, Refusals};
 use crate::subagent::ParentContext;
@@ -174,7 +175,7 @@ impl AgentRuntime {
         // The turn's tools, not the session's first set: the child sends the turn's tool array
         // (the cache key), which `/mcp restart` may have grown since.
         params.overrides.tools = Some(Arc::clone(&turn.tools));
-        self.prepare(&mut params, &id, "fork", &output, cancel);
+        self.prepare(&mut params, &id, "fork", &output, cancel, None);
         self.start_background(id.clone(), "fork".to_owned(), params, output.clone());
         Ok(launched(&id, &request.description, &output))
     }
@@ -297,7 +298,9 @@ impl AgentRuntime {
         let mut params = ForkParams::new(cache_safe, vec![first], can_use_tool, &source);
         params.overrides.tools = Some(tools);
         params.overrides.worktree = worktree;
-        self.prepare(&mut params, &id, &agent.name, &output, cancel);
+        // A foreground agent's activity goes to its call too: progress lines under it.
+        let call = (!background).then(|| ctx.clone());
+        let activity = self.prepare(&mut params, &id, &agent.name, &output, cancel, call);
         if background {
             self.start_background(id.clone(), agent.name.clone(), params, output.clone());
             return Ok(launched(&id, &request.description, &output));
@@ -313,6 +316,7 @@ impl AgentRuntime {
             ran = run.wait() => ran,
             () = self.tasks.until_backgrounded(&id) => {
                 run.detach();
+                activity.detach();
                 return Ok(sent_to_background(&id, &request.description, &output));
             }
         };
@@ -321,7 +325,8 @@ impl AgentRuntime {
                 "{report}\n\nagentId: {id} (output: {})",
                 output.path().display()
             ))
-            .with_summary(format!("{} finished", agent.name))),
+            .with_summary(format!("{} finished", agent.name))
+            .with_display(ToolDisplay::Agent(activity.totals()))),
             TaskState::Cancelled => Err(ToolError::Cancelled),
             TaskState::Failed(why) => {
                 // What it said before it stopped, and where its worktree is, if kept.
@@ -342,7 +347,8 @@ impl AgentRuntime {
         }
     }
 
-    /// What every sub-agent shares: its id, ledger source, transcript, token and output file.
+    /// What every sub-agent shares: its id, ledger source, transcript, token, output file
+    /// and activity (told to the registry, and to `call`, the Agent call waiting for it).
     fn prepare(
         &self,
         params: &mut ForkParams,
@@ -350,7 +356,8 @@ impl AgentRuntime {
         agent_type: &str,
         output: &TaskOutput,
         cancel: CancellationToken,
-    ) {
+        call: Option<ToolContext>,
+    ) -> Arc<AgentActivity> {
         params.agent_id = Some(id.to_owned());
         params.ledger_source = Some(Arc::from(format!("agent:{agent_type}:{id}")));
         params.skip_transcript = false;
@@ -368,6 +375,11 @@ impl AgentRuntime {
             output.append(&render_for_output(message));
         });
         params.on_message = Some(on_message);
+        let activity = AgentActivity::new(id, self.tasks.clone(), call);
+        let observer = Arc::clone(&activity);
+        let on_event: OnEvent = Arc::new(move |event| observer.observe(event));
+        params.on_event = Some(on_event);
+        activity
     }
 
     /// Who the agent `id` is, for its hooks: its sidechain transcript (the session's), its

@@ -22,6 +22,10 @@ use crate::subagent::{ParentContext, SubagentOverrides, create_subagent_context}
 /// Called with every message the fork adds (its prompt included).
 pub type OnMessage = Arc<dyn Fn(&Message) + Send + Sync>;
 
+/// Called with every event of the fork's loop, as it comes (a sub-agent's progress lines);
+/// it only looks: what the fork sends is not its business.
+pub type OnEvent = Arc<dyn Fn(&QueryEvent) + Send + Sync>;
+
 /// The parameters of one fork.
 #[derive(Clone)]
 pub struct ForkParams {
@@ -50,6 +54,8 @@ pub struct ForkParams {
     pub max_output_tokens: Option<u32>,
     /// Called with every message the fork adds, as it is added.
     pub on_message: Option<OnMessage>,
+    /// Called with every event of its loop, as it comes.
+    pub on_event: Option<OnEvent>,
     /// Ends the fork right after a turn's tools when it says so (its final reply would be
     /// read by no one); see `QueryParams::end_after_tools`.
     pub end_after_tools: Option<EndAfterTools>,
@@ -86,6 +92,7 @@ impl ForkParams {
             parent_cached_messages: None,
             max_output_tokens: None,
             on_message: None,
+            on_event: None,
             end_after_tools: None,
             overrides: SubagentOverrides::default(),
             agent_id: None,
@@ -270,6 +277,9 @@ pub async fn run_forked_agent(
             Some(ledger) => ledger.record(&ledger_source, model, u),
             None => cost_usd(model, u),
         });
+        if let Some(on_event) = &params.on_event {
+            on_event(&event);
+        }
         match event {
             QueryEvent::AssistantMessage { message, .. }
             | QueryEvent::UserMessage { message, .. } => {

@@ -31,7 +31,8 @@
 //!   ([`SubagentIdentity`]) for it.
 //! - `agent_runtime`: [`AgentRuntime`], the session's `SubagentSpawner` (fork path, typed
 //!   agents, foreground and background); `agent_report`: what the parent and the output file
-//!   read about an agent.
+//!   read about an agent; `agent_activity`: what it has done so far, told as it happens (its
+//!   task's row, and the progress lines under a foreground agent's call).
 //! - `agent_tool`: the Agent, TaskOutput and TaskStop tools.
 //!
 //! # Example
@@ -77,6 +78,7 @@
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod agent_activity;
 mod agent_report;
 mod agent_runtime;
 mod agent_stop;
@@ -109,7 +111,7 @@ pub use cache_break::{
 };
 pub use cache_safe::{CacheSafeParams, CacheSafeSlot};
 pub use coalesce::{CoalescedWork, CoalescingJob, STASHED, Trigger};
-pub use fork::{ForkError, ForkParams, ForkResult, OnMessage, run_forked_agent};
+pub use fork::{ForkError, ForkParams, ForkResult, OnEvent, OnMessage, run_forked_agent};
 pub use fork_child::{
     FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE, build_forked_messages, fork_directive_text,
     is_fork_child,

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tine_api_client::Usage;
-use tine_tools::ContextExtension;
+use tine_tools::{ContextExtension, SubagentActivity};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -199,6 +199,8 @@ pub struct TaskSnapshot {
     pub result: Option<String>,
     /// Whether it runs in the background (the model is told when it ends).
     pub background: bool,
+    /// An agent's totals and latest calls so far (`None` until its first reply).
+    pub activity: Option<SubagentActivity>,
 }
 
 struct Entry {
@@ -297,6 +299,7 @@ impl TaskRegistry {
             output_file: output.path().to_path_buf(),
             result: None,
             background,
+            activity: None,
         };
         self.lock().insert(id.clone(), Entry { snapshot, cancel });
         self.inner.changed.notify_waiters();
@@ -356,6 +359,21 @@ impl TaskRegistry {
         }
     }
 
+    /// What running task `id` has done so far (an agent's latest reply): a tasks panel hears
+    /// of it ([`TaskRegistry::next_change`]).
+    pub fn set_activity(&self, id: &str, activity: SubagentActivity) {
+        let changed = match self.lock().get_mut(id) {
+            Some(entry) if entry.snapshot.state == TaskState::Running => {
+                entry.snapshot.activity = Some(activity);
+                true
+            }
+            _ => false,
+        };
+        if changed {
+            self.inner.changed.notify_waiters();
+        }
+    }
+
     /// The task ended. A background task's end is queued as a notification for the model.
     pub fn finish(&self, id: &str, state: TaskState, result: String, usage: Usage, cost_usd: f64) {
         let notification = {
@@ -406,11 +424,12 @@ impl TaskRegistry {
         }
     }
 
-    /// Waits until a task appeared or changed state since `seen` (which it updates: id →
-    /// the state last returned), and returns those tasks, for a tasks panel.
+    /// Waits until a task appeared or changed (its state, its activity, sent to the
+    /// background) since `seen` (which it updates: id → the task as last returned), and
+    /// returns those tasks, for a tasks panel.
     pub async fn next_change(
         &self,
-        seen: &mut std::collections::HashMap<String, TaskState>,
+        seen: &mut std::collections::HashMap<String, TaskSnapshot>,
     ) -> Vec<TaskSnapshot> {
         loop {
             let changed = self.inner.changed.notified();
@@ -419,11 +438,11 @@ impl TaskRegistry {
             let fresh: Vec<TaskSnapshot> = self
                 .list()
                 .into_iter()
-                .filter(|task| seen.get(&task.id) != Some(&task.state))
+                .filter(|task| seen.get(&task.id) != Some(task))
                 .collect();
             if !fresh.is_empty() {
                 for task in &fresh {
-                    seen.insert(task.id.clone(), task.state.clone());
+                    seen.insert(task.id.clone(), task.clone());
                 }
                 return fresh;
             }
@@ -595,5 +614,47 @@ mod tests {
         let notes = registry.take_notifications();
         assert_eq!(notes.len(), 1, "its end is reported as a background task's");
         assert_eq!(notes[0].task_id, id);
+    }
+
+    #[tokio::test]
+    async fn a_panel_hears_of_an_agents_activity_until_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = TaskRegistry::new(dir.path().join("tasks"));
+        let (id, _output) = registry
+            .register(TaskKind::Agent, "survey", true, CancellationToken::new())
+            .unwrap();
+        let mut seen = std::collections::HashMap::new();
+        let first = registry.next_change(&mut seen).await;
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].activity, None);
+        let activity = SubagentActivity {
+            totals: tine_tools::SubagentTotals {
+                tool_uses: 1,
+                ..Default::default()
+            },
+            recent: Vec::new(),
+        };
+        registry.set_activity(&id, activity.clone());
+        let changed = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            registry.next_change(&mut seen),
+        )
+        .await
+        .expect("an activity is a change");
+        assert_eq!(changed[0].activity.as_ref(), Some(&activity));
+        registry.finish(
+            &id,
+            TaskState::Completed,
+            "done".into(),
+            Usage::default(),
+            0.0,
+        );
+        registry.set_activity(&id, SubagentActivity::default());
+        let ended = registry.get(&id).unwrap();
+        assert_eq!(
+            ended.activity,
+            Some(activity),
+            "an ended task keeps its last"
+        );
     }
 }

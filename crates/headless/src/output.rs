@@ -15,8 +15,8 @@ use tine_fork_runtime::{BackgroundEvent, SourceUsage};
 use tine_memory::{DREAM_JOB, EXTRACTION_JOB};
 use tine_query_loop::{PermissionDenial, QueryEvent, Terminal, Transition, TurnResult};
 use tine_session::{
-    CommandOutput, Notice, NoticeLevel, RequestSummary, SessionCost, SessionInfo, TurnEnd,
-    TurnOutcome,
+    CommandOutput, Notice, NoticeLevel, RequestSummary, SessionCost, SessionInfo, SubagentProgress,
+    SubagentStep, TurnEnd, TurnOutcome,
 };
 
 use crate::config::OutputFormat;
@@ -35,6 +35,9 @@ pub(crate) struct Printer {
     command: Option<CommandOutput>,
     /// Why the last assistant message ended (the result's `stop_reason`).
     stop_reason: Value,
+    /// Stream-json: a foreground sub-agent's text and thinking too, not only its tool calls
+    /// and results (the SDK's `forwardSubagentText`).
+    subagent_text: bool,
 }
 
 impl Printer {
@@ -49,7 +52,15 @@ impl Printer {
             next_reply: ReplyStart::New,
             command: None,
             stop_reason: Value::Null,
+            subagent_text: false,
         }
+    }
+
+    /// Stream-json shows a foreground sub-agent's text and thinking as well (`initialize`'s
+    /// `forwardSubagentText`).
+    pub(crate) fn with_subagent_text(mut self, on: bool) -> Self {
+        self.subagent_text = on;
+        self
     }
 
     /// Stream-json's first line.
@@ -143,6 +154,14 @@ impl Printer {
                 });
                 self.line(&value);
             }
+            QueryEvent::ToolProgress {
+                tool_use_id,
+                progress,
+            } => {
+                if let Some(agent) = &progress.subagent {
+                    self.subagent_message(tool_use_id, agent);
+                }
+            }
             QueryEvent::RequestStart { .. }
             | QueryEvent::TextDelta { .. }
             | QueryEvent::ThinkingDelta { .. }
@@ -150,13 +169,72 @@ impl Printer {
             | QueryEvent::Retry(_)
             | QueryEvent::Usage { .. }
             | QueryEvent::ToolDenied { .. }
-            | QueryEvent::ToolProgress { .. }
             | QueryEvent::ToolResult { .. }
             | QueryEvent::ToolResultsCleared { .. }
             | QueryEvent::ContextWarning(_)
             | QueryEvent::Transition(_)
             | QueryEvent::Terminal(_) => {}
         }
+    }
+
+    /// A foreground sub-agent's message as Claude Code streams it: an `assistant` or `user`
+    /// line whose `parent_tool_use_id` is the Agent call's. Only its tool calls and results
+    /// (enough for a progress heartbeat) unless the app asked for its text; nothing when
+    /// that leaves no block.
+    fn subagent_message(&mut self, parent: &str, agent: &SubagentProgress) {
+        let (message, uuid) = match &agent.step {
+            SubagentStep::Reply { message, uuid, .. } | SubagentStep::User { message, uuid } => {
+                (message, uuid)
+            }
+        };
+        let blocks: Vec<Value> = match content_value(message) {
+            Value::Array(blocks) => blocks
+                .into_iter()
+                .filter(|block| {
+                    let kind = block.get("type").and_then(Value::as_str);
+                    self.subagent_text || matches!(kind, Some("tool_use" | "tool_result"))
+                })
+                .collect(),
+            Value::String(text) if self.subagent_text => {
+                vec![json!({"type": "text", "text": text})]
+            }
+            _ => Vec::new(),
+        };
+        if blocks.is_empty() {
+            return;
+        }
+        let session_id = self.info.session_id.to_string();
+        let value = match &agent.step {
+            SubagentStep::Reply {
+                id,
+                model,
+                stop_reason,
+                usage,
+                ..
+            } => json!({
+                "type": "assistant",
+                "uuid": uuid,
+                "message": {
+                    "id": id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": blocks,
+                    "stop_reason": stop_reason,
+                    "usage": usage,
+                },
+                "parent_tool_use_id": parent,
+                "session_id": session_id,
+            }),
+            SubagentStep::User { .. } => json!({
+                "type": "user",
+                "uuid": uuid,
+                "message": {"role": "user", "content": blocks},
+                "parent_tool_use_id": parent,
+                "session_id": session_id,
+            }),
+        };
+        self.line(&value);
     }
 
     /// Text mode: replies, each printed once (see [`crate::text`]).

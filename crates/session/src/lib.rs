@@ -183,11 +183,13 @@ pub use tine_query_loop::hooks::{
 };
 /// The loop's events, forwarded in [`SessionEvent::Query`].
 pub use tine_query_loop::{CompactBoundary, QueryEvent};
-/// What a finished tool call carries for front ends ([`SessionEvent::Query`]'s results), and
-/// the editor's files Read, Write and Edit go through ([`SessionOptions::editor_files`]) and
-/// its terminal Bash runs in ([`SessionOptions::editor_terminal`]).
+/// What a finished tool call carries for front ends ([`SessionEvent::Query`]'s results), what
+/// a running Agent call's progress and a [`TaskUpdate`] say of a sub-agent, and the editor's
+/// files Read, Write and Edit go through ([`SessionOptions::editor_files`]) and its terminal
+/// Bash runs in ([`SessionOptions::editor_terminal`]).
 pub use tine_tools::{
-    EditorFiles, EditorFs, EditorFuture, EditorTerm, EditorTerminal, TerminalEnding, TerminalRun,
-    ToolDisplay, ToolOutput,
+    EditorFiles, EditorFs, EditorFuture, EditorTerm, EditorTerminal, SubagentActivity,
+    SubagentCall, SubagentProgress, SubagentStep, SubagentTotals, TerminalEnding, TerminalRun,
+    ToolDisplay, ToolOutput, ToolProgress,
 };
 pub use trust::{WorkspaceSummary, workspace_summary};

@@ -1,5 +1,6 @@
 //! The tasks panel's feed: the session's sub-agents (the task registry's) and the main
-//! thread's background shells, as [`SessionEvent::Task`] updates when they appear and end.
+//! thread's background shells, as [`SessionEvent::Task`] updates when they appear, change
+//! (an agent's latest reply, its activity) and end.
 
 use std::collections::HashMap;
 
@@ -38,6 +39,7 @@ pub(crate) fn agents(
                     state: task.state,
                     detail,
                     output_file: Some(task.output_file),
+                    activity: task.activity,
                 }));
             }
         }
@@ -60,6 +62,7 @@ pub(crate) fn shell(shells: BackgroundTasks, id: String, events: Emitter) {
             state,
             detail,
             output_file: None,
+            activity: None,
         })
     };
     events.emit_free(update(TaskState::Running, String::new()));

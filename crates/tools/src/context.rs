@@ -11,12 +11,13 @@ use std::time::Duration;
 use tine_permissions::normalize;
 use tokio_util::sync::CancellationToken;
 
+use crate::activity::SubagentProgress;
 use crate::extensions::{ContextExtension, Extensions};
 use crate::file_state::FileStateCache;
 use crate::sandbox::BashSandbox;
 
-/// One progress report of a running tool ("3.2 s, 142 lines").
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One progress report of a running tool ("3.2 s, 142 lines"; a sub-agent's latest calls).
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolProgress {
     /// The tool reporting (its name).
     pub tool: String,
@@ -26,10 +27,18 @@ pub struct ToolProgress {
     pub lines: u64,
     /// Bytes of output so far.
     pub bytes: u64,
+    /// What the sub-agent the tool runs (Agent) did last; shared, since the event carrying it
+    /// is cloned on its way to every front end.
+    pub subagent: Option<Arc<SubagentProgress>>,
 }
 
 impl fmt::Display for ToolProgress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(agent) = &self.subagent {
+            let uses = agent.activity.totals.tool_uses;
+            let unit = if uses == 1 { "tool use" } else { "tool uses" };
+            return write!(f, "{:.1} s, {uses} {unit}", self.elapsed.as_secs_f64());
+        }
         let lines = if self.lines == 1 { "line" } else { "lines" };
         write!(
             f,

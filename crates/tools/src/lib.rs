@@ -7,7 +7,9 @@
 //! - `context`: `ToolContext`, what a call runs in (cwd, caches, cancellation, progress).
 //! - `extensions`: tool-specific state on the context by type (todos, background shells,
 //!   the WebFetch summarizer), so the context knows none of them.
-//! - `display`: what a result carries for UIs (diff, todos, shell run).
+//! - `display`: what a result carries for UIs (diff, todos, shell run, a sub-agent's totals)
+//!   and how a call reads to people ([`call_summary`]).
+//! - `activity`: what the Agent tool reports of the sub-agent it runs ([`SubagentProgress`]).
 //! - [`sandbox`]: the OS sandbox Bash runs under when the session enabled one (its policy and
 //!   the launcher's argument protocol; the cli applies it).
 //! - `file_state`: the LRU file-state cache behind Edit and Write's read-before-write rule.
@@ -60,6 +62,7 @@
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod activity;
 mod builtin;
 mod context;
 mod display;
@@ -75,6 +78,10 @@ pub mod sandbox;
 mod schema;
 mod tool;
 
+pub use activity::{
+    RECENT_SUBAGENT_CALLS, SubagentActivity, SubagentCall, SubagentProgress, SubagentStep,
+    SubagentTotals,
+};
 pub use builtin::background::{BackgroundTasks, TaskReport, TaskStatus};
 pub use builtin::bash::BashTool;
 pub use builtin::bash_output::{BashOutputTool, KillShellTool};
@@ -97,7 +104,7 @@ pub use builtin::web_fetch::{
 };
 pub use builtin::write::WriteTool;
 pub use context::{ChannelProgress, NoProgress, ProgressSink, ToolContext, ToolProgress};
-pub use display::{TodoItem, TodoStatus, ToolDisplay};
+pub use display::{TodoItem, TodoStatus, ToolDisplay, call_summary};
 pub use editor_files::{EditorFiles, EditorFs, EditorFuture};
 pub use editor_terminal::{EditorTerm, EditorTerminal, TerminalEnding, TerminalRun};
 pub use extensions::ContextExtension;

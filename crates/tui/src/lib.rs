@@ -44,7 +44,8 @@
 //! - `view`: drawing a frame.
 //! - `transcript`: entries with virtual scrolling and per-width cached rows; `entry`,
 //!   `layout`, `tool_call`, `shown`: how each entry lays out, a tool call's three phases, how
-//!   files and calls are named.
+//!   files and calls are named; `agent_call`: an Agent call's sub-agent's latest calls while
+//!   it runs, its "Done (…)" after.
 //! - `stream`, `markdown`, `highlight`: incremental markdown, code highlighting.
 //! - `diff`: Edit/Write previews and results as coloured diffs.
 //! - `input`: the prompt box's editor, history and pastes; `prompt_history`: the history file;
@@ -79,6 +80,7 @@
 #![warn(missing_docs, unnameable_types)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod agent_call;
 mod app;
 mod at_mention;
 mod away;

@@ -16,6 +16,9 @@ pub(crate) struct PanelTask {
     pub(crate) state: TaskState,
     /// How it ended, in words ("saved 2 memories", "exited with code 0").
     pub(crate) detail: String,
+    /// A running agent's latest call and count ("Read(src/a.rs) · 3 tool uses"); empty for
+    /// the rest.
+    pub(crate) activity: String,
 }
 
 impl PanelTask {
@@ -26,12 +29,27 @@ impl PanelTask {
             TaskKind::Shell => "shell",
             TaskKind::Dream => "job",
         };
+        let activity = update
+            .activity
+            .as_ref()
+            .map_or_else(String::new, |activity| {
+                let uses = activity.totals.tool_uses;
+                let unit = if uses == 1 { "tool use" } else { "tool uses" };
+                match activity.recent.last() {
+                    Some(call) if call.summary.is_empty() => {
+                        format!("{} · {uses} {unit}", call.tool)
+                    }
+                    Some(call) => format!("{}({}) · {uses} {unit}", call.tool, call.summary),
+                    None => format!("{uses} {unit}"),
+                }
+            });
         Self {
             id: update.id,
             kind,
             title: update.title,
             state: update.state,
             detail: update.detail,
+            activity,
         }
     }
 
@@ -53,6 +71,7 @@ impl PanelTask {
             title: job_title(job),
             state,
             detail,
+            activity: String::new(),
         }
     }
 

@@ -1,13 +1,14 @@
 //! The running turn's own events, as the session forwards the loop's ([`QueryEvent`]): each
 //! request's reply streaming into the transcript (text as markdown, thinking collapsed), tool
-//! calls in their three phases, retries beside the spinner (a retry that voids what streamed
-//! takes it off screen), compactions as their card, server tool calls (web search) as
-//! finished calls.
+//! calls in their three phases (an Agent call's sub-agent's latest calls as it reports them),
+//! retries beside the spinner (a retry that voids what streamed takes it off screen),
+//! compactions as their card, server tool calls (web search) as finished calls.
 
 use serde_json::Value;
 use tine_session::{NoticeLevel, QueryEvent, ToolOutput};
 use tokio::time::Instant;
 
+use crate::agent_call::AgentLines;
 use crate::app::App;
 use crate::entry::Entry;
 use crate::server_tools;
@@ -69,14 +70,19 @@ impl App {
                 tool_use_id,
                 progress,
             } => {
+                let cwd = self.info.as_ref().map(|info| info.cwd.as_path());
                 if let Some(i) = self.tools.get(&tool_use_id).copied()
                     && let Some(Entry::Tool(call)) = self.transcript.get_mut(i)
+                    && call.is_running()
                 {
                     call.progress = Some(Progress {
                         elapsed: progress.elapsed,
                         lines: progress.lines,
                         bytes: progress.bytes,
                     });
+                    if let Some(agent) = &progress.subagent {
+                        call.agent = Some(AgentLines::of(&agent.activity, cwd));
+                    }
                 }
             }
             QueryEvent::ToolResult {

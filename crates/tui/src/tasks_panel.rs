@@ -13,6 +13,7 @@ use crate::app::App;
 use crate::entry::Entry;
 use crate::panel_task::PanelTask;
 use crate::theme;
+use crate::wrap::sanitize;
 
 /// At most this many tasks are listed.
 pub(crate) const TASKS_MAX_ROWS: usize = 8;
@@ -122,6 +123,11 @@ impl App {
 
 fn task_row(t: &PanelTask, selected: bool) -> Line<'static> {
     let (icon, style, detail) = match &t.state {
+        TaskState::Running if !t.activity.is_empty() => (
+            "◐ ",
+            theme::accent(),
+            sanitize(&t.activity).replace('\n', " "),
+        ),
         TaskState::Running => ("◐ ", theme::accent(), "running".to_owned()),
         TaskState::Completed => (
             "✓ ",

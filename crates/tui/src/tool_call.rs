@@ -1,7 +1,8 @@
 //! A tool call in its three phases: the call line "● Read(src/main.rs)"; while it runs,
-//! elapsed time and lines of output; the result, collapsed to a few lines when long
-//! ("… +N lines (ctrl+o to expand)"), Edit/Write as a coloured diff with the file relative to
-//! the project, a call the person refused as "Rejected by you".
+//! elapsed time and lines of output (an Agent call: its sub-agent's latest calls,
+//! `agent_call`); the result, collapsed to a few lines when long ("… +N lines (ctrl+o to
+//! expand)"), Edit/Write as a coloured diff with the file relative to the project, a call the
+//! person refused as "Rejected by you", an Agent call's "Done (…)".
 
 use std::path::Path;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use tine_session::{ToolDisplay, ToolOutput};
 use tine_tools::TodoStatus;
 use tokio::time::Instant;
 
+use crate::agent_call::{AgentLines, done_line};
 use crate::diff::{self, DiffLine, DiffSource};
 use crate::layout::{BULLET, INDENT, LayoutCtx, RESULT_INDENT, result_line, result_more};
 use crate::shown::{declined_summary, shown_path};
@@ -28,6 +30,8 @@ pub(crate) struct ToolCall {
     pub args: String,
     pub started: Instant,
     pub progress: Option<Progress>,
+    /// An Agent call's sub-agent, as its latest progress report said.
+    pub agent: Option<AgentLines>,
     pub state: ToolState,
 }
 
@@ -61,6 +65,7 @@ impl ToolCall {
             args,
             started: now,
             progress: None,
+            agent: None,
             state: ToolState::Running,
         }
     }
@@ -80,7 +85,10 @@ impl ToolCall {
                 let lines = diff::diff_lines(&DiffSource::Unified(unified));
                 Some((shown, lines))
             }
-            ToolDisplay::None | ToolDisplay::Todos(_) | ToolDisplay::Shell { .. } => None,
+            ToolDisplay::None
+            | ToolDisplay::Todos(_)
+            | ToolDisplay::Shell { .. }
+            | ToolDisplay::Agent(_) => None,
         };
         let declined = match declined_summary(&result.content) {
             Some(summary) if result.is_error => {
@@ -121,6 +129,12 @@ impl ToolCall {
             body: Line::from(call),
         });
         match &self.state {
+            // A sub-agent's latest calls say more than a clock.
+            ToolState::Running if self.agent.is_some() => {
+                if let Some(agent) = &self.agent {
+                    agent.layout(out);
+                }
+            }
             ToolState::Running => {
                 // The tool's own clock when it reports one; ours between reports.
                 let ours = ctx.now.saturating_duration_since(self.started);
@@ -254,6 +268,20 @@ fn result_rows(
                     theme::error(),
                 ))));
             }
+        }
+        ToolDisplay::Agent(totals) => {
+            let mut line = vec![Span::raw(done_line(totals))];
+            if !result.content.trim().is_empty() {
+                if expanded {
+                    out.push(result_line(Line::from(line)));
+                    for row in sanitize(&result.content).lines() {
+                        out.push(result_more(Line::from(row.to_owned())));
+                    }
+                    return;
+                }
+                line.push(Span::styled(" (ctrl+o to expand)", theme::dim()));
+            }
+            out.push(result_line(Line::from(line)));
         }
         ToolDisplay::None => {
             if expanded && !result.content.trim().is_empty() {

@@ -727,3 +727,215 @@ async fn sub_agents_call_mcp_tools_offered_by_mcp_restart() {
         );
     }
 }
+
+/// An Explore agent that reads, then greps, then reports (with a word before each call).
+fn exploring_scenario() -> Scenario {
+    Scenario::new()
+        .rule(
+            Rule::new()
+                .system_contains("file search specialist")
+                .tool_results(false)
+                .reply(
+                    Reply::text("SUB-TEXT reading.")
+                        .with_tool_use("Read", json!({"file_path": "src/config.rs"})),
+                ),
+        )
+        .rule(
+            Rule::new()
+                .system_contains("file search specialist")
+                .assistant_turns(1)
+                .reply(Reply::tool_use("Grep", json!({"pattern": "load_settings"}))),
+        )
+        .rule(
+            Rule::new()
+                .system_contains("file search specialist")
+                .reply(Reply::text("SUB-REPORT: load_settings in src/config.rs")),
+        )
+        .rule(
+            Rule::new()
+                .tool_results(true)
+                .reply(Reply::text("It is load_settings.")),
+        )
+        .default_reply(Reply::text("Looking.").with_tool_use(
+            "Agent",
+            json!({"description": "Find the config loader",
+                   "prompt": "Find where settings are loaded.", "subagent_type": "Explore"}),
+        ))
+}
+
+fn exploring_project() -> Project {
+    let project = Project::new();
+    project.write("src/config.rs", "pub fn load_settings() {}\n");
+    project
+}
+
+/// The id of the main thread's Agent call.
+fn agent_call_id(lines: &[Value]) -> String {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "assistant" && l["parent_tool_use_id"].is_null())
+        .flat_map(|l| {
+            l["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|b| b["type"] == "tool_use" && b["name"] == "Agent")
+        .and_then(|b| b["id"].as_str().map(str::to_owned))
+        .expect("the Agent call")
+}
+
+/// Each line's blocks as `type` or `type:name`.
+fn block_kinds(line: &Value) -> Vec<String> {
+    line["message"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| match b["name"].as_str() {
+            Some(name) => format!("{}:{name}", b["type"].as_str().unwrap()),
+            None => b["type"].as_str().unwrap().to_owned(),
+        })
+        .collect()
+}
+
+/// Stream-json, as Claude Code's: a foreground sub-agent's tool calls and results are
+/// `assistant` / `user` lines whose `parent_tool_use_id` is the Agent call's, streamed while
+/// the call runs (before its result); its text is not (the SDKs' default).
+#[tokio::test]
+async fn stream_json_shows_a_sub_agents_calls_under_its_agent_call() {
+    let server = mock(exploring_scenario()).await;
+    let project = exploring_project();
+    let out = tine(&project, &server)
+        .args([
+            "-p",
+            "find the config loader",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .run()
+        .await;
+    out.assert_success();
+    let lines = out.json_lines();
+    let agent = agent_call_id(&lines);
+    let nested: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["parent_tool_use_id"] == agent.as_str())
+        .collect();
+    let shape: Vec<(String, Vec<String>)> = nested
+        .iter()
+        .map(|l| (l["type"].as_str().unwrap().to_owned(), block_kinds(l)))
+        .collect();
+    let shape: Vec<(&str, Vec<&str>)> = shape
+        .iter()
+        .map(|(t, b)| (t.as_str(), b.iter().map(String::as_str).collect()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("assistant", vec!["tool_use:Read"]),
+            ("user", vec!["tool_result"]),
+            ("assistant", vec!["tool_use:Grep"]),
+            ("user", vec!["tool_result"]),
+        ],
+        "{lines:#?}"
+    );
+    // What the SDK's parser requires of an assistant line.
+    assert!(nested[0]["message"]["model"].is_string(), "{}", nested[0]);
+    assert!(
+        nested[1].to_string().contains("load_settings"),
+        "{}",
+        nested[1]
+    );
+    let text = out.stdout.clone();
+    assert!(!text.contains("SUB-TEXT"), "the sub-agent's text stays out");
+    // All of it before the Agent call's result reached the main thread.
+    let result_at = lines
+        .iter()
+        .position(|l| {
+            l["type"] == "user"
+                && l["parent_tool_use_id"].is_null()
+                && l["message"]["content"][0]["tool_use_id"] == agent.as_str()
+        })
+        .expect("the Agent call's result");
+    let last_nested = lines
+        .iter()
+        .rposition(|l| l["parent_tool_use_id"] == agent.as_str())
+        .unwrap();
+    assert!(last_nested < result_at, "{lines:#?}");
+    assert!(
+        lines[result_at].to_string().contains("SUB-REPORT"),
+        "{}",
+        lines[result_at]
+    );
+}
+
+/// Through the SDK's control protocol: `forwardSubagentText` in `initialize` brings the
+/// sub-agent's text too, and the task's lines say its progress (`task_progress` with Claude
+/// Code's usage: tool uses, tokens, time; the last tool's name) and end.
+#[tokio::test]
+async fn the_sdk_hears_a_sub_agents_progress_and_with_forward_subagent_text_its_text() {
+    let server = mock(exploring_scenario()).await;
+    let project = exploring_project();
+    let mut app = super::sdk_control::App::start(&project, &server, &[]);
+    app.request(
+        "req_1",
+        json!({"subtype": "initialize", "hooks": null, "forwardSubagentText": true}),
+    )
+    .await;
+    app.response("req_1").await;
+    app.user("find the config loader").await;
+    let result = app.result().await;
+    assert_eq!(result["result"], "It is load_settings.", "{result}");
+    let (status, lines) = app.finish().await;
+    assert!(status.success());
+    let agent = agent_call_id(&lines);
+    let nested: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["parent_tool_use_id"] == agent.as_str())
+        .collect();
+    let kinds: Vec<Vec<String>> = nested.iter().map(|l| block_kinds(l)).collect();
+    assert_eq!(
+        kinds,
+        [
+            vec!["text", "tool_use:Read"],
+            vec!["tool_result"],
+            vec!["tool_use:Grep"],
+            vec!["tool_result"],
+            vec!["text"],
+        ],
+        "{lines:#?}"
+    );
+    assert!(nested[4].to_string().contains("SUB-REPORT"));
+    let progress: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["subtype"] == "task_progress")
+        .collect();
+    let uses: Vec<u64> = progress
+        .iter()
+        .map(|p| p["usage"]["tool_uses"].as_u64().unwrap())
+        .collect();
+    // One per reply, though updates close together may arrive as one.
+    assert!(uses.windows(2).all(|w| w[0] <= w[1]), "{progress:#?}");
+    let last = progress.last().expect("a task_progress line");
+    assert_eq!(last["usage"]["tool_uses"], 2, "{last}");
+    assert_eq!(last["last_tool_name"], "Grep", "{last}");
+    assert_eq!(progress[0]["description"], "Find the config loader");
+    assert!(progress[0]["usage"]["total_tokens"].as_u64().unwrap() > 0);
+    assert!(progress[0]["usage"]["duration_ms"].is_u64());
+    let task = progress[0]["task_id"].as_str().unwrap();
+    let ended = lines
+        .iter()
+        .find(|l| l["subtype"] == "task_notification" && l["task_id"] == task)
+        .expect("the task's end");
+    assert_eq!(ended["status"], "completed");
+    assert_eq!(ended["usage"]["tool_uses"], 2);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l["subtype"] == "task_started")
+            .count(),
+        1,
+        "started once"
+    );
+}

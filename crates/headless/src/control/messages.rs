@@ -1,10 +1,10 @@
 //! The messages of the control protocol that are not a session's plain output: the `system`
 //! `init` line in Claude Code's shape, the echo of a user message (`--replay-user-messages`),
-//! the sub-agents' `task_started` and `task_notification` lines, and bad input said as a
+//! the sub-agents' `task_started`, `task_progress` and `task_notification` lines, and bad input said as a
 //! `system` line the app can read (never an `error` line, which the SDK raises on).
 
 use serde_json::{Value, json};
-use tine_session::{CommandSource, SessionInfo, TaskKind, TaskState, TaskUpdate};
+use tine_session::{CommandSource, SessionInfo, SubagentTotals, TaskKind, TaskState, TaskUpdate};
 
 /// The `init` line: what the session is, as Claude Code says it.
 pub(crate) fn init(info: &SessionInfo) -> Value {
@@ -71,39 +71,67 @@ pub(crate) fn replayed_user(info: &SessionInfo, text: &str, uuid: Option<&str>) 
     })
 }
 
-/// A sub-agent's start or end as Claude Code's `system` lines (`None` for a shell, and for
-/// anything already said).
-pub(crate) fn task(info: &SessionInfo, task: &TaskUpdate) -> Option<Value> {
+/// A sub-agent's update as Claude Code's `system` lines (none for a shell): `task_started`
+/// when it is `first` seen, then, while it runs, `task_progress` once it has done something,
+/// or `task_notification` when it has ended.
+pub(crate) fn task(info: &SessionInfo, task: &TaskUpdate, first: bool) -> Vec<Value> {
     if task.kind != TaskKind::Agent {
-        return None;
+        return Vec::new();
     }
     let session_id = info.session_id.to_string();
+    let mut lines = Vec::new();
+    if first {
+        lines.push(json!({
+            "type": "system",
+            "subtype": "task_started",
+            "task_id": task.id,
+            "description": task.title,
+            "task_type": "local_agent",
+            "uuid": new_uuid(),
+            "session_id": session_id,
+        }));
+    }
     let status = match &task.state {
         TaskState::Running => {
-            return Some(json!({
-                "type": "system",
-                "subtype": "task_started",
-                "task_id": task.id,
-                "description": task.title,
-                "task_type": "local_agent",
-                "uuid": new_uuid(),
-                "session_id": session_id,
-            }));
+            if let Some(activity) = &task.activity {
+                lines.push(json!({
+                    "type": "system",
+                    "subtype": "task_progress",
+                    "task_id": task.id,
+                    "description": task.title,
+                    "usage": usage(&activity.totals),
+                    "last_tool_name": activity.recent.last().map(|call| call.tool.clone()),
+                    "uuid": new_uuid(),
+                    "session_id": session_id,
+                }));
+            }
+            return lines;
         }
         TaskState::Completed => "completed",
         TaskState::Failed(_) => "failed",
         TaskState::Cancelled => "stopped",
     };
-    Some(json!({
+    lines.push(json!({
         "type": "system",
         "subtype": "task_notification",
         "task_id": task.id,
         "status": status,
         "output_file": task.output_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
         "summary": task.detail,
+        "usage": task.activity.as_ref().map(|a| usage(&a.totals)),
         "uuid": new_uuid(),
         "session_id": session_id,
-    }))
+    }));
+    lines
+}
+
+/// A task's usage as the SDKs read it (`total_tokens`, `tool_uses`, `duration_ms`).
+fn usage(totals: &SubagentTotals) -> Value {
+    json!({
+        "total_tokens": totals.total_tokens,
+        "tool_uses": totals.tool_uses,
+        "duration_ms": u64::try_from(totals.duration.as_millis()).unwrap_or(u64::MAX),
+    })
 }
 
 /// Bad input, for the app to read: the run goes on.

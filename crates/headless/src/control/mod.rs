@@ -24,7 +24,7 @@ mod permission;
 mod prompt;
 mod requests;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -98,6 +98,10 @@ pub(crate) async fn run(
     // The app's in-process MCP servers, if its `--mcp-config` names any.
     options.sdk_mcp_relay = Some(Arc::new(bridges::AppMcp(Arc::clone(&outbound))));
     let agents: Vec<String> = options.agents.iter().map(|a| a.name.clone()).collect();
+    // Display only: the SDK's `forwardSubagentText` asks for sub-agents' text in the stream.
+    let subagent_text = initialize.as_ref().is_some_and(|(_, request)| {
+        request.get("forwardSubagentText").and_then(Value::as_bool) == Some(true)
+    });
     // While the session starts, the app may already be asked things (an SDK MCP server's
     // handshake): its answers are taken as they come, the rest waits.
     let start = crate::start::start(options);
@@ -137,7 +141,7 @@ pub(crate) async fn run(
     }
     let mut control = Control {
         front: Front::new(
-            Printer::new(config.output, false, info.clone()),
+            Printer::new(config.output, false, info.clone()).with_subagent_text(subagent_text),
             events,
             config.output,
         ),
@@ -152,6 +156,7 @@ pub(crate) async fn run(
         usage: None,
         info,
         input_open,
+        tasks_seen: HashSet::new(),
     };
     if config.output == OutputFormat::StreamJson {
         write_line(&messages::init(&control.info));
@@ -231,6 +236,9 @@ struct Control {
     usage: Option<UsageReport>,
     info: SessionInfo,
     input_open: bool,
+    /// The tasks said to have started (`task_started` once each, however an agent's updates
+    /// come).
+    tasks_seen: HashSet<String>,
 }
 
 impl Control {
@@ -343,10 +351,11 @@ impl Control {
                 }
             }
             SessionEvent::Task(task) => {
-                if self.stream_json
-                    && let Some(line) = messages::task(&self.info, &task)
-                {
-                    write_line(&line);
+                let first = self.tasks_seen.insert(task.id.clone());
+                if self.stream_json {
+                    for line in messages::task(&self.info, &task, first) {
+                        write_line(&line);
+                    }
                 }
             }
             SessionEvent::Usage(report) => self.usage = Some(report),

@@ -218,6 +218,9 @@ pub struct TaskUpdate {
     pub detail: String,
     /// Where an agent's output is written as it runs (`None` for a shell: BashOutput reads it).
     pub output_file: Option<std::path::PathBuf>,
+    /// An agent's totals and latest calls so far (`None` for a shell, and for an agent before
+    /// its first reply); each new reply of a running agent is an update.
+    pub activity: Option<tine_tools::SubagentActivity>,
 }
 
 /// What an MCP server asks the person (`elicitation/create`).

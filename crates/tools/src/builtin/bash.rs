@@ -295,6 +295,7 @@ async fn run_foreground(
                     elapsed: started.elapsed(),
                     lines,
                     bytes,
+                    subagent: None,
                 });
             }
         }

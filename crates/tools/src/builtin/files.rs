@@ -310,7 +310,10 @@ pub(crate) fn diff_summary(display: &ToolDisplay) -> String {
             plural(*added),
             plural(*removed)
         ),
-        ToolDisplay::None | ToolDisplay::Todos(_) | ToolDisplay::Shell { .. } => String::new(),
+        ToolDisplay::None
+        | ToolDisplay::Todos(_)
+        | ToolDisplay::Shell { .. }
+        | ToolDisplay::Agent(_) => String::new(),
     }
 }
 

@@ -110,6 +110,7 @@ async fn tool_call_in_its_three_phases() {
                 elapsed: std::time::Duration::from_millis(3200),
                 lines: 142,
                 bytes: 4000,
+                subagent: None,
             },
         }),
     );
@@ -323,6 +324,7 @@ async fn tasks_panel_and_background_notice() {
                 state: TaskState::Running,
                 detail: String::new(),
                 output_file: None,
+                activity: None,
             })),
             event(SessionEvent::Task(TaskUpdate {
                 id: "j2".into(),
@@ -331,6 +333,7 @@ async fn tasks_panel_and_background_notice() {
                 state: TaskState::Failed("lock held".into()),
                 detail: "lock held".into(),
                 output_file: None,
+                activity: None,
             })),
             event(SessionEvent::Notice(Notice {
                 level: NoticeLevel::Warning,

@@ -21,6 +21,7 @@ fn task(id: &str, kind: TaskKind, title: &str, state: TaskState) -> Event {
         state,
         detail: String::new(),
         output_file: None,
+        activity: None,
     }))
 }
 

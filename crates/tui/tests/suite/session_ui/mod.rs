@@ -2,7 +2,8 @@
 //! in, a `TestBackend` frame out, the session's events tapped on their way to the app):
 //! streaming with markdown, the permission dialog (once, reject, always with the rule in the
 //! project's local settings, an edit's "allow all edits during this session"), interrupt, the queue, slash commands, a resumed conversation
-//! shown again, hooks, MCP, background work, modes and skills. The harness does what the
+//! shown again, hooks, MCP, background work, modes and skills, a sub-agent's calls under its
+//! Agent call. The harness does what the
 //! binary's front end does: starts the session with asks answered by the person, runs the
 //! loop, and after `/exit` shuts the session down as the person leaving the prompt.
 
@@ -27,6 +28,7 @@ use tine_tui::{App, AppConfig, LoopEnd, Submitter, event_loop};
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
+mod agents;
 mod ask_again;
 mod at_mention;
 mod background;
