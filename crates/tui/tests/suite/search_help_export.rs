@@ -206,7 +206,7 @@ async fn the_help_panel_scrolls_on_a_short_terminal_and_every_row_can_be_seen() 
 #[tokio::test(start_paused = true)]
 async fn nothing_panics_at_tiny_sizes_whatever_is_open() {
     type Setup = fn(&mut App);
-    let states: [(&str, Setup); 6] = [
+    let states: [(&str, Setup); 9] = [
         ("plain", |_| {}),
         ("help", |app| {
             submit(app, "/help");
@@ -230,6 +230,27 @@ async fn nothing_panics_at_tiny_sizes_whatever_is_open() {
         }),
         ("a long draft", |app| {
             type_text(app, &"word ".repeat(60));
+        }),
+        ("a permission dialog", |app| {
+            submit(app, "go");
+            handle(app, ask());
+        }),
+        ("the tasks panel", |app| {
+            press(app, ctrl('t'));
+        }),
+        ("the model list", |app| {
+            handle(
+                app,
+                event(SessionEvent::CommandOutput(CommandOutput {
+                    command: "model".into(),
+                    text: "models".into(),
+                    is_error: false,
+                    data: json!({"model": "m", "choices": [
+                        {"name": "opus", "id": "o", "about": "the most capable"},
+                        {"name": "haiku", "id": "h", "about": "the fastest"}
+                    ]}),
+                })),
+            );
         }),
     ];
     for (name, setup) in states {
@@ -260,6 +281,22 @@ async fn nothing_panics_at_tiny_sizes_whatever_is_open() {
             }
         }
     }
+}
+
+/// The session asks whether a command may run.
+fn ask() -> tine_session::Event {
+    event(SessionEvent::PermissionRequest(
+        tine_session::PermissionRequest {
+            id: tine_session::QuestionId(1),
+            tool: "Bash".into(),
+            input: json!({"command": "cargo test --workspace"}),
+            target: "cargo test --workspace".into(),
+            reason: String::new(),
+            always: tine_session::AlwaysAllow::saved(vec!["Bash(cargo test:*)".parse().unwrap()]),
+            preview: None,
+            tool_use_id: None,
+        },
+    ))
 }
 
 /// The session's answer to `/export --clipboard`.
