@@ -215,10 +215,13 @@ impl App {
         }
     }
 
-    /// Up/Down, PageUp/PageDown, Home/End scroll the help panel (on a terminal too short
-    /// for it); returns whether the key was one of those.
+    /// Up/Down, PageUp/PageDown, Home/End scroll the help panel on a terminal too short for
+    /// it; returns whether the key did. Where it all shows they close it as any key does.
     fn help_scroll_key(&mut self, key: KeyEvent) -> bool {
         let help = &mut self.help;
+        if help.total <= help.visible {
+            return false;
+        }
         let last = help.total.saturating_sub(help.visible);
         let page = help.visible.saturating_sub(1).max(1);
         help.scroll = match key.code {

@@ -199,8 +199,11 @@ async fn the_help_panel_scrolls_on_a_short_terminal_and_every_row_can_be_seen() 
     assert!(!screen(&mut app, w, h).contains("Help (esc to close)"));
     submit(&mut app, "/help");
     assert_eq!(screen(&mut app, w, h), first);
-    // Where it all fits there is no hint.
+    // Where it all fits there is no hint, and ↓ closes it as any key does (then goes on to
+    // the prompt box).
     assert!(!screen(&mut app, 100, 80).contains("more ("));
+    press(&mut app, key(KeyCode::Down));
+    assert!(!screen(&mut app, 100, 80).contains("Help (esc to close)"));
 }
 
 #[tokio::test(start_paused = true)]
