@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use ratatui::text::{Line, Span};
-use tine_session::{SubagentActivity, SubagentTotals};
+use tine_session::{SubagentActivity, SubagentCall, SubagentTotals};
 
 use crate::layout::{result_line, result_more};
 use crate::shown::{is_file_tool, shown_path};
@@ -28,18 +28,7 @@ impl AgentLines {
         let lines = activity
             .recent
             .iter()
-            .map(|call| {
-                let args = match cwd {
-                    Some(cwd) if is_file_tool(&call.tool) => shown_path(&call.summary, cwd),
-                    _ => call.summary.clone(),
-                };
-                let line = if args.is_empty() {
-                    call.tool.clone()
-                } else {
-                    format!("{}({args})", call.tool)
-                };
-                sanitize(&line).replace('\n', " ")
-            })
+            .map(|call| call_line(call, cwd))
             .collect();
         Self {
             lines,
@@ -76,16 +65,31 @@ impl AgentLines {
     }
 }
 
+/// `Read(src/config.rs)`: a sub-agent's call as one line, a file inside `cwd` relative to it.
+pub(crate) fn call_line(call: &SubagentCall, cwd: Option<&Path>) -> String {
+    let args = match cwd {
+        Some(cwd) if is_file_tool(&call.tool) => shown_path(&call.summary, cwd),
+        _ => call.summary.clone(),
+    };
+    let line = if args.is_empty() {
+        call.tool.clone()
+    } else {
+        format!("{}({args})", call.tool)
+    };
+    sanitize(&line).replace('\n', " ")
+}
+
+/// "3 tool uses".
+pub(crate) fn tool_uses(n: u32) -> String {
+    let unit = if n == 1 { "tool use" } else { "tool uses" };
+    format!("{n} {unit}")
+}
+
 /// "Done (7 tool uses · 12.3k tokens · 8.1s)".
 pub(crate) fn done_line(totals: &SubagentTotals) -> String {
-    let unit = if totals.tool_uses == 1 {
-        "tool use"
-    } else {
-        "tool uses"
-    };
     format!(
-        "Done ({} {unit} · {} tokens · {:.1}s)",
-        totals.tool_uses,
+        "Done ({} · {} tokens · {:.1}s)",
+        tool_uses(totals.tool_uses),
         short_count(totals.total_tokens),
         totals.duration.as_secs_f64()
     )
@@ -103,8 +107,6 @@ fn short_count(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
-
-    use tine_session::SubagentCall;
 
     use super::*;
 

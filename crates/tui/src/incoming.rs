@@ -56,7 +56,11 @@ impl App {
                 return self.turn_ended(id, end.outcome);
             }
             SessionEvent::Background(event) => self.background(event),
-            SessionEvent::Task(update) => self.upsert_task(PanelTask::of_task(update)),
+            SessionEvent::Task(update) => {
+                let cwd = self.info.as_ref().map(|info| info.cwd.as_path());
+                let task = PanelTask::of_task(update, cwd);
+                self.upsert_task(task);
+            }
             SessionEvent::TaskStopped(stopped) => {
                 self.notice(NoticeLevel::Info, stopped_line(&stopped));
             }

@@ -2,7 +2,11 @@
 //! ([`TaskUpdate`]), or a job of its stop-hook pipeline ([`BackgroundEvent`]), named as people
 //! read it ("memory extraction", "npm run dev").
 
+use std::path::Path;
+
 use tine_session::{BackgroundEvent, TaskKind, TaskState, TaskUpdate};
+
+use crate::agent_call::{call_line, tool_uses};
 
 /// A row of the panel: a task of the session's, or a job of its pipeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +26,8 @@ pub(crate) struct PanelTask {
 }
 
 impl PanelTask {
-    /// A sub-agent or a background shell.
-    pub(crate) fn of_task(update: TaskUpdate) -> Self {
+    /// A sub-agent or a background shell; files inside `cwd` are shown relative to it.
+    pub(crate) fn of_task(update: TaskUpdate, cwd: Option<&Path>) -> Self {
         let kind = match update.kind {
             TaskKind::Agent => "agent",
             TaskKind::Shell => "shell",
@@ -33,14 +37,10 @@ impl PanelTask {
             .activity
             .as_ref()
             .map_or_else(String::new, |activity| {
-                let uses = activity.totals.tool_uses;
-                let unit = if uses == 1 { "tool use" } else { "tool uses" };
+                let uses = tool_uses(activity.totals.tool_uses);
                 match activity.recent.last() {
-                    Some(call) if call.summary.is_empty() => {
-                        format!("{} · {uses} {unit}", call.tool)
-                    }
-                    Some(call) => format!("{}({}) · {uses} {unit}", call.tool, call.summary),
-                    None => format!("{uses} {unit}"),
+                    Some(call) => format!("{} · {uses}", call_line(call, cwd)),
+                    None => uses,
                 }
             });
         Self {
@@ -86,5 +86,38 @@ pub(crate) fn job_title(job: &str) -> String {
         "extract_memories" => "memory extraction".to_owned(),
         "auto_dream" => "memory dream".to_owned(),
         other => other.replace('_', " "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tine_session::{SubagentActivity, SubagentCall, SubagentTotals};
+
+    use super::*;
+
+    #[test]
+    fn a_running_agents_row_shows_its_latest_call_and_count() {
+        let update = |activity| TaskUpdate {
+            id: "a_1".into(),
+            kind: TaskKind::Agent,
+            title: "survey".into(),
+            state: TaskState::Running,
+            detail: String::new(),
+            output_file: None,
+            activity,
+        };
+        let activity = SubagentActivity {
+            totals: SubagentTotals {
+                tool_uses: 3,
+                ..SubagentTotals::default()
+            },
+            recent: vec![SubagentCall {
+                tool: "Read".into(),
+                summary: "/p/src/a.rs".into(),
+            }],
+        };
+        let row = PanelTask::of_task(update(Some(activity)), Some(Path::new("/p")));
+        assert_eq!(row.activity, "Read(src/a.rs) · 3 tool uses");
+        assert_eq!(PanelTask::of_task(update(None), None).activity, "");
     }
 }

@@ -1,6 +1,7 @@
 //! A foreground sub-agent through the UI on the real session: its calls show under the Agent
 //! call while it runs (the session's `ToolProgress` of that call, each carrying the
-//! sub-agent's latest calls), and "Done (N tool uses · … tokens · …s)" once it is done.
+//! sub-agent's latest calls) and in its tasks panel row (the session's `Task` updates), and
+//! "Done (N tool uses · … tokens · …s)" once it is done.
 
 use tine_session::{QueryEvent, SubagentStep, ToolDisplay};
 
@@ -127,6 +128,15 @@ async fn a_sub_agents_calls_show_under_its_agent_call_while_it_runs_then_done() 
         "{screen}"
     );
     assert!(!screen.contains("Done ("), "{screen}");
+    // Its task's row says the same, from the session's task updates.
+    ui.key(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    settle().await;
+    let panel = ui.screen();
+    assert!(
+        panel.contains("Find the config loader  Grep(load_settings) · 2 tool uses"),
+        "{panel}"
+    );
+    ui.key(KeyCode::Esc, KeyModifiers::NONE);
 
     let (_, turn) = ui.turn_end().await;
     let totals = turn
