@@ -18,7 +18,7 @@ use crossterm::event::{Event as TerminalEvent, EventStream};
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
-use tine_session::{Event, Op, OpId, SessionClosed, SessionEvent, SessionHandle};
+use tine_session::{EXPORT_CLIPBOARD, Event, Op, OpId, SessionClosed, SessionEvent, SessionHandle};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Duration, Instant, sleep_until};
 
@@ -196,7 +196,10 @@ impl<'a, S: Submitter> Pump<'a, S> {
             if let Some((path, project)) = &self.history {
                 match &op {
                     Op::Prompt(text) => prompt_history::append(path, project, text),
-                    Op::Command { name, args } if args.is_empty() => {
+                    // `/export` as typed, not as the UI asks the session for the clipboard.
+                    Op::Command { name, args }
+                        if args.is_empty() || (name == "export" && args == EXPORT_CLIPBOARD) =>
+                    {
                         prompt_history::append(path, project, &format!("/{name}"));
                     }
                     Op::Command { name, args } => {

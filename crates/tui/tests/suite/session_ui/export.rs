@@ -55,4 +55,8 @@ async fn export_without_a_file_is_for_the_clipboard_and_ctrl_r_sends_a_prompt_ag
     let (mut app, _) = ui.exit().await;
     // The test's loop has no terminal: the text waits in the app, as the real loop takes it.
     assert_eq!(app.take_clipboard().as_deref(), Some(copied.as_str()));
+    // The history file has `/export` as typed.
+    let history = std::fs::read_to_string(world.home.join("history.jsonl")).unwrap();
+    assert!(history.contains("\"display\":\"/export\""), "{history}");
+    assert!(!history.contains("--clipboard"), "{history}");
 }
