@@ -362,6 +362,9 @@ impl App {
         if self.mention.poll() {
             self.dirty = true;
         }
+        if self.tick_status_command(now) {
+            self.dirty = true;
+        }
     }
 
     /// What is due at `now`: a draft to speculate on once typing paused, the idle hint.
@@ -393,9 +396,6 @@ impl App {
                 self.quiet_failures.insert(id);
             }
             _ => {}
-        }
-        if self.tick_status_command(now) {
-            self.dirty = true;
         }
     }
 

@@ -43,21 +43,165 @@ impl IndentedLine {
 
     /// The rows it draws at `width`.
     pub(crate) fn wrap(&self, width: u16, out: &mut Vec<Line<'static>>) {
-        let first_w = spans_width(&self.first);
-        let rest_w = spans_width(&self.rest);
+        self.wrap_within(&[], &[], width, out);
+    }
+
+    /// The rows it draws at `width` with `outer_first` / `outer_rest` put in front of its own
+    /// prefixes (as [`IndentedLine::nested`] would, without copying the line); returns where
+    /// each row's body starts, so a longer version of the line can be wrapped again from its
+    /// last rows ([`IndentedLine::rewrap_within`]).
+    pub(crate) fn wrap_within(
+        &self,
+        outer_first: &[Span<'static>],
+        outer_rest: &[Span<'static>],
+        width: u16,
+        out: &mut Vec<Line<'static>>,
+    ) -> Vec<SpanPos> {
+        let (body_first, body_rest) = self.body_widths(outer_first, outer_rest, width);
+        let (rows, starts) = if spans_width(&self.body.spans) <= body_first {
+            (vec![self.body.spans.clone()], vec![SpanPos::default()])
+        } else {
+            wrap_from(
+                &self.body.spans,
+                SpanPos::default(),
+                body_first,
+                body_rest,
+                true,
+            )
+        };
+        self.push_rows(outer_first, outer_rest, rows, true, out);
+        starts
+    }
+
+    /// Wraps this line again where `old` (the same line before text was appended to it, or
+    /// otherwise changed) was wrapped with `old_starts` into the last rows of `out`: the rows
+    /// before the change stay, only the rest is wrapped again. Greedy wrapping decides a row
+    /// from the text from that row's start on, so the result is the same as wrapping the whole
+    /// line (`wrap_within`), at the cost of the changed rows. `out` ends with `old`'s rows.
+    pub(crate) fn rewrap_within(
+        &self,
+        old: &IndentedLine,
+        old_starts: Vec<SpanPos>,
+        outer_first: &[Span<'static>],
+        outer_rest: &[Span<'static>],
+        width: u16,
+        out: &mut Vec<Line<'static>>,
+    ) -> Vec<SpanPos> {
+        let old_rows = old_starts.len();
+        let fresh = out.len().saturating_sub(old_rows);
+        let same_frame = self.first == old.first
+            && self.rest == old.rest
+            && self.body.style == old.body.style
+            && out.len() >= old_rows;
+        let changed = common_prefix(&old.body.spans, &self.body.spans);
+        // The row holding the first change, and the one before it (whose end a changed first
+        // word of the next row decided) are wrapped again; rows before them cannot change.
+        let holding = old_starts
+            .partition_point(|s| *s < changed)
+            .saturating_sub(1);
+        let keep = holding.saturating_sub(1);
+        // Leading indentation wider than the first row is laid out as the line's start only.
+        let (body_first, _) = self.body_widths(outer_first, outer_rest, width);
+        let indented = leading_space_width(&self.body.spans) >= body_first;
+        if !same_frame || keep == 0 || indented {
+            out.truncate(fresh);
+            return self.wrap_within(outer_first, outer_rest, width, out);
+        }
+        let (_, body_rest) = self.body_widths(outer_first, outer_rest, width);
+        let mut starts = old_starts;
+        let from = starts[keep];
+        starts.truncate(keep);
+        out.truncate(fresh + keep);
+        let (rows, more) = wrap_from(&self.body.spans, from, body_rest, body_rest, false);
+        starts.extend(more);
+        self.push_rows(outer_first, outer_rest, rows, false, out);
+        starts
+    }
+
+    fn body_widths(
+        &self,
+        outer_first: &[Span<'static>],
+        outer_rest: &[Span<'static>],
+        width: u16,
+    ) -> (usize, usize) {
+        let first_w = spans_width(outer_first) + spans_width(&self.first);
+        let rest_w = spans_width(outer_rest) + spans_width(&self.rest);
         let width = usize::from(width.max(1));
-        let body_first = width.saturating_sub(first_w).max(1);
-        let body_rest = width.saturating_sub(rest_w).max(1);
-        let rows = wrap_spans(&self.body.spans, body_first, body_rest);
+        (
+            width.saturating_sub(first_w).max(1),
+            width.saturating_sub(rest_w).max(1),
+        )
+    }
+
+    /// Rows of body spans with the prefixes put in front (`starts_line`: the first row is the
+    /// line's first).
+    fn push_rows(
+        &self,
+        outer_first: &[Span<'static>],
+        outer_rest: &[Span<'static>],
+        rows: Vec<Vec<Span<'static>>>,
+        starts_line: bool,
+        out: &mut Vec<Line<'static>>,
+    ) {
         for (i, row) in rows.into_iter().enumerate() {
-            let prefix = if i == 0 { &self.first } else { &self.rest };
-            let mut spans = prefix.clone();
+            let (outer, own) = if i == 0 && starts_line {
+                (outer_first, &self.first)
+            } else {
+                (outer_rest, &self.rest)
+            };
+            let mut spans = Vec::with_capacity(outer.len() + own.len() + row.len());
+            spans.extend_from_slice(outer);
+            spans.extend_from_slice(own);
             spans.extend(row);
             let mut line = Line::from(spans);
             line.style = self.body.style;
             out.push(line);
         }
     }
+}
+
+/// A place in a line's spans: the span, and a byte offset in its text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct SpanPos {
+    span: usize,
+    byte: usize,
+}
+
+/// Where two lines' spans first differ (in text or style); the end of the shorter one when one
+/// begins the other.
+fn common_prefix(a: &[Span<'static>], b: &[Span<'static>]) -> SpanPos {
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        if x == y {
+            continue;
+        }
+        if x.style != y.style {
+            return SpanPos { span: i, byte: 0 };
+        }
+        let byte = x
+            .content
+            .bytes()
+            .zip(y.content.bytes())
+            .take_while(|(p, q)| p == q)
+            .count();
+        return SpanPos { span: i, byte };
+    }
+    SpanPos {
+        span: a.len().min(b.len()),
+        byte: 0,
+    }
+}
+
+fn leading_space_width(spans: &[Span<'_>]) -> usize {
+    let mut width = 0;
+    for span in spans {
+        let text = span.content.as_ref();
+        let trimmed = text.trim_start_matches([' ', '\t']);
+        width += text.len() - trimmed.len();
+        if !trimmed.is_empty() {
+            break;
+        }
+    }
+    width
 }
 
 /// Display width of spans.
@@ -68,105 +212,200 @@ pub(crate) fn spans_width(spans: &[Span<'_>]) -> usize {
 /// Wraps one line of spans: the first row holds `first` columns, the others `rest`. Breaks at
 /// spaces; a word longer than a row is cut. Spaces at a break are dropped, leading indentation
 /// of the line is kept. Always returns at least one row.
-pub(crate) fn wrap_spans(
+#[cfg(test)]
+fn wrap_spans(
     spans: &[Span<'static>],
     first: usize,
     rest: usize,
 ) -> Vec<Vec<Span<'static>>> {
-    let total = spans_width(spans);
-    if total <= first {
+    if spans_width(spans) <= first {
         return vec![spans.to_vec()];
     }
-    let tokens = tokenize(spans);
-    let mut rows: Vec<Vec<Span<'static>>> = Vec::new();
-    let mut row = Row::default();
-    let mut limit = first;
-    let mut at_line_start = true;
+    wrap_from(spans, SpanPos::default(), first, rest, true).0
+}
+
+/// Wraps `spans` from `from` on (the start of a row, `at_line_start` when it is the line's
+/// first): the rows, and where each row's text starts.
+fn wrap_from(
+    spans: &[Span<'static>],
+    from: SpanPos,
+    first: usize,
+    rest: usize,
+    at_line_start: bool,
+) -> (Vec<Vec<Span<'static>>>, Vec<SpanPos>) {
+    let (parts, tokens) = tokenize(spans, from);
+    let mut out = Rows {
+        rows: Vec::new(),
+        starts: Vec::new(),
+        row: Row::default(),
+        limit: first,
+        rest,
+    };
+    let mut at_line_start = at_line_start;
     // Spaces between words wait until the next word shows they are not at a break.
-    let mut pending: Option<Token> = None;
-    for token in tokens {
+    let mut pending: Option<&Token> = None;
+    for token in &tokens {
+        let token_parts = &parts[token.parts.clone()];
         if token.space {
             if at_line_start {
                 // Leading indentation of the line stays; cut if it overflows the row.
-                row.push_cut(&token, &mut rows, &mut limit, rest);
+                out.push_cut(token_parts);
             } else {
                 pending = Some(token);
             }
             continue;
         }
         at_line_start = false;
-        let w = token.width();
-        let gap = pending.as_ref().map_or(0, Token::width);
-        if row.width + gap + w <= limit {
+        let w = token.width;
+        let gap = pending.map_or(0, |t| t.width);
+        if out.row.width + gap + w <= out.limit {
             if let Some(space) = pending.take() {
-                row.push(&space);
+                out.push(&parts[space.parts.clone()]);
             }
-            row.push(&token);
-        } else if w <= rest && row.width > 0 {
+            out.push(token_parts);
+        } else if w <= rest && out.row.width > 0 {
             pending = None;
-            rows.push(std::mem::take(&mut row).spans);
-            limit = rest;
-            row.push(&token);
+            out.break_row();
+            out.push(token_parts);
         } else {
             if let Some(space) = pending.take()
-                && row.width + space.width() < limit
+                && out.row.width + space.width < out.limit
             {
-                row.push(&space);
+                out.push(&parts[space.parts.clone()]);
             }
-            row.push_cut(&token, &mut rows, &mut limit, rest);
+            out.push_cut(token_parts);
         }
     }
-    if !row.spans.is_empty() || rows.is_empty() {
-        rows.push(row.spans);
+    if !out.row.spans.is_empty() || out.rows.is_empty() {
+        out.break_row();
     }
-    rows
+    // A row's start is where its first piece came from; an empty row starts where the text does.
+    let starts = out
+        .starts
+        .iter()
+        .map(|s| s.unwrap_or(from))
+        .collect::<Vec<_>>();
+    (out.rows, starts)
 }
 
-/// A run of spaces or of non-spaces, possibly across spans of different styles.
+/// A piece of one span's text, with where it came from.
+struct Part<'a> {
+    text: &'a str,
+    style: Style,
+    pos: SpanPos,
+}
+
+/// A run of spaces or of non-spaces, possibly across spans of different styles: a range of
+/// parts.
 struct Token {
-    parts: Vec<(String, Style)>,
+    parts: std::ops::Range<usize>,
     space: bool,
+    width: usize,
 }
 
-impl Token {
-    fn width(&self) -> usize {
-        self.parts.iter().map(|(t, _)| t.width()).sum()
-    }
-}
-
-fn tokenize(spans: &[Span<'static>]) -> Vec<Token> {
+fn tokenize<'a>(spans: &'a [Span<'static>], from: SpanPos) -> (Vec<Part<'a>>, Vec<Token>) {
+    let mut parts: Vec<Part<'_>> = Vec::new();
     let mut tokens: Vec<Token> = Vec::new();
-    for span in spans {
-        let mut start = 0;
+    for (index, span) in spans.iter().enumerate().skip(from.span) {
         let text = span.content.as_ref();
+        let offset = if index == from.span {
+            from.byte.min(text.len())
+        } else {
+            0
+        };
+        let mut start = offset;
         let mut current: Option<bool> = None;
-        for (i, c) in text.char_indices() {
+        let mut push = |end: usize, space: bool, start: usize| {
+            let piece = &text[start..end];
+            let width = piece.width();
+            parts.push(Part {
+                text: piece,
+                style: span.style,
+                pos: SpanPos {
+                    span: index,
+                    byte: start,
+                },
+            });
+            let at = parts.len() - 1;
+            match tokens.last_mut() {
+                Some(last) if last.space == space => {
+                    last.parts.end = at + 1;
+                    last.width += width;
+                }
+                _ => tokens.push(Token {
+                    parts: at..at + 1,
+                    space,
+                    width,
+                }),
+            }
+        };
+        for (i, c) in text[offset..].char_indices() {
+            let i = i + offset;
             let space = c == ' ' || c == '\t';
-            if current.is_some_and(|s| s != space) {
-                push_part(
-                    &mut tokens,
-                    &text[start..i],
-                    span.style,
-                    current == Some(true),
-                );
+            if let Some(was) = current
+                && was != space
+            {
+                push(i, was, start);
                 start = i;
             }
             current = Some(space);
         }
         if let Some(space) = current {
-            push_part(&mut tokens, &text[start..], span.style, space);
+            push(text.len(), space, start);
         }
     }
-    tokens
+    (parts, tokens)
 }
 
-fn push_part(tokens: &mut Vec<Token>, text: &str, style: Style, space: bool) {
-    match tokens.last_mut() {
-        Some(last) if last.space == space => last.parts.push((text.to_owned(), style)),
-        _ => tokens.push(Token {
-            parts: vec![(text.to_owned(), style)],
-            space,
-        }),
+/// The rows being built.
+struct Rows {
+    rows: Vec<Vec<Span<'static>>>,
+    /// Where each finished row's text starts (`None`: an empty row).
+    starts: Vec<Option<SpanPos>>,
+    row: Row,
+    limit: usize,
+    rest: usize,
+}
+
+impl Rows {
+    fn push(&mut self, parts: &[Part<'_>]) {
+        for part in parts {
+            self.row.push_str(part.text, part.style, part.pos);
+        }
+    }
+
+    fn break_row(&mut self) {
+        let row = std::mem::take(&mut self.row);
+        self.rows.push(row.spans);
+        self.starts.push(row.start);
+        self.limit = self.rest;
+    }
+
+    /// Pushes pieces character by character, starting new rows as they fill.
+    fn push_cut(&mut self, parts: &[Part<'_>]) {
+        for part in parts {
+            let mut piece_start = 0;
+            let mut piece_w = 0;
+            for (i, c) in part.text.char_indices() {
+                let cw = c.width().unwrap_or(0);
+                if self.row.width + piece_w + cw > self.limit && self.row.width + piece_w > 0 {
+                    self.push_piece(part, piece_start, i);
+                    piece_start = i;
+                    piece_w = 0;
+                    self.break_row();
+                }
+                piece_w += cw;
+            }
+            self.push_piece(part, piece_start, part.text.len());
+        }
+    }
+
+    fn push_piece(&mut self, part: &Part<'_>, start: usize, end: usize) {
+        let pos = SpanPos {
+            span: part.pos.span,
+            byte: part.pos.byte + start,
+        };
+        self.row.push_str(&part.text[start..end], part.style, pos);
     }
 }
 
@@ -174,50 +413,21 @@ fn push_part(tokens: &mut Vec<Token>, text: &str, style: Style, space: bool) {
 struct Row {
     spans: Vec<Span<'static>>,
     width: usize,
+    start: Option<SpanPos>,
 }
 
 impl Row {
-    fn push(&mut self, token: &Token) {
-        for (text, style) in &token.parts {
-            self.push_str(text, *style);
-        }
-    }
-
-    fn push_str(&mut self, text: &str, style: Style) {
+    fn push_str(&mut self, text: &str, style: Style, pos: SpanPos) {
         if text.is_empty() {
             return;
+        }
+        if self.start.is_none() {
+            self.start = Some(pos);
         }
         self.width += text.width();
         match self.spans.last_mut() {
             Some(last) if last.style == style => last.content.to_mut().push_str(text),
             _ => self.spans.push(Span::styled(text.to_owned(), style)),
-        }
-    }
-
-    /// Pushes a token character by character, starting new rows as they fill.
-    fn push_cut(
-        &mut self,
-        token: &Token,
-        rows: &mut Vec<Vec<Span<'static>>>,
-        limit: &mut usize,
-        rest: usize,
-    ) {
-        for (text, style) in &token.parts {
-            let mut piece = String::new();
-            let mut piece_w = 0;
-            for c in text.chars() {
-                let cw = c.width().unwrap_or(0);
-                if self.width + piece_w + cw > *limit && self.width + piece_w > 0 {
-                    self.push_str(&piece, *style);
-                    piece.clear();
-                    piece_w = 0;
-                    rows.push(std::mem::take(self).spans);
-                    *limit = rest;
-                }
-                piece.push(c);
-                piece_w += cw;
-            }
-            self.push_str(&piece, *style);
         }
     }
 }
@@ -359,6 +569,84 @@ mod tests {
         line.wrap(10, &mut out);
         let rows: Vec<String> = out.iter().map(|l| l.to_string()).collect();
         assert_eq!(rows, ["• one two", "  three", "  four"]);
+    }
+
+    /// A line grown piece by piece and wrapped again from its last rows each time has exactly
+    /// the rows of wrapping it whole, whatever the words, styles, widths and prefixes.
+    #[test]
+    fn rewrapping_a_growing_line_equals_wrapping_it_whole() {
+        use ratatui::style::Stylize;
+        let mut seed = 0x2545_f491_u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % n as u64).unwrap()
+        };
+        let words = [
+            "a",
+            "of",
+            "the",
+            "quick",
+            "brownish",
+            "日本語",
+            "x",
+            "supercalifragilistic",
+            "https://example.com/a/very/long/path/that/is/longer/than/a/row/for/sure",
+            "**",
+            "`code`",
+            "  ",
+            " ",
+        ];
+        for case in 0..300 {
+            let width = u16::try_from(8 + next(50)).unwrap();
+            let first = vec![Span::raw("● ")];
+            let rest = vec![Span::raw("  ")];
+            let mut spans: Vec<Span<'static>> = Vec::new();
+            let mut old: Option<(IndentedLine, Vec<SpanPos>, Vec<Line<'static>>)> = None;
+            for _step in 0..40 {
+                // Grow the text, sometimes restyle its end (as a closing `**` does).
+                for _ in 0..1 + next(4) {
+                    let word = words[next(words.len())].to_owned();
+                    let text = if next(3) == 0 {
+                        word
+                    } else {
+                        format!("{word} ")
+                    };
+                    match next(4) {
+                        0 => spans.push(text.bold()),
+                        1 => spans.push(Span::raw(text)),
+                        _ => match spans.last_mut() {
+                            Some(last) => last.content.to_mut().push_str(&text),
+                            None => spans.push(Span::raw(text)),
+                        },
+                    }
+                }
+                if next(6) == 0
+                    && let Some(last) = spans.last_mut()
+                {
+                    *last = last.clone().italic();
+                }
+                let line = IndentedLine::plain(Line::from(spans.clone()));
+                let mut whole = Vec::new();
+                line.wrap_within(&first, &rest, width, &mut whole);
+                let (rows, starts) = match old.take() {
+                    None => {
+                        let mut rows = Vec::new();
+                        let starts = line.wrap_within(&first, &rest, width, &mut rows);
+                        (rows, starts)
+                    }
+                    Some((before, starts, mut rows)) => {
+                        let starts =
+                            line.rewrap_within(&before, starts, &first, &rest, width, &mut rows);
+                        (rows, starts)
+                    }
+                };
+                assert_eq!(rows, whole, "case {case}, width {width}: {spans:?}");
+                assert_eq!(starts.len(), rows.len());
+                old = Some((line, starts, rows));
+            }
+        }
     }
 
     #[test]
