@@ -100,3 +100,17 @@ fn reasons_name_the_problem() {
         .unwrap_or_default();
     assert!(why.contains("in place"), "{why}");
 }
+
+/// Found by fuzz_bash: after a pipeline of three, tree-sitter-bash 0.25 reads the next line's
+/// `rm x` as arguments of the last `cat` (no error node), and the line read as read-only.
+#[test]
+fn a_write_on_the_line_after_a_long_pipeline_is_seen() {
+    let line = "cat notes.txt | cat notes.txt | cat notes.txt\nrm notes.txt && cat notes.txt";
+    let analysis = analyze(line);
+    let programs: Vec<_> = analysis
+        .commands
+        .iter()
+        .map(|c| c.program.clone())
+        .collect();
+    assert!(!analysis.is_read_only(), "{programs:?} {analysis:#?}");
+}

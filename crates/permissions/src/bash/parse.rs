@@ -241,6 +241,21 @@ impl Walker<'_> {
                 }
             }
         }
+        // tree-sitter-bash 0.25 can read a pipeline's last command on into the next line
+        // (`a | b | c\nrm x` as `c rm x`, found by fuzz_bash), with no error node: a newline
+        // between two words of one command is a parse bash does not make.
+        if children.windows(2).any(|pair| {
+            let gap = self
+                .src
+                .get(pair[0].1.end_byte()..pair[1].1.start_byte())
+                .unwrap_or_default();
+            gap.iter()
+                .enumerate()
+                .any(|(i, b)| *b == b'\n' && (i == 0 || gap[i - 1] != b'\\'))
+        }) {
+            self.parse_error = true;
+            self.concern("the command has a syntax error");
+        }
         for (field, child) in &children {
             let child = *child;
             match (*field, child.kind()) {

@@ -398,6 +398,25 @@ fn commands_that_print_the_environment_ask() {
     assert!(bash(&engine, &ctx, "ps aux").is_allow());
 }
 
+/// A read-only looking pipeline followed by a write on the next line: tree-sitter-bash reads
+/// the second line as more arguments of the last `cat` (found by fuzz_bash), so the line must
+/// ask rather than pass as reads.
+#[test]
+fn a_write_on_the_line_after_a_pipeline_of_reads_asks() {
+    let tree = Tree::new();
+    let engine = tree.engine(PermissionMode::Default);
+    let ctx = tree.ctx();
+    for command in [
+        "cat src/lib.rs | cat src/lib.rs | cat src/lib.rs\nrm src/lib.rs && cat src/lib.rs",
+        "cat src/lib.rs | head -1 | wc -l\nrm -f src/lib.rs",
+    ] {
+        let d = bash(&engine, &ctx, command);
+        assert!(is_ask(&d), "`{command}` was not asked: {d:?}");
+    }
+    // A continued line is one command, as bash reads it.
+    assert!(bash(&engine, &ctx, "cat src/lib.rs | head -1 | wc \\\n -l").is_allow());
+}
+
 /// Sanity for the fixture: the links really lead where the tests say.
 #[test]
 fn the_fixture_links_lead_out() {
