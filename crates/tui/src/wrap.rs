@@ -213,11 +213,7 @@ pub(crate) fn spans_width(spans: &[Span<'_>]) -> usize {
 /// spaces; a word longer than a row is cut. Spaces at a break are dropped, leading indentation
 /// of the line is kept. Always returns at least one row.
 #[cfg(test)]
-fn wrap_spans(
-    spans: &[Span<'static>],
-    first: usize,
-    rest: usize,
-) -> Vec<Vec<Span<'static>>> {
+fn wrap_spans(spans: &[Span<'static>], first: usize, rest: usize) -> Vec<Vec<Span<'static>>> {
     if spans_width(spans) <= first {
         return vec![spans.to_vec()];
     }
