@@ -104,14 +104,16 @@ pub(crate) fn view(conv: &Conversation) -> String {
         used_total as f64 * 100.0 / window as f64,
         report.model
     );
+    // Markdown front ends (the UI, editors) join single newlines: each row ends in a hard break
+    // (two spaces, invisible in plain text).
     for row in squares.chunks(10) {
-        let _ = writeln!(out, "{}", row.concat());
+        let _ = writeln!(out, "{}  ", row.concat());
     }
     out.push('\n');
     for ((name, colour), t) in PARTS.iter().zip(&tokens) {
         let _ = writeln!(
             out,
-            "{colour} {name}: {t} tokens ({:.1}%)",
+            "{colour} {name}: {t} tokens ({:.1}%)  ",
             *t as f64 * 100.0 / window as f64
         );
     }

@@ -33,6 +33,7 @@ mod ask_again;
 mod at_mention;
 mod background;
 mod basics;
+mod context;
 mod elicitation;
 mod export;
 mod extensions;
