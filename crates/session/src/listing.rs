@@ -109,6 +109,22 @@ fn messages(path: &Path) -> usize {
         .count()
 }
 
+/// A prompt's text without the `<system-reminder>` blocks tine attached to it (an `@` mention's
+/// Read, hook context): what the person typed.
+fn without_reminders(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("<system-reminder>") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("</system-reminder>") {
+            Some(end) => rest = &rest[start + end + "</system-reminder>".len()..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The first user prompt of a transcript (its first 200 lines), shortened.
 fn first_prompt(path: &Path) -> String {
     let Ok(file) = std::fs::File::open(path) else {
@@ -127,7 +143,7 @@ fn first_prompt(path: &Path) -> String {
             Value::Array(blocks) => blocks
                 .iter()
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .filter(|t| !t.starts_with("<system-reminder>"))
+                .map(without_reminders)
                 .collect::<Vec<_>>()
                 .join(" "),
             _ => String::new(),
@@ -143,4 +159,23 @@ fn first_prompt(path: &Path) -> String {
         }
     }
     String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_prompts_attachments_are_not_its_title() {
+        assert_eq!(
+            super::without_reminders(
+                "what is in @src/main.rs\n\n<system-reminder>\nCalled the Read tool\n</system-reminder>\n<system-reminder>x</system-reminder>"
+            )
+            .trim(),
+            "what is in @src/main.rs"
+        );
+        assert_eq!(
+            super::without_reminders("<system-reminder>ctx</system-reminder>"),
+            ""
+        );
+        assert_eq!(super::without_reminders("plain"), "plain");
+    }
 }

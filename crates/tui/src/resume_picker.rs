@@ -15,6 +15,8 @@ use crate::wrap::sanitize;
 /// The list, while it shows: each row's text and the op choosing it makes.
 #[derive(Debug, Default)]
 pub(crate) struct ResumePicker {
+    /// The panel's border title.
+    panel: &'static str,
     title: &'static str,
     items: Vec<(String, Op)>,
     selected: usize,
@@ -52,6 +54,7 @@ impl ResumePicker {
                 Some((label, Op::Resume(id)))
             })
             .collect();
+        self.panel = " Resume ";
         self.title = "Resume which session? (↑/↓, enter; esc to close)";
         self.selected = 0;
     }
@@ -60,6 +63,7 @@ impl ResumePicker {
     /// one in use selected.
     pub(crate) fn open_models(&mut self, data: &Value) {
         let current = data.get("model").and_then(Value::as_str).unwrap_or("");
+        let mut in_use = None;
         self.items = data
             .get("choices")
             .and_then(Value::as_array)
@@ -69,6 +73,7 @@ impl ResumePicker {
                 let name = c.get("name")?.as_str()?;
                 let about = c.get("about").and_then(Value::as_str).unwrap_or("");
                 let mark = if c.get("id").and_then(Value::as_str) == Some(current) {
+                    in_use = Some(name.to_owned());
                     " (in use)"
                 } else {
                     ""
@@ -79,8 +84,18 @@ impl ResumePicker {
                 ))
             })
             .collect();
+        self.panel = " Model ";
         self.title = "Switch to which model? (↑/↓, enter; esc to close)";
-        self.selected = 0;
+        self.selected = self
+            .items
+            .iter()
+            .position(|(_, op)| matches!((op, &in_use), (Op::SetModel(m), Some(u)) if m == u))
+            .unwrap_or(0);
+    }
+
+    /// The panel's border title.
+    pub(crate) fn panel_title(&self) -> &'static str {
+        self.panel
     }
 
     /// One key: the op of the row chosen, if one was.
@@ -165,6 +180,24 @@ mod tests {
             {"name": "haiku", "id": "claude-haiku-4-5", "about": "the fastest"}
         ]}));
         assert!(picker.rows(10)[1].to_string().contains("opus (in use)"));
+        assert_eq!(picker.panel_title(), " Model ");
+        // The model in use is where the selection starts.
+        picker.open_models(&json!({"model": "claude-haiku-4-5", "choices": [
+            {"name": "opus", "id": "claude-opus-4-1", "about": "the most capable"},
+            {"name": "haiku", "id": "claude-haiku-4-5", "about": "the fastest"}
+        ]}));
+        assert!(
+            picker.rows(10)[2].to_string().starts_with('❯'),
+            "{:?}",
+            picker.rows(10)
+        );
+        picker.key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE));
+        let ops = picker.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(ops, [Op::SetModel("opus".into())]);
+        picker.open_models(&json!({"model": "claude-opus-4-1", "choices": [
+            {"name": "opus", "id": "claude-opus-4-1", "about": "the most capable"},
+            {"name": "haiku", "id": "claude-haiku-4-5", "about": "the fastest"}
+        ]}));
         picker.key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
         let ops = picker.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
         assert_eq!(ops, [Op::SetModel("haiku".into())]);

@@ -157,7 +157,7 @@ impl App {
         self.render_help(help_area, buf, &help);
         draw_panel(away_area, buf, " While you were away ", &away);
         draw_panel(rewind_area, buf, self.rewind.title(), &rewind);
-        draw_panel(resume_area, buf, " Resume ", &resume);
+        draw_panel(resume_area, buf, self.resume.panel_title(), &resume);
         let mut cursor = if dialog_open {
             self.dialog.render(dialog_area, buf)
         } else {
