@@ -232,6 +232,7 @@ fn block_name(block: &ContentBlock) -> &'static str {
         ContentBlock::ToolResult(_) => "tool_result",
         ContentBlock::Thinking(_) => "thinking",
         ContentBlock::RedactedThinking(_) => "redacted_thinking",
+        ContentBlock::ToolReference(_) => "tool_reference",
         ContentBlock::Unknown(_) => "unknown block type",
     }
 }

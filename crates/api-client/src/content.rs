@@ -185,6 +185,16 @@ pub struct ToolResultBlock {
     pub cache_control: Option<CacheControl>,
 }
 
+/// `{"type":"tool_reference","tool_name":...}`: inside a `tool_result`'s content, it loads a
+/// deferred tool (one sent with `defer_loading: true`): the API expands the tool's definition
+/// where the reference stands, outside the cached prefix of tools and system (the Messages API's
+/// tool search). A result holding references holds nothing else.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolReferenceBlock {
+    /// The deferred tool loaded.
+    pub tool_name: String,
+}
+
 /// `{"type":"thinking","thinking":...,"signature":...}`. Must be sent back unchanged (signature
 /// included) when continuing a tool-use turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -224,6 +234,8 @@ pub enum ContentBlock {
     Thinking(ThinkingBlock),
     /// Redacted extended thinking.
     RedactedThinking(RedactedThinkingBlock),
+    /// A deferred tool loaded by a tool result (ToolSearch's).
+    ToolReference(ToolReferenceBlock),
     /// A block type this client does not know, kept as received.
     #[serde(untagged)]
     Unknown(Value),
@@ -259,6 +271,13 @@ impl ContentBlock {
         })
     }
 
+    /// A reference to the deferred tool `name` (for a tool result's content).
+    pub fn tool_reference(name: impl Into<String>) -> Self {
+        Self::ToolReference(ToolReferenceBlock {
+            tool_name: name.into(),
+        })
+    }
+
     /// The block's `cache_control`, for block types that can carry one.
     pub fn cache_control(&self) -> Option<&CacheControl> {
         match self {
@@ -267,7 +286,10 @@ impl ContentBlock {
             Self::Document(b) => b.cache_control.as_ref(),
             Self::ToolUse(b) => b.cache_control.as_ref(),
             Self::ToolResult(b) => b.cache_control.as_ref(),
-            Self::Thinking(_) | Self::RedactedThinking(_) | Self::Unknown(_) => None,
+            Self::Thinking(_)
+            | Self::RedactedThinking(_)
+            | Self::ToolReference(_)
+            | Self::Unknown(_) => None,
         }
     }
 
@@ -280,7 +302,10 @@ impl ContentBlock {
             Self::Document(b) => b.cache_control = cache_control,
             Self::ToolUse(b) => b.cache_control = cache_control,
             Self::ToolResult(b) => b.cache_control = cache_control,
-            Self::Thinking(_) | Self::RedactedThinking(_) => return false,
+            // A reference lives inside a tool result, whose own marker is the one used.
+            Self::Thinking(_) | Self::RedactedThinking(_) | Self::ToolReference(_) => {
+                return false;
+            }
             Self::Unknown(value) => {
                 let Some(object) = value.as_object_mut() else {
                     return false;

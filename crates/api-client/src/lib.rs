@@ -98,8 +98,8 @@ pub use config::{
 };
 pub use content::{
     ContentBlock, DocumentBlock, DocumentSource, ImageBlock, ImageSource, Message, MessageContent,
-    RedactedThinkingBlock, Role, TextBlock, ThinkingBlock, ToolResultBlock, ToolResultContent,
-    ToolUseBlock,
+    RedactedThinkingBlock, Role, TextBlock, ThinkingBlock, ToolReferenceBlock, ToolResultBlock,
+    ToolResultContent, ToolUseBlock,
 };
 pub use error::{ApiError, ApiErrorKind, ErrorBody};
 pub use events::{ContentDelta, MessageDeltaBody, StreamEvent};
@@ -113,7 +113,7 @@ pub use response::{ResponseMessage, StopReason};
 pub use retry::{RetryNotice, RetryPolicy};
 pub use scripted::{Script, ScriptedClient, message_events, reply};
 pub use sse::{EventDecoder, SseFrame, SseParser};
-pub use tool_array::{ToolArray, ToolDefinition};
+pub use tool_array::{ToolArray, ToolDefinition, referenced_tools};
 pub use usage::{
     CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW, ModelInfo, Usage,
     UsageDelta, context_window, cost_usd, model_info, resolve_model_alias,

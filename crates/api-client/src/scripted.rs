@@ -264,6 +264,7 @@ fn block_events(block: &ContentBlock) -> (ContentBlock, Vec<ContentDelta>) {
         ContentBlock::Image(_)
         | ContentBlock::Document(_)
         | ContentBlock::ToolResult(_)
+        | ContentBlock::ToolReference(_)
         | ContentBlock::Unknown(_) => (block.clone(), Vec::new()),
     }
 }

@@ -2,6 +2,14 @@
 //! bytes are part of the prompt-cache key (docs/ARCHITECTURE.md, "The one rule"), so the pool
 //! serializes it when the session's tools are known and every request and fork sends those
 //! bytes as they are, never re-serializing the definitions.
+//!
+//! Deferred tools (the Messages API's tool search): the array may carry a catalog of tools
+//! sent with `defer_loading: true` only once the conversation loads them (a `tool_reference`
+//! block in a tool result names each). [`ToolArray::loading`] gives the array of a request
+//! whose history loaded some: the session's bytes as they are, then each loaded definition
+//! (serialized once, when the catalog was made) appended, so nothing before it changes. The
+//! API keeps deferred tools out of the cached prefix, and the set loaded is derived from the
+//! messages alone, so a fork or a resumed session sends the same array as its parent.
 
 use std::fmt;
 use std::ops::Deref;
@@ -11,6 +19,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use crate::cache_control::CacheControl;
+use crate::content::{ContentBlock, Message, MessageContent, ToolResultContent};
 
 /// A client tool the model may call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,6 +31,9 @@ pub struct ToolDefinition {
     pub description: String,
     /// The JSON Schema of its input.
     pub input_schema: serde_json::Value,
+    /// Sent only once loaded by a `tool_reference` (tool search); outside the cached prefix.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
     /// A cache breakpoint after this definition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
@@ -34,11 +46,23 @@ pub struct ToolDefinition {
 /// and are not in [`ToolArray::definitions`].
 #[derive(Clone, Default)]
 pub struct ToolArray {
+    /// The client tools, then the loaded deferred tools (the last `loaded` of them).
     definitions: Arc<[ToolDefinition]>,
     server_tools: Arc<[serde_json::Value]>,
     /// `None` only if serializing failed (it cannot for these types): then the definitions
     /// are serialized as they are sent.
     json: Option<Arc<RawValue>>,
+    /// The deferred tools the conversation may load, each serialized once.
+    deferred: Arc<[DeferredEntry]>,
+    /// How many definitions at the end are loaded deferred tools (sent after the server tools).
+    loaded: usize,
+}
+
+/// A deferred tool of the catalog: its definition (`defer_loading: true`) and its bytes.
+#[derive(Debug, Clone, PartialEq)]
+struct DeferredEntry {
+    definition: ToolDefinition,
+    json: Arc<str>,
 }
 
 impl ToolArray {
@@ -51,14 +75,17 @@ impl ToolArray {
     pub fn with_server_tools(&self, server_tools: Vec<serde_json::Value>) -> Self {
         let mut all = self.server_tools.to_vec();
         all.extend(server_tools);
-        Self::serialize(Arc::clone(&self.definitions), Arc::from(all))
+        Self {
+            deferred: Arc::clone(&self.deferred),
+            ..Self::serialize(Arc::from(self.base()), Arc::from(all))
+        }
     }
 
     fn serialize(
         definitions: Arc<[ToolDefinition]>,
         server_tools: Arc<[serde_json::Value]>,
     ) -> Self {
-        let json = match serde_json::value::to_raw_value(&Entries(&definitions, &server_tools)) {
+        let json = match serde_json::value::to_raw_value(&Entries(&definitions, &server_tools, 0)) {
             Ok(raw) => Some(Arc::from(raw)),
             Err(error) => {
                 tracing::error!(%error, "serializing tool definitions");
@@ -69,6 +96,105 @@ impl ToolArray {
             definitions,
             server_tools,
             json,
+            deferred: Arc::from(Vec::new()),
+            loaded: 0,
+        }
+    }
+
+    /// This array (its bytes unchanged) with `deferred` as its catalog of deferred tools, in
+    /// that order; each is marked `defer_loading` and serialized once, here. A tool the array
+    /// sends anyway is left out of the catalog.
+    pub fn with_deferred(&self, deferred: Vec<ToolDefinition>) -> Self {
+        let entries: Vec<DeferredEntry> = deferred
+            .into_iter()
+            .filter(|d| !self.base().iter().any(|b| b.name == d.name))
+            .map(|mut definition| {
+                definition.defer_loading = true;
+                definition.cache_control = None;
+                let json = serde_json::to_string(&definition).unwrap_or_default();
+                DeferredEntry {
+                    definition,
+                    json: Arc::from(json),
+                }
+            })
+            .collect();
+        Self {
+            deferred: Arc::from(entries),
+            ..self.clone()
+        }
+    }
+
+    /// The deferred tools the conversation may load (`defer_loading: true`), in order.
+    pub fn deferred(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.deferred.iter().map(|entry| &entry.definition)
+    }
+
+    /// Whether `name` is a deferred tool of the catalog.
+    pub fn is_deferred(&self, name: &str) -> bool {
+        self.deferred.iter().any(|e| e.definition.name == name)
+    }
+
+    /// The array of a request whose history loaded `names` (see [`referenced_tools`]): these
+    /// bytes, then each named deferred tool's, appended in the order given. Names the catalog
+    /// does not hold, and repeats, are skipped. Without any, the array itself.
+    pub fn loading<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Self {
+        let base = self.base();
+        let mut picked: Vec<&DeferredEntry> = Vec::new();
+        for name in names {
+            if let Some(entry) = self.deferred.iter().find(|e| e.definition.name == name)
+                && !picked.iter().any(|p| p.definition.name == name)
+            {
+                picked.push(entry);
+            }
+        }
+        if picked.is_empty() && self.loaded == 0 {
+            return self.clone();
+        }
+        let definitions: Vec<ToolDefinition> = base
+            .iter()
+            .cloned()
+            .chain(picked.iter().map(|e| e.definition.clone()))
+            .collect();
+        // The session's bytes as they are, then the loaded definitions' own.
+        let base_json = self.base_json();
+        let mut json = String::with_capacity(
+            base_json.len() + picked.iter().map(|e| e.json.len() + 1).sum::<usize>(),
+        );
+        json.push_str(base_json.strip_suffix(']').unwrap_or("["));
+        for entry in &picked {
+            if json.len() > 1 {
+                json.push(',');
+            }
+            json.push_str(&entry.json);
+        }
+        json.push(']');
+        let raw = match RawValue::from_string(json) {
+            Ok(raw) => Some(Arc::from(raw)),
+            Err(error) => {
+                tracing::error!(%error, "joining loaded tool definitions");
+                None
+            }
+        };
+        Self {
+            definitions: Arc::from(definitions),
+            server_tools: Arc::clone(&self.server_tools),
+            json: raw,
+            deferred: Arc::clone(&self.deferred),
+            loaded: picked.len(),
+        }
+    }
+
+    /// The client tools sent whatever is loaded.
+    fn base(&self) -> &[ToolDefinition] {
+        &self.definitions[..self.definitions.len() - self.loaded]
+    }
+
+    /// The bytes of the array without loaded tools.
+    fn base_json(&self) -> String {
+        match self.loaded {
+            0 => self.json(),
+            _ => serde_json::to_string(&Entries(self.base(), &self.server_tools, 0))
+                .unwrap_or_default(),
         }
     }
 
@@ -93,8 +219,10 @@ impl ToolArray {
     pub fn json(&self) -> String {
         match &self.json {
             Some(raw) => raw.get().to_owned(),
-            None => serde_json::to_string(&Entries(&self.definitions, &self.server_tools))
-                .unwrap_or_default(),
+            None => {
+                serde_json::to_string(&Entries(&self.definitions, &self.server_tools, self.loaded))
+                    .unwrap_or_default()
+            }
         }
     }
 
@@ -104,21 +232,53 @@ impl ToolArray {
     }
 }
 
-/// The wire array: client tools, then server tools.
-struct Entries<'a>(&'a [ToolDefinition], &'a [serde_json::Value]);
+/// The wire array: client tools, then server tools, then the last `.2` client tools (loaded
+/// deferred ones).
+struct Entries<'a>(&'a [ToolDefinition], &'a [serde_json::Value], usize);
 
 impl Serialize for Entries<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
+        let (base, loaded) = self.0.split_at(self.0.len() - self.2.min(self.0.len()));
         let mut seq = serializer.serialize_seq(Some(self.0.len() + self.1.len()))?;
-        for definition in self.0 {
+        for definition in base {
             seq.serialize_element(definition)?;
         }
         for tool in self.1 {
             seq.serialize_element(tool)?;
         }
+        for definition in loaded {
+            seq.serialize_element(definition)?;
+        }
         seq.end()
     }
+}
+
+/// The tools the conversation loaded: every `tool_reference` in its tool results, in the
+/// order they first appear. What a request's array appends ([`ToolArray::loading`]).
+pub fn referenced_tools(messages: &[Message]) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for message in messages {
+        let MessageContent::Blocks(blocks) = &message.content else {
+            continue;
+        };
+        for block in blocks {
+            let ContentBlock::ToolResult(result) = block else {
+                continue;
+            };
+            let Some(ToolResultContent::Blocks(inner)) = &result.content else {
+                continue;
+            };
+            for reference in inner {
+                if let ContentBlock::ToolReference(r) = reference
+                    && !names.contains(&r.tool_name.as_str())
+                {
+                    names.push(&r.tool_name);
+                }
+            }
+        }
+    }
+    names
 }
 
 impl Deref for ToolArray {
@@ -143,6 +303,7 @@ impl fmt::Debug for ToolArray {
         f.debug_list()
             .entries(self.definitions.iter())
             .entries(self.server_tools.iter())
+            .entries(self.deferred.iter().map(|e| &e.definition.name))
             .finish()
     }
 }
@@ -169,28 +330,43 @@ impl Serialize for ToolArray {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.json {
             Some(raw) => raw.serialize(serializer),
-            None => Entries(&self.definitions, &self.server_tools).serialize(serializer),
+            None => {
+                Entries(&self.definitions, &self.server_tools, self.loaded).serialize(serializer)
+            }
         }
     }
 }
 
 impl<'de> Deserialize<'de> for ToolArray {
-    /// Entries without an `input_schema` are server tools.
+    /// Entries without an `input_schema` are server tools; client tools after them are
+    /// loaded deferred tools.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let entries = Vec::<serde_json::Value>::deserialize(deserializer)?;
         let mut definitions = Vec::new();
         let mut server_tools = Vec::new();
+        let mut loaded = 0;
         for entry in entries {
             if entry.get("input_schema").is_some() {
                 definitions.push(serde_json::from_value(entry).map_err(serde::de::Error::custom)?);
+                if !server_tools.is_empty() {
+                    loaded += 1;
+                }
             } else {
                 server_tools.push(entry);
             }
         }
-        Ok(Self::serialize(
-            Arc::from(definitions),
-            Arc::from(server_tools),
-        ))
+        let mut array = Self::serialize(Arc::from(definitions), Arc::from(server_tools));
+        if loaded > 0 {
+            array.loaded = loaded;
+            array.json = serde_json::value::to_raw_value(&Entries(
+                &array.definitions,
+                &array.server_tools,
+                loaded,
+            ))
+            .ok()
+            .map(Arc::from);
+        }
+        Ok(array)
     }
 }
 
@@ -206,12 +382,14 @@ mod tests {
                 name: "Read".into(),
                 description: "Reads a file. Ünïcödé \"quoted\" \\ and\nnewline".into(),
                 input_schema: json!({"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}),
+                defer_loading: false,
                 cache_control: None,
             },
             ToolDefinition {
                 name: "Write".into(),
                 description: String::new(),
                 input_schema: json!({"type": "object"}),
+                defer_loading: false,
                 cache_control: Some(CacheControl::ephemeral()),
             },
         ]
@@ -251,5 +429,107 @@ mod tests {
         let decoded: ToolArray = serde_json::from_str(&array.json()).unwrap();
         assert_eq!(decoded, array);
         assert_eq!(decoded.definitions(), array.definitions());
+    }
+
+    fn deferred_tool(name: &str) -> ToolDefinition {
+        ToolDefinition {
+            name: name.into(),
+            description: format!("{name} does a thing"),
+            input_schema: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+            defer_loading: false,
+            cache_control: None,
+        }
+    }
+
+    fn loaded_by(names: &[&str]) -> Vec<Message> {
+        let references = names
+            .iter()
+            .map(|n| ContentBlock::tool_reference(*n))
+            .collect();
+        vec![
+            Message::user("find tools"),
+            Message::assistant(vec![ContentBlock::tool_use(
+                "t1",
+                "ToolSearch",
+                json!({"query": "x"}),
+            )]),
+            Message::user(vec![
+                ContentBlock::ToolResult(crate::ToolResultBlock {
+                    tool_use_id: "t1".into(),
+                    content: Some(ToolResultContent::Blocks(references)),
+                    is_error: None,
+                    cache_control: None,
+                }),
+                ContentBlock::text("Tool loaded."),
+            ]),
+        ]
+    }
+
+    #[test]
+    fn a_loaded_deferred_tool_is_appended_after_the_sessions_bytes() {
+        let web = json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 8});
+        let array = ToolArray::new(definitions())
+            .with_server_tools(vec![web.clone()])
+            .with_deferred(vec![
+                deferred_tool("mcp__a__one"),
+                deferred_tool("mcp__a__two"),
+                deferred_tool("Read"), // sent anyway: not deferred
+            ]);
+        let base = array.json();
+        assert_eq!(
+            array
+                .deferred()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>(),
+            ["mcp__a__one", "mcp__a__two"]
+        );
+        assert!(array.is_deferred("mcp__a__two") && !array.is_deferred("Read"));
+        // Nothing loaded: the array itself.
+        assert_eq!(array.loading(referenced_tools(&loaded_by(&[]))), array);
+
+        let messages = loaded_by(&["mcp__a__two", "unknown", "mcp__a__two"]);
+        assert_eq!(
+            referenced_tools(&messages),
+            ["mcp__a__two", "unknown"],
+            "in order, once each"
+        );
+        let loaded = array.loading(referenced_tools(&messages));
+        let sent = loaded.json();
+        assert!(sent.starts_with(base.trim_end_matches(']')), "{sent}");
+        let values: Vec<serde_json::Value> = serde_json::from_str(&sent).unwrap();
+        assert_eq!(values.len(), 4);
+        assert_eq!(values[2], web, "server tools stay where they were");
+        assert_eq!(values[3]["name"], "mcp__a__two");
+        assert_eq!(values[3]["defer_loading"], true);
+        // The definitions hold it too, and the catalog stays for the next request.
+        assert_eq!(loaded.definitions().len(), 3);
+        assert!(loaded.definitions()[2].defer_loading);
+        assert_eq!(loaded.deferred().count(), 2);
+        // Loading more from the loaded array gives the same bytes as from the session's.
+        let more = ["mcp__a__two", "mcp__a__one"];
+        assert_eq!(loaded.loading(more).json(), array.loading(more).json());
+        assert_eq!(loaded.loading([]).json(), base, "back to none loaded");
+        // The bytes decode to an array that serializes the same.
+        let decoded: ToolArray = serde_json::from_str(&sent).unwrap();
+        assert_eq!(decoded.json(), sent);
+        // Serializing through serde gives the same bytes as `json`.
+        assert_eq!(serde_json::to_string(&loaded).unwrap(), sent);
+        // The catalog survives adding server tools.
+        assert_eq!(array.with_server_tools(Vec::new()).deferred().count(), 2);
+    }
+
+    #[test]
+    fn defer_loading_is_sent_only_when_set() {
+        let mut tool = deferred_tool("Placeholder");
+        let plain = serde_json::to_string(&tool).unwrap();
+        assert!(!plain.contains("defer_loading"));
+        tool.defer_loading = true;
+        let sent = serde_json::to_string(&tool).unwrap();
+        assert!(
+            sent.ends_with(r#""defer_loading":true}"#),
+            "after the schema, as Claude Code sends it: {sent}"
+        );
+        let back: ToolDefinition = serde_json::from_str(&sent).unwrap();
+        assert!(back.defer_loading);
     }
 }

@@ -72,6 +72,7 @@ pub(crate) fn render_for_output(message: &Message) -> String {
                     | ContentBlock::Document(_)
                     | ContentBlock::Thinking(_)
                     | ContentBlock::RedactedThinking(_)
+                    | ContentBlock::ToolReference(_)
                     | ContentBlock::Unknown(_) => {}
                 }
             }

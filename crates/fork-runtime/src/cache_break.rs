@@ -152,20 +152,20 @@ impl RequestFingerprint {
     /// The fingerprint of `request`. Deterministic: the same request always gives the same one.
     pub fn of(request: &MessagesRequest) -> Self {
         let mut prompt_bytes = 0u64;
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut tool = tool.clone();
-                tool.cache_control = None;
-                let bytes = serde_json::to_vec(&tool).unwrap_or_default();
-                prompt_bytes += bytes.len() as u64;
-                ToolHash {
+        let mut tools = Vec::with_capacity(request.tools.len());
+        for tool in request.tools.iter() {
+            let mut tool = tool.clone();
+            tool.cache_control = None;
+            let bytes = serde_json::to_vec(&tool).unwrap_or_default();
+            prompt_bytes += bytes.len() as u64;
+            // A deferred tool is not part of the cached prefix: loading one breaks nothing.
+            if !tool.defer_loading {
+                tools.push(ToolHash {
                     name: tool.name,
                     hash: hash_bytes(&[&bytes]),
-                }
-            })
-            .collect();
+                });
+            }
+        }
         let system = system_bytes(request.system.as_ref());
         prompt_bytes += system.len() as u64;
         let thinking =

@@ -14,6 +14,7 @@ fn tool(name: &str, description: &str) -> ToolDefinition {
         name: name.to_owned(),
         description: description.to_owned(),
         input_schema: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+        defer_loading: false,
         cache_control: None,
     }
 }
@@ -129,6 +130,25 @@ fn a_reordered_tool_is_a_tools_break_naming_nothing_changed() {
             removed: vec![],
             reordered: true
         }
+    );
+}
+
+#[test]
+fn a_loaded_deferred_tool_is_not_part_of_the_key() {
+    let reference = RequestFingerprint::of(&base());
+    let mut loaded = base();
+    edit_tools(&mut loaded, |t| {
+        t.push(ToolDefinition {
+            defer_loading: true,
+            ..tool("mcp__s__add", "adds")
+        });
+    });
+    let fingerprint = RequestFingerprint::of(&loaded);
+    assert_eq!(fingerprint.tools, reference.tools);
+    assert_eq!(fingerprint.diff(&reference), BreakCause::Unknown);
+    assert!(
+        fingerprint.prompt_bytes > reference.prompt_bytes,
+        "still sent"
     );
 }
 

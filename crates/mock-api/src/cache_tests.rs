@@ -310,3 +310,87 @@ fn five_breakpoints_are_refused() {
         "A maximum of 4 blocks with cache_control may be provided. Found 5."
     );
 }
+
+/// The tool search conversation: `ToolSearch` and a deferred placeholder, then `loaded`
+/// deferred tools appended, and `rounds` of history, the last loading `mcp__s__big`.
+fn tool_search_body(loaded: &[&str], placeholder: bool, rounds: usize) -> Value {
+    let mut tools = vec![
+        json!({"name": "ToolSearch", "description": "finds tools", "input_schema": {"type": "object"}}),
+    ];
+    if placeholder {
+        tools.push(json!({"name": "DeferredToolPlaceholder", "description": "keeps it on", "input_schema": {"type": "object"}, "defer_loading": true}));
+    }
+    for name in loaded {
+        tools.push(json!({"name": name, "description": "x ".repeat(2000), "input_schema": {"type": "object"}, "defer_loading": true}));
+    }
+    let mut messages =
+        vec![json!({"role": "user", "content": [{"type": "text", "text": "find the big tool"}]})];
+    if rounds > 0 {
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {"query": "select:mcp__s__big"}}]}));
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "tool_reference", "tool_name": "mcp__s__big"}]},
+            {"type": "text", "text": "Tool loaded."}]}));
+    }
+    let last = messages.len() - 1;
+    let blocks = messages[last]["content"].as_array_mut().unwrap();
+    let end = blocks.len() - 1;
+    blocks[end]["cache_control"] = json!({"type": "ephemeral"});
+    json!({
+        "model": "claude-test",
+        "max_tokens": 100,
+        "tools": tools,
+        "system": [{"type": "text", "text": big_system(), "cache_control": {"type": "ephemeral"}}],
+        "messages": messages,
+    })
+}
+
+#[test]
+fn a_deferred_tool_is_out_of_the_prefix_until_a_reference_loads_it() {
+    let mut cache = PromptCache::new();
+    // Request 1: nothing loaded (the big tool not even listed): writes its whole prompt.
+    let first = run(&mut cache, &tool_search_body(&[], true, 0), Duration::ZERO);
+    assert_sums(&first);
+    // Listing a deferred tool adds nothing to the prompt until it is referenced.
+    let listed = analyze(&tool_search_body(&["mcp__s__big"], true, 0)).unwrap();
+    assert_eq!(listed.total_tokens, first.prompt_tokens);
+    // Request 2: the ToolSearch round loads it; the array grew, yet the whole earlier prompt
+    // is read, and the definition is counted where the reference stands.
+    let second = run(
+        &mut cache,
+        &tool_search_body(&["mcp__s__big"], true, 1),
+        Duration::from_secs(5),
+    );
+    assert_sums(&second);
+    assert_eq!(second.usage.cache_read_input_tokens, first.prompt_tokens);
+    assert!(
+        second.usage.cache_creation_input_tokens > 1000,
+        "the referenced definition is written in the messages: {second:?}"
+    );
+    let largest_message_block = analyze(&tool_search_body(&["mcp__s__big"], true, 1))
+        .unwrap()
+        .blocks
+        .iter()
+        .filter(|b| b.segment == Segment::Messages)
+        .map(|b| b.tokens)
+        .max();
+    assert!(
+        largest_message_block > Some(1000),
+        "the tool result holds it"
+    );
+}
+
+#[test]
+fn without_a_deferred_placeholder_the_first_load_misses() {
+    let mut cache = PromptCache::new();
+    let first = run(&mut cache, &tool_search_body(&[], false, 0), Duration::ZERO);
+    let second = run(
+        &mut cache,
+        &tool_search_body(&["mcp__s__big"], false, 1),
+        Duration::from_secs(5),
+    );
+    assert_eq!(first.usage.cache_read_input_tokens, 0);
+    assert_eq!(
+        second.usage.cache_read_input_tokens, 0,
+        "tool search turned on"
+    );
+}

@@ -6,6 +6,13 @@
 //! `tool_choice` are mixed in where the messages begin, so changing them invalidates the
 //! messages part only (as the real API documents). Each message contributes its role at its
 //! start. A string `system` or message `content` counts as one text block, as the API reads it.
+//!
+//! Deferred tools (`defer_loading: true`, the API's tool search) are not part of the prefix:
+//! a `tool_reference` block in a tool result is where a deferred tool's definition enters the
+//! prompt, so the result's block counts (and keys) the definitions it references. Whether the
+//! request has deferred tools at all is mixed in where the tools begin: tool search is a mode
+//! of the prompt, which is why Claude Code keeps a placeholder tool deferred from the first
+//! request on (without it, the first request that loads a tool would miss everything).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
@@ -147,23 +154,53 @@ impl PromptBuilder {
     }
 }
 
-/// `block` appended to `builder` with its breakpoint, counted in `breakpoints`.
+/// `block` appended to `builder` with its breakpoint, counted in `breakpoints`; a tool result
+/// with the definitions of the deferred tools it references.
 fn push_block(
     builder: &mut PromptBuilder,
     (segment, message, index): (Segment, Option<usize>, usize),
     block: &Value,
     path: &str,
     breakpoints: &mut usize,
+    deferred: &[(&str, &Value)],
 ) -> Result<(), ApiError> {
     let breakpoint = breakpoint_of(block, path, breakpoints)?;
+    let referenced: Vec<&Value> = tool_references(block)
+        .filter_map(|name| deferred.iter().find(|(n, _)| *n == name).map(|(_, d)| *d))
+        .collect();
     builder.push(
         segment,
         message,
         index,
-        |buf| write_canonical_block(block, buf),
+        |buf| {
+            write_canonical_block(block, buf);
+            for definition in referenced {
+                write_canonical_block(definition, buf);
+            }
+        },
         breakpoint,
     );
     Ok(())
+}
+
+/// The tool names a `tool_result`'s `tool_reference` blocks name.
+pub(crate) fn tool_references(block: &Value) -> impl Iterator<Item = &str> {
+    let inner = match (
+        block.get("type").and_then(Value::as_str),
+        block.get("content"),
+    ) {
+        (Some("tool_result"), Some(Value::Array(inner))) => inner.as_slice(),
+        _ => &[],
+    };
+    inner
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_reference"))
+        .filter_map(|b| b.get("tool_name").and_then(Value::as_str))
+}
+
+/// Whether a `tools` entry is deferred (`defer_loading: true`).
+pub(crate) fn is_deferred(tool: &Value) -> bool {
+    tool.get("defer_loading").and_then(Value::as_bool) == Some(true)
 }
 
 /// The block's own `cache_control` (or, for a `tool_result`, one inside its content).
@@ -228,18 +265,35 @@ pub fn content_blocks(content: &Value) -> Vec<std::borrow::Cow<'_, Value>> {
 pub fn analyze(body: &Value) -> Result<Prompt, ApiError> {
     let mut b = PromptBuilder::new(str_field(body, "model"));
     let mut breakpoints = 0;
+    let mut deferred: Vec<(&str, &Value)> = Vec::new();
     if let Some(Value::Array(tools)) = body.get("tools") {
         b.mix(b"tools:");
+        if tools.iter().any(is_deferred) {
+            b.mix(b"tool search:");
+        }
         for (i, tool) in tools.iter().enumerate() {
+            if is_deferred(tool) {
+                // Out of the prefix; it enters where a tool_reference names it.
+                deferred.push((str_field(tool, "name"), tool));
+                continue;
+            }
             let at = (Segment::Tools, None, i);
-            push_block(&mut b, at, tool, &format!("tools.{i}"), &mut breakpoints)?;
+            push_block(
+                &mut b,
+                at,
+                tool,
+                &format!("tools.{i}"),
+                &mut breakpoints,
+                &[],
+            )?;
         }
     }
     if let Some(system) = body.get("system") {
         b.mix(b"system:");
         for (i, block) in content_blocks(system).iter().enumerate() {
             let at = (Segment::System, None, i);
-            push_block(&mut b, at, block, &format!("system.{i}"), &mut breakpoints)?;
+            let path = format!("system.{i}");
+            push_block(&mut b, at, block, &path, &mut breakpoints, &[])?;
         }
     }
     // Thinking and tool_choice key the messages part only.
@@ -261,7 +315,7 @@ pub fn analyze(body: &Value) -> Result<Prompt, ApiError> {
             for (i, block) in content_blocks(content).iter().enumerate() {
                 let path = format!("messages.{m}.content.{i}");
                 let at = (Segment::Messages, Some(m), i);
-                push_block(&mut b, at, block, &path, &mut breakpoints)?;
+                push_block(&mut b, at, block, &path, &mut breakpoints, &deferred)?;
             }
         }
     }

@@ -123,7 +123,39 @@ pub fn check_body(body: &Value, endpoint: Endpoint) -> Result<(), ApiError> {
         }
     }
     check_tool_pairing(messages)?;
+    check_tool_references(body, messages)?;
     check_thinking_blocks(body, messages)
+}
+
+/// Every `tool_reference` sits in a `tool_result`'s content and names a deferred tool of the
+/// request (`defer_loading: true`), which it loads. (The wording is the mock's.)
+fn check_tool_references(body: &Value, messages: &[Value]) -> Result<(), ApiError> {
+    let deferred: Vec<&str> = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|t| crate::prompt::is_deferred(t))
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    for (i, message) in messages.iter().enumerate() {
+        let content = message.get("content").unwrap_or(&Value::Null);
+        for (k, block) in content_blocks(content).iter().enumerate() {
+            if block_type(block) == Some("tool_reference") {
+                return Err(ApiError::invalid(format!(
+                    "messages.{i}.content.{k}: `tool_reference` blocks may only appear in the content of a `tool_result` block"
+                )));
+            }
+            for name in crate::prompt::tool_references(block) {
+                if !deferred.contains(&name) {
+                    return Err(ApiError::invalid(format!(
+                        "messages.{i}.content.{k}: `tool_reference` names `{name}`, which is not a tool of this request with `defer_loading: true`"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The signature the mock gives a thinking block it wrote: `mocksig:` and a hash of the text
@@ -395,5 +427,46 @@ mod tests {
         check_body(&b, Endpoint::CountTokens).unwrap();
         let err = check_body(&b, Endpoint::Messages).unwrap_err();
         assert_eq!(err.message, "max_tokens: Field required");
+    }
+
+    #[test]
+    fn a_tool_reference_must_load_a_deferred_tool_from_a_tool_result() {
+        let body = |reference: Value, deferred: bool| {
+            json!({"model": "m", "max_tokens": 10,
+            "tools": [{"name": "mcp__s__add", "input_schema": {"type": "object"}, "defer_loading": deferred}],
+            "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {}}]},
+                {"role": "user", "content": [reference]},
+            ]})
+        };
+        let result = |name: &str| {
+            json!({"type": "tool_result", "tool_use_id": "t1",
+                "content": [{"type": "tool_reference", "tool_name": name}]})
+        };
+        check_body(&body(result("mcp__s__add"), true), Endpoint::Messages).unwrap();
+        let err = check_body(&body(result("mcp__s__add"), false), Endpoint::Messages).unwrap_err();
+        assert!(
+            err.message.contains("names `mcp__s__add`"),
+            "{}",
+            err.message
+        );
+        let err = check_body(&body(result("other"), true), Endpoint::Messages).unwrap_err();
+        assert!(
+            err.message.starts_with("messages.2.content.0:"),
+            "{}",
+            err.message
+        );
+        let stray = json!({"type": "tool_reference", "tool_name": "mcp__s__add"});
+        let mut b = body(result("mcp__s__add"), true);
+        b["messages"][2]["content"]
+            .as_array_mut()
+            .unwrap()
+            .push(stray);
+        let err = check_body(&b, Endpoint::Messages).unwrap_err();
+        assert!(
+            err.message
+                .contains("only appear in the content of a `tool_result`")
+        );
     }
 }

@@ -237,6 +237,7 @@ mod tests {
                 name: "Read".into(),
                 description: "d".into(),
                 input_schema: json!({"type": "object"}),
+                defer_loading: false,
                 cache_control: None,
             }]),
             thinking: None,

@@ -136,6 +136,7 @@ pub(crate) fn push_message(message: &Message, out: &mut Vec<HistoryItem>) {
                         | ContentBlock::Document(_)
                         | ContentBlock::ToolResult(_)
                         | ContentBlock::RedactedThinking(_)
+                        | ContentBlock::ToolReference(_)
                         | ContentBlock::Unknown(_) => {}
                     }
                 }

@@ -19,6 +19,7 @@ pub fn definition_of(tool: &dyn Tool) -> ToolDefinition {
         name: tool.name().to_owned(),
         description: tool.description(),
         input_schema: tool.input_schema(),
+        defer_loading: false,
         cache_control: None,
     }
 }

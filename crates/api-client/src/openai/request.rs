@@ -7,6 +7,11 @@
 //!   follow the assistant message that called; images inside a tool result go in the `user`
 //!   message after them, announced in the tool message.
 //! - assistant text → `content`; `tool_use` → `tool_calls` with the input as a JSON string.
+//! - Deferred tools (tool search): chat completions has no `defer_loading`, so the `tools`
+//!   array stays fixed (deferred entries, the placeholder among them, are left out) and a
+//!   `tool_reference` in a tool result becomes the loaded tool's definition as text, in the
+//!   `<functions>` encoding ToolSearch's description promises. It sits in the history, so a
+//!   server's prefix cache keeps it like any other result.
 //! - Dropped, because chat completions has no place for them: thinking blocks (and the thinking
 //!   config), `cache_control` (vLLM's and llama.cpp's prefix caching is automatic), `metadata`,
 //!   `top_k`, unknown blocks. Documents are sent as their text when they have one, otherwise
@@ -28,6 +33,7 @@ use crate::content::{
 };
 use crate::openai::config::MaxTokensField;
 use crate::request::{MessagesRequest, SystemPrompt, ToolChoice};
+use crate::tool_array::ToolArray;
 
 /// The exact bytes [`crate::OpenAiClient`] posts for `request` (always streaming, with usage).
 pub(super) fn chat_request_bytes(request: &MessagesRequest, field: MaxTokensField) -> Vec<u8> {
@@ -160,11 +166,12 @@ fn chat_request(request: &MessagesRequest, field: MaxTokensField) -> ChatRequest
         messages.push(ChatMessage::System { content });
     }
     for message in &request.messages {
-        push_message(message, &mut messages);
+        push_message(message, &request.tools, &mut messages);
     }
     let tools = request
         .tools
         .iter()
+        .filter(|tool| !tool.defer_loading)
         .map(|tool| ChatTool {
             kind: "function",
             function: ChatFunction {
@@ -245,7 +252,7 @@ fn join<'a>(mut texts: impl Iterator<Item = &'a str>) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
-fn push_message<'a>(message: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
+fn push_message<'a>(message: &'a Message, tools: &ToolArray, out: &mut Vec<ChatMessage<'a>>) {
     match (&message.role, &message.content) {
         (Role::User, MessageContent::Text(text)) => out.push(ChatMessage::User {
             content: UserContent::Text(Cow::Borrowed(text)),
@@ -254,7 +261,7 @@ fn push_message<'a>(message: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
             content: Some(Cow::Borrowed(text)),
             tool_calls: Vec::new(),
         }),
-        (Role::User, MessageContent::Blocks(blocks)) => push_user(blocks, out),
+        (Role::User, MessageContent::Blocks(blocks)) => push_user(blocks, tools, out),
         (Role::Assistant, MessageContent::Blocks(blocks)) => push_assistant(blocks, out),
     }
 }
@@ -279,6 +286,7 @@ fn push_assistant<'a>(blocks: &'a [ContentBlock], out: &mut Vec<ChatMessage<'a>>
             | ContentBlock::Image(_)
             | ContentBlock::Document(_)
             | ContentBlock::ToolResult(_)
+            | ContentBlock::ToolReference(_)
             | ContentBlock::Unknown(_) => {}
         }
     }
@@ -294,12 +302,12 @@ fn push_assistant<'a>(blocks: &'a [ContentBlock], out: &mut Vec<ChatMessage<'a>>
 
 /// A user message's blocks: `tool` messages for the results first, then one `user` message with
 /// the rest (and any images the results held), if there is any.
-fn push_user<'a>(blocks: &'a [ContentBlock], out: &mut Vec<ChatMessage<'a>>) {
+fn push_user<'a>(blocks: &'a [ContentBlock], tools: &ToolArray, out: &mut Vec<ChatMessage<'a>>) {
     let mut parts: Vec<Part<'a>> = Vec::new();
     for block in blocks {
         match block {
             ContentBlock::ToolResult(result) => {
-                let content = tool_result_text(result, &mut parts);
+                let content = tool_result_text(result, tools, &mut parts);
                 out.push(ChatMessage::Tool {
                     tool_call_id: &result.tool_use_id,
                     content,
@@ -315,6 +323,7 @@ fn push_user<'a>(blocks: &'a [ContentBlock], out: &mut Vec<ChatMessage<'a>>) {
             ContentBlock::ToolUse(_)
             | ContentBlock::Thinking(_)
             | ContentBlock::RedactedThinking(_)
+            | ContentBlock::ToolReference(_)
             | ContentBlock::Unknown(_) => {}
         }
     }
@@ -349,7 +358,11 @@ fn push_user<'a>(blocks: &'a [ContentBlock], out: &mut Vec<ChatMessage<'a>>) {
 
 /// A tool result as the `tool` message's string; its images go to `images` (the next user
 /// message), announced in the text.
-fn tool_result_text<'a>(result: &'a ToolResultBlock, images: &mut Vec<Part<'a>>) -> String {
+fn tool_result_text<'a>(
+    result: &'a ToolResultBlock,
+    tools: &ToolArray,
+    images: &mut Vec<Part<'a>>,
+) -> String {
     let mut text = String::new();
     if result.is_error == Some(true) {
         text.push_str("Error: ");
@@ -357,6 +370,9 @@ fn tool_result_text<'a>(result: &'a ToolResultBlock, images: &mut Vec<Part<'a>>)
     match &result.content {
         None => {}
         Some(ToolResultContent::Text(body)) => text.push_str(body),
+        Some(ToolResultContent::Blocks(blocks)) if is_references(blocks) => {
+            text.push_str(&loaded_functions(blocks, tools));
+        }
         Some(ToolResultContent::Blocks(blocks)) => {
             let mut first = true;
             let mut attached = 0;
@@ -395,6 +411,43 @@ fn tool_result_text<'a>(result: &'a ToolResultBlock, images: &mut Vec<Part<'a>>)
             }
         }
     }
+    text
+}
+
+/// Whether a result's content is tool references (ToolSearch's), and nothing else.
+fn is_references(blocks: &[ContentBlock]) -> bool {
+    !blocks.is_empty()
+        && blocks
+            .iter()
+            .all(|b| matches!(b, ContentBlock::ToolReference(_)))
+}
+
+/// The referenced tools' definitions, as the Messages API expands them for the model: one
+/// `<function>{"description", "name", "parameters"}</function>` line each in a `<functions>`
+/// block. A name the request does not carry is said to be unavailable.
+fn loaded_functions(blocks: &[ContentBlock], tools: &ToolArray) -> String {
+    let mut text = String::from("<functions>");
+    for block in blocks {
+        let ContentBlock::ToolReference(reference) = block else {
+            continue;
+        };
+        text.push('\n');
+        match tools.iter().find(|t| t.name == reference.tool_name) {
+            Some(tool) => {
+                let function = serde_json::json!({
+                    "description": tool.description,
+                    "name": tool.name,
+                    "parameters": tool.input_schema,
+                });
+                text.push_str(&format!("<function>{function}</function>"));
+            }
+            None => text.push_str(&format!(
+                "(the tool {} is not available in this session)",
+                reference.tool_name
+            )),
+        }
+    }
+    text.push_str("\n</functions>");
     text
 }
 

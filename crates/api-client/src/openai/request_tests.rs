@@ -44,6 +44,7 @@ fn conversation() -> MessagesRequest {
         name: "Read".into(),
         description: "Reads a file".into(),
         input_schema: json!({"type": "object", "properties": {"file_path": {"type": "string"}}}),
+        defer_loading: false,
         cache_control: Some(CacheControl::ephemeral()),
     }]
     .into();
@@ -290,5 +291,68 @@ fn an_assistant_message_of_only_thinking_is_an_empty_text() {
     assert_eq!(
         body["messages"][1],
         json!({"role": "assistant", "content": ""})
+    );
+}
+
+#[test]
+fn deferred_tools_stay_out_of_the_array_and_a_reference_becomes_the_definition_as_text() {
+    let definition = |name: &str, defer_loading: bool| ToolDefinition {
+        name: name.into(),
+        description: format!("{name} does it"),
+        input_schema: json!({"type": "object", "properties": {"n": {"type": "number"}}}),
+        defer_loading,
+        cache_control: None,
+    };
+    let tools = crate::ToolArray::new(vec![
+        definition("ToolSearch", false),
+        definition("DeferredToolPlaceholder", true),
+    ])
+    .with_deferred(vec![definition("mcp__s__add", false)]);
+    let history = vec![
+        Message::user("add"),
+        Message::assistant(vec![ContentBlock::tool_use(
+            "call_1",
+            "ToolSearch",
+            json!({"query": "select:mcp__s__add,gone"}),
+        )]),
+        Message::user(vec![
+            ContentBlock::ToolResult(ToolResultBlock {
+                tool_use_id: "call_1".into(),
+                content: Some(ToolResultContent::Blocks(vec![
+                    ContentBlock::tool_reference("mcp__s__add"),
+                    ContentBlock::tool_reference("gone"),
+                ])),
+                is_error: None,
+                cache_control: None,
+            }),
+            ContentBlock::text("Tool loaded."),
+        ]),
+    ];
+    let mut request = MessagesRequest::new("m", 100, history.clone());
+    request.tools = tools.loading(crate::referenced_tools(&history));
+    assert_eq!(
+        request.tools.definitions().len(),
+        3,
+        "loaded on the Messages API"
+    );
+    let body = body(&request);
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ToolSearch"], "the array stays fixed");
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(
+        messages[2]["content"],
+        "<functions>\n<function>{\"description\":\"mcp__s__add does it\",\"name\":\"mcp__s__add\",\
+         \"parameters\":{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"number\"}}}}</function>\n\
+         (the tool gone is not available in this session)\n</functions>"
+    );
+    assert_eq!(
+        messages[3],
+        json!({"role": "user", "content": "Tool loaded."})
     );
 }

@@ -79,12 +79,14 @@ fn full_request() -> MessagesRequest {
             name: "Read".into(),
             description: "Read a file".into(),
             input_schema: json!({"properties": {"file_path": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["file_path"], "type": "object"}),
+            defer_loading: false,
             cache_control: None,
         },
         ToolDefinition {
             name: "Write".into(),
             description: String::new(),
             input_schema: json!({"type": "object"}),
+            defer_loading: false,
             cache_control: Some(CacheControl::ephemeral()),
         },
     ]
