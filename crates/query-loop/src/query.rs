@@ -422,6 +422,7 @@ impl<'a> LoopRun<'a> {
         let round = run_tool_calls(
             self.params,
             turn.as_ref(),
+            &self.messages,
             uses,
             &mut self.state.failures,
             self.emit,

@@ -13,8 +13,10 @@ use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
 use serde_json::{Value, json};
-use tine_api_client::{ContentBlock, Message, ToolUseBlock};
-use tine_tools::{ProgressSink, Tool, ToolOutput, ToolProgress, run_tool};
+use tine_api_client::{ContentBlock, Message, ToolUseBlock, referenced_tools};
+use tine_tools::{
+    ProgressSink, Tool, ToolOutput, ToolProgress, run_tool, unloaded_call_error, validate,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -63,10 +65,12 @@ enum Prepared<'a> {
     Done(ToolOutput),
 }
 
-/// Runs the calls of one reply.
+/// Runs the calls of one reply; `messages` is the history so far (the reply last), which
+/// says which deferred tools are loaded.
 pub(crate) async fn run_tool_calls(
     params: &QueryParams,
     turn: Option<&TurnInProgress>,
+    messages: &[Message],
     uses: &[ToolUseBlock],
     failures: &mut FailureStreak,
     emit: &Emitter,
@@ -76,6 +80,10 @@ pub(crate) async fn run_tool_calls(
         results: Vec::with_capacity(uses.len()),
         stop: None,
     };
+    let loaded = referenced_tools(messages);
+    // What a result that loads tools says goes beside the results, as Claude Code's does: a
+    // result holding references holds nothing else.
+    let mut beside = Vec::new();
     let mut index = 0;
     while index < uses.len() {
         // A batch: a run of consecutive concurrency-safe calls, or a single other call.
@@ -94,7 +102,10 @@ pub(crate) async fn run_tool_calls(
         // Hooks and permission checks one at a time (a person may be asked), then the runs.
         let mut prepared = Vec::with_capacity(batch.len());
         for call in batch {
-            prepared.push(prepare_call(params, call, emit, cancel, &mut round.stop).await);
+            let unloaded = params.template.tools.is_deferred(&call.name)
+                && !loaded.contains(&call.name.as_str());
+            let stop = &mut round.stop;
+            prepared.push(prepare_call(params, call, unloaded, emit, cancel, stop).await);
         }
         let mut runs = Vec::with_capacity(batch.len());
         for (call, prepared) in batch.iter().zip(prepared) {
@@ -115,11 +126,15 @@ pub(crate) async fn run_tool_calls(
                 output: output.clone(),
             })
             .await;
+            if !output.references.is_empty() {
+                beside.push(ContentBlock::text(output.content.clone()));
+            }
             round
                 .results
                 .push(result_block(&call.id, &call.name, output));
         }
     }
+    round.results.extend(beside);
     round
 }
 
@@ -129,9 +144,13 @@ fn is_concurrency_safe(params: &QueryParams, call: &ToolUseBlock) -> bool {
         .is_some_and(|t| t.is_concurrency_safe(&call.input))
 }
 
+/// `unloaded`: a deferred tool the history has not loaded yet; a call whose input does not
+/// fit its schema is answered with Claude Code's advice to load it first, before any hook or
+/// permission check (a call that fits runs, as in Claude Code).
 async fn prepare_call<'a>(
     params: &'a QueryParams,
     call: &ToolUseBlock,
+    unloaded: bool,
     emit: &Emitter,
     cancel: &CancellationToken,
     stop: &mut Option<Option<String>>,
@@ -145,6 +164,10 @@ async fn prepare_call<'a>(
             call.name
         )));
     };
+    if unloaded && let Err(violation) = validate(&tool.input_schema(), &call.input) {
+        let text = unloaded_call_error(tool.as_ref(), &violation.to_string());
+        return Prepared::Done(ToolOutput::error(text).with_summary(violation.to_string()));
+    }
     let mut input = call.input.clone();
     let mut hook_answer = None;
     if let Some(hooks) = &params.hooks
@@ -346,6 +369,20 @@ fn tool_response(input: &Value, output: &ToolOutput) -> Value {
 }
 
 fn result_block(id: &str, name: &str, output: ToolOutput) -> ContentBlock {
+    if !output.references.is_empty() {
+        // Only the references: the API expands each into the tool's definition.
+        let references = output
+            .references
+            .into_iter()
+            .map(ContentBlock::tool_reference)
+            .collect();
+        return ContentBlock::ToolResult(tine_api_client::ToolResultBlock {
+            tool_use_id: id.to_owned(),
+            content: Some(tine_api_client::ToolResultContent::Blocks(references)),
+            is_error: None,
+            cache_control: None,
+        });
+    }
     let content = if output.content.is_empty() {
         format!("{name} completed with no output")
     } else {
