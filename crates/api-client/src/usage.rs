@@ -48,6 +48,21 @@ pub struct Usage {
     /// Cache writes by lifetime.
     #[serde(default)]
     pub cache_creation: CacheCreation,
+    /// The figures are tine's estimate, not the server's count: an OpenAI-compatible stream
+    /// ended without usage (llama-cpp-python's server sends none even when asked), so the
+    /// prompt and the reply were counted at [`ESTIMATE_BYTES_PER_TOKEN`] bytes a token. A sum
+    /// is estimated when any part is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
+}
+
+/// Bytes of JSON (or text) per token in tine's estimates: compaction's thresholds and a
+/// stream that carried no usage. Close enough to real tokenizers to keep margins right.
+pub const ESTIMATE_BYTES_PER_TOKEN: u64 = 4;
+
+/// Estimated tokens of `bytes` bytes ([`ESTIMATE_BYTES_PER_TOKEN`] a token, rounded up).
+pub fn estimate_tokens(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(ESTIMATE_BYTES_PER_TOKEN)
 }
 
 impl Usage {
@@ -92,6 +107,9 @@ impl Usage {
         if let Some(v) = delta.cache_creation {
             self.cache_creation = v;
         }
+        if let Some(v) = delta.estimated {
+            self.estimated = v;
+        }
     }
 }
 
@@ -105,6 +123,7 @@ impl Add for Usage {
                 + rhs.cache_creation_input_tokens,
             cache_read_input_tokens: self.cache_read_input_tokens + rhs.cache_read_input_tokens,
             cache_creation: self.cache_creation + rhs.cache_creation,
+            estimated: self.estimated || rhs.estimated,
         }
     }
 }
@@ -140,6 +159,9 @@ pub struct UsageDelta {
     /// Cache writes by lifetime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_creation: Option<CacheCreation>,
+    /// tine's: the counts are an estimate ([`Usage::estimated`]); no server sends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated: Option<bool>,
 }
 
 /// Prices in USD per million tokens, and the model's limits.
@@ -513,6 +535,7 @@ mod tests {
                 ephemeral_5m_input_tokens: 2_000_000,
                 ephemeral_1h_input_tokens: 1_000_000,
             },
+            ..Usage::default()
         };
         // sonnet: 3 in + 15 out + 2*3.75 (5m) + 1*6 (1h) + 0.3 read
         assert!(approx(
@@ -569,6 +592,7 @@ mod tests {
                 ephemeral_5m_input_tokens: write_5m,
                 ephemeral_1h_input_tokens: write_1h,
             },
+            ..Usage::default()
         };
         let m = 1_000_000;
         // Opus 5.5: $4 in, $20 out, $5 / $8 writes, $0.20 hits.

@@ -138,6 +138,30 @@ pub(crate) async fn run_tool_calls(
     round
 }
 
+/// What the model reads when its call's arguments were not one JSON object.
+fn malformed_call_error(tool: &str, schema: &serde_json::Value, arguments: &str) -> String {
+    const SHOWN: usize = 300;
+    let shown: String = arguments.chars().take(SHOWN).collect();
+    let more = if arguments.chars().count() > SHOWN {
+        "…"
+    } else {
+        ""
+    };
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    let fields = match required.is_empty() {
+        true => String::new(),
+        false => format!(" (required: {})", required.join(", ")),
+    };
+    format!(
+        "InputValidationError: the arguments of this {tool} call were not a JSON object, so it \
+         did not run. They were: {shown}{more}\nCall {tool} again with its arguments as one JSON \
+         object holding the fields of its schema{fields}."
+    )
+}
+
 fn is_concurrency_safe(params: &QueryParams, call: &ToolUseBlock) -> bool {
     params
         .find_tool(&call.name)
@@ -159,11 +183,31 @@ async fn prepare_call<'a>(
         return Prepared::Done(ToolOutput::error(INTERRUPTED_TOOL_RESULT));
     }
     let Some(tool) = params.find_tool(&call.name) else {
-        return Prepared::Done(ToolOutput::error(format!(
-            "Error: No such tool available: {}",
-            call.name
-        )));
+        // Claude Code's wording, then the names a small model may have meant.
+        let names: Vec<&str> = params
+            .template
+            .tools
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
+        return Prepared::Done(
+            ToolOutput::error(format!(
+                "Error: No such tool available: {}. The tools are: {}.",
+                call.name,
+                names.join(", ")
+            ))
+            .with_summary(format!("no tool named {}", call.name)),
+        );
     };
+    // A model's arguments that were not a JSON object (the OpenAI-compatible stream keeps
+    // them as text): refused before hooks, permissions or the tool see them.
+    if let Some(text) = call.input.as_str() {
+        let text = malformed_call_error(&call.name, &tool.input_schema(), text);
+        return Prepared::Done(
+            ToolOutput::error(text)
+                .with_summary(format!("{}'s arguments were not a JSON object", call.name)),
+        );
+    }
     if unloaded && let Err(violation) = validate(&tool.input_schema(), &call.input) {
         let text = unloaded_call_error(tool.as_ref(), &violation.to_string());
         return Prepared::Done(ToolOutput::error(text).with_summary(violation.to_string()));
