@@ -79,8 +79,9 @@ pub fn placeholder_definition() -> ToolDefinition {
 }
 
 /// `array` with the tools `is_deferred` names moved into its catalog of deferred tools (in
-/// their order) and the placeholder after the client tools; the rest keep their bytes' order.
-/// The array is serialized once more, here, at assembly. Unchanged when nothing is deferred.
+/// their order) and the placeholder where its name sorts among the tools before the MCP ones
+/// (`mcp__`), so the built-ins stay sorted; the rest keep their order. The array is serialized
+/// once more, here, at assembly. Unchanged when nothing is deferred.
 pub fn defer_tools(array: &ToolArray, is_deferred: impl Fn(&str) -> bool) -> ToolArray {
     let (deferred, sent): (Vec<ToolDefinition>, Vec<ToolDefinition>) = array
         .definitions()
@@ -91,7 +92,11 @@ pub fn defer_tools(array: &ToolArray, is_deferred: impl Fn(&str) -> bool) -> Too
         return array.clone();
     }
     let mut sent = sent;
-    sent.push(placeholder_definition());
+    let at = sent
+        .iter()
+        .position(|d| d.name.starts_with("mcp__") || d.name.as_str() > DEFERRED_PLACEHOLDER)
+        .unwrap_or(sent.len());
+    sent.insert(at, placeholder_definition());
     ToolArray::new(sent)
         .with_server_tools(array.server_tools().to_vec())
         .with_deferred(deferred)

@@ -119,8 +119,26 @@ fn deferring_moves_tools_to_the_catalog_and_adds_the_placeholder() {
     .with_server_tools(vec![web]);
     let deferred = defer_tools(&array, |name| name != "Bash");
     let sent: Vec<&str> = deferred.iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(sent, ["Bash", DEFERRED_PLACEHOLDER]);
+    assert_eq!(
+        sent,
+        ["Bash", DEFERRED_PLACEHOLDER],
+        "sorted among the built-ins"
+    );
     assert!(deferred.definitions()[1].defer_loading);
+    let with_mcp = ToolArray::new(vec![
+        definition("Agent", "a"),
+        definition("Read", "r"),
+        definition("mcp__s__kept", "k"),
+        definition("mcp__s__moved", "m"),
+    ]);
+    let names: Vec<String> = defer_tools(&with_mcp, |n| n == "mcp__s__moved")
+        .iter()
+        .map(|d| d.name.clone())
+        .collect();
+    assert_eq!(
+        names,
+        ["Agent", DEFERRED_PLACEHOLDER, "Read", "mcp__s__kept"]
+    );
     assert_eq!(
         deferred
             .deferred()

@@ -106,9 +106,9 @@ async fn a_tool_search_loads_the_tool_for_every_later_request() {
         assert_eq!(
             names(&request.tools),
             [
+                ("DeferredToolPlaceholder", true),
                 ("Read", false),
-                ("ToolSearch", false),
-                ("DeferredToolPlaceholder", true)
+                ("ToolSearch", false)
             ]
         );
     }
