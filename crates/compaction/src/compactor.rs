@@ -391,13 +391,17 @@ impl SessionCompactor {
             history.extend_from_slice(kept_turn);
             history
         };
-        // Compaction only shrinks (both sides estimated alike): the files put back get what
-        // the summary freed, at most.
+        // Compaction only shrinks (both sides estimated alike): the files put back get at most
+        // four fifths of what the summary freed (a file's text grows when it is escaped into
+        // the request), and at most half the room left below the auto-compact level, so the
+        // request after a compaction on a small window is not over the level again.
         let template = template_tokens(ctx.template);
         let estimated_before = template + messages_tokens(ctx.messages, decisions.as_ref());
         let without_files = template + messages_tokens(&build(Vec::new()), decisions.as_ref());
-        let file_budget =
+        let freed =
             estimated_before.saturating_sub(without_files + crate::reattach::BLOCKS_MARGIN_TOKENS);
+        let below_level = levels.auto_compact.saturating_sub(without_files) / 2;
+        let file_budget = (freed / 5 * 4).min(below_level);
         let reattached = reattach(ctx.tool_context, file_budget).await;
         let files_referenced = reattached.referenced;
         let history = build(
@@ -408,7 +412,8 @@ impl SessionCompactor {
                 .collect(),
         );
         let tokens_after = template + messages_tokens(&history, decisions.as_ref());
-        if tokens_after >= estimated_before {
+        // `/compact` asked for is done even so (the person wants the summary, not the size).
+        if tokens_after >= estimated_before && trigger != CompactTrigger::Manual {
             return Err(CompactionError::NoGain {
                 before: estimated_before,
                 after: tokens_after,

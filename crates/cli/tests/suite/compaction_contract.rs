@@ -300,10 +300,18 @@ async fn the_summary_is_the_parents_request_plus_the_instruction_and_the_last_fi
         .unwrap()
         .clone();
     assert!(sent[0].to_string().contains(CONTINUED), "{:?}", sent[0]);
+    // The turn's prompt was kept after the summary (compaction never summarizes it); the
+    // rounds before the boundary are not sent again.
     assert!(
+        sent.iter().all(|m| !m.to_string().contains("f0 line 0")),
+        "the rounds before the boundary are not sent again"
+    );
+    assert_eq!(
         sent.iter()
-            .all(|m| !m.to_string().contains("\"read the files\"")),
-        "the prompt before the boundary is not sent again"
+            .filter(|m| m.to_string().contains("read the files"))
+            .count(),
+        1,
+        "the kept prompt is sent once, after the summary"
     );
 }
 

@@ -149,20 +149,29 @@ async fn redirected_text_output_holds_a_reply_cut_mid_stream_once(wire: Wire) {
 async fn a_prompt_that_does_not_fit_is_compacted_and_the_run_goes_on(wire: Wire) {
     // Anthropic's `prompt is too long`, or a chat server's `context_length_exceeded`: the same
     // path either way, reactive compaction (the `SessionCompactor` -p installs), and the run
-    // goes on over the same wire.
+    // goes on over the same wire. What came before the prompt is summarized; the prompt is not.
     let scenario = Scenario::new()
-        .rule(Rule::new().request(1).fault(Fault::prompt_too_long()))
+        .rule(Rule::new().request(2).fault(Fault::prompt_too_long()))
         .default_reply(Reply::text("Recovered."));
     let server = mock(scenario).await;
     let project = Project::new();
+    let earlier = format!("remember this: {}", "an earlier long message. ".repeat(400));
+    tine_on(wire, &project, &server)
+        .args(["-p", &earlier])
+        .run()
+        .await
+        .assert_success();
     let out = tine_on(wire, &project, &server)
-        .args(["-p", "hello", "--output-format", "json"])
+        .args(["-c", "-p", "and now this", "--output-format", "json"])
         .run()
         .await;
     out.assert_success();
     assert_eq!(out.json()["result"], "Recovered.");
     // The refused request, then compaction's and the retried turn's, all on one wire.
     let bodies = model_bodies(&server);
-    assert!(bodies.len() >= 2, "{} requests", bodies.len());
+    assert!(bodies.len() >= 4, "{} requests", bodies.len());
     assert_eq!(bodies.len(), server.requests().len());
+    let last = bodies.last().unwrap().to_string();
+    assert!(last.contains("and now this"), "the prompt reached the model");
+    assert!(!last.contains("an earlier long message. an earlier"), "{last}");
 }

@@ -111,9 +111,11 @@ async fn a_32k_local_model_compacts_once_near_its_scaled_threshold() {
         (THRESHOLD..THRESHOLD + FILE_TOKENS + 3_000).contains(&crossed),
         "the summary request had {crossed} tokens; threshold {THRESHOLD}"
     );
-    // The conversation goes on from the summary and ends the turn. (Its prompt is not below
-    // the threshold here: reattachment brings back the 5 latest files, ~20k tokens, a budget
-    // sized for Claude's window.)
+    // The conversation goes on from the summary and ends the turn, below the threshold: the
+    // files put back get at most half the room left under it (Claude's 50k budget is sized
+    // for a 200k window), so the next request does not compact again.
     assert_eq!(rules[at + 1], "continued", "{rules:?}");
     assert_eq!(log.len(), at + 2, "{rules:?}");
+    let after = prompt_tokens(&log[at + 1]);
+    assert!(after < THRESHOLD, "the request after compaction had {after} tokens");
 }
