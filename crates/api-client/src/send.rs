@@ -141,6 +141,11 @@ impl<D: Dialect> Sender<D> {
         })
     }
 
+    /// The connection pool (the chat wire's tokenizer calls share it).
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     /// Send `body` for `call` once; a non-success status becomes the typed error. The
     /// response and the server's request id.
     pub(crate) async fn post(

@@ -215,6 +215,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route(messages::PATH, post(handle::<MessagesExchange>))
         .route(messages::COUNT_TOKENS_PATH, post(messages::count_tokens))
         .route(handler::PATH, post(handle::<ChatExchange>))
+        .route(handler::TOKENIZE_COUNT_PATH, post(handler::tokenize_count))
         .fallback(messages::not_found)
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)

@@ -10,16 +10,18 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use crate::error::ApiError;
-use crate::events::StreamEvent;
-use crate::model_client::{EventStream, ModelClient};
+use crate::events::{ContentDelta, StreamEvent};
+use crate::model_client::{ClientEvent, EventStream, ModelClient};
 use crate::openai::config::OpenAiConfig;
 use crate::openai::error::from_response;
 use crate::openai::request::chat_request_bytes;
 use crate::openai::stream::ChunkDecoder;
+use crate::openai::tokenize::{ServerTokenizer, request_text};
 use crate::request::MessagesRequest;
 use crate::send::{
     BodyDecoder, Dialect, Names, Sender, Settings, StatusHints, event_stream, header_value,
@@ -32,12 +34,14 @@ pub struct OpenAiClient {
     inner: Arc<Sender<Chat>>,
 }
 
-/// The chat-completions wire: the configuration, the headers every request carries, the URL.
+/// The chat-completions wire: the configuration, the headers every request carries, the URL,
+/// and the server's tokenizer for a stream without usage.
 #[derive(Debug)]
 struct Chat {
     config: OpenAiConfig,
     headers: HeaderMap,
     url: String,
+    tokenizer: Arc<ServerTokenizer>,
 }
 
 impl OpenAiClient {
@@ -66,10 +70,12 @@ impl OpenAiClient {
         );
         let url = config.chat_completions_url();
         let (connect_timeout, user_agent) = (config.connect_timeout, config.user_agent.clone());
+        let tokenizer = Arc::new(ServerTokenizer::new(&config.base_url, headers.clone()));
         let chat = Chat {
             config,
             headers,
             url,
+            tokenizer,
         };
         Ok(Self {
             inner: Arc::new(Sender::new(chat, connect_timeout, &user_agent)?),
@@ -169,15 +175,76 @@ impl BodyDecoder for ChunkDecoder {
     }
 }
 
+/// What a stream without usage is counted with.
+struct UsageCount {
+    http: reqwest::Client,
+    tokenizer: Arc<ServerTokenizer>,
+    model: String,
+    body: Bytes,
+}
+
+/// `events`, with an estimated usage (the stream had none) counted again by the server's
+/// tokenizer when it has one: the request's text and the reply's, seen as it streams.
+fn counted_usage(events: EventStream, count: UsageCount) -> EventStream {
+    let state = (events, String::new(), Arc::new(count));
+    Box::pin(futures::stream::unfold(
+        state,
+        |(mut events, mut reply, count)| async move {
+            let mut item = events.next().await?;
+            match &mut item {
+                Ok(ClientEvent::Retry(_)) => reply.clear(),
+                Ok(ClientEvent::Stream(event)) => match event {
+                    StreamEvent::ContentBlockDelta { delta, .. } => match delta {
+                        ContentDelta::TextDelta { text } => reply.push_str(text),
+                        ContentDelta::ThinkingDelta { thinking } => reply.push_str(thinking),
+                        ContentDelta::InputJsonDelta { partial_json } => {
+                            reply.push_str(partial_json)
+                        }
+                        ContentDelta::SignatureDelta { .. } => {}
+                    },
+                    StreamEvent::ContentBlockStart {
+                        content_block: crate::ContentBlock::ToolUse(call),
+                        ..
+                    } => reply.push_str(&call.name),
+                    StreamEvent::MessageDelta { usage, .. } if usage.estimated == Some(true) => {
+                        let prompt = request_text(&count.body);
+                        let (input, output) = futures::join!(
+                            count.tokenizer.count(&count.http, &count.model, &prompt),
+                            count.tokenizer.count(&count.http, &count.model, &reply)
+                        );
+                        if let (Some(input), Some(output)) = (input, output) {
+                            usage.input_tokens = Some(input);
+                            usage.cache_read_input_tokens = Some(0);
+                            usage.output_tokens = Some(output.max(1));
+                        }
+                    }
+                    _ => {}
+                },
+                Err(_) => {}
+            }
+            Some((item, (events, reply, count)))
+        },
+    ))
+}
+
 impl ModelClient for OpenAiClient {
     fn stream(&self, request: MessagesRequest) -> EventStream {
         let body = Bytes::from(self.request_bytes(&request));
         // Compaction's estimate (4 bytes of JSON a token) of what the server will count.
         let call = ChatCall {
-            model: request.model,
+            model: request.model.clone(),
             prompt_estimate: estimate_tokens(body.len()),
         };
-        event_stream(Arc::clone(&self.inner), call, body)
+        let events = event_stream(Arc::clone(&self.inner), call, body.clone());
+        counted_usage(
+            events,
+            UsageCount {
+                http: self.inner.http().clone(),
+                tokenizer: Arc::clone(&self.inner.dialect.tokenizer),
+                model: request.model,
+                body,
+            },
+        )
     }
 
     /// Chat completions has no token-counting endpoint.

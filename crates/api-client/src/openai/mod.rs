@@ -8,7 +8,9 @@
 //! - `config`: [`OpenAiConfig`] from `OPENAI_BASE_URL` (with its `/v1`) and `OPENAI_API_KEY`.
 //! - `request`: the request mapping, deterministic to the byte (forks share the prefix).
 //! - `stream`: the chunk decoder, chunks → events (tool calls keyed by id and index, usage,
-//!   finish reasons).
+//!   finish reasons; an estimate when a stream has no usage).
+//! - `tokenize`: the server's tokenizer (llama-cpp-python, llama.cpp) counting a stream's
+//!   usage again when it had none.
 //! - `error`: error bodies and statuses → [`crate::ApiError`] (context length exceeded → the
 //!   loop's prompt-too-long path).
 //! - `client`: [`OpenAiClient`], the chat-completions dialect of the crate's send/retry state
@@ -19,6 +21,7 @@ mod config;
 mod error;
 mod request;
 mod stream;
+mod tokenize;
 
 pub use client::OpenAiClient;
 pub use config::{DEFAULT_OPENAI_BASE_URL, MaxTokensField, OpenAiConfig};

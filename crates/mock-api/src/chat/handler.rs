@@ -20,6 +20,42 @@ use crate::route::{Exchange, Scripted, Shared, Wire, base_headers};
 /// The route.
 pub const PATH: &str = "/v1/chat/completions";
 
+/// llama-cpp-python's token counter (the `llama-cpp` dialect only; 404 otherwise).
+pub const TOKENIZE_COUNT_PATH: &str = "/extras/tokenize/count";
+
+/// `POST /extras/tokenize/count` `{"input": TEXT}` → `{"count": N}`, at the mock's 4 bytes a
+/// token, as llama-cpp-python's server answers it; logged like any request.
+pub(crate) async fn tokenize_count(
+    axum::extract::State(shared): axum::extract::State<std::sync::Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut record = shared.new_record(false, TOKENIZE_COUNT_PATH, &headers, &body);
+    let input = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("input").and_then(Value::as_str).map(str::len));
+    let (status, out) = match (shared.chat_dialect, input) {
+        (crate::chat::ChatDialect::LlamaCpp, Some(bytes)) => (
+            200,
+            serde_json::json!({"count": (bytes as u64).div_ceil(4)}),
+        ),
+        (crate::chat::ChatDialect::LlamaCpp, None) => {
+            (422, serde_json::json!({"detail": "input: Field required"}))
+        }
+        _ => (404, serde_json::json!({"detail": "Not Found"})),
+    };
+    record.status = status;
+    shared.record(record);
+    let status = axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::OK);
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        out.to_string(),
+    )
+        .into_response()
+}
+
 /// OpenAI's `code` for a prompt that does not fit.
 const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
 
