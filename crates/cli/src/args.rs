@@ -144,6 +144,11 @@ pub(crate) struct Args {
     #[arg(long)]
     pub strict_mcp_config: bool,
 
+    /// A Claude Code plugin folder to load for this session (its commands, agents, skills,
+    /// hooks and MCP servers). Repeatable.
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    pub plugin_dir: Vec<PathBuf>,
+
     /// Working directory (default: the current one).
     #[arg(long, hide = true)]
     pub cwd: Option<PathBuf>,
@@ -243,8 +248,6 @@ pub(crate) struct UnsupportedFlags {
     pub task_budget: Option<String>,
     #[arg(long, hide = true)]
     pub session_mirror: bool,
-    #[arg(long, hide = true, value_name = "DIR")]
-    pub plugin_dir: Vec<String>,
     #[arg(long, hide = true, value_name = "MODE")]
     pub thinking_display: Option<String>,
     #[arg(long, hide = true, value_name = "JSON")]
@@ -267,7 +270,6 @@ impl UnsupportedFlags {
                 "--session-mirror",
                 "mirroring transcripts to the SDK's session store",
             ),
-            (!self.plugin_dir.is_empty(), "--plugin-dir", "plugins"),
             (
                 self.thinking_display.is_some(),
                 "--thinking-display",
@@ -322,6 +324,14 @@ pub(crate) enum Command {
     Skills {
         #[command(subcommand)]
         command: Option<SkillsCommand>,
+    },
+    /// Claude Code plugins: marketplace add PATH|GIT-URL, install NAME@MARKETPLACE, list,
+    /// enable|disable|uninstall NAME (`tine plugin help`).
+    #[command(alias = "plugins")]
+    Plugin {
+        /// The plugin command and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
     },
     /// The MCP servers a session here would start: list, get NAME, add NAME ..., remove NAME,
     /// trust NAME (`tine mcp --help` for each).

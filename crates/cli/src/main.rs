@@ -13,6 +13,8 @@
 //! - [`memory_cmd`]: `tine memory path|list|show NAME|dream`.
 //! - [`compact_cmd`]: `tine compact log [SESSION]` (`/compact` is a command of the session).
 //! - [`mcp_cmd`]: `tine mcp list|get|add|remove|trust`.
+//! - [`plugin_cmd`]: `tine plugin marketplace add|list|remove`, `install`, `list`,
+//!   `enable|disable|uninstall` (carried out by tine-session's `PluginCommands`, as `/plugin`).
 //! - [`skills_cmd`]: `tine skills list` (`/skills` is a command of the session).
 //! - [`doctor`]: `tine doctor`, what this installation would run with.
 //! - [`sandbox_exec`]: the hidden launcher of the Bash sandbox, `tine __sandbox ... -- COMMAND`
@@ -26,6 +28,7 @@ mod interactive;
 mod logging;
 mod mcp_cmd;
 mod memory_cmd;
+mod plugin_cmd;
 mod profile;
 mod rewind_cmd;
 mod sandbox_exec;
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Some(Command::Memory { command }) => return outcome("memory", memory_cmd::run(command)),
         Some(Command::Skills { .. }) => return outcome("skills", skills_cmd::run()),
         Some(Command::Mcp { args }) => return outcome("mcp", mcp_cmd::run(args)),
+        Some(Command::Plugin { args }) => return outcome("plugin", plugin_cmd::run(args)),
         Some(Command::Rewind(options)) => return outcome("rewind", rewind_cmd::run(options)),
         Some(Command::Acp) | None => {}
     }

@@ -59,6 +59,7 @@ pub(crate) fn session_options(args: &Args, approvals: Approvals) -> Result<Sessi
     options.approvals = approvals;
     options.mcp_configs = args.mcp_config.clone();
     options.strict_mcp_config = args.strict_mcp_config;
+    options.plugin_dirs = args.plugin_dir.clone();
     options.sandbox = args.sandbox;
     // This binary is the launcher: `tine __sandbox ... -- COMMAND`.
     options.sandbox_launcher = std::env::current_exe().ok();

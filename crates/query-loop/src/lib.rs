@@ -147,7 +147,7 @@ pub use stuck::{
     StuckDecision,
 };
 pub use thinking::{DEFAULT_THINKING_BUDGET, budget_from_env};
-pub use timestamp::utc_date;
+pub use timestamp::{rfc3339_utc, utc_date};
 pub use totals::LoopTotals;
 pub use transcript::{
     COMPACT_BOUNDARY, CompactBoundary, CompactTrigger, DroppedContext, RecordType, ResumedSession,

@@ -4,7 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `2025-01-31T12:34:56.789Z`. Times before 1970 clamp to the epoch.
-pub(crate) fn rfc3339_utc(time: SystemTime) -> String {
+pub fn rfc3339_utc(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (y, m, d) = civil_from_days(secs / 86_400);

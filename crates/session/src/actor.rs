@@ -170,6 +170,19 @@ impl Actor {
                     .replacing_turn(id, token, "clear", Resume::New, SessionEndReason::Clear)
                     .await;
             }
+            // The plugins loaded again: the same conversation assembled anew in place.
+            Op::Command { name, .. } if name == "reload-plugins" => {
+                let session = self.conversation.info.session_id.clone();
+                return self
+                    .replacing_turn(
+                        id,
+                        token,
+                        "reload-plugins",
+                        Resume::Id(session),
+                        SessionEndReason::Other,
+                    )
+                    .await;
+            }
             Op::Command { name, args } if name == "rewind" => {
                 return self.rewind_turn(id, token, &args).await;
             }
@@ -365,7 +378,8 @@ impl Actor {
         }
     }
 
-    /// `/clear`, `/resume ID` as commands: the replacement inside a turn of the command's op.
+    /// `/clear`, `/resume ID` and `/reload-plugins` (the same conversation again) as commands:
+    /// the replacement inside a turn of the command's op.
     /// Returns `false` when the session cannot go on.
     async fn replacing_turn(
         &mut self,
@@ -386,11 +400,16 @@ impl Actor {
             return true;
         }
         let before = self.conversation.info.session_id.clone();
+        let before_parts = crate::plugins::Reloaded::before(&self.conversation);
         if !self.replace(id, resume, reason).await {
             return false;
         }
         let replaced = self.conversation.info.session_id != before;
         let (text, outcome) = match (replaced, command) {
+            (_, "reload-plugins") => (
+                before_parts.after(&mut self.conversation),
+                TurnOutcome::Completed,
+            ),
             (true, "clear") => (
                 "Started a new conversation.".to_owned(),
                 TurnOutcome::Completed,

@@ -1,5 +1,5 @@
 //! The session's command table: its built-ins ([`COMMANDS`]), then the skills, then the
-//! custom commands of `.tine/commands/` and `.claude/commands/`, as a front end completes and
+//! custom commands of `.tine/commands/` and `.claude/commands/` and the plugins', as a front end completes and
 //! dispatches from it ([`SessionInfo::commands`](crate::SessionInfo)).
 
 use crate::custom_commands;
@@ -112,13 +112,27 @@ pub const COMMANDS: &[CommandSpec] = &[
         summary: "the MCP servers and their state (`/mcp restart NAME` reconnects one)",
         runs_turn: false,
     },
+    CommandSpec {
+        name: "plugin",
+        summary: "the plugins: installed, loaded, skipped; `/plugin enable|disable|install|uninstall NAME`, \
+                  `/plugin marketplace add PATH|GIT-URL` (from the next session)",
+        runs_turn: false,
+    },
+    CommandSpec {
+        name: "reload-plugins",
+        summary: "load the plugins again now, as the settings enable them (a new tool array and \
+                  listing: the next request writes the prompt cache again)",
+        runs_turn: false,
+    },
 ];
 
 /// The session's command table: its built-ins, then the skills, then the custom commands a
-/// skill of the same name does not hide (`/NAME` runs the skill, as in Claude Code).
+/// skill of the same name does not hide (`/NAME` runs the skill, as in Claude Code), then the
+/// plugins' commands (`/PLUGIN:NAME`).
 pub(crate) fn table(
     command_dirs: &[std::path::PathBuf],
     skills: &[crate::skills::Skill],
+    plugins: &crate::plugins::SessionPlugins,
 ) -> Vec<CommandInfo> {
     let mut table: Vec<CommandInfo> = COMMANDS.iter().map(CommandSpec::info).collect();
     for skill in skills {
@@ -129,7 +143,11 @@ pub(crate) fn table(
             source: CommandSource::Skill,
         });
     }
-    for command in custom_commands::load(command_dirs) {
+    let plugin_commands = plugins.commands().cloned();
+    for command in custom_commands::load(command_dirs)
+        .into_iter()
+        .chain(plugin_commands)
+    {
         if table.iter().any(|c| c.name == command.name) {
             continue;
         }

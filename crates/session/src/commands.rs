@@ -24,7 +24,7 @@ pub(crate) async fn run(
 ) -> TurnEnd {
     let (text, is_error, data) = match name {
         "help" => (
-            help(&conv.command_dirs, &conv.skills.skills),
+            help(&conv.command_dirs, &conv.skills.skills, &conv.plugins),
             false,
             Value::Null,
         ),
@@ -103,6 +103,7 @@ pub(crate) async fn run(
             }
             Err(text) => (text, true, Value::Null),
         },
+        "plugin" => plugin(conv, args).await,
         "skills" => (
             crate::skills::list_text(&conv.skills.skills, &conv.skills.warnings),
             false,
@@ -148,9 +149,17 @@ async fn custom_or_text(
     if let Some(skill) = conv.skills.find(name).cloned() {
         return run_skill(conv, &skill, args, token).await;
     }
+    // The project's and user's commands, then a plugin's (`/PLUGIN:NAME`, or `/NAME` that
+    // one plugin alone has), then a plugin skill by its bare name.
     let custom = custom_commands::load(&conv.command_dirs)
         .into_iter()
-        .find(|c| c.name == name);
+        .find(|c| c.name == name)
+        .or_else(|| conv.plugins.command(name).cloned());
+    if custom.is_none()
+        && let Some(skill) = bare_plugin_skill(conv, name)
+    {
+        return run_skill(conv, &skill, args, token).await;
+    }
     let Some(custom) = custom else {
         let text = if args.is_empty() {
             format!("/{name}")
@@ -190,6 +199,57 @@ async fn custom_or_text(
     end
 }
 
+/// The one plugin skill named `PLUGIN:name`, when no other skill has that bare name.
+fn bare_plugin_skill(conv: &Conversation, name: &str) -> Option<crate::skills::Skill> {
+    let mut found = conv
+        .skills
+        .skills
+        .iter()
+        .filter(|s| s.scope == crate::skills::SkillScope::Plugin)
+        .filter(|s| s.name.rsplit_once(':').is_some_and(|(_, n)| n == name));
+    match (found.next(), found.next()) {
+        (Some(skill), None) => Some(skill.clone()),
+        _ => None,
+    }
+}
+
+/// `/plugin [list]`, and `/plugin enable|disable|install|uninstall|marketplace ...` as
+/// `tine plugin` does them (off the runtime's threads: they read, copy and clone). What they
+/// change applies from the next session or `/reload-plugins`: this conversation's tool array
+/// and listing stay as they are.
+async fn plugin(conv: &Conversation, args: &str) -> (String, bool, Value) {
+    let commands = crate::plugins::PluginCommands {
+        cwd: conv.info.cwd.clone(),
+        home: conv.info.home.clone(),
+        user_home: conv.plugins.user_home.clone(),
+    };
+    let words: Vec<String> = args.split_whitespace().map(str::to_owned).collect();
+    let listing = words.is_empty() || words == ["list"];
+    let words = if listing {
+        vec!["list".to_owned()]
+    } else {
+        words
+    };
+    let result = tokio::task::spawn_blocking(move || commands.run(&words))
+        .await
+        .unwrap_or_else(|e| {
+            Err(crate::plugins::PluginCommandError::NotFound(format!(
+                "the plugin command stopped: {e}"
+            )))
+        });
+    let loaded: Vec<&str> = conv.plugins.plugins.iter().map(|p| p.id.as_str()).collect();
+    let data = json!({"plugins": loaded});
+    match (result, listing) {
+        (Ok(installed), true) => (
+            crate::plugins::list_text(&conv.plugins, &installed),
+            false,
+            data,
+        ),
+        (Ok(text), false) => (text, false, data),
+        (Err(error), _) => (error.to_string(), true, data),
+    }
+}
+
 /// `/NAME [args]` of a skill: its instructions are the prompt, its `allowed-tools` allowed
 /// while the turn runs (the actor clears them when the submission ends).
 async fn run_skill(
@@ -222,13 +282,18 @@ async fn run_skill(
 
 /// `/help`: the session's commands, the custom ones and the skills (a custom command a skill
 /// of the same name hides is left out: `/NAME` runs the skill).
-fn help(command_dirs: &[std::path::PathBuf], skills: &[crate::skills::Skill]) -> String {
+fn help(
+    command_dirs: &[std::path::PathBuf],
+    skills: &[crate::skills::Skill],
+    plugins: &crate::plugins::SessionPlugins,
+) -> String {
     let mut text = String::from("Commands:\n");
     for spec in COMMANDS {
         text.push_str(&format!("- /{}: {}\n", spec.name, spec.summary));
     }
     let custom: Vec<_> = custom_commands::load(command_dirs)
         .into_iter()
+        .chain(plugins.commands().cloned())
         .filter(|c| !skills.iter().any(|s| s.name == c.name))
         .collect();
     if !custom.is_empty() {

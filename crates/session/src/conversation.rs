@@ -67,6 +67,8 @@ pub(crate) struct Conversation {
     pub command_dirs: Vec<std::path::PathBuf>,
     /// The skills read at start.
     pub skills: crate::skills::SessionSkills,
+    /// The plugins read at start.
+    pub plugins: Arc<crate::plugins::SessionPlugins>,
     /// `--json-schema`: where the StructuredOutput tool leaves the answer.
     structured: Option<crate::structured::StructuredSlot>,
     /// The away summary, when on.
@@ -120,6 +122,7 @@ impl Conversation {
             compactor: assembled.compactor,
             command_dirs: assembled.command_dirs,
             skills: assembled.skills,
+            plugins: assembled.plugins,
             structured: assembled.structured,
             away: assembled.away,
             speculator: assembled.speculator,
@@ -144,6 +147,11 @@ impl Conversation {
             }
             _ = token.cancelled() => {}
         }
+    }
+
+    /// Text for the model with the next prompt sent (what `/reload-plugins` changed).
+    pub(crate) fn attach_to_next_prompt(&mut self, text: String) {
+        self.start_context.push(text);
     }
 
     /// Whether the session's cancellation has reached the jobs.

@@ -72,40 +72,52 @@ fn collect(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<CustomCommand>)
         if path.extension().and_then(|e| e.to_str()) != Some("md") {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let (front, body) = split_front_matter(&text);
-        let field = |key: &str| {
-            front.lines().find_map(|line| {
-                line.strip_prefix(key)
-                    .and_then(|rest| rest.strip_prefix(':'))
-                    .map(|v| v.trim().trim_matches('"').to_owned())
-                    .filter(|v| !v.is_empty())
-            })
-        };
-        let allowed_tools = field("allowed-tools")
-            .map(|v| split_rules(&v))
-            .unwrap_or_default();
-        let model = field("model");
-        let description = field("description").unwrap_or_else(|| {
-            body.lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or_default()
-                .trim()
-                .chars()
-                .take(80)
-                .collect()
-        });
-        out.push(CustomCommand {
-            name: format!("{prefix}{stem}"),
-            description,
-            body,
-            path,
-            allowed_tools,
-            model,
-        });
+        if let Some(command) = read_command(&path, format!("{prefix}{stem}")) {
+            out.push(command);
+        }
     }
+}
+
+/// The command file at `path`, named `name`; `None` when it cannot be read.
+pub(crate) fn read_command(path: &Path, name: String) -> Option<CustomCommand> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let (front, body) = split_front_matter(&text);
+    let field = |key: &str| {
+        front.lines().find_map(|line| {
+            line.strip_prefix(key)
+                .and_then(|rest| rest.strip_prefix(':'))
+                .map(|v| v.trim().trim_matches('"').to_owned())
+                .filter(|v| !v.is_empty())
+        })
+    };
+    let allowed_tools = field("allowed-tools")
+        .map(|v| split_rules(&v))
+        .unwrap_or_default();
+    let model = field("model");
+    let description = field("description").unwrap_or_else(|| {
+        body.lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .trim()
+            .chars()
+            .take(80)
+            .collect()
+    });
+    Some(CustomCommand {
+        name,
+        description,
+        body,
+        path: path.to_path_buf(),
+        allowed_tools,
+        model,
+    })
+}
+
+/// Every command of one folder (a file in a subfolder is `DIR:NAME`), unsorted.
+pub(crate) fn load_dir(dir: &Path) -> Vec<CustomCommand> {
+    let mut found = Vec::new();
+    collect(dir, "", 0, &mut found);
+    found
 }
 
 /// The front matter (empty without one) and the body after it.

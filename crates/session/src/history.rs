@@ -156,6 +156,12 @@ fn prompt_text(content: &MessageContent) -> Option<String> {
                 ContentBlock::Text(t) if t.text.trim_start().starts_with("<system-reminder>") => {
                     None
                 }
+                // What a ToolSearch result says beside its references.
+                ContentBlock::Text(t)
+                    if t.text.starts_with(tine_tools::TOOL_LOADED) && loads_tools(blocks) =>
+                {
+                    None
+                }
                 ContentBlock::Text(t) => Some(strip_reminders(&t.text)),
                 _ => None,
             })
@@ -188,11 +194,24 @@ fn blocks_text(blocks: &[ContentBlock]) -> String {
     blocks
         .iter()
         .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            ContentBlock::ToolReference(r) => Some(format!("Loaded {}", r.tool_name)),
             _ => None,
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Whether a user message holds a tool result that loaded tools (ToolSearch's).
+fn loads_tools(blocks: &[ContentBlock]) -> bool {
+    blocks.iter().any(|b| match b {
+        ContentBlock::ToolResult(r) => matches!(
+            &r.content,
+            Some(ToolResultContent::Blocks(inner))
+                if inner.iter().any(|i| matches!(i, ContentBlock::ToolReference(_)))
+        ),
+        _ => false,
+    })
 }
 
 #[cfg(test)]
@@ -269,6 +288,31 @@ mod tests {
             is_error: false,
             content: "a\nb".into(),
         }));
+    }
+
+    #[test]
+    fn a_tool_search_result_is_no_prompt_and_names_what_it_loaded() {
+        let results = Message::user(vec![
+            ContentBlock::ToolResult(tine_api_client::ToolResultBlock {
+                tool_use_id: "t1".into(),
+                content: Some(ToolResultContent::Blocks(vec![
+                    ContentBlock::tool_reference("mcp__s__add"),
+                ])),
+                is_error: None,
+                cache_control: None,
+            }),
+            ContentBlock::text(tine_tools::TOOL_LOADED),
+        ]);
+        let mut items = Vec::new();
+        push_message(&results, &mut items);
+        assert_eq!(
+            items,
+            [HistoryItem::ToolResult {
+                id: "t1".into(),
+                is_error: false,
+                content: "Loaded mcp__s__add".into(),
+            }]
+        );
     }
 
     #[test]

@@ -56,6 +56,9 @@
 //!   `web_search`: the API's web search server tool, offered when the rules allow it.
 //! - `mcp`: the MCP servers (tine-mcp): started in assembly, their exits as notices, `/mcp`,
 //!   restart and toggle, stopped at the end.
+//! - `plugins`: Claude Code's plugins ([`SessionPlugins`]): `--plugin-dir` and the enabled
+//!   installed ones, their commands, agents, skills, hooks and MCP servers joining the
+//!   session's own at start; [`PluginCommands`]: `tine plugin ...` and `/plugin`.
 //! - `main_client`: the main thread's client (the fallback model on overload, raw stream
 //!   events); `structured`: `--json-schema`'s StructuredOutput tool; `prompt_tool`:
 //!   `--permission-prompt-tool`, an MCP tool answering headless asks.
@@ -117,6 +120,7 @@ mod options;
 mod output_style;
 mod permission;
 mod plan_mode;
+mod plugins;
 mod preview;
 mod private_state;
 mod prompt_tool;
@@ -149,6 +153,10 @@ pub use hooks::AppHooks;
 pub use lines::{LineError, MAX_LINE_BYTES, read_capped_line};
 pub use main_client::OVERLOADED_BEFORE_FALLBACK;
 pub use options::{Approvals, Resume, SessionOptions};
+pub use plugins::{
+    LoadedPlugin, PluginCommandError, PluginCommands, PluginOrigin, PluginParts, PluginPlaces,
+    SessionPlugins,
+};
 pub use protocol::{
     AgentReport, Answer, CLAUDE_CODE_PROTOCOL_VERSION, CommandInfo, CommandOutput, CommandSource,
     EditPreview, ElicitationQuestion, Event, HistoryItem, MAIN_SOURCE, Notice, NoticeLevel, Op,

@@ -60,7 +60,8 @@ impl SessionMcp {
 /// (sorted by name; the pool puts them after the built-ins), the start-up warnings joining
 /// `notices`; reading what oversized results were saved to is allowed from then on. `strict`
 /// (`--strict-mcp-config`, and `--bare`) starts only the `configs` (`--mcp-config`) servers. No server configured:
-/// nothing runs and `None` comes back. `interactive` (a person answers): the servers'
+/// nothing runs and `None` comes back. `plugin_servers` are the session's plugins' (not under
+/// `strict`). `interactive` (a person answers): the servers'
 /// elicitations are asked through [`SessionEvent::Elicitation`] until `session` ends; else
 /// they are declined. `sdk_relay` reaches the servers of the Agent SDK app driving the session
 /// (`"type": "sdk"`); without one they fail, saying so.
@@ -71,6 +72,7 @@ pub(crate) async fn start(
     configs: &[String],
     strict: bool,
     sdk_relay: Option<Arc<dyn SdkMcpRelay>>,
+    plugin_servers: Vec<tine_mcp::ServerEntry>,
     cwd: &Path,
     home: &Path,
     user_home: Option<&Path>,
@@ -79,7 +81,9 @@ pub(crate) async fn start(
     permissions: &mut PermissionContext,
     notices: &mut Vec<Notice>,
 ) -> (Option<SessionMcp>, Vec<Arc<dyn Tool>>) {
-    let mut sources = McpSources::new(cwd).with_flag_configs(configs.iter().cloned());
+    let mut sources = McpSources::new(cwd)
+        .with_flag_configs(configs.iter().cloned())
+        .with_plugin_servers(plugin_servers);
     if let Some(user_home) = user_home {
         sources = sources.with_user_home(user_home);
     }

@@ -133,6 +133,9 @@ pub struct SessionOptions {
     pub mcp_configs: Vec<String>,
     /// `--strict-mcp-config`: only the `--mcp-config` servers.
     pub strict_mcp_config: bool,
+    /// `--plugin-dir` (repeatable, as the Agent SDK passes it): Claude Code plugins loaded
+    /// from these folders for the session, besides the ones settings enable (see `plugins`).
+    pub plugin_dirs: Vec<PathBuf>,
     /// Typed agents the front end's app defines (the Agent SDK's `agents`): beside the built-in
     /// and Markdown ones, winning a name.
     pub agents: Vec<tine_fork_runtime::AgentDefinition>,
@@ -237,6 +240,7 @@ impl SessionOptions {
             verbose: false,
             mcp_configs: Vec::new(),
             strict_mcp_config: false,
+            plugin_dirs: Vec::new(),
             agents: Vec::new(),
             drain_grace: DEFAULT_DRAIN_TIMEOUT,
             sdk_mcp_relay: None,

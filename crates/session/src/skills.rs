@@ -24,6 +24,8 @@ pub enum SkillScope {
     Project,
     /// `TINE_HOME/skills/` or `~/.claude/skills/`.
     User,
+    /// A Claude Code plugin's `skills/` (named `PLUGIN:SKILL`).
+    Plugin,
 }
 
 impl SkillScope {
@@ -32,6 +34,7 @@ impl SkillScope {
         match self {
             Self::Project => "project",
             Self::User => "user",
+            Self::Plugin => "plugin",
         }
     }
 }

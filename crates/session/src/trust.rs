@@ -1,8 +1,9 @@
 //! What a folder's own files would make tine do, for the trust question a front end asks
 //! before a session starts there (the UI's "Do you trust the files in this folder?") and the
 //! line headless `-p` prints when the folder is not trusted: the hooks, the allow rules, the
-//! commands and variables of its project and local settings (tine's and Claude Code's), and
-//! its `.mcp.json` servers. Deny and ask rules are not listed: they only restrict.
+//! commands and variables of its project and local settings (tine's and Claude Code's), its
+//! `.mcp.json` servers, and the plugins those settings enable (`enabledPlugins`), each with the
+//! hooks and MCP servers it would run. Deny and ask rules are not listed: they only restrict.
 
 use std::path::Path;
 
@@ -20,12 +21,18 @@ pub struct WorkspaceSummary {
     pub mcp_servers: Vec<String>,
     /// Other commands and variables: `apiKeyHelper`, `env`, `statusLine`, ...
     pub commands: Vec<String>,
+    /// Installed plugins the folder's settings turn on, with what each runs:
+    /// `name@market (hooks SessionStart: ...; MCP servers plugin:name:srv)`.
+    pub plugins: Vec<String>,
 }
 
 impl WorkspaceSummary {
     /// Whether it brings hooks or allow rules (the question then defaults to "No").
     pub fn is_risky(&self) -> bool {
-        !self.hooks.is_empty() || !self.allow_rules.is_empty() || !self.commands.is_empty()
+        !self.hooks.is_empty()
+            || !self.allow_rules.is_empty()
+            || !self.commands.is_empty()
+            || !self.plugins.is_empty()
     }
 
     /// Whether it brings anything.
@@ -44,6 +51,9 @@ impl WorkspaceSummary {
         }
         if !self.commands.is_empty() {
             parts.push(self.commands.join(", "));
+        }
+        if !self.plugins.is_empty() {
+            parts.push(format!("plugins {}", self.plugins.join(", ")));
         }
         parts.join("; ")
     }
@@ -104,6 +114,12 @@ pub fn workspace_summary(cwd: &Path, home: &Path) -> WorkspaceSummary {
     {
         summary.mcp_servers.extend(servers.keys().cloned());
     }
+    summary.plugins = crate::plugins::folder_plugins(
+        cwd,
+        home,
+        crate::assemble::user_home_from_env().as_deref(),
+        &loaded,
+    );
     summary
 }
 

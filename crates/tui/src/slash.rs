@@ -252,7 +252,10 @@ mod tests {
         };
         assert_eq!(names("/c"), ["clear", "compact", "context", "cost", "mcp"]);
         assert_eq!(names("/th"), ["thinking"]);
-        assert_eq!(names("/in"), ["init", "rewind", "thinking"]);
+        assert_eq!(
+            names("/in"),
+            ["init", "plugin", "reload-plugins", "rewind", "thinking"]
+        );
         assert_eq!(names("/rev"), ["review-pr"]);
         assert!(names("/cost now").is_empty(), "arguments end completion");
         assert!(names("plain").is_empty());

@@ -11,7 +11,7 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph};
 use tine_session::WorkspaceSummary;
 
 use crate::terminal::{TerminalGuard, TerminalOptions};
@@ -62,6 +62,10 @@ impl TrustQuestion {
         list(
             "MCP servers (each asks for its own trust)",
             &summary.mcp_servers,
+        );
+        list(
+            "plugins (with their hooks and MCP servers)",
+            &summary.plugins,
         );
         Self {
             lines,
@@ -122,7 +126,13 @@ pub fn ask_trust(cwd: &Path, summary: &WorkspaceSummary) -> io::Result<bool> {
     loop {
         terminal.draw(|frame| {
             let area = frame.area();
-            let rows = question.rows();
+            // Wrapped here, so the box is as tall as what it shows (a long plugin or hook
+            // line takes two rows, and the answers must stay in view).
+            let inner = area.width.saturating_sub(2).max(1);
+            let mut rows = Vec::new();
+            for row in question.rows() {
+                crate::wrap::IndentedLine::plain(row).wrap(inner, &mut rows);
+            }
             let height = u16::try_from(rows.len() + 2)
                 .unwrap_or(u16::MAX)
                 .min(area.height);
@@ -131,10 +141,7 @@ pub fn ask_trust(cwd: &Path, summary: &WorkspaceSummary) -> io::Result<bool> {
                 .borders(Borders::ALL)
                 .border_style(theme::dialog_border())
                 .title(" Trust this folder? ");
-            frame.render_widget(
-                Paragraph::new(rows).block(block).wrap(Wrap { trim: false }),
-                rect,
-            );
+            frame.render_widget(Paragraph::new(rows).block(block), rect);
         })?;
         if let Event::Key(key) = event::read()? {
             if key.kind == KeyEventKind::Release {
@@ -167,6 +174,22 @@ mod tests {
         assert_eq!(q.key(KeyCode::Enter, KeyModifiers::NONE), TrustKey::No);
         assert_eq!(q.key(KeyCode::Up, KeyModifiers::NONE), TrustKey::Asking);
         assert_eq!(q.key(KeyCode::Enter, KeyModifiers::NONE), TrustKey::Yes);
+        // A plugin the folder turns on runs its hooks and servers: listed, and No first.
+        let plugins = WorkspaceSummary {
+            plugins: vec!["hello@mkt (hooks SessionStart: ./hi.sh)".into()],
+            ..WorkspaceSummary::default()
+        };
+        let rows: Vec<String> = TrustQuestion::new(Path::new("/p"), &plugins)
+            .rows()
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
+        assert!(
+            rows.iter()
+                .any(|l| l.contains("hello@mkt (hooks SessionStart")),
+            "{rows:?}"
+        );
+        assert!(rows.iter().any(|l| l.contains("❯ 2. No, exit")), "{rows:?}");
         let plain = TrustQuestion::new(Path::new("/p"), &WorkspaceSummary::default());
         assert!(
             plain

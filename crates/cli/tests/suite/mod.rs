@@ -28,6 +28,7 @@ mod micro_compaction;
 mod older_modes;
 mod orphans;
 mod outside_reads;
+mod plugins;
 mod provider;
 mod recovery;
 mod resume;

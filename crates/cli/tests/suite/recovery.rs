@@ -172,6 +172,12 @@ async fn a_prompt_that_does_not_fit_is_compacted_and_the_run_goes_on(wire: Wire)
     assert!(bodies.len() >= 4, "{} requests", bodies.len());
     assert_eq!(bodies.len(), server.requests().len());
     let last = bodies.last().unwrap().to_string();
-    assert!(last.contains("and now this"), "the prompt reached the model");
-    assert!(!last.contains("an earlier long message. an earlier"), "{last}");
+    assert!(
+        last.contains("and now this"),
+        "the prompt reached the model"
+    );
+    assert!(
+        !last.contains("an earlier long message. an earlier"),
+        "{last}"
+    );
 }

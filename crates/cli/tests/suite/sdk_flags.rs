@@ -378,7 +378,6 @@ async fn the_sdks_command_line_runs_and_unsupported_options_are_refused_by_name(
     for (flag, args) in [
         ("--task-budget", vec!["--task-budget", "1000"]),
         ("--session-mirror", vec!["--session-mirror"]),
-        ("--plugin-dir", vec!["--plugin-dir", "plugins"]),
         (
             "--thinking-display",
             vec!["--thinking-display", "summarized"],

@@ -117,5 +117,8 @@ async fn a_32k_local_model_compacts_once_near_its_scaled_threshold() {
     assert_eq!(rules[at + 1], "continued", "{rules:?}");
     assert_eq!(log.len(), at + 2, "{rules:?}");
     let after = prompt_tokens(&log[at + 1]);
-    assert!(after < THRESHOLD, "the request after compaction had {after} tokens");
+    assert!(
+        after < THRESHOLD,
+        "the request after compaction had {after} tokens"
+    );
 }

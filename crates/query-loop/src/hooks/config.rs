@@ -73,8 +73,8 @@ impl HookConfig {
 
     /// Adds hooks read from a file other than settings (a plugin's `hooks/hooks.json`), each
     /// run with `env` set; returns what could not be understood, as
-    /// [`HookConfig::from_settings`] does (the caller decides whether it is fatal). Nothing is
-    /// added when anything is wrong.
+    /// [`HookConfig::from_settings`] does. Nothing is added when any problem is fatal; the
+    /// hooks of events tine does not run (warnings) are left out.
     pub fn add_hooks(
         &mut self,
         hooks: &[HookSetting],
@@ -88,7 +88,7 @@ impl HookConfig {
                 commands.push(command);
             }
         }
-        if errors.is_empty() {
+        if errors.iter().all(|e| !e.is_fatal()) {
             self.commands.extend(commands);
         }
         errors

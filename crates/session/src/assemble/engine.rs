@@ -241,7 +241,11 @@ impl MainThread {
             thinking: engine.thinking().is_some(),
             away_after: background.away.as_ref().map(|(_, idle)| *idle),
             speculation: background.speculator.is_some(),
-            commands: crate::command_table::table(&command_dirs, &toolset.skills.skills),
+            commands: crate::command_table::table(
+                &command_dirs,
+                &toolset.skills.skills,
+                &ground.plugins,
+            ),
             status_line,
             output_style,
             added_dirs,

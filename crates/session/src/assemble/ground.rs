@@ -24,6 +24,9 @@ pub(crate) struct Ground {
     pub model: String,
     /// WebFetch's and side queries' model.
     pub small_model: String,
+    /// The plugins of `--plugin-dir` and those settings enable, read once: their hooks,
+    /// servers, agents, skills and commands join the session's own.
+    pub plugins: std::sync::Arc<crate::plugins::SessionPlugins>,
 }
 
 impl Ground {
@@ -72,6 +75,18 @@ impl Ground {
             client,
             ..
         } = provider;
+        // After the credentials (a missing key is one line), before anything uses their parts.
+        let plugins = crate::plugins::SessionPlugins::load(
+            &crate::plugins::PluginPlaces {
+                cwd: &cwd,
+                home: &home,
+                user_home: user_home.as_deref(),
+            },
+            &loaded,
+            &options.plugin_dirs,
+            options.bare,
+        );
+        notices.extend(plugins.warnings.iter().cloned().map(Notice::warning));
         Ok((
             Self {
                 cwd,
@@ -81,6 +96,7 @@ impl Ground {
                 loaded,
                 model,
                 small_model,
+                plugins: std::sync::Arc::new(plugins),
             },
             client,
         ))

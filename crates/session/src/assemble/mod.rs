@@ -63,6 +63,8 @@ pub(crate) struct Assembled {
     pub command_dirs: Vec<PathBuf>,
     /// The skills read at start (`/NAME`, `/skills`).
     pub skills: crate::skills::SessionSkills,
+    /// The plugins read at start (their commands, `/plugin`).
+    pub plugins: Arc<crate::plugins::SessionPlugins>,
     /// SessionStart's `source` is `clear` (else `startup`, or `resume` for a resumed one).
     pub cleared: bool,
     /// The compaction levels; their window is what the usage figure is shown against.
@@ -141,6 +143,7 @@ pub(crate) async fn assemble(
         },
         &mut notices,
     );
+    let plugins = Arc::clone(&ground.plugins);
     let (main, loaded) = engine::MainThread::start(
         engine::Parts {
             options: &options,
@@ -174,6 +177,7 @@ pub(crate) async fn assemble(
         hooks,
         command_dirs: main.command_dirs,
         skills: toolset.skills,
+        plugins,
         cleared: options.cleared,
         compactor: background.compactor,
         structured: toolset.structured,

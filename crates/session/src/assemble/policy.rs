@@ -48,8 +48,13 @@ impl Policy {
         // a guard).
         let (mut context, mut rule_errors) =
             PermissionContext::from_settings(loaded, cwd.clone(), user_home.clone(), None);
-        let (hooks, hook_errors) = HookConfig::from_settings(loaded);
+        let (mut hooks, hook_errors) = HookConfig::from_settings(loaded);
         rule_errors.extend(hook_errors);
+        // The plugins' hooks, each with its `CLAUDE_PLUGIN_ROOT` (checked when they loaded: a
+        // plugin whose hooks cannot run was skipped whole, its warnings said then).
+        for plugin in &ground.plugins.plugins {
+            hooks.add_hooks(&plugin.parts.hooks, &plugin.parts.env);
+        }
         check_settings(loaded, &rule_errors, notices)?;
         // An app's hooks run beside the settings' (both, as Claude Code runs both).
         let hooks = crate::hooks::with_app_hooks(hooks, options.hook_callbacks.as_ref(), notices)?;

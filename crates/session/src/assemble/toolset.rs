@@ -61,6 +61,12 @@ impl ToolSet {
             &options.mcp_configs,
             options.strict_mcp_config || options.bare,
             options.sdk_mcp_relay.clone(),
+            ground
+                .plugins
+                .plugins
+                .iter()
+                .flat_map(|p| p.parts.mcp_servers.iter().cloned())
+                .collect(),
             cwd,
             home,
             user_home.as_deref(),
@@ -95,6 +101,9 @@ impl ToolSet {
                 .cloned()
                 .collect();
         }
+        // The plugins' agents and skills (`PLUGIN:NAME`), after that filter: a plugin is in
+        // or out as a whole (`plugins`).
+        crate::plugins::join_agents_and_skills(&ground.plugins, &mut agents, &mut skills, notices);
         // `--json-schema`: the StructuredOutput tool is in the array from the first request.
         let structured = match &options.json_schema {
             Some(schema) => {
