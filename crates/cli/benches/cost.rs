@@ -60,7 +60,7 @@ const TARGET_ON: f64 = 130_000.0;
 /// `TINE_BENCH_CLAUDE` is set).
 const CLAUDE_CODE_BILLED: f64 = 185_427.0;
 const TARGET_VS_CLAUDE_CODE: f64 = 0.70;
-const SWEEP: &[u32] = &[1, 2, 4, 6, 8, 12];
+const SWEEP: &[u32] = &[1, 2, 3, 4, 6, 8];
 const TARGET_CACHE_SHARE: f64 = 0.95;
 const LONG_TURNS: usize = 400;
 const TARGET_TRANSCRIPT_BYTES: f64 = 600.0 * 1024.0;
@@ -166,7 +166,7 @@ fn chat_scenario(memory_dir: &Path) -> Scenario {
     let mem = memory_dir.display().to_string();
     let mut scenario = Scenario::new();
     for t in 1..=CHAT_TURNS {
-        for w in 1..=t.min(40) {
+        for w in 1..=t {
             let in_window: Vec<_> = FACTS
                 .iter()
                 .filter(|(f, ..)| *f > t - w && *f <= t)
