@@ -80,6 +80,12 @@ pub(crate) const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "tui",
         "10k-message transcript at 120x40: frame p50/p99 scrolling, streaming and a long open paragraph through crossterm (p99 <= 2 ms), 50 PageUps' CPU, idle CPU over 10 s (~0)",
     ),
+    (
+        "tools",
+        "tine-cli",
+        "tools",
+        "5 MCP servers, 120 tools: first request's input tokens with/without deferral (target >= 60% fewer), cache read after a ToolSearch (100% of the prefix), the chat-completions text fallback's cost",
+    ),
     // The same name: `bench tui` runs the widgets' bench above and the wired UI's.
     (
         "tui",

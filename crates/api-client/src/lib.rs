@@ -115,6 +115,7 @@ pub use scripted::{Script, ScriptedClient, message_events, reply};
 pub use sse::{EventDecoder, SseFrame, SseParser};
 pub use tool_array::{ToolArray, ToolDefinition, referenced_tools};
 pub use usage::{
-    CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW, ModelInfo, Usage,
-    UsageDelta, context_window, cost_usd, model_info, resolve_model_alias,
+    CacheCreation, DEFAULT_CONTEXT_WINDOW, DEFAULT_OTHER_CONTEXT_WINDOW, ESTIMATE_BYTES_PER_TOKEN,
+    ModelInfo, Usage, UsageDelta, context_window, cost_usd, estimate_tokens, model_info,
+    resolve_model_alias,
 };

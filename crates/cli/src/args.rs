@@ -32,7 +32,7 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value_t = InputFormat::Text)]
     pub input_format: InputFormat,
 
-    /// The model (default: $ANTHROPIC_MODEL, else claude-sonnet-4-5; with the openai provider,
+    /// The model (default: $ANTHROPIC_MODEL, else claude-opus-5-5; with the openai provider,
     /// $OPENAI_MODEL), passed to the endpoint verbatim (`qwen2.5-coder:7b`).
     #[arg(long)]
     pub model: Option<String>,

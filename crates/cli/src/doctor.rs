@@ -276,11 +276,8 @@ fn model_and_endpoint(
         ),
     };
     report.line("context window", window);
-    if !info.known && info.input_per_mtok == 0.0 {
-        report.line(
-            "prices",
-            "n/a (tine has no prices for this model; costs show as 0)",
-        );
+    if let Some(note) = info.note(&model) {
+        report.line("prices", note);
     }
     let small = provider::small_model(kind, &model, loaded);
     report.line("small model", format!("{} ({})", small.value, small.source));

@@ -7,7 +7,10 @@
 //! side by side on the same cache-safe params (so nothing the summary drops is lost to
 //! memory), then the new history — the user context, the summary as a user message saying the
 //! session continues from an earlier conversation, the re-attached files, todos and running
-//! shells, what PostCompact hooks add — and the boundary record describing what went.
+//! shells, what PostCompact hooks add, then the current turn's prompt as it was written (see
+//! `plan`: it is never summarized) — and the boundary record describing what went. A history
+//! that would not be smaller is not used; a request that cannot fit the window even so ends
+//! the loop with `Terminal::BlockingLimit`, which says what helps.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -20,7 +23,7 @@ use tine_query_loop::hooks::Hooks;
 use tine_query_loop::lock_replacements as lock;
 use tine_query_loop::{
     BeforeRequest, CompactBoundary, CompactContext, CompactError, CompactTrigger, Compacted,
-    Compactor, ContextWarning, Transition,
+    Compactor, ContextWarning, Terminal, Transition,
 };
 
 use crate::config::{CompactionConfig, Thresholds};
@@ -28,7 +31,8 @@ use crate::dropped::dropped_context;
 use crate::error::CompactionError;
 use crate::estimate::{UsageMark, context_tokens, messages_tokens, template_tokens};
 use crate::micro::clear_old_tool_results;
-use crate::prompt::continuation_message;
+use crate::plan::{Plan, prompt_blocks};
+use crate::prompt::{Follows, continuation_message};
 use crate::reattach::reattach;
 use crate::summary::summarize;
 
@@ -276,6 +280,15 @@ impl SessionCompactor {
             return Err(CompactionError::Cancelled);
         }
         let tokens_before = self.context_size(&ctx);
+        let decisions = ctx.template.replacements.as_ref().map(|r| lock(r).clone());
+        let levels = self.thresholds(&ctx.template.model);
+        let plan = Plan::choose(
+            ctx.messages,
+            ctx.current_prompt,
+            levels.auto_compact,
+            decisions.as_ref(),
+        )?;
+        let summarized = plan.summarized(ctx.messages);
         let mark = self.lock().mark;
         let parent_prompt_tokens = mark.map(|m| m.prompt_tokens);
 
@@ -295,7 +308,7 @@ impl SessionCompactor {
         let mut parent = (*self.parent).clone();
         parent.tool_context = ctx.tool_context.clone();
         let parent = Arc::new(parent);
-        let messages: Arc<[Message]> = Arc::from(ctx.messages);
+        let messages: Arc<[Message]> = Arc::from(summarized);
         let memory = self.before_compaction.as_ref().map(|hook| {
             hook(JobContext {
                 cache_safe: Arc::new(CacheSafeParams {
@@ -310,7 +323,7 @@ impl SessionCompactor {
             &parent,
             ctx.template,
             messages,
-            mark.map(|m| m.messages),
+            mark.map(|m| m.messages.min(summarized.len())),
             instructions.as_deref(),
         );
         let (summary, memory) = futures::join!(summary, async move {
@@ -339,35 +352,87 @@ impl SessionCompactor {
         if let Some(context) = &self.user_context {
             blocks.push(ContentBlock::text(context.as_ref()));
         }
+        let follows = match plan {
+            Plan::Whole => Follows::Nothing,
+            Plan::BeforeTurn { .. } => Follows::Turn,
+            Plan::AllButPrompt => Follows::Prompt,
+        };
         blocks.push(ContentBlock::text(continuation_message(
             &summary.text,
             &transcript.display().to_string(),
             trigger,
+            follows,
         )));
-        let post_hooks = async {
-            match &self.hooks {
-                Some(hooks) => hooks.post_compact(trigger, &summary.text).await,
-                None => Vec::new(),
-            }
+        let post = match &self.hooks {
+            Some(hooks) => hooks.post_compact(trigger, &summary.text).await,
+            None => Vec::new(),
         };
-        let (reattached, post) = futures::join!(reattach(ctx.tool_context), post_hooks);
-        blocks.extend(reattached.blocks.into_iter().map(ContentBlock::text));
+        let post: Vec<ContentBlock> = post
+            .into_iter()
+            .map(|text| ContentBlock::text(format!("Context from a PostCompact hook:\n{text}")))
+            .collect();
+        // The current prompt goes on whole after the summary (with its turn, when kept).
+        let context = self.user_context.as_deref();
+        let (kept_prompt, kept_turn): (Vec<ContentBlock>, &[Message]) =
+            match (plan, ctx.current_prompt) {
+                (Plan::BeforeTurn { start }, _) if start < ctx.messages.len() => (
+                    prompt_blocks(&ctx.messages[start], context),
+                    &ctx.messages[start + 1..],
+                ),
+                (Plan::AllButPrompt, Some(prompt)) => (prompt_blocks(prompt.message, context), &[]),
+                _ => (Vec::new(), &[]),
+            };
+        let build = |reattached: Vec<ContentBlock>| {
+            let mut first = blocks.clone();
+            first.extend(reattached);
+            first.extend(post.iter().cloned());
+            first.extend(kept_prompt.iter().cloned());
+            let mut history = vec![Message::user(first)];
+            history.extend_from_slice(kept_turn);
+            history
+        };
+        // Compaction only shrinks (both sides estimated alike): the files put back get what
+        // the summary freed, at most.
+        let template = template_tokens(ctx.template);
+        let estimated_before = template + messages_tokens(ctx.messages, decisions.as_ref());
+        let without_files = template + messages_tokens(&build(Vec::new()), decisions.as_ref());
+        let file_budget =
+            estimated_before.saturating_sub(without_files + crate::reattach::BLOCKS_MARGIN_TOKENS);
+        let reattached = reattach(ctx.tool_context, file_budget).await;
         let files_referenced = reattached.referenced;
-        blocks.extend(
-            post.into_iter().map(|text| {
-                ContentBlock::text(format!("Context from a PostCompact hook:\n{text}"))
-            }),
+        let history = build(
+            reattached
+                .blocks
+                .into_iter()
+                .map(ContentBlock::text)
+                .collect(),
         );
-        let history = vec![Message::user(blocks)];
+        let tokens_after = template + messages_tokens(&history, decisions.as_ref());
+        if tokens_after >= estimated_before {
+            return Err(CompactionError::NoGain {
+                before: estimated_before,
+                after: tokens_after,
+            });
+        }
 
         let usage = summary.usage;
         let boundary = CompactBoundary {
             trigger,
             tokens_before,
-            tokens_after: template_tokens(ctx.template) + messages_tokens(&history, None),
-            messages_summarized: ctx.messages.len(),
+            tokens_after,
+            messages_summarized: summarized.len(),
             rounds_dropped: summary.rounds_dropped,
-            dropped: dropped_context(ctx.messages),
+            dropped: match (plan, ctx.current_prompt) {
+                // The prompt is kept: it is not among what went.
+                (Plan::AllButPrompt, Some(prompt)) => {
+                    let mut went = summarized.to_vec();
+                    if prompt.index < went.len() {
+                        went.remove(prompt.index);
+                    }
+                    dropped_context(&went)
+                }
+                _ => dropped_context(summarized),
+            },
             focus: instructions,
             files_reattached: reattached.files,
             summary_prompt_tokens: usage.map_or(0, |u| u.total_input_tokens()),
@@ -416,12 +481,28 @@ impl Compactor for SessionCompactor {
             if auto && tokens >= levels.auto_compact {
                 match self.compact(ctx, CompactTrigger::Auto, None).await {
                     Ok(compacted) => {
+                        out.prompt_tokens = Some(compacted.boundary.tokens_after);
                         out.compacted = Some(compacted);
                         return out;
                     }
                     Err(CompactionError::Cancelled) => return out,
+                    // Not a failure: the prompt and what the fixed prefix holds stay.
+                    Err(CompactionError::NothingToSummarize { .. }) => {
+                        tracing::debug!(tokens, "over the auto-compact level, nothing to summarize")
+                    }
                     Err(error) => self.failed(CompactTrigger::Auto, &error),
                 }
+            }
+            out.prompt_tokens = Some(tokens);
+            // A prompt over the model's whole window cannot be sent: say what helps instead.
+            let window = self.parent.client.context_window(&ctx.template.model);
+            if tokens > window {
+                out.blocking = Some(Terminal::BlockingLimit {
+                    tokens,
+                    limit: window,
+                    prefix: template_tokens(ctx.template),
+                });
+                return out;
             }
             let auto = self.config.auto_enabled && !self.lock().auto_off;
             let warn_at = if auto {
@@ -434,6 +515,7 @@ impl Compactor for SessionCompactor {
                     tokens,
                     effective_window: levels.effective,
                     auto_compact_at: auto.then_some(levels.auto_compact),
+                    reply_room: None,
                 });
             }
             out
@@ -458,8 +540,11 @@ impl Compactor for SessionCompactor {
 
     fn on_response(&self, usage: &Usage, messages: usize) {
         let at = self.clock.now();
-        self.lock().mark = Some(UsageMark {
-            prompt_tokens: usage.total_input_tokens(),
+        // A server that counted nothing (no usage at all) leaves the size to the estimate:
+        // compaction never runs on zeros.
+        let prompt_tokens = usage.total_input_tokens();
+        self.lock().mark = (prompt_tokens > 0).then_some(UsageMark {
+            prompt_tokens,
             messages,
             at,
         });

@@ -29,6 +29,27 @@ pub enum CompactionError {
     /// The summary request failed for another reason.
     #[error("the summary request failed: {0}")]
     Model(String),
+    /// Too little came before the current prompt for a summary to shrink anything (the prompt
+    /// itself is always kept whole).
+    #[error(
+        "there is too little to summarize (about {tokens} tokens, the current prompt kept whole): \
+         a summary would not make the conversation smaller"
+    )]
+    NothingToSummarize {
+        /// The estimated tokens of the history.
+        tokens: u64,
+    },
+    /// The new history would not have been smaller than the old one; it was not used.
+    #[error(
+        "the summary would not have made the conversation smaller (about {before} -> {after} \
+         tokens), so it was not used"
+    )]
+    NoGain {
+        /// The history's estimated tokens before.
+        before: u64,
+        /// What the new history would have been.
+        after: u64,
+    },
     /// The summary came back without text.
     #[error(
         "the summary came back empty (its reply was cut at the output limit or held only tool \

@@ -10,6 +10,7 @@
 //! - `config`: thresholds (effective window − 13k), the switches, [`CompactionConfig`].
 //! - `estimate`: the context size from the last usage plus an estimate of what came since.
 //! - `micro`: clearing old tool results through the content-replacement decisions.
+//! - `plan`: what a compaction summarizes and keeps: never the current turn's prompt.
 //! - `prompt`: the summary instruction (nine sections after an `<analysis>` scratchpad), the
 //!   reading of the reply, the continuation message.
 //! - `rounds`: dropping the oldest whole API rounds when the summary request is too long.
@@ -62,6 +63,7 @@ mod error;
 mod estimate;
 mod log;
 mod micro;
+mod plan;
 mod prompt;
 mod reattach;
 mod rounds;

@@ -54,6 +54,15 @@ fn sent_len(content: Option<&ToolResultContent>) -> usize {
     match content {
         None => 0,
         Some(ToolResultContent::Text(t)) => t.len(),
+        // What ToolSearch loaded stays loaded: its references are a few bytes, and clearing
+        // them would take the tools out of every later request.
+        Some(ToolResultContent::Blocks(blocks))
+            if blocks
+                .iter()
+                .all(|b| matches!(b, ContentBlock::ToolReference(_))) =>
+        {
+            0
+        }
         // Images and documents are worth clearing too.
         Some(ToolResultContent::Blocks(_)) => usize::MAX,
     }
@@ -99,5 +108,24 @@ mod tests {
             r.content,
             Some(ToolResultContent::Text(CLEARED_TOOL_RESULT.to_owned()))
         );
+    }
+
+    #[test]
+    fn a_result_that_loaded_tools_is_never_cleared() {
+        let mut messages = results(7);
+        messages[0] = Message::user(vec![ContentBlock::ToolResult(
+            tine_api_client::ToolResultBlock {
+                tool_use_id: "t0".into(),
+                content: Some(ToolResultContent::Blocks(vec![
+                    ContentBlock::tool_reference("mcp__s__add"),
+                ])),
+                is_error: None,
+                cache_control: None,
+            },
+        )]);
+        let mut state = ContentReplacementState::default();
+        assert_eq!(clear_old_tool_results(&messages, &mut state, 5), 1);
+        assert_eq!(state.decisions.get("t0"), None);
+        assert!(state.decisions.contains_key("t1"));
     }
 }

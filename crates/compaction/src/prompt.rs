@@ -80,24 +80,45 @@ pub fn format_summary(reply: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
+/// What follows the summary in the new history's first message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Follows {
+    /// Nothing: the summary is the whole history (`/compact` between turns).
+    Nothing,
+    /// The current turn, as it was: its prompt, then its rounds so far.
+    Turn,
+    /// The current prompt alone; the summary covers the turn's work so far.
+    Prompt,
+}
+
 /// The first text of the new history: the summary, where the full transcript is, and, after an
-/// automatic compaction in the middle of a task, the word to go on with it.
+/// automatic compaction in the middle of a task, the word to go on with it; what follows it.
 pub(crate) fn continuation_message(
     summary: &str,
     transcript: &str,
     trigger: CompactTrigger,
+    follows: Follows,
 ) -> String {
     let mut text = format!(
         "{CONTINUATION_PREFIX} The summary below covers the earlier part of the conversation.\n\n\
          {summary}\n\nIf you need details from before this summary (exact code, error \
          messages, what was said), the full transcript is at {transcript}."
     );
-    match trigger {
-        CompactTrigger::Auto | CompactTrigger::Reactive => text.push_str(
+    match (follows, trigger) {
+        (Follows::Turn, _) => text.push_str(
+            "\n\nThe user's latest message follows, as they wrote it, with what was done for it \
+             so far.",
+        ),
+        (Follows::Prompt, _) => text.push_str(
+            "\n\nThe user's latest message follows, as they wrote it; the summary's current work \
+             says how far it got. Go on from there without asking the user any further \
+             questions.",
+        ),
+        (Follows::Nothing, CompactTrigger::Auto | CompactTrigger::Reactive) => text.push_str(
             "\n\nContinue the conversation from where it left off without asking the user any \
              further questions: go on with the last task you were asked to do.",
         ),
-        CompactTrigger::Manual => {}
+        (Follows::Nothing, CompactTrigger::Manual) => {}
     }
     text
 }
@@ -133,11 +154,15 @@ mod tests {
 
     #[test]
     fn only_automatic_compaction_says_to_go_on() {
-        let auto = continuation_message("S", "/t.jsonl", CompactTrigger::Auto);
+        let auto = continuation_message("S", "/t.jsonl", CompactTrigger::Auto, Follows::Nothing);
         assert!(auto.starts_with(CONTINUATION_PREFIX));
         assert!(auto.contains("without asking"));
         assert!(auto.contains("/t.jsonl"));
-        let manual = continuation_message("S", "/t.jsonl", CompactTrigger::Manual);
+        let manual =
+            continuation_message("S", "/t.jsonl", CompactTrigger::Manual, Follows::Nothing);
         assert!(!manual.contains("without asking"));
+        // The kept prompt is announced, not paraphrased.
+        let turn = continuation_message("S", "/t.jsonl", CompactTrigger::Auto, Follows::Turn);
+        assert!(turn.contains("latest message follows") && !turn.contains("last task"));
     }
 }

@@ -21,6 +21,11 @@ pub(crate) const MAX_FILES: usize = 5;
 pub(crate) const MAX_FILE_TOKENS: u64 = 5_000;
 /// Tokens of all the files together at most.
 pub(crate) const MAX_TOTAL_FILE_TOKENS: u64 = 50_000;
+/// Room kept for the todo list, the shells and the files' headers when the files' budget is
+/// what a summary freed (a compaction never makes the context bigger).
+pub(crate) const BLOCKS_MARGIN_TOKENS: u64 = 300;
+/// Below this budget (tokens) a file is not worth its header.
+const MIN_FILE_TOKENS: u64 = 200;
 
 /// The context blocks to put after the summary, and which files they hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,17 +40,20 @@ pub(crate) struct Reattached {
 
 /// Gathers the re-attached context from the session's tool context. Files come from its
 /// file-state cache, most recently used first (so the last file read is always among them when
-/// it still exists); those whose content comes back are recorded as read again, since the
-/// model now sees them.
-pub(crate) async fn reattach(tool_context: &ToolContext) -> Reattached {
+/// it still exists), within `max_tokens` in all (what the summary freed); those whose content
+/// comes back are recorded as read again, since the model now sees them.
+pub(crate) async fn reattach(tool_context: &ToolContext, max_tokens: u64) -> Reattached {
     let mut out = Reattached::default();
     let candidates = tool_context.file_state().paths();
+    let max_total = MAX_TOTAL_FILE_TOKENS.min(max_tokens);
     let mut total = 0;
     for path in candidates {
-        if out.files.len() + out.referenced.len() >= MAX_FILES || total >= MAX_TOTAL_FILE_TOKENS {
+        if out.files.len() + out.referenced.len() >= MAX_FILES
+            || total + MIN_FILE_TOKENS > max_total
+        {
             break;
         }
-        let budget = MAX_FILE_TOKENS.min(MAX_TOTAL_FILE_TOKENS - total);
+        let budget = MAX_FILE_TOKENS.min(max_total - total);
         // The first file still on disk is the last one read.
         let last_read = out.files.is_empty() && out.referenced.is_empty();
         let Some(file) = read_file(path.clone(), budget, last_read).await else {
@@ -205,7 +213,7 @@ mod tests {
         let gone = dir.path().join("gone.txt");
         ctx.file_state().record(&gone, b"x", None);
 
-        let out = reattach(&ctx).await;
+        let out = reattach(&ctx, u64::MAX).await;
         assert_eq!(out.files.len(), MAX_FILES);
         // the last one read (gone) is not on disk; the one before it (big) leads, cut
         assert_eq!(out.files[0], big.display().to_string());
@@ -236,7 +244,7 @@ mod tests {
         std::fs::write(&last, "the last big file\n".repeat(5_000)).unwrap();
         ctx.file_state().record(&last, b"old", None);
 
-        let out = reattach(&ctx).await;
+        let out = reattach(&ctx, u64::MAX).await;
         let name = |p: &Path| p.display().to_string();
         assert_eq!(out.files, [name(&last), name(&small)]);
         assert_eq!(out.referenced, [name(&older)]);
@@ -260,13 +268,13 @@ mod tests {
     async fn todos_come_back() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ToolContext::new(dir.path());
-        assert_eq!(reattach(&ctx).await, Reattached::default());
+        assert_eq!(reattach(&ctx, u64::MAX).await, Reattached::default());
         ctx.ext_or_default::<TodoList>().replace(vec![TodoItem {
             content: "Run the tests".into(),
             status: TodoStatus::InProgress,
             active_form: "Running the tests".into(),
         }]);
-        let out = reattach(&ctx).await;
+        let out = reattach(&ctx, u64::MAX).await;
         assert_eq!(out.blocks.len(), 1);
         assert!(out.blocks[0].contains("- [in progress] Run the tests"));
     }

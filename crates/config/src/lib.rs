@@ -5,7 +5,7 @@
 //! permission engine (`tine-permissions`) parses them.
 //!
 //! Modules in reading order (`paths` is private, its items re-exported at the root; `private_fs`,
-//! `settings` and `trust` are public namespaces of functions such as [`settings::load`] and
+//! `settings`, `trust` and `plugins` are public namespaces of functions such as [`settings::load`] and
 //! [`private_fs::create_dir_all`]):
 //!
 //! - `paths`: `TINE_HOME`, a project's folder under `projects/` (the sanitized path plus a
@@ -17,6 +17,8 @@
 //!   and every problem named with file and line (fail closed), and the one writer of settings
 //!   files ([`settings::edit_file`]: a change in place, comments and trailing commas kept).
 //! - [`trust`]: the folders a person trusts (`$TINE_HOME/trust.json`; a parent's trust counts).
+//! - [`plugins`]: Claude Code's plugins as files: `plugin.json`, `marketplace.json`, the stores
+//!   of installed plugins (`TINE_HOME/plugins/`, `~/.claude/plugins/`), `enabledPlugins`.
 //!
 //! # Example
 //!
@@ -51,6 +53,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod paths;
+pub mod plugins;
 pub mod private_fs;
 pub mod settings;
 pub mod trust;

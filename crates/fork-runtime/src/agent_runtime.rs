@@ -262,7 +262,7 @@ impl AgentRuntime {
         let template = tine_query_loop::RequestTemplate {
             model,
             system: Arc::new(system_prompt_blocks(&system)),
-            tools: tool_definitions(&tools),
+            tools: agent_tool_array(&tools, &turn.template.tools),
             // As Claude Code: a typed agent runs with thinking disabled (its output tokens are
             // the cost); only a fork child keeps the parent's config, which is in the cache key.
             thinking: None,
@@ -551,5 +551,18 @@ impl Refusals for ReadOnlyAgent {
             "this agent is read-only: {} would change something",
             tool.render_call(input)
         )
+    }
+}
+
+/// A typed agent's array: its tools, deferred as the session defers them when it has
+/// ToolSearch to load them with (otherwise all of them sent: nothing could load them).
+fn agent_tool_array(
+    tools: &[Arc<dyn tine_tools::Tool>],
+    session: &tine_api_client::ToolArray,
+) -> tine_api_client::ToolArray {
+    let array = tool_definitions(tools);
+    match tools.iter().any(|t| t.name() == tine_tools::TOOL_SEARCH) {
+        true => tine_tools::defer_tools(&array, |name| session.is_deferred(name)),
+        false => array,
     }
 }

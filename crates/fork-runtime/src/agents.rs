@@ -224,10 +224,7 @@ pub fn resolve_model(requested: Option<&str>, defined: Option<&str>, parent: &st
         .or(defined.filter(|m| !m.trim().is_empty()));
     match chosen {
         None | Some("inherit") => parent.to_owned(),
-        Some("sonnet") => "claude-sonnet-4-5".to_owned(),
-        Some("opus") => "claude-opus-4-1".to_owned(),
-        Some("haiku") => "claude-haiku-4-5".to_owned(),
-        Some(model) => model.to_owned(),
+        Some(model) => tine_api_client::resolve_model_alias(model),
     }
 }
 
@@ -253,7 +250,7 @@ mod tests {
     fn models_resolve_against_the_parent() {
         assert_eq!(resolve_model(None, None, "p"), "p");
         assert_eq!(resolve_model(Some("inherit"), Some("opus"), "p"), "p");
-        assert_eq!(resolve_model(None, Some("haiku"), "p"), "claude-haiku-4-5");
+        assert_eq!(resolve_model(None, Some("haiku"), "p"), "claude-haiku-5-5");
         assert_eq!(resolve_model(Some("m-1"), Some("opus"), "p"), "m-1");
     }
 }

@@ -8,7 +8,7 @@ use tine_tools::{SummarizerError, WebSummarizer, WebSummaryRequest};
 use crate::side_query::SideModel;
 
 /// The small model used when `ANTHROPIC_SMALL_FAST_MODEL` names none.
-pub const DEFAULT_SMALL_FAST_MODEL: &str = "claude-haiku-4-5";
+pub const DEFAULT_SMALL_FAST_MODEL: &str = "claude-haiku-5-5";
 /// The query source WebFetch's summaries are recorded under.
 pub const WEB_FETCH_QUERY_SOURCE: &str = "web_fetch";
 const MAX_SUMMARY_TOKENS: u32 = 1_024;

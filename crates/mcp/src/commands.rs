@@ -274,7 +274,7 @@ impl McpCommandEnv {
             McpScope::Local => Ok(self.settings_paths.local.clone()),
             McpScope::Project => Ok(self.sources.project_file()),
             McpScope::User => Ok(self.settings_paths.user.clone()),
-            McpScope::Managed | McpScope::Dynamic => Err(usage(format!(
+            McpScope::Managed | McpScope::Dynamic | McpScope::Plugin => Err(usage(format!(
                 "the {scope} scope cannot be changed with tine mcp"
             ))),
         }

@@ -34,6 +34,8 @@ pub enum McpScope {
     Local,
     /// `--mcp-config` (or `mcpServers` in `--settings`).
     Dynamic,
+    /// A Claude Code plugin's (`plugin:PLUGIN:SERVER`), given by the session that loaded it.
+    Plugin,
 }
 
 impl McpScope {
@@ -45,6 +47,7 @@ impl McpScope {
             McpScope::Project => "project",
             McpScope::Local => "local",
             McpScope::Dynamic => "dynamic",
+            McpScope::Plugin => "plugin",
         }
     }
 }
@@ -138,6 +141,10 @@ pub struct McpSources {
     pub flag_configs: Vec<String>,
     /// `--strict-mcp-config`: only the flags' servers.
     pub strict: bool,
+    /// The servers of the session's plugins (scope [`McpScope::Plugin`]), read by whoever
+    /// loaded the plugins; the lowest precedence, and, like the flags', kept under `strict`
+    /// only when asked for: not at all.
+    pub plugin_servers: Vec<ServerEntry>,
 }
 
 impl McpSources {
@@ -158,6 +165,12 @@ impl McpSources {
     /// With `--mcp-config` values (files or inline JSON).
     pub fn with_flag_configs(mut self, configs: impl IntoIterator<Item = String>) -> Self {
         self.flag_configs.extend(configs);
+        self
+    }
+
+    /// With the servers of the session's plugins.
+    pub fn with_plugin_servers(mut self, servers: impl IntoIterator<Item = ServerEntry>) -> Self {
+        self.plugin_servers.extend(servers);
         self
     }
 
@@ -275,7 +288,19 @@ pub fn load_config(sources: &McpSources, settings: &LoadedSettings) -> McpConfig
             });
         }
     }
-    merge(candidates, errors)
+    let mut config = merge(candidates, errors);
+    if !sources.strict {
+        // Plugins' servers are named `plugin:PLUGIN:SERVER`; a configured one of the same name
+        // (only deliberately) wins.
+        for entry in &sources.plugin_servers {
+            match config.servers.iter().any(|s| s.name == entry.name) {
+                true => config.shadowed.push(entry.clone()),
+                false => config.servers.push(entry.clone()),
+            }
+        }
+        config.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    config
 }
 
 fn merge(candidates: Vec<Candidate>, mut errors: Vec<McpConfigError>) -> McpConfig {
@@ -412,5 +437,59 @@ fn parse_json(origin: &str, text: &str, errors: &mut Vec<McpConfigError>) -> Opt
             });
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plugin_entry(name: &str) -> ServerEntry {
+        ServerEntry {
+            name: name.to_owned(),
+            config: McpServerConfig::Stdio {
+                command: "/plugin/srv".to_owned(),
+                args: Vec::new(),
+                env: Default::default(),
+            },
+            scope: McpScope::Plugin,
+            origin: "/plugin/.mcp.json".to_owned(),
+        }
+    }
+
+    #[test]
+    fn plugin_servers_join_unless_strict_and_yield_a_configured_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let flag = r#"{"mcpServers": {"plugin:p:taken": {"command": "mine"}}}"#.to_owned();
+        let sources = McpSources::new(dir.path())
+            .with_flag_configs([flag])
+            .with_plugin_servers([
+                plugin_entry("plugin:p:echo"),
+                plugin_entry("plugin:p:taken"),
+            ]);
+        let config = load_config(&sources, &LoadedSettings::default());
+        let names: Vec<_> = config
+            .servers
+            .iter()
+            .map(|s| (s.name.as_str(), s.scope))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("plugin:p:echo", McpScope::Plugin),
+                ("plugin:p:taken", McpScope::Dynamic)
+            ]
+        );
+        assert_eq!(config.shadowed.len(), 1);
+        let strict = McpSources {
+            strict: true,
+            ..sources
+        };
+        let config = load_config(&strict, &LoadedSettings::default());
+        assert!(config.servers.iter().all(|s| s.scope != McpScope::Plugin));
+        assert_eq!(
+            crate::tool_name("plugin:p:echo", "add"),
+            "mcp__plugin_p_echo__add"
+        );
     }
 }

@@ -7,7 +7,10 @@
 //! `isError` result). One text resource, `test://readme`, unless `resources` is off. With
 //! `permission_prompt`, also `approve {tool_name, input, tool_use_id}`, a
 //! `--permission-prompt-tool`: it denies a Bash command containing `deny-me` and allows any
-//! other call, a Bash command extended with `&& touch approved-<tool_use_id>`.
+//! other call, a Bash command extended with `&& touch approved-<tool_use_id>`. With
+//! `extra_tools` N, also `tool_000` .. `tool_N-1` ([`extra_tool_definition`]), each about as big
+//! as a real server's tool (~1.2 KB: a paragraph and five described parameters), answering
+//! `tool_NNN ok: <arguments>`: a session with many tools (tool search, its benchmark).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -40,6 +43,8 @@ pub struct TestServer {
     pub resources: bool,
     /// Offer the `approve` tool (a permission prompt tool).
     pub permission_prompt: bool,
+    /// How many generated tools (`tool_000`, ...) to offer besides.
+    pub extra_tools: usize,
 }
 
 impl Default for TestServer {
@@ -48,8 +53,52 @@ impl Default for TestServer {
             exit_on_crash: true,
             resources: true,
             permission_prompt: false,
+            extra_tools: 0,
         }
     }
+}
+
+const SUBJECTS: [&str; 8] = [
+    "issue",
+    "pull request",
+    "branch",
+    "deployment",
+    "ticket",
+    "channel",
+    "invoice",
+    "dashboard",
+];
+const VERBS: [&str; 6] = [
+    "creates", "lists", "updates", "closes", "searches", "archives",
+];
+
+/// Generated tool `i`: `tool_NNN`, a description naming what it does to which subject, and
+/// five described parameters, about 1.2 KB in all, like a real server's tool.
+pub fn extra_tool_definition(i: usize) -> Value {
+    let subject = SUBJECTS[i % SUBJECTS.len()];
+    let verb = VERBS[(i / SUBJECTS.len()) % VERBS.len()];
+    let described = |kind: &str, text: String| json!({"type": kind, "description": text});
+    json!({
+        "name": format!("tool_{i:03}"),
+        "description": format!(
+            "{verb} a {subject} in the workspace (generated test tool {i}). Use it when the \
+             task names a {subject} and the person wants it {verb}; it answers with what it \
+             did. Every call is recorded in the audit log of the workspace, so prefer one call \
+             with several labels over many calls. Fails when the {subject} does not exist or \
+             the caller may not change it."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "id": described("string", format!("The {subject}'s identifier, as shown in its URL or returned by a listing tool.")),
+                "query": described("string", format!("Free text to match against the {subject}'s title and body; leave empty to match every one.")),
+                "limit": described("integer", "How many results to return at most, between 1 and 100; 20 when absent.".to_owned()),
+                "include_archived": described("boolean", format!("Whether archived {subject}s count too; false when absent.")),
+                "labels": {"type": "array", "items": {"type": "string"}, "description": format!("Labels the {subject} must carry, all of them; none when absent.")}
+            },
+            "required": ["id"]
+        }
+    })
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
@@ -123,6 +172,9 @@ impl ServerHandler for TestServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = tool_definitions();
+        if let Some(list) = tools.as_array_mut() {
+            list.extend((0..self.extra_tools).map(extra_tool_definition));
+        }
         if self.permission_prompt
             && let Some(list) = tools.as_array_mut()
         {
@@ -184,6 +236,14 @@ impl ServerHandler for TestServer {
                     Err(error) => format!("refused:{error}"),
                 };
                 text_result(answer)
+            }
+            extra
+                if extra
+                    .strip_prefix("tool_")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .is_some_and(|n| n < self.extra_tools) =>
+            {
+                text_result(format!("{extra} ok: {args}"))
             }
             other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         }

@@ -1,6 +1,6 @@
 //! `tine-mock`: the simulator as a standalone server.
 //!
-//! `tine-mock --port N --scenario FILE [--log DIR] [--chat-dialect openai|ollama]` prints
+//! `tine-mock --port N --scenario FILE [--log DIR] [--chat-dialect openai|ollama|llama-cpp]` prints
 //! `listening on http://127.0.0.1:PORT` as its first line of stdout, then serves until
 //! interrupted. OpenAI-compatible clients take `http://127.0.0.1:PORT/v1` as their base URL.
 
@@ -25,7 +25,8 @@ struct Args {
     /// Append every request to DIR/requests.jsonl (API keys redacted).
     #[arg(long)]
     log: Option<PathBuf>,
-    /// Whose habits /v1/chat/completions follows: openai (also vLLM) or ollama.
+    /// Whose habits /v1/chat/completions follows: openai (also vLLM), ollama or llama-cpp
+    /// (llama-cpp-python's server: no usage in the stream).
     #[arg(long, default_value = "openai")]
     chat_dialect: ChatDialect,
 }

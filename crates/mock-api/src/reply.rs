@@ -132,6 +132,19 @@ impl Reply {
             id: None,
             name: name.to_string(),
             input,
+            arguments: None,
+        });
+        self
+    }
+
+    /// A call whose chat-completions `arguments` are `arguments` as written (not JSON, say);
+    /// `/v1/messages` sends it with an empty `input`.
+    pub fn with_raw_tool_call(mut self, name: &str, arguments: &str) -> Self {
+        self.content.push(ReplyBlock::ToolUse {
+            id: None,
+            name: name.to_string(),
+            input: empty_object(),
+            arguments: Some(arguments.to_string()),
         });
         self
     }
@@ -171,6 +184,10 @@ pub enum ReplyBlock {
         name: String,
         #[serde(default = "empty_object")]
         input: Value,
+        /// On `/v1/chat/completions`, the call's `arguments` are this text as it is (a small
+        /// local model's JSON that does not parse); `/v1/messages` always sends `input`.
+        #[serde(default)]
+        arguments: Option<String>,
     },
     /// Encrypted thinking, sent whole in its `content_block_start`.
     RedactedThinking {

@@ -145,6 +145,8 @@ pub struct Completion {
     pub content: Vec<Value>,
     pub stop_reason: String,
     pub output_tokens: u64,
+    /// Tool calls whose chat-completions `arguments` are sent as this text, by call id.
+    pub raw_arguments: std::collections::BTreeMap<String, String>,
 }
 
 /// Substitutes `$1`, `${1}`, `${name}` and `$$` with captures.
@@ -224,6 +226,7 @@ pub fn render(reply: &Reply, caps: &Captures, max_tokens: u64, script: &Script) 
     let mut truncated = false;
     let mut has_tool_use = false;
     let mut last_server_use: Option<String> = None;
+    let mut raw_arguments = std::collections::BTreeMap::new();
     for block in &reply.content {
         let remaining = max_tokens.saturating_sub(used);
         match block {
@@ -274,18 +277,31 @@ pub fn render(reply: &Reply, caps: &Captures, max_tokens: u64, script: &Script) 
                     "content": substitute_value(results, caps),
                 }));
             }
-            ReplyBlock::ToolUse { id, name, input } => {
+            ReplyBlock::ToolUse {
+                id,
+                name,
+                input,
+                arguments,
+            } => {
                 let input = substitute_value(input, caps);
-                let cost = tokens_for_bytes(name.len() + canonical(&input).len());
+                let arguments = arguments.as_deref().map(|a| substitute(a, caps));
+                let sent = arguments
+                    .as_ref()
+                    .map_or_else(|| canonical(&input).len(), String::len);
+                let cost = tokens_for_bytes(name.len() + sent);
                 if cost > remaining {
                     // A tool call cut short is unusable; the real API would stop mid-input.
                     truncated = true;
                 } else {
                     used += cost;
                     has_tool_use = true;
+                    let id = id.clone().unwrap_or_else(|| script.next_tool_id());
+                    if let Some(arguments) = arguments {
+                        raw_arguments.insert(id.clone(), arguments);
+                    }
                     content.push(json!({
                         "type": "tool_use",
-                        "id": id.clone().unwrap_or_else(|| script.next_tool_id()),
+                        "id": id,
                         "name": name,
                         "input": input,
                     }));
@@ -309,6 +325,7 @@ pub fn render(reply: &Reply, caps: &Captures, max_tokens: u64, script: &Script) 
         content,
         stop_reason,
         output_tokens: used.max(1),
+        raw_arguments,
     }
 }
 

@@ -161,6 +161,7 @@ mod tests {
             ],
             stop_reason: "tool_use".into(),
             output_tokens: 20,
+            raw_arguments: Default::default(),
         };
         let usage = Usage {
             input_tokens: 5,

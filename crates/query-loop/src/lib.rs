@@ -105,6 +105,7 @@ mod query;
 mod repair;
 mod replacement;
 mod reply;
+mod reply_room;
 mod request;
 mod spawn;
 mod stuck;
@@ -129,8 +130,8 @@ pub use hooks::{HookError, PostSamplingContext, PostSamplingHooks, PostSamplingS
 pub use params::{EndAfterTools, PostSampling, QueryParams, QuerySource, RequestObserver};
 pub use plug::{
     AllowAll, Annotation, BeforeRequest, CanUseTool, CheckedCall, CompactContext, CompactError,
-    Compacted, Compactor, ContextWarning, PermissionOutcome, PermissionPrompter, RequestMonitor,
-    StopContext, StopHookOutcome, StopHooks,
+    Compacted, Compactor, ContextWarning, CurrentPrompt, PermissionOutcome, PermissionPrompter,
+    ReplyRoom, RequestMonitor, StopContext, StopHookOutcome, StopHooks,
 };
 pub use query::{LoopState, message_text, query};
 pub use repair::{is_well_paired, repair_tool_pairing};
@@ -138,6 +139,7 @@ pub use replacement::{
     ContentReplacementState, MAX_TOOL_RESULT_CHARS, PREVIEW_CHARS, SharedReplacements,
     lock as lock_replacements,
 };
+pub use reply_room::{MIN_REPLY_TOKENS, reply_floor};
 pub use request::{RequestTemplate, system_prompt_blocks, tool_definitions};
 pub use spawn::{AgentRequest, Spawner, SubagentSpawner, TurnInProgress};
 pub use stuck::{

@@ -125,8 +125,11 @@ impl QueryParams {
     /// under it (which changes the cache key: only forks that do not share the cache may do it).
     pub(crate) fn effective_template(&self) -> RequestTemplate {
         let mut template = self.template.clone();
-        template.thinking =
-            crate::thinking::fit_to_model(template.thinking, model_max_output(&template.model));
+        template.thinking = crate::thinking::fit_to_model(
+            template.thinking,
+            model_max_output(&template.model),
+            model_info(&template.model).adaptive_thinking,
+        );
         if let Some(limit) = self.max_output_tokens {
             template.thinking = crate::thinking::fit_to_limit(template.thinking, limit);
         }

@@ -16,7 +16,7 @@ use tine_tools::{Tool, ToolContext};
 
 use crate::request::RequestTemplate;
 use crate::transcript::CompactBoundary;
-use crate::transition::Transition;
+use crate::transition::{Terminal, Transition};
 
 /// The call a [`CanUseTool`] check is about, on the check's context (one call's extension):
 /// a checker that hands the question elsewhere (`--permission-prompt-tool`) names the call.
@@ -156,6 +156,21 @@ pub struct CompactContext<'a> {
     /// The loop's tool context: the turn's cancellation, the session's file-state cache, todo
     /// list and background tasks.
     pub tool_context: &'a ToolContext,
+    /// The prompt the current turn started with: a compaction never summarizes it away (it
+    /// summarizes what came before, and keeps the prompt whole after the summary). `None`
+    /// between turns (`/compact`).
+    pub current_prompt: Option<CurrentPrompt<'a>>,
+}
+
+/// The current turn's prompt, as the loop started with it.
+#[derive(Clone, Copy)]
+pub struct CurrentPrompt<'a> {
+    /// The prompt message as it was sent (the session's first one starts with the user
+    /// context block).
+    pub message: &'a Message,
+    /// Where the turn starts in the history: the prompt's index, or 0 once a compaction put
+    /// the prompt into the first message.
+    pub index: usize,
 }
 
 /// The context is getting full: UIs show it ("context 87% full").
@@ -167,6 +182,20 @@ pub struct ContextWarning {
     pub effective_window: u64,
     /// Where auto compaction starts, when it is on.
     pub auto_compact_at: Option<u64>,
+    /// The window leaves the reply less than the floor the loop asks for anyway.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_room: Option<ReplyRoom>,
+}
+
+/// What is left of the model's window for a reply, when it is less than a reply needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ReplyRoom {
+    /// The model's context window.
+    pub window: u64,
+    /// The window minus the prompt.
+    pub room: u64,
+    /// The `max_tokens` asked for all the same.
+    pub asked: u64,
 }
 
 impl ContextWarning {
@@ -178,6 +207,20 @@ impl ContextWarning {
 
 impl std::fmt::Display for ContextWarning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(ReplyRoom {
+            window,
+            room,
+            asked,
+        }) = self.reply_room
+        {
+            return write!(
+                f,
+                "the prompt is about {} tokens of the model's {window}-token window, leaving {room} \
+                 for the reply; asking for {asked} anyway (the server may cut or refuse it). \
+                 /compact, --bare (a lean prompt) or a bigger window make room",
+                self.tokens
+            );
+        }
         write!(
             f,
             "context {}% full ({} of {} tokens)",
@@ -202,6 +245,12 @@ pub struct BeforeRequest {
     pub cleared_tool_results: usize,
     /// The context is near the limit.
     pub warning: Option<ContextWarning>,
+    /// The compactor's estimate of the next request's prompt, in tokens (after what it did):
+    /// the loop asks for no more output than the window leaves after it.
+    pub prompt_tokens: Option<u64>,
+    /// The next request cannot fit the window and compaction cannot make it: the loop ends
+    /// with [`Terminal::BlockingLimit`] instead of sending it.
+    pub blocking: Option<Terminal>,
 }
 
 /// Why a compaction asked for did not happen.

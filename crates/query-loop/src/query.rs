@@ -120,6 +120,14 @@ struct LoopRun<'a> {
     state: LoopState,
     emit: &'a Emitter,
     cancel: &'a CancellationToken,
+    /// The prompt the loop started with and where the turn starts in `messages`: compaction
+    /// keeps it whole.
+    prompt: Option<(Message, usize)>,
+    /// The compactor's estimate of the next request's prompt (tokens), for its `max_tokens`.
+    prompt_tokens: Option<u64>,
+    /// The last request asked for less than the loop's limit because the window had no more
+    /// room: raising the limit would send the same request again.
+    window_bound: bool,
 }
 
 impl<'a> LoopRun<'a> {
@@ -145,6 +153,10 @@ impl<'a> LoopRun<'a> {
             pause_continuations: 0,
             cost_usd: 0.0,
         };
+        let prompt = messages
+            .last()
+            .filter(|m| m.role == tine_api_client::Role::User)
+            .map(|m| (m.clone(), messages.len() - 1));
         Self {
             params,
             template: params.effective_template(),
@@ -152,6 +164,9 @@ impl<'a> LoopRun<'a> {
             state,
             emit,
             cancel,
+            prompt,
+            prompt_tokens: None,
+            window_bound: false,
         }
     }
 
@@ -160,7 +175,9 @@ impl<'a> LoopRun<'a> {
         if let Some(terminal) = self.stopped_before_request() {
             return Step::Terminal(terminal);
         }
-        self.compact_before_request().await;
+        if let Some(terminal) = self.compact_before_request().await {
+            return Step::Terminal(terminal);
+        }
         let sent = self.messages.len();
         let reply = match self.request().await {
             Streamed::Done(reply) => reply,
@@ -209,12 +226,13 @@ impl<'a> LoopRun<'a> {
     }
 
     /// Micro / auto compaction: old tool results cleared, the history summarized, or a
-    /// warning that it is getting long.
-    async fn compact_before_request(&mut self) {
-        let Some(compactor) = &self.params.compactor else {
-            return;
-        };
+    /// warning that it is getting long; the end of the loop when the request cannot fit.
+    async fn compact_before_request(&mut self) -> Option<Terminal> {
+        let compactor = self.params.compactor.as_ref()?;
         let before = compactor.before_request(self.compact_context()).await;
+        if before.blocking.is_some() {
+            return before.blocking;
+        }
         if before.cleared_tool_results > 0 {
             self.emit
                 .send(QueryEvent::ToolResultsCleared {
@@ -228,6 +246,8 @@ impl<'a> LoopRun<'a> {
         } else if let Some(warning) = before.warning {
             self.emit.send(QueryEvent::ContextWarning(warning)).await;
         }
+        self.prompt_tokens = before.prompt_tokens;
+        None
     }
 
     /// Builds and sends the next request, and streams its reply.
@@ -240,11 +260,32 @@ impl<'a> LoopRun<'a> {
             DEFAULT_MAX_OUTPUT_TOKENS,
             model_max_output(&self.template.model),
         );
-        let request = self.template.build_reading(
+        let mut request = self.template.build_reading(
             &self.messages,
             max_tokens,
             self.params.parent_cached_messages,
         );
+        // No more output than the window leaves after the prompt (a small local window).
+        let window = self.params.client.context_window(&self.template.model);
+        let prompt = self
+            .prompt_tokens
+            .take()
+            .unwrap_or_else(|| tine_api_client::estimate_tokens(request.to_json_bytes().len()));
+        let wanted = max_tokens;
+        let (max_tokens, short) =
+            crate::reply_room::fit(wanted, self.template.thinking.as_ref(), prompt, window);
+        self.window_bound = max_tokens < wanted;
+        request.max_tokens = max_tokens;
+        if let Some(room) = short {
+            let warning = crate::plug::ContextWarning {
+                tokens: prompt,
+                effective_window: window,
+                auto_compact_at: None,
+                reply_room: Some(room),
+            };
+            tracing::warn!(%warning, "the window leaves the reply less than its floor");
+            self.emit.send(QueryEvent::ContextWarning(warning)).await;
+        }
         if let Some(observer) = &self.params.on_request {
             observer(&request);
         }
@@ -325,7 +366,7 @@ impl<'a> LoopRun<'a> {
 
     /// Raises the output limit for the next request, if escalation is still open.
     fn escalate(&mut self) -> Option<Transition> {
-        if self.state.escalated || self.params.max_output_tokens.is_some() {
+        if self.state.escalated || self.params.max_output_tokens.is_some() || self.window_bound {
             return None;
         }
         let to = ESCALATED_MAX_OUTPUT_TOKENS.min(model_max_output(&self.params.template.model));
@@ -422,6 +463,7 @@ impl<'a> LoopRun<'a> {
         let round = run_tool_calls(
             self.params,
             turn.as_ref(),
+            &self.messages,
             uses,
             &mut self.state.failures,
             self.emit,
@@ -488,12 +530,23 @@ impl<'a> LoopRun<'a> {
             messages: &self.messages,
             template: &self.template,
             tool_context: &self.params.tool_context,
+            current_prompt: self.prompt.as_ref().map(|(message, index)| {
+                crate::plug::CurrentPrompt {
+                    message,
+                    index: *index,
+                }
+            }),
         }
     }
 
     /// The compactor's history replaces the loop's; the host replaces its copy too.
     async fn replace_history(&mut self, messages: Vec<Message>, boundary: CompactBoundary) {
         self.messages = messages;
+        // The compactor put the prompt into the new first message.
+        if let Some((_, index)) = &mut self.prompt {
+            *index = 0;
+        }
+        self.prompt_tokens = None;
         self.emit
             .send(QueryEvent::HistoryReplaced {
                 messages: self.messages.clone(),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tine_api_client::{
     CacheControl, ContentBlock, Effort, Message, MessageContent, MessagesRequest, OutputConfig,
-    SystemPrompt, TextBlock, ThinkingConfig, ToolArray,
+    SystemPrompt, TextBlock, ThinkingConfig, ToolArray, ToolResultContent, referenced_tools,
 };
 use tine_tools::Tool;
 
@@ -94,6 +94,53 @@ pub fn tool_definitions(tools: &[Arc<dyn Tool>]) -> ToolArray {
         .collect()
 }
 
+/// What a tool result says instead of loading a tool this session does not have.
+pub(crate) fn unavailable_tool_text(name: &str) -> String {
+    format!("(the tool {name} is not available in this session)")
+}
+
+/// Removes the `tool_reference`s `tools` cannot load (a tool loaded before a resume whose
+/// server is gone, or that a deny rule now removes; a sub-agent's narrower catalog): the API
+/// refuses a reference to a tool the request does not defer. A result left with none says so.
+fn drop_unknown_references(messages: &mut [Message], tools: &ToolArray) {
+    for message in messages {
+        let MessageContent::Blocks(blocks) = &mut message.content else {
+            continue;
+        };
+        for block in blocks {
+            let ContentBlock::ToolResult(result) = block else {
+                continue;
+            };
+            let Some(ToolResultContent::Blocks(inner)) = &mut result.content else {
+                continue;
+            };
+            let unknown: Vec<String> = inner
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolReference(r) if !tools.is_deferred(&r.tool_name) => {
+                        Some(r.tool_name.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+            if unknown.is_empty() {
+                continue;
+            }
+            inner.retain(
+                |b| !matches!(b, ContentBlock::ToolReference(r) if unknown.contains(&r.tool_name)),
+            );
+            if inner.is_empty() {
+                let text = unknown
+                    .iter()
+                    .map(|name| unavailable_tool_text(name))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                result.content = Some(ToolResultContent::Text(text));
+            }
+        }
+    }
+}
+
 /// Everything of a request that stays fixed for the whole loop.
 #[derive(Debug, Clone)]
 pub struct RequestTemplate {
@@ -101,7 +148,8 @@ pub struct RequestTemplate {
     pub model: String,
     /// The system prompt, as sent.
     pub system: Arc<SystemPrompt>,
-    /// Serialized once; every request sends these bytes.
+    /// Serialized once; every request sends these bytes, then the deferred tools its history
+    /// loaded ([`ToolArray::loading`]).
     pub tools: ToolArray,
     /// Extended thinking, when on.
     pub thinking: Option<ThinkingConfig>,
@@ -130,11 +178,15 @@ impl RequestTemplate {
         if let Some(state) = &self.replacements {
             lock(state).apply(&mut prepared);
         }
+        // The deferred tools the history loaded (what is sent, after replacements) join the
+        // array after its bytes; a reference to a tool this array cannot load is dropped.
+        drop_unknown_references(&mut prepared, &self.tools);
+        let tools = self.tools.loading(referenced_tools(&prepared));
         let mut request = MessagesRequest::new(self.model.clone(), max_tokens, prepared);
         // An empty system prompt (`--system-prompt ""`) is left out: the API refuses an
         // empty text block. Any other prompt is sent as it is, so no other request changes.
         request.system = (!self.system.is_blank()).then(|| (*self.system).clone());
-        request.tools = self.tools.clone();
+        request.tools = tools;
         request.thinking = self.thinking;
         request.output_config = self.effort.map(|effort| OutputConfig {
             effort: Some(effort),

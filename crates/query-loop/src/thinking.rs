@@ -16,12 +16,16 @@ pub const DEFAULT_THINKING_BUDGET: u32 = 31_999;
 
 /// The session's thinking config made valid for a model whose replies are at most
 /// `model_max_output` tokens: the budget raised to the API's minimum and kept below the
-/// model's limit. A model too small for the minimum budget gets no thinking.
+/// model's limit. A model too small for the minimum budget gets no thinking. A model that
+/// thinks adaptively (the Claude 5 generation) is asked for adaptive thinking instead of a
+/// budget, which it refuses.
 pub(crate) fn fit_to_model(
     thinking: Option<ThinkingConfig>,
     model_max_output: u32,
+    adaptive: bool,
 ) -> Option<ThinkingConfig> {
     match thinking {
+        Some(ThinkingConfig::Enabled { .. }) if adaptive => Some(ThinkingConfig::Adaptive),
         Some(ThinkingConfig::Enabled { budget_tokens }) => {
             let ceiling = model_max_output.saturating_sub(1);
             (ceiling >= MIN_THINKING_BUDGET).then(|| ThinkingConfig::Enabled {
@@ -83,15 +87,27 @@ mod tests {
 
     #[test]
     fn the_budget_is_kept_within_what_the_api_accepts() {
-        assert_eq!(fit_to_model(enabled(500), 32_000), enabled(1024));
-        assert_eq!(fit_to_model(enabled(50_000), 32_000), enabled(31_999));
-        assert_eq!(fit_to_model(enabled(10_000), 32_000), enabled(10_000));
-        assert_eq!(fit_to_model(enabled(10_000), 1024), None);
-        assert_eq!(fit_to_model(None, 32_000), None);
+        assert_eq!(fit_to_model(enabled(500), 32_000, false), enabled(1024));
         assert_eq!(
-            fit_to_model(Some(ThinkingConfig::Adaptive), 10),
+            fit_to_model(enabled(50_000), 32_000, false),
+            enabled(31_999)
+        );
+        assert_eq!(
+            fit_to_model(enabled(10_000), 32_000, false),
+            enabled(10_000)
+        );
+        assert_eq!(fit_to_model(enabled(10_000), 1024, false), None);
+        assert_eq!(fit_to_model(None, 32_000, false), None);
+        assert_eq!(
+            fit_to_model(Some(ThinkingConfig::Adaptive), 10, false),
             Some(ThinkingConfig::Adaptive)
         );
+        // The Claude 5 generation thinks adaptively: a budget becomes adaptive, off stays off.
+        assert_eq!(
+            fit_to_model(enabled(31_999), 128_000, true),
+            Some(ThinkingConfig::Adaptive)
+        );
+        assert_eq!(fit_to_model(None, 128_000, true), None);
     }
 
     #[test]

@@ -13,8 +13,10 @@ use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
 use serde_json::{Value, json};
-use tine_api_client::{ContentBlock, Message, ToolUseBlock};
-use tine_tools::{ProgressSink, Tool, ToolOutput, ToolProgress, run_tool};
+use tine_api_client::{ContentBlock, Message, ToolUseBlock, referenced_tools};
+use tine_tools::{
+    ProgressSink, Tool, ToolOutput, ToolProgress, run_tool, unloaded_call_error, validate,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -63,10 +65,12 @@ enum Prepared<'a> {
     Done(ToolOutput),
 }
 
-/// Runs the calls of one reply.
+/// Runs the calls of one reply; `messages` is the history so far (the reply last), which
+/// says which deferred tools are loaded.
 pub(crate) async fn run_tool_calls(
     params: &QueryParams,
     turn: Option<&TurnInProgress>,
+    messages: &[Message],
     uses: &[ToolUseBlock],
     failures: &mut FailureStreak,
     emit: &Emitter,
@@ -76,6 +80,10 @@ pub(crate) async fn run_tool_calls(
         results: Vec::with_capacity(uses.len()),
         stop: None,
     };
+    let loaded = referenced_tools(messages);
+    // What a result that loads tools says goes beside the results, as Claude Code's does: a
+    // result holding references holds nothing else.
+    let mut beside = Vec::new();
     let mut index = 0;
     while index < uses.len() {
         // A batch: a run of consecutive concurrency-safe calls, or a single other call.
@@ -94,7 +102,10 @@ pub(crate) async fn run_tool_calls(
         // Hooks and permission checks one at a time (a person may be asked), then the runs.
         let mut prepared = Vec::with_capacity(batch.len());
         for call in batch {
-            prepared.push(prepare_call(params, call, emit, cancel, &mut round.stop).await);
+            let unloaded = params.template.tools.is_deferred(&call.name)
+                && !loaded.contains(&call.name.as_str());
+            let stop = &mut round.stop;
+            prepared.push(prepare_call(params, call, unloaded, emit, cancel, stop).await);
         }
         let mut runs = Vec::with_capacity(batch.len());
         for (call, prepared) in batch.iter().zip(prepared) {
@@ -115,12 +126,40 @@ pub(crate) async fn run_tool_calls(
                 output: output.clone(),
             })
             .await;
+            if !output.references.is_empty() {
+                beside.push(ContentBlock::text(output.content.clone()));
+            }
             round
                 .results
                 .push(result_block(&call.id, &call.name, output));
         }
     }
+    round.results.extend(beside);
     round
+}
+
+/// What the model reads when its call's arguments were not one JSON object.
+fn malformed_call_error(tool: &str, schema: &serde_json::Value, arguments: &str) -> String {
+    const SHOWN: usize = 300;
+    let shown: String = arguments.chars().take(SHOWN).collect();
+    let more = if arguments.chars().count() > SHOWN {
+        "…"
+    } else {
+        ""
+    };
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    let fields = match required.is_empty() {
+        true => String::new(),
+        false => format!(" (required: {})", required.join(", ")),
+    };
+    format!(
+        "InputValidationError: the arguments of this {tool} call were not a JSON object, so it \
+         did not run. They were: {shown}{more}\nCall {tool} again with its arguments as one JSON \
+         object holding the fields of its schema{fields}."
+    )
 }
 
 fn is_concurrency_safe(params: &QueryParams, call: &ToolUseBlock) -> bool {
@@ -129,9 +168,13 @@ fn is_concurrency_safe(params: &QueryParams, call: &ToolUseBlock) -> bool {
         .is_some_and(|t| t.is_concurrency_safe(&call.input))
 }
 
+/// `unloaded`: a deferred tool the history has not loaded yet; a call whose input does not
+/// fit its schema is answered with Claude Code's advice to load it first, before any hook or
+/// permission check (a call that fits runs, as in Claude Code).
 async fn prepare_call<'a>(
     params: &'a QueryParams,
     call: &ToolUseBlock,
+    unloaded: bool,
     emit: &Emitter,
     cancel: &CancellationToken,
     stop: &mut Option<Option<String>>,
@@ -140,11 +183,35 @@ async fn prepare_call<'a>(
         return Prepared::Done(ToolOutput::error(INTERRUPTED_TOOL_RESULT));
     }
     let Some(tool) = params.find_tool(&call.name) else {
-        return Prepared::Done(ToolOutput::error(format!(
-            "Error: No such tool available: {}",
-            call.name
-        )));
+        // Claude Code's wording, then the names a small model may have meant.
+        let names: Vec<&str> = params
+            .template
+            .tools
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
+        return Prepared::Done(
+            ToolOutput::error(format!(
+                "Error: No such tool available: {}. The tools are: {}.",
+                call.name,
+                names.join(", ")
+            ))
+            .with_summary(format!("no tool named {}", call.name)),
+        );
     };
+    // A model's arguments that were not a JSON object (the OpenAI-compatible stream keeps
+    // them as text): refused before hooks, permissions or the tool see them.
+    if let Some(text) = call.input.as_str() {
+        let text = malformed_call_error(&call.name, &tool.input_schema(), text);
+        return Prepared::Done(
+            ToolOutput::error(text)
+                .with_summary(format!("{}'s arguments were not a JSON object", call.name)),
+        );
+    }
+    if unloaded && let Err(violation) = validate(&tool.input_schema(), &call.input) {
+        let text = unloaded_call_error(tool.as_ref(), &violation.to_string());
+        return Prepared::Done(ToolOutput::error(text).with_summary(violation.to_string()));
+    }
     let mut input = call.input.clone();
     let mut hook_answer = None;
     if let Some(hooks) = &params.hooks
@@ -346,6 +413,20 @@ fn tool_response(input: &Value, output: &ToolOutput) -> Value {
 }
 
 fn result_block(id: &str, name: &str, output: ToolOutput) -> ContentBlock {
+    if !output.references.is_empty() {
+        // Only the references: the API expands each into the tool's definition.
+        let references = output
+            .references
+            .into_iter()
+            .map(ContentBlock::tool_reference)
+            .collect();
+        return ContentBlock::ToolResult(tine_api_client::ToolResultBlock {
+            tool_use_id: id.to_owned(),
+            content: Some(tine_api_client::ToolResultContent::Blocks(references)),
+            is_error: None,
+            cache_control: None,
+        });
+    }
     let content = if output.content.is_empty() {
         format!("{name} completed with no output")
     } else {

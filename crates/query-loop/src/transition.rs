@@ -91,12 +91,15 @@ pub enum Terminal {
         /// What failed.
         message: String,
     },
-    /// The conversation is over the context window before sending (nothing to compact it).
+    /// The next request does not fit the model's context window with room for a reply, and
+    /// compaction cannot make it fit (the current prompt is kept whole): nothing was sent.
     BlockingLimit {
-        /// The context's tokens.
+        /// The request's prompt, in (estimated) tokens.
         tokens: u64,
-        /// The limit.
+        /// The model's context window.
         limit: u64,
+        /// Of `tokens`, tine's fixed part: the system prompt and the tool array.
+        prefix: u64,
     },
     /// A stop hook asked to end the work (`"continue": false`).
     StopHookPrevented {
@@ -162,9 +165,11 @@ impl Terminal {
                 }
             },
             Self::ModelError { message } => format!("model error: {message}"),
-            Self::BlockingLimit { tokens, limit } => format!(
-                "the conversation ({tokens} tokens) is over the context limit ({limit}); start a new session or compact it"
-            ),
+            Self::BlockingLimit {
+                tokens,
+                limit,
+                prefix,
+            } => blocking_limit(*tokens, *limit, *prefix),
             Self::StopHookPrevented { reason } => match reason {
                 Some(r) => format!("a stop hook ended the work: {r}"),
                 None => "a stop hook ended the work".to_owned(),
@@ -188,6 +193,28 @@ impl Terminal {
                 dollars(*limit_micro_usd)
             ),
         }
+    }
+}
+
+/// What to do when a request cannot fit the window: the fixed prompt alone, or the conversation.
+fn blocking_limit(tokens: u64, limit: u64, prefix: u64) -> String {
+    let helps = "--bare (a lean prompt: the core tools and a short system prompt), fewer MCP \
+                 tools, or a bigger window (the server's context size, then TINE_CONTEXT_WINDOW or \
+                 openai.contextWindow to match)";
+    let floor = crate::reply_room::reply_floor(limit);
+    if prefix + floor > limit {
+        format!(
+            "tine's fixed prompt (system prompt and tool definitions, about {prefix} tokens) \
+             does not fit the model's {limit}-token context window with room for a reply, so \
+             nothing was sent; compaction cannot shrink it. What helps: {helps}"
+        )
+    } else {
+        format!(
+            "the request (about {tokens} tokens, {prefix} of them tine's fixed prompt) does not \
+             fit the model's {limit}-token context window with room for a reply, and compaction \
+             cannot shrink it (the current prompt is kept whole), so nothing was sent. Shorten \
+             the prompt or start a new session; also {helps}"
+        )
     }
 }
 

@@ -252,9 +252,9 @@ fn model(conv: &mut Conversation, args: &str) -> (String, bool, Value) {
     if args.is_empty() {
         let model = conv.engine.config().model.clone();
         let mut choices: Vec<Value> = [
-            ("opus", "the most capable"),
-            ("sonnet", "the everyday default"),
-            ("haiku", "the fastest and cheapest"),
+            ("opus", "Opus 5.5: the default, the most capable"),
+            ("sonnet", "Sonnet 5.5: fast and capable"),
+            ("haiku", "Haiku 5.5: the fastest and cheapest"),
         ]
         .iter()
         .map(|(name, about)| {
@@ -369,6 +369,12 @@ pub(crate) fn cost_text(cost: &SessionCost, cache_read_share: Option<f64>) -> St
             share * 100.0
         )),
         None => text.push_str("No request yet.\n"),
+    }
+    // A model priced by assumption says so (a Claude id the table lacks: its family's price).
+    for model in cost.by_model.keys() {
+        if let Some(note) = tine_api_client::model_info(model).note(model) {
+            text.push_str(&format!("\nNote: {note}.\n"));
+        }
     }
     text
 }

@@ -221,6 +221,12 @@ impl Conversation {
         };
         // SessionStart's context goes with the first prompt sent (a refused one keeps it).
         let mut attachments = std::mem::take(&mut self.start_context);
+        // Deferred tools a `/mcp restart` brought: named once, with the next prompt.
+        attachments.extend(
+            self.mcp
+                .as_ref()
+                .and_then(|mcp| mcp.new_deferred.take_reminder()),
+        );
         attachments.extend(hook_context);
         attachments.extend(recalled);
         if let Some(speculator) = &mut self.speculator

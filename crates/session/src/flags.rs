@@ -187,10 +187,10 @@ mod tests {
     #[test]
     fn the_fallback_must_differ_from_the_main_model() {
         assert_eq!(
-            fallback_model(Some("haiku"), "claude-sonnet-4-6").unwrap(),
-            Some("claude-haiku-4-5".to_owned())
+            fallback_model(Some("haiku"), "claude-sonnet-5-5").unwrap(),
+            Some("claude-haiku-5-5".to_owned())
         );
-        let error = fallback_model(Some("sonnet"), "claude-sonnet-4-6").unwrap_err();
+        let error = fallback_model(Some("sonnet"), "claude-sonnet-5-5").unwrap_err();
         assert!(error.to_string().contains("cannot be the same"), "{error}");
         assert_eq!(fallback_model(None, "m").unwrap(), None);
     }

@@ -134,6 +134,7 @@ mod structured;
 mod stuck;
 mod tasks;
 mod thinking;
+mod tool_search;
 mod trust;
 mod watch;
 mod web_search;

@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use tine_api_client::{ToolArray, ToolDefinition};
 use tine_config::settings::LoadedSettings;
 use tine_mcp::{
-    LIST_RESOURCES_TOOL, McpEvent, McpManager, McpOptions, McpServerInfo, McpServerStatus,
-    McpSources, McpToolInfo, READ_RESOURCE_TOOL, SdkMcpRelay,
+    McpEvent, McpManager, McpOptions, McpServerInfo, McpServerStatus, McpSources, McpToolInfo,
+    SdkMcpRelay,
 };
 use tine_permissions::{PermissionContext, PermissionRule, RuleBehavior, RuleSource};
 use tine_query_loop::QueryEngine;
@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::elicitation::{ElicitationAsker, Elicitations};
 use crate::emit::Emitter;
 use crate::permission::Permissions;
+use crate::tool_search::is_mcp_tool;
 
 use crate::protocol::{Notice, SessionEvent};
 
@@ -42,6 +43,8 @@ pub(crate) struct SessionMcp {
     pub elicitations: Option<Arc<Elicitations>>,
     /// Servers turned off (`Op::McpToggle`): their tools are out of the array.
     disabled: std::collections::BTreeSet<String>,
+    /// With tool search on, tools a restart brought that the model has not been told of.
+    pub new_deferred: crate::tool_search::NewDeferredTools,
 }
 
 impl SessionMcp {
@@ -106,6 +109,7 @@ pub(crate) async fn start(
             reporter,
             elicitations,
             disabled: Default::default(),
+            new_deferred: Default::default(),
         }),
         tools,
     )
@@ -169,7 +173,8 @@ pub(crate) async fn command(
                     let manager = mcp.manager.clone();
                     let disabled = mcp.disabled.clone();
                     let data = data(Some(mcp));
-                    let offered = offer_tools(engine, &manager, permissions, &disabled);
+                    let offered =
+                        offer_tools(engine, &manager, permissions, &disabled, &mcp.new_deferred);
                     let note = if offered {
                         " Its tools are offered from the next request on."
                     } else {
@@ -193,26 +198,54 @@ pub(crate) async fn command(
     }
 }
 
-/// Whether a tool of the array came from MCP servers.
-fn is_mcp_tool(name: &str) -> bool {
-    name.starts_with("mcp__") || name == LIST_RESOURCES_TOOL || name == READ_RESOURCE_TOOL
-}
-
 /// Puts the connected servers' tools in the engine's tool array: the built-ins as they are
 /// (their bytes, the sandbox note among them), then every connected server's tools sorted by
 /// name, as at start-up. Returns whether the array changed (an unchanged one keeps its bytes,
-/// and the cache).
+/// and the cache). With tool search on, the tools become the catalog's instead and the array
+/// keeps its bytes (`tool_search::offer`); the ones new to it are named to the model with the
+/// next prompt (`new_deferred`).
 fn offer_tools(
     engine: &mut QueryEngine,
     manager: &McpManager,
     permissions: &Permissions,
     disabled: &std::collections::BTreeSet<String>,
+    new_deferred: &crate::tool_search::NewDeferredTools,
 ) -> bool {
     let off: Vec<String> = disabled
         .iter()
         .map(|s| tine_mcp::tool_name(s, ""))
         .collect();
     let config = engine.config();
+    let connected: Vec<Arc<dyn Tool>> = manager
+        .tools()
+        .into_iter()
+        .filter(|tool| {
+            let name = tool.name();
+            !permissions.is_tool_denied(name)
+                && !off.iter().any(|prefix| name.starts_with(prefix.as_str()))
+        })
+        .collect();
+    // Tool search on, and every MCP tool the array sends is still offered: the catalog changes,
+    // the array's bytes stay.
+    let sent_still_offered = config
+        .tool_definitions
+        .iter()
+        .filter(|d| is_mcp_tool(&d.name))
+        .all(|d| connected.iter().any(|t| t.name() == d.name));
+    if sent_still_offered
+        && let Some(crate::tool_search::Offered { tools, array, new }) =
+            crate::tool_search::offer(&config.tools, &config.tool_definitions, &connected)
+    {
+        tracing::info!(
+            new = new.len(),
+            "MCP tools changed by a restart or toggle: the deferred tools change, the array stays"
+        );
+        let changed = !new.is_empty()
+            || array.deferred().count() != config.tool_definitions.deferred().count();
+        new_deferred.add(new);
+        engine.set_tools(tools, array);
+        return changed;
+    }
     let mut tools: Vec<Arc<dyn Tool>> = config
         .tools
         .iter()
@@ -236,9 +269,18 @@ fn offer_tools(
         definitions.push(definition_of(tool.as_ref()));
         tools.push(tool);
     }
-    // The server tools (web search) stay where they were, after the client tools.
+    // The server tools (web search) stay where they were, after the client tools; the
+    // deferred built-ins too.
     let array = ToolArray::new(definitions)
-        .with_server_tools(config.tool_definitions.server_tools().to_vec());
+        .with_server_tools(config.tool_definitions.server_tools().to_vec())
+        .with_deferred(
+            config
+                .tool_definitions
+                .deferred()
+                .filter(|d| !is_mcp_tool(&d.name))
+                .cloned()
+                .collect(),
+        );
     if array == config.tool_definitions {
         return false;
     }
@@ -346,7 +388,13 @@ pub(crate) fn disable(
         return Err(format!("no MCP server named `{name}`"));
     };
     mcp.disabled.insert(name.to_owned());
-    offer_tools(engine, &mcp.manager, permissions, &mcp.disabled);
+    offer_tools(
+        engine,
+        &mcp.manager,
+        permissions,
+        &mcp.disabled,
+        &mcp.new_deferred,
+    );
     Ok((
         format!(
             "MCP server {name}: disabled; its tools are out of the array from the next request on."

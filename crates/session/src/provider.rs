@@ -25,7 +25,7 @@ use crate::error::StartError;
 use crate::options::SessionOptions;
 
 /// The model when neither the options nor `ANTHROPIC_MODEL` nor settings name one.
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_MODEL: &str = "claude-opus-5-5";
 
 /// `flag`, else `ANTHROPIC_MODEL`, else the settings' `model`, else [`DEFAULT_MODEL`]; an
 /// alias (`opus`, `sonnet`, `haiku`) is its current id.

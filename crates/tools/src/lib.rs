@@ -22,6 +22,8 @@
 //! - `builtin`: Read (text, images, PDFs, notebooks), Write, Edit, NotebookEdit, Bash, Glob,
 //!   Grep, TodoWrite, WebFetch, ExitPlanMode.
 //! - `pool`: the tool pool, sorted, deduplicated and serialized once for the prompt cache.
+//! - `tool_search`: deferred tools (the Messages API's tool search): ToolSearch, the array
+//!   split into what is sent and the catalog, the reminder naming them.
 //!
 //! What a call touches and a tool's own verdict (`PermissionTarget`, `ToolVerdict`), the
 //! permission engine and bash analysis are `tine-permissions`'s, one layer down.
@@ -77,6 +79,7 @@ mod read_listener;
 pub mod sandbox;
 mod schema;
 mod tool;
+mod tool_search;
 
 pub use activity::{
     RECENT_SUBAGENT_CALLS, SubagentActivity, SubagentCall, SubagentProgress, SubagentStep,
@@ -118,6 +121,11 @@ pub use sandbox::{BashSandbox, SandboxPolicy};
 pub use schema::{SchemaViolation, validate};
 pub use tool::{
     MediaKind, Tool, ToolError, ToolFuture, ToolMedia, ToolOutput, parse_input, run_tool,
+};
+pub use tool_search::{
+    DEFAULT_MAX_RESULTS as TOOL_SEARCH_DEFAULT_MAX_RESULTS, DEFERRED_PLACEHOLDER,
+    NO_MATCHING_TOOLS, RARELY_USED_BUILTINS, TOOL_LOADED, TOOL_SEARCH, ToolSearchTool, defer_tools,
+    deferred_tools_reminder, placeholder_definition, search as search_tools, unloaded_call_error,
 };
 // The vocabulary of `Tool::permission_target` and `Tool::check_permissions`, so a tool can be
 // written against this crate alone.

@@ -28,6 +28,9 @@ pub struct ToolOutput {
     /// Images and documents sent with the text (Read of a PNG or a PDF): the `tool_result`
     /// then carries content blocks, the text first.
     pub media: Vec<ToolMedia>,
+    /// Deferred tools this result loads (ToolSearch's): the `tool_result` then holds one
+    /// `tool_reference` per name and nothing else, and `content` goes beside it as text.
+    pub references: Vec<String>,
 }
 
 /// A binary attachment of a result, base64-encoded as the API takes it.
@@ -61,6 +64,7 @@ impl ToolOutput {
             summary,
             display: ToolDisplay::None,
             media: Vec::new(),
+            references: Vec::new(),
         }
     }
 
@@ -81,6 +85,12 @@ impl ToolOutput {
     /// Attaches an image or document.
     pub fn with_media(mut self, media: ToolMedia) -> Self {
         self.media.push(media);
+        self
+    }
+
+    /// Loads the deferred tools `names` (see [`ToolOutput::references`]).
+    pub fn with_references(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        self.references.extend(names);
         self
     }
 

@@ -45,8 +45,9 @@ pub(crate) struct Progress {
 pub(crate) enum ToolState {
     Running,
     Done {
-        /// The result, its summary as the person reads it ("Rejected by you").
-        result: ToolOutput,
+        /// The result, its summary as the person reads it ("Rejected by you"). Boxed: the
+        /// other states are small.
+        result: Box<ToolOutput>,
         /// An Edit/Write's file as shown and its diff's lines, made once when the result
         /// arrived.
         diff: Option<(String, Vec<DiffLine>)>,
@@ -98,7 +99,7 @@ impl ToolCall {
             _ => false,
         };
         self.state = ToolState::Done {
-            result,
+            result: Box::new(result),
             diff,
             declined,
         };

@@ -24,6 +24,7 @@ use crate::request::MessagesRequest;
 use crate::send::{
     BodyDecoder, Dialect, Names, Sender, Settings, StatusHints, event_stream, header_value,
 };
+use crate::usage::estimate_tokens;
 
 /// OpenAI-compatible chat completions over HTTP. Cheap to clone (one connection pool).
 #[derive(Clone, Debug)]
@@ -94,9 +95,16 @@ impl OpenAiClient {
 /// What waiting for a transport step is called in a timeout message.
 const ENDPOINT: &str = "the OpenAI-compatible endpoint";
 
+/// One call: the request's model, which `message_start` names when a chunk does not, and its
+/// estimated prompt tokens, the usage of a stream that carries none.
+#[derive(Debug)]
+struct ChatCall {
+    model: String,
+    prompt_estimate: u64,
+}
+
 impl Dialect for Chat {
-    /// The request's model, which `message_start` names when a chunk does not.
-    type Call = String;
+    type Call = ChatCall;
     type Decoder = ChunkDecoder;
 
     const NAMES: Names = Names {
@@ -120,7 +128,7 @@ impl Dialect for Chat {
     fn request(
         &self,
         http: &reqwest::Client,
-        _model: &String,
+        _call: &ChatCall,
         body: Bytes,
     ) -> Result<reqwest::RequestBuilder, ApiError> {
         Ok(http
@@ -129,8 +137,8 @@ impl Dialect for Chat {
             .body(body))
     }
 
-    fn decoder(&self, model: &String) -> ChunkDecoder {
-        ChunkDecoder::new(model.clone())
+    fn decoder(&self, call: &ChatCall) -> ChunkDecoder {
+        ChunkDecoder::new(call.model.clone(), call.prompt_estimate)
     }
 
     fn error_response(&self, status: u16, body: &[u8], hints: StatusHints) -> ApiError {
@@ -164,7 +172,12 @@ impl BodyDecoder for ChunkDecoder {
 impl ModelClient for OpenAiClient {
     fn stream(&self, request: MessagesRequest) -> EventStream {
         let body = Bytes::from(self.request_bytes(&request));
-        event_stream(Arc::clone(&self.inner), request.model, body)
+        // Compaction's estimate (4 bytes of JSON a token) of what the server will count.
+        let call = ChatCall {
+            model: request.model,
+            prompt_estimate: estimate_tokens(body.len()),
+        };
+        event_stream(Arc::clone(&self.inner), call, body)
     }
 
     /// Chat completions has no token-counting endpoint.

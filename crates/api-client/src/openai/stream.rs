@@ -8,10 +8,17 @@
 //! - `delta.tool_calls` → one `tool_use` block per call, keyed by `id` as well as `index`:
 //!   Ollama sends every call at index 0 with distinct ids, so a new id is a new call, and a
 //!   piece without an id continues the last call seen at its index. `arguments` arrive in
-//!   pieces and become `input_json_delta`s; a call whose name has not arrived yet waits for it.
+//!   pieces and are collected; when the call's block closes they go out as one
+//!   `input_json_delta`. Arguments a model wrote that are not a JSON object (small local models
+//!   do) go out as a JSON string of the text, so the loop answers the call with an error the
+//!   model can act on instead of the run ending; a call cut by `length` keeps its raw text (the
+//!   accumulator reports it cut, and the loop raises the limit).
 //! - Usage (the last one seen: some servers repeat it on every chunk) maps so the parts add up
 //!   as on Anthropic: `prompt_tokens_details.cached_tokens` → cache reads, the rest of
-//!   `prompt_tokens` → input, `completion_tokens` → output, no cache writes.
+//!   `prompt_tokens` → input, `completion_tokens` → output, no cache writes. A stream that ends
+//!   without usage (llama-cpp-python's server sends none even when asked) gets tine's estimate
+//!   ([`Usage::estimated`]): the request's size given to [`ChunkDecoder::new`], and the reply's
+//!   text, thinking and calls, at 4 bytes a token.
 //! - `finish_reason`: `stop` → end_turn (tool_use when the reply called tools: some servers say
 //!   `stop` then), `tool_calls` → tool_use, `length` → max_tokens, `content_filter` → refusal.
 //! - `{"error": {...}}` in the stream (or an `event: error` frame) becomes an `error` event.
@@ -29,7 +36,7 @@ use crate::events::{ContentDelta, MessageDeltaBody, StreamEvent};
 use crate::openai::error::{ChatError, stream_error_body};
 use crate::response::{ResponseMessage, StopReason};
 use crate::sse::{SseFrame, SseParser};
-use crate::usage::{Usage, UsageDelta};
+use crate::usage::{Usage, UsageDelta, estimate_tokens};
 
 /// One chunk, with only the fields we read (unknown ones are skipped).
 #[derive(Deserialize)]
@@ -136,8 +143,8 @@ struct Call {
     name: String,
     /// Our block index, once the block started (it needs the name).
     block: Option<usize>,
-    /// Argument pieces that came before the name.
-    pending: String,
+    /// The arguments so far (sent when the block closes).
+    arguments: String,
     closed: bool,
 }
 
@@ -164,14 +171,19 @@ pub(super) struct ChunkDecoder {
     last_at_index: HashMap<u64, usize>,
     finish_reason: Option<String>,
     usage: Option<ChatUsage>,
+    /// The request's estimated prompt tokens, for a stream that carries no usage.
+    prompt_estimate: u64,
+    /// Bytes of the reply (text, thinking, calls' names and arguments), for the same.
+    output_bytes: usize,
     done: bool,
     /// The first frame that could not be decoded, reported once the good events are out.
     failure: Option<ApiError>,
 }
 
 impl ChunkDecoder {
-    /// A decoder for a reply of `model`.
-    pub(super) fn new(model: impl Into<String>) -> Self {
+    /// A decoder for a reply of `model` to a request estimated at `prompt_estimate` tokens
+    /// (used only when the stream carries no usage).
+    pub(super) fn new(model: impl Into<String>, prompt_estimate: u64) -> Self {
         Self {
             parser: SseParser::new(),
             model: model.into(),
@@ -182,6 +194,8 @@ impl ChunkDecoder {
             last_at_index: HashMap::new(),
             finish_reason: None,
             usage: None,
+            prompt_estimate,
+            output_bytes: 0,
             done: false,
             failure: None,
         }
@@ -304,6 +318,7 @@ impl ChunkDecoder {
 
     fn delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) {
         if let Some(thinking) = delta.reasoning_content.filter(|t| !t.is_empty()) {
+            self.output_bytes += thinking.len();
             let index = match self.open {
                 Some(Open::Thinking(index)) => index,
                 _ => {
@@ -322,6 +337,7 @@ impl ChunkDecoder {
             if text.is_empty() {
                 continue;
             }
+            self.output_bytes += text.len();
             let index = match self.open {
                 Some(Open::Text(index)) => index,
                 _ => {
@@ -359,15 +375,34 @@ impl ChunkDecoder {
         let index = match open {
             Open::Text(index) | Open::Thinking(index) => index,
             Open::Call(position) => {
-                let call = &mut self.calls[position];
-                call.closed = true;
-                match call.block {
-                    Some(index) => index,
+                self.calls[position].closed = true;
+                match self.calls[position].block {
+                    Some(index) => {
+                        self.flush_arguments(position, out);
+                        index
+                    }
                     None => return,
                 }
             }
         };
         out.push(StreamEvent::ContentBlockStop { index });
+    }
+
+    /// The call's arguments as one `input_json_delta` (see the module's doc for what is sent
+    /// when they are not a JSON object).
+    fn flush_arguments(&mut self, position: usize, out: &mut Vec<StreamEvent>) {
+        let cut = self.finish_reason.as_deref() == Some("length");
+        let call = &mut self.calls[position];
+        let (Some(index), Some(partial_json)) = (
+            call.block,
+            input_json(&std::mem::take(&mut call.arguments), cut),
+        ) else {
+            return;
+        };
+        out.push(StreamEvent::ContentBlockDelta {
+            index,
+            delta: ContentDelta::InputJsonDelta { partial_json },
+        });
     }
 
     fn tool_call(&mut self, piece: ToolCallDelta, out: &mut Vec<StreamEvent>) {
@@ -384,7 +419,7 @@ impl ChunkDecoder {
                     id,
                     name: String::new(),
                     block: None,
-                    pending: String::new(),
+                    arguments: String::new(),
                     closed: false,
                 });
                 self.calls.len() - 1
@@ -413,28 +448,21 @@ impl ChunkDecoder {
             self.close_open(out);
             self.open = Some(Open::Call(position));
         }
+        self.output_bytes += arguments.len();
         let call = &mut self.calls[position];
         if call.block.is_none()
             && let Some(name) = name
         {
+            self.output_bytes += name.len();
             call.name = name;
         }
-        call.pending.push_str(&arguments);
+        call.arguments.push_str(&arguments);
         if call.block.is_none() && !call.name.is_empty() {
             self.start_call(position, out);
-        } else if let Some(index) = call.block
-            && !call.pending.is_empty()
-        {
-            out.push(StreamEvent::ContentBlockDelta {
-                index,
-                delta: ContentDelta::InputJsonDelta {
-                    partial_json: std::mem::take(&mut call.pending),
-                },
-            });
         }
     }
 
-    /// The block of call `position`, with its buffered arguments.
+    /// The block of call `position` (its arguments follow when it closes).
     fn start_call(&mut self, position: usize, out: &mut Vec<StreamEvent>) {
         let index = self.next_block;
         self.next_block += 1;
@@ -448,14 +476,6 @@ impl ChunkDecoder {
                 Value::Object(Default::default()),
             ),
         });
-        if !call.pending.is_empty() {
-            out.push(StreamEvent::ContentBlockDelta {
-                index,
-                delta: ContentDelta::InputJsonDelta {
-                    partial_json: std::mem::take(&mut call.pending),
-                },
-            });
-        }
     }
 
     fn end(&mut self, out: &mut Vec<StreamEvent>) {
@@ -466,12 +486,21 @@ impl ChunkDecoder {
         for position in 0..self.calls.len() {
             if self.calls[position].block.is_none() {
                 self.start_call(position, out);
+                self.flush_arguments(position, out);
                 if let Some(index) = self.calls[position].block {
                     out.push(StreamEvent::ContentBlockStop { index });
                 }
             }
         }
-        let usage = self.usage.unwrap_or_default().to_usage();
+        let usage = match self.usage {
+            Some(usage) => usage.to_usage(),
+            None => Usage {
+                input_tokens: self.prompt_estimate,
+                output_tokens: estimate_tokens(self.output_bytes).max(1),
+                estimated: true,
+                ..Usage::default()
+            },
+        };
         out.push(StreamEvent::MessageDelta {
             delta: MessageDeltaBody {
                 stop_reason: Some(stop_reason(
@@ -486,10 +515,35 @@ impl ChunkDecoder {
                 cache_creation_input_tokens: Some(0),
                 cache_read_input_tokens: Some(usage.cache_read_input_tokens),
                 cache_creation: None,
+                estimated: usage.estimated.then_some(true),
             },
         });
         out.push(StreamEvent::MessageStop);
         self.done = true;
+    }
+}
+
+/// What the accumulator is given for a call's `arguments`: `None` for none (the input stays
+/// `{}`); a JSON object as it came (or the object a model wrapped in a JSON string); anything
+/// else as a JSON string of the text, which the loop refuses with an error the model reads.
+/// `cut`: the reply stopped at `length`, so invalid JSON is an unfinished call and stays raw.
+fn input_json(arguments: &str, cut: bool) -> Option<String> {
+    let text = arguments.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let as_text = || serde_json::to_string(text).ok();
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(_)) => Some(text.to_owned()),
+        Ok(Value::Null) => None,
+        Ok(Value::String(inner))
+            if serde_json::from_str::<Value>(&inner).is_ok_and(|v| v.is_object()) =>
+        {
+            Some(inner)
+        }
+        Ok(_) => as_text(),
+        Err(_) if cut => Some(arguments.to_owned()),
+        Err(_) => as_text(),
     }
 }
 

@@ -14,7 +14,7 @@ fn sse(chunks: &[Value]) -> String {
 }
 
 fn decode(body: &str) -> Vec<StreamEvent> {
-    let mut decoder = ChunkDecoder::new("the-model");
+    let mut decoder = ChunkDecoder::new("the-model", 0);
     let mut out = Vec::new();
     decoder.feed(body.as_bytes(), &mut out).unwrap();
     assert!(decoder.finish(&mut out));
@@ -188,14 +188,14 @@ fn a_stream_without_done_is_complete_once_a_finish_reason_came() {
         chunk(json!({"content": "hi"})),
         finish("stop")
     );
-    let mut decoder = ChunkDecoder::new("m");
+    let mut decoder = ChunkDecoder::new("m", 0);
     let mut out = Vec::new();
     decoder.feed(body.as_bytes(), &mut out).unwrap();
     assert!(decoder.finish(&mut out));
     assert_eq!(message(&out).text(), "hi");
 
     let cut = format!("data: {}\n\n", chunk(json!({"content": "hi"})));
-    let mut decoder = ChunkDecoder::new("m");
+    let mut decoder = ChunkDecoder::new("m", 0);
     let mut out = Vec::new();
     decoder.feed(cut.as_bytes(), &mut out).unwrap();
     assert!(!decoder.finish(&mut out), "no finish reason: incomplete");
@@ -221,7 +221,7 @@ fn an_error_in_the_stream_becomes_an_error_event() {
             "data: {}\n\ndata: {data}\n\n",
             chunk(json!({"content": "x"}))
         );
-        let mut decoder = ChunkDecoder::new("m");
+        let mut decoder = ChunkDecoder::new("m", 0);
         let mut out = Vec::new();
         decoder.feed(body.as_bytes(), &mut out).unwrap();
         let Some(StreamEvent::Error { error }) = out.last() else {
@@ -238,7 +238,7 @@ fn a_frame_that_is_not_json_is_an_error_after_the_good_events() {
         "data: {}\n\ndata: {{\"choices\": [\n\n",
         chunk(json!({"content": "ok"}))
     );
-    let mut decoder = ChunkDecoder::new("m");
+    let mut decoder = ChunkDecoder::new("m", 0);
     let mut out = Vec::new();
     let error = decoder.feed(body.as_bytes(), &mut out).unwrap_err();
     assert!(matches!(error, ApiError::Decode { .. }), "{error:?}");
@@ -267,6 +267,74 @@ fn a_call_whose_name_comes_late_waits_for_it() {
     );
 }
 
+#[test]
+fn a_stream_without_usage_gets_an_estimate_marked_as_such() {
+    // llama-cpp-python's server: no usage chunk even when asked.
+    let body = sse(&[
+        chunk(json!({"role": "assistant", "content": ""})),
+        chunk(json!({"content": "Hello there, how are you?"})),
+        finish("stop"),
+    ]);
+    let mut decoder = ChunkDecoder::new("smollm2", 1_750);
+    let mut out = Vec::new();
+    decoder.feed(body.as_bytes(), &mut out).unwrap();
+    assert!(decoder.finish(&mut out));
+    let reply = message(&out);
+    assert!(reply.usage.estimated);
+    assert_eq!(reply.usage.input_tokens, 1_750);
+    // 25 bytes of text at 4 bytes a token.
+    assert_eq!(reply.usage.output_tokens, 7);
+    // A server's own count is never marked.
+    assert!(!message(&decode(&openai_reply())).usage.estimated);
+}
+
+#[test]
+fn arguments_that_are_not_a_json_object_reach_the_loop_as_text() {
+    let body = sse(&[
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "Read", "arguments": "{\"file_path\": notes.txt}"}}]}),
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 1, "id": "call_2", "function": {"name": "Read", "arguments": "\"{\\\"file_path\\\": \\\"a\\\"}\""}}]}),
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 2, "id": "call_3", "function": {"name": "Glob", "arguments": "[1, 2]"}}]}),
+        ),
+        finish("tool_calls"),
+    ]);
+    let reply = message(&decode(&body));
+    let inputs: Vec<&Value> = reply.tool_uses().map(|c| &c.input).collect();
+    assert_eq!(
+        inputs,
+        [
+            &json!("{\"file_path\": notes.txt}"),
+            // A model that wrapped its object in a string: the object.
+            &json!({"file_path": "a"}),
+            &json!("[1, 2]"),
+        ]
+    );
+    assert_eq!(reply.stop_reason, Some(StopReason::ToolUse));
+}
+
+#[test]
+fn a_call_cut_at_length_stays_raw_so_the_loop_raises_the_limit() {
+    let body = sse(&[
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "Write", "arguments": "{\"content\": \"lo"}}]}),
+        ),
+        finish("length"),
+    ]);
+    let mut accumulator = MessageAccumulator::new();
+    let error = decode(&body)
+        .iter()
+        .find_map(|e| accumulator.push(e).err())
+        .expect("an unfinished call is an error");
+    assert!(
+        matches!(error, ApiError::InvalidToolInput { .. }),
+        "{error:?}"
+    );
+}
+
 proptest! {
     /// The reply is the same however the body is split into network chunks.
     #[test]
@@ -275,7 +343,7 @@ proptest! {
         let bytes = body.as_bytes();
         let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % bytes.len()).collect();
         cuts.sort_unstable();
-        let mut decoder = ChunkDecoder::new("the-model");
+        let mut decoder = ChunkDecoder::new("the-model", 0);
         let mut out = Vec::new();
         let mut start = 0;
         for cut in cuts.into_iter().chain([bytes.len()]) {

@@ -420,6 +420,8 @@ async fn a_typed_agent_runs_without_the_parents_thinking() {
         .default_reply(Reply::text("Parent done."));
     let server = mock(scenario).await;
     let out = tine(&project, &server)
+        // A model that takes a budget (the default thinks adaptively).
+        .env("ANTHROPIC_MODEL", "claude-sonnet-4-5")
         .env("MAX_THINKING_TOKENS", "4096")
         .args(["-p", "review it"])
         .run()

@@ -433,7 +433,7 @@ async fn an_overloaded_model_falls_back_to_the_fallback_model() {
     out.assert_success();
     assert_eq!(out.json()["result"], "Answered by the fallback.");
     assert!(
-        out.stderr.contains("fallback model claude-haiku-4-5"),
+        out.stderr.contains("fallback model claude-haiku-5-5"),
         "{}",
         out.stderr
     );
@@ -444,10 +444,10 @@ async fn an_overloaded_model_falls_back_to_the_fallback_model() {
     assert_eq!(
         models,
         [
-            "claude-sonnet-4-6",
-            "claude-sonnet-4-6",
-            "claude-sonnet-4-6",
-            "claude-haiku-4-5"
+            "claude-sonnet-5-5",
+            "claude-sonnet-5-5",
+            "claude-sonnet-5-5",
+            "claude-haiku-5-5"
         ]
     );
 
@@ -517,13 +517,13 @@ async fn after_a_fallback_the_reported_model_is_the_fallback() {
             .filter(|l| l["type"] == kind && subtype.is_none_or(|s| l["subtype"] == s))
             .collect()
     };
-    assert_eq!(of("system", Some("init"))[0]["model"], "claude-sonnet-4-6");
+    assert_eq!(of("system", Some("init"))[0]["model"], "claude-sonnet-5-5");
     let switched = of("system", Some("model_fallback"));
     assert_eq!(switched.len(), 1, "{lines:#?}");
-    assert_eq!(switched[0]["from"], "claude-sonnet-4-6");
-    assert_eq!(switched[0]["model"], "claude-haiku-4-5");
+    assert_eq!(switched[0]["from"], "claude-sonnet-5-5");
+    assert_eq!(switched[0]["model"], "claude-haiku-5-5");
     for assistant in of("assistant", None) {
-        assert_eq!(assistant["message"]["model"], "claude-haiku-4-5");
+        assert_eq!(assistant["message"]["model"], "claude-haiku-5-5");
     }
     let results = of("result", None);
     assert_eq!(results.len(), 3, "{lines:#?}");
@@ -532,11 +532,11 @@ async fn after_a_fallback_the_reported_model_is_the_fallback() {
         let usage = result["modelUsage"].as_object().unwrap();
         assert_eq!(
             usage.keys().collect::<Vec<_>>(),
-            ["claude-haiku-4-5"],
+            ["claude-haiku-5-5"],
             "{result}"
         );
-        assert!(usage["claude-haiku-4-5"]["outputTokens"].as_u64().unwrap() > 0);
-        assert!(usage["claude-haiku-4-5"]["costUSD"].as_f64().unwrap() > 0.0);
+        assert!(usage["claude-haiku-5-5"]["outputTokens"].as_u64().unwrap() > 0);
+        assert!(usage["claude-haiku-5-5"]["costUSD"].as_f64().unwrap() > 0.0);
     }
     // The engine itself asks the fallback now: /model names it, and the next turn's request
     // goes straight to it (no overloaded attempt first).
@@ -544,7 +544,7 @@ async fn after_a_fallback_the_reported_model_is_the_fallback() {
         results[1]["result"]
             .as_str()
             .unwrap()
-            .starts_with("Model: claude-haiku-4-5\n"),
+            .starts_with("Model: claude-haiku-5-5\n"),
         "{}",
         results[1]
     );
@@ -552,7 +552,7 @@ async fn after_a_fallback_the_reported_model_is_the_fallback() {
         .iter()
         .map(|b| b["model"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(models.last().map(String::as_str), Some("claude-haiku-4-5"));
+    assert_eq!(models.last().map(String::as_str), Some("claude-haiku-5-5"));
     assert_eq!(
         models.iter().filter(|m| m.contains("sonnet")).count(),
         3,
@@ -579,7 +579,7 @@ async fn a_1m_model_is_sent_without_its_suffix_with_the_beta_header() {
     out.assert_success();
     let requests = server.requests();
     let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
-    assert_eq!(body["model"], "claude-sonnet-4-6");
+    assert_eq!(body["model"], "claude-sonnet-5-5");
     let beta = requests[0]
         .headers
         .iter()
@@ -590,7 +590,7 @@ async fn a_1m_model_is_sent_without_its_suffix_with_the_beta_header() {
     // Inside tine the model keeps its suffix: compaction's window is the 1M one.
     let lines = out.json_lines();
     let assistant = lines.iter().find(|l| l["type"] == "assistant").unwrap();
-    assert_eq!(assistant["message"]["model"], "claude-sonnet-4-6[1m]");
+    assert_eq!(assistant["message"]["model"], "claude-sonnet-5-5[1m]");
     // A plain model gets no such header.
     let out = tine(&project, &server).args(["-p", "hi"]).run().await;
     out.assert_success();

@@ -692,6 +692,12 @@ async fn slash_mcp_restart_of_a_server_that_failed_at_start_offers_its_tools() {
         .default_reply(Reply::text("ok"));
     let server = mock(scenario).await;
     let project = Project::new();
+    // Without tool search the array changes once (with it, the catalog does: see
+    // tool_search::a_restart_with_tool_search_defers_the_new_tools_and_keeps_the_array).
+    project.write(
+        ".tine/settings.json",
+        &json!({"toolSearch": "never"}).to_string(),
+    );
     let flag = project.root().join("late.failed-once");
     let line = |text: &str| {
         json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"

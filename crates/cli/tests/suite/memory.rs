@@ -163,7 +163,7 @@ fn billed(records: &[&tine_e2e::tine_mock_api::RequestRecord]) -> (tine_api_clie
             ..Default::default()
         };
         total += usage;
-        cost += tine_api_client::cost_usd("claude-sonnet-4-5", &usage);
+        cost += tine_api_client::cost_usd(tine_session::DEFAULT_MODEL, &usage);
     }
     (total, cost)
 }

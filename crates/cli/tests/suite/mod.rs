@@ -53,6 +53,7 @@ mod terminal;
 mod terminal_keys;
 mod thinking;
 mod tool_hooks;
+mod tool_search;
 mod tools_media;
 mod trust;
 mod wire;

@@ -277,7 +277,10 @@ async fn doctor_names_provider_model_endpoint_and_checks_a_request() {
         value(text, "context window").starts_with("128000 tokens (assumed"),
         "{text}"
     );
-    assert!(value(text, "prices").starts_with("n/a"), "{text}");
+    assert!(
+        value(text, "prices").contains("not a Claude model: tine has no price for it"),
+        "{text}"
+    );
     assert!(
         value(text, "small model").starts_with(LOCAL_MODEL),
         "{text}"

@@ -466,6 +466,7 @@ async fn initialize_registers_agents_and_the_other_requests_answer() {
     app.user("think now").await;
     app.result().await;
     let bodies = tine_e2e::request_bodies(&server);
-    assert_eq!(bodies.last().unwrap()["thinking"]["type"], "enabled");
+    // The default model (Opus 5.5) thinks adaptively: a budget asks for adaptive thinking.
+    assert_eq!(bodies.last().unwrap()["thinking"]["type"], "adaptive");
     app.finish().await;
 }

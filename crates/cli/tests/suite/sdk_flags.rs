@@ -232,6 +232,7 @@ async fn thinking_flags_set_the_thinking_at_start_over_the_environment() {
     let project = Project::new();
     let run = |args: &'static [&'static str]| {
         tine(&project, &server)
+            .env("ANTHROPIC_MODEL", "claude-sonnet-4-5")
             .env("MAX_THINKING_TOKENS", "12000")
             .args(["-p", "hi"])
             .args(args)

@@ -61,7 +61,7 @@ async fn a_custom_command_runs_with_its_arguments_model_and_allowed_tools() {
     // allowed-tools let the call run without a question (headless, it would be denied).
     assert!(project.cwd().join("made.txt").exists(), "{}", out.stderr);
     let bodies = request_bodies(&server);
-    assert_eq!(bodies[0]["model"], "claude-haiku-4-5");
+    assert_eq!(bodies[0]["model"], "claude-haiku-5-5");
 
     // Without the command, the same call needs approval: the rule lasted one turn only.
     std::fs::remove_file(project.cwd().join("made.txt")).unwrap();
@@ -88,7 +88,7 @@ async fn model_aliases_resolve_and_unknown_words_are_text() {
         .await;
     out.assert_success();
     assert!(
-        out.stdout.contains("Model set to claude-sonnet-4-6"),
+        out.stdout.contains("Model set to claude-sonnet-5-5"),
         "{}",
         out.stdout
     );
@@ -99,7 +99,7 @@ async fn model_aliases_resolve_and_unknown_words_are_text() {
         .assert_success();
     let bodies = request_bodies(&server);
     assert_eq!(bodies.len(), 2, "/model made a request");
-    assert_eq!(bodies[0]["model"], "claude-opus-4-6");
+    assert_eq!(bodies[0]["model"], "claude-opus-5-5");
     let last = bodies[1]["messages"].to_string();
     assert!(last.contains("/frobnicate the thing"), "{last}");
 }
@@ -225,4 +225,48 @@ async fn a_custom_command_may_not_run_or_read_what_the_rules_do_not_allow() {
         .await;
     out.assert_success();
     assert!(project.cwd().join("made.txt").exists());
+}
+
+/// Issue 35: a Claude model missing from the price table is priced as its family's current
+/// model (never $0), and `/cost` says so; the aliases' models are priced from the table.
+#[tokio::test]
+async fn a_model_missing_from_the_price_table_is_priced_as_its_family_and_cost_says_so() {
+    let server = mock(Scenario::new().default_reply(Reply::text("Hi."))).await;
+    let project = Project::new();
+    let line = |text: &str| {
+        serde_json::json!({"type": "user", "message": {"role": "user", "content": text}})
+            .to_string()
+    };
+    let out = tine(&project, &server)
+        .args([
+            "-p",
+            "--model",
+            "claude-opus-6",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .stdin(format!("{}\n{}\n", line("hello"), line("/cost")))
+        .run()
+        .await;
+    out.assert_success();
+    let lines = out.json_lines();
+    let results: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "result").collect();
+    assert_eq!(results.len(), 2, "{lines:#?}");
+    let first = results[0];
+    let cost = first["total_cost_usd"].as_f64().unwrap();
+    assert!(cost > 0.0, "never priced as free: {first}");
+    let usage: tine_api_client::Usage = serde_json::from_value(first["usage"].clone()).unwrap();
+    let family = tine_api_client::cost_usd("claude-opus-5-5", &usage);
+    assert!(
+        (cost - family).abs() < 1e-9,
+        "{cost} vs Opus 5.5's {family}"
+    );
+    let answer = results[1]["result"].as_str().unwrap();
+    assert!(
+        answer.contains("claude-opus-6 is not in tine's price table: priced as claude-opus-5-5"),
+        "{answer}"
+    );
 }

@@ -31,6 +31,10 @@ fn thinking_then_read() -> Scenario {
         )
 }
 
+/// A model that takes a thinking budget (the Claude 5 generation, the default, thinks
+/// adaptively instead: `the_default_model_thinks_adaptively`).
+const BUDGET_MODEL: &str = "claude-sonnet-4-5";
+
 fn thinking_of(body: &Value) -> (&Value, u64) {
     (&body["thinking"], body["max_tokens"].as_u64().unwrap())
 }
@@ -41,6 +45,7 @@ async fn max_thinking_tokens_sets_a_valid_budget_and_blocks_come_back_unchanged(
     let project = Project::new();
     project.write("notes.txt", "hello\n");
     let out = tine(&project, &server)
+        .env("ANTHROPIC_MODEL", BUDGET_MODEL)
         .env("MAX_THINKING_TOKENS", "12000")
         .args(["-p", "what do the notes say?", "--output-format", "json"])
         .run()
@@ -93,6 +98,7 @@ async fn always_thinking_enabled_uses_the_default_budget_and_zero_turns_it_off()
     project.write("notes.txt", "hello\n");
     project.write(".tine/settings.json", r#"{"alwaysThinkingEnabled": true}"#);
     let out = tine(&project, &server)
+        .env("ANTHROPIC_MODEL", BUDGET_MODEL)
         .args(["-p", "what do the notes say?"])
         .run()
         .await;
@@ -108,6 +114,7 @@ async fn always_thinking_enabled_uses_the_default_budget_and_zero_turns_it_off()
     // MAX_THINKING_TOKENS=0 wins over the setting.
     let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
     let out = tine(&project, &server)
+        .env("ANTHROPIC_MODEL", BUDGET_MODEL)
         .env("MAX_THINKING_TOKENS", "0")
         .args(["-p", "hi"])
         .run()
@@ -121,6 +128,7 @@ async fn the_thinking_command_answers_without_a_request() {
     let server = mock(Scenario::new().default_reply(Reply::text("ok"))).await;
     let project = Project::new();
     let out = tine(&project, &server)
+        .env("ANTHROPIC_MODEL", BUDGET_MODEL)
         .args(["-p", "/thinking"])
         .run()
         .await;
@@ -161,6 +169,7 @@ async fn a_fork_child_sends_the_parents_thinking() {
     .await;
     let project = Project::new();
     let out = tine(&project, &server)
+        .env("ANTHROPIC_MODEL", BUDGET_MODEL)
         .env("MAX_THINKING_TOKENS", "4096")
         .args(["-p", "split the work"])
         .run()
@@ -188,4 +197,29 @@ async fn a_fork_child_sends_the_parents_thinking() {
         usage.cache_read_input_tokens >= parent.usage.unwrap().prompt_tokens(),
         "{usage:?}"
     );
+}
+
+/// The default model (Opus 5.5) thinks adaptively: a session that turns thinking on asks for
+/// `{"type": "adaptive"}` (a budget is refused by the Claude 5 generation), and thinking blocks
+/// still come back unchanged.
+#[tokio::test]
+async fn the_default_model_thinks_adaptively() {
+    let server = mock(thinking_then_read()).await;
+    let project = Project::new();
+    project.write("notes.txt", "hello\n");
+    let out = tine(&project, &server)
+        .env("MAX_THINKING_TOKENS", "12000")
+        .args(["-p", "what do the notes say?", "--output-format", "json"])
+        .run()
+        .await;
+    out.assert_success();
+    let bodies = request_bodies(&server);
+    assert_eq!(bodies.len(), 2);
+    for body in &bodies {
+        assert_eq!(body["model"], "claude-opus-5-5");
+        assert_eq!(body["thinking"], json!({"type": "adaptive"}));
+    }
+    let replayed = bodies[1]["messages"][1]["content"][0].clone();
+    assert_eq!(replayed["type"], "thinking", "{}", bodies[1]);
+    assert_eq!(replayed["thinking"], "I should look at the file first.");
 }

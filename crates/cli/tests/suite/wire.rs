@@ -27,7 +27,7 @@ impl Wire {
     /// The model name the run uses.
     pub(super) fn model(self) -> &'static str {
         match self {
-            Wire::Anthropic => "claude-sonnet-4-5",
+            Wire::Anthropic => "claude-opus-5-5",
             Wire::OpenAi => LOCAL_MODEL,
         }
     }

@@ -108,6 +108,11 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
     assert!(text.contains(SUMMARY));
     assert!(!text.contains("SCRATCHPAD"));
     assert!(text.contains("without asking the user"));
+    // The turn's prompt is never summarized away: it follows the summary as it was written.
+    assert!(text.contains("latest message follows"), "{text}");
+    let summary_at = text.find(SUMMARY).unwrap();
+    let prompt_at = text.rfind("read the three files").unwrap();
+    assert!(prompt_at > summary_at, "the prompt comes after the summary");
     assert!(
         text.contains("c.txt line 0: some content"),
         "the last file read"
@@ -152,8 +157,9 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
         b.tokens_before > 40_000 && b.tokens_after < b.tokens_before / 2,
         "{b:?}"
     );
-    assert_eq!(b.dropped.user_messages, 1);
-    assert_eq!(b.dropped.user_prompts, ["read the three files"]);
+    // The prompt was kept, so it is not among what went.
+    assert_eq!(b.dropped.user_messages, 0);
+    assert!(b.dropped.user_prompts.is_empty(), "{:?}", b.dropped);
     assert_eq!(b.dropped.files_read, ["a.txt", "b.txt", "c.txt"]);
     assert_eq!(b.dropped.tool_calls.get("Read"), Some(&3));
     // The files are 12k tokens each: the last one read comes back cut to 5k, the older ones
@@ -171,15 +177,14 @@ async fn crossing_the_threshold_compacts_on_the_parent_cache_and_finishes_the_tu
 #[tokio::test]
 async fn three_failures_in_a_row_stop_auto_compaction_for_the_session() {
     let world = World::new();
-    let glob = || Reply::tool_use("Glob", json!({"pattern": "*"}));
-    let scenario = Scenario::new()
-        .rule(summary_rule().fault(Fault::http(500)))
-        .rule(Rule::new().assistant_turns(0).reply(glob()))
-        .rule(Rule::new().assistant_turns(1).reply(glob()))
-        .rule(Rule::new().assistant_turns(2).reply(glob()))
-        .rule(Rule::new().assistant_turns(3).reply(glob()))
-        .rule(Rule::new().assistant_turns(4).reply(glob()))
-        .default_reply(Reply::text("Globbed."));
+    // Each round brings enough to summarize (the first request, the prompt alone, has none).
+    let read = |n: usize| Reply::tool_use("Read", json!({"file_path": format!("f{n}.txt")}));
+    let mut scenario = Scenario::new().rule(summary_rule().fault(Fault::http(500)));
+    for n in 0..5 {
+        world.big_file(&format!("f{n}.txt"), 1_500);
+        scenario = scenario.rule(Rule::new().assistant_turns(n).reply(read(n)));
+    }
+    let scenario = scenario.default_reply(Reply::text("Globbed."));
     let server = server(scenario).await;
     // A window so small that every request is over the threshold.
     let mut s = session(

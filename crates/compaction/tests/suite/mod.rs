@@ -2,4 +2,5 @@ mod auto;
 mod harness;
 mod manual;
 mod micro;
+mod prompt_kept;
 mod reactive;

@@ -222,3 +222,41 @@ impl Spanned {
         }
     }
 }
+
+/// The hooks of a file that holds only hooks, such as a Claude Code plugin's
+/// `hooks/hooks.json` (`{"description": "...", "hooks": {...}}`): every hook as
+/// [`HookSetting`], or every problem, each naming `path` and the line. Unlike a settings file's,
+/// any problem is an `Err`: the file's owner (a plugin) is then skipped as a whole.
+pub fn parse_hooks_file(
+    path: &std::path::Path,
+    text: &str,
+) -> Result<Vec<HookSetting>, Vec<SettingsError>> {
+    let mut errors = Vec::new();
+    let layer = super::parse_layer(
+        super::SettingsSource::User,
+        Some(path),
+        path.parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default(),
+        text,
+        &mut errors,
+    );
+    // A hooks file may describe itself; its other keys are no settings.
+    errors.retain(|e| !matches!(e, SettingsError::UnknownKey { key, .. } if key == "description"));
+    let Some(layer) = layer else {
+        return Err(errors);
+    };
+    if !layer.raw.contains_key("hooks") {
+        errors.push(SettingsError::Hook {
+            at: Location::file(path.display().to_string()),
+            key: "hooks".to_owned(),
+            problem: "is missing: a hooks file is `{\"hooks\": {\"PreToolUse\": [...]}}`"
+                .to_owned(),
+        });
+    }
+    if errors.is_empty() {
+        Ok(layer.hooks)
+    } else {
+        Err(errors)
+    }
+}

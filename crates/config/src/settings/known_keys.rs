@@ -158,6 +158,7 @@ const TINE_KEYS: &[&str] = &[
     "autoDreamMinHours",
     "autoDreamMinSessions",
     "autoMemoryExtractEvery",
+    "toolSearch",
 ];
 
 /// Whether Claude Code knows `key` as a top-level setting, or tine reads it.

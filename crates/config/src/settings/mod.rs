@@ -45,7 +45,7 @@ use serde_json::Value;
 
 pub use edit::{SettingsEdit, add_rules_to_file, edit_file, read_object};
 pub use error::{Location, REFUSAL, SettingsError};
-pub use hooks::HookSetting;
+pub use hooks::{HookSetting, parse_hooks_file};
 pub use layer::{PermissionsSettings, SettingText, SettingsLayer, parse_layer};
 
 /// The managed policy file's usual place.

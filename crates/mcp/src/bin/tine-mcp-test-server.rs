@@ -2,7 +2,9 @@
 //! `--marker FILE` writes FILE first (proof that it ran), `--delay-ms N` waits before serving,
 //! `--hang` never answers (not even `initialize`), `--no-resources`, `--permission-prompt`
 //! (the `approve` tool), `--fail-first FILE` exits at once unless FILE exists, which it creates
-//! (so the first start fails and a restart works).
+//! (so the first start fails and a restart works), `--tools N` offers N generated tools besides
+//! (`tool_000`, ...), `--tools-file FILE` reads N from FILE at each start (so a restart can
+//! offer others).
 
 use std::time::Duration;
 
@@ -41,6 +43,10 @@ async fn main() -> anyhow::Result<()> {
         exit_on_crash: true,
         resources: !args.iter().any(|a| a == "--no-resources"),
         permission_prompt: args.iter().any(|a| a == "--permission-prompt"),
+        extra_tools: value("--tools")
+            .or_else(|| value("--tools-file").and_then(|f| std::fs::read_to_string(f).ok()))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0),
     };
     server
         .serve(rmcp::transport::stdio())

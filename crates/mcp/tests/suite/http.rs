@@ -15,6 +15,7 @@ async fn an_http_server_lists_calls_and_reads_resources() {
         exit_on_crash: false,
         resources: true,
         permission_prompt: false,
+        extra_tools: 0,
     };
     let addr = serve_http(server, stop.clone())
         .await

@@ -29,6 +29,7 @@ fn in_process(resources: bool) -> Arc<InProcessRelay> {
         exit_on_crash: false,
         resources,
         permission_prompt: false,
+        extra_tools: 0,
     };
     Arc::new(InProcessRelay::start(server, "calc"))
 }

@@ -25,6 +25,10 @@ pub enum ChatDialect {
     /// `finish_reason: "stop"` even after tool calls; usage only in the final chunk (the one with
     /// the finish reason) and no `cached_tokens`; thinking as `reasoning`.
     Ollama,
+    /// llama-cpp-python's server (0.3.x): OpenAI's chunks, but no usage in the stream even when
+    /// `stream_options.include_usage` asks for it (its answers without `stream` carry usage),
+    /// and no `cached_tokens`.
+    LlamaCpp,
 }
 
 impl std::str::FromStr for ChatDialect {
@@ -34,8 +38,9 @@ impl std::str::FromStr for ChatDialect {
         match text {
             "openai" => Ok(Self::OpenAi),
             "ollama" => Ok(Self::Ollama),
+            "llama-cpp" | "llama_cpp" => Ok(Self::LlamaCpp),
             other => Err(format!(
-                "unknown chat dialect `{other}`: use openai or ollama"
+                "unknown chat dialect `{other}`: use openai, ollama or llama-cpp"
             )),
         }
     }
@@ -62,8 +67,8 @@ fn finish_reason(stop_reason: &str, called_tools: bool, dialect: ChatDialect) ->
     match stop_reason {
         "max_tokens" => "length",
         "refusal" => "content_filter",
-        "tool_use" if dialect == ChatDialect::OpenAi => "tool_calls",
-        _ if called_tools && dialect == ChatDialect::OpenAi => "tool_calls",
+        "tool_use" if dialect != ChatDialect::Ollama => "tool_calls",
+        _ if called_tools && dialect != ChatDialect::Ollama => "tool_calls",
         _ => "stop",
     }
 }
@@ -80,6 +85,15 @@ pub fn usage_json(usage: &Usage, dialect: ChatDialect) -> Value {
         out["prompt_tokens_details"] = json!({"cached_tokens": usage.cache_read_input_tokens});
     }
     out
+}
+
+/// A call's `arguments`: the reply's raw text when it gave one, else its input as JSON.
+fn arguments_text(completion: &Completion, block: &Value) -> String {
+    let id = str_field(block, "id");
+    match completion.raw_arguments.get(id) {
+        Some(raw) => raw.clone(),
+        None => block.get("input").map(Value::to_string).unwrap_or_default(),
+    }
 }
 
 /// Every chunk of a streamed response, ending with `data: [DONE]`.
@@ -101,15 +115,15 @@ pub fn chunks(source: &ChunkSource<'_>) -> Vec<Bytes> {
     for block in &source.completion.content {
         match block.get("type").and_then(Value::as_str) {
             Some("tool_use") => {
-                let arguments = block.get("input").map(Value::to_string).unwrap_or_default();
+                let arguments = arguments_text(source.completion, block);
                 let parts = pieces(&arguments, JSON_CHUNK_BYTES);
                 let index = match source.dialect {
-                    ChatDialect::OpenAi => call_index,
+                    ChatDialect::OpenAi | ChatDialect::LlamaCpp => call_index,
                     ChatDialect::Ollama => 0,
                 };
                 // The first delta names the call (Ollama's carries the first piece too).
                 let first = match source.dialect {
-                    ChatDialect::OpenAi => "",
+                    ChatDialect::OpenAi | ChatDialect::LlamaCpp => "",
                     ChatDialect::Ollama => parts.first().copied().unwrap_or_default(),
                 };
                 out.push(frame(&chunk(
@@ -118,7 +132,7 @@ pub fn chunks(source: &ChunkSource<'_>) -> Vec<Bytes> {
                     None,
                 )));
                 let rest = match source.dialect {
-                    ChatDialect::OpenAi => &parts[..],
+                    ChatDialect::OpenAi | ChatDialect::LlamaCpp => &parts[..],
                     ChatDialect::Ollama => parts.get(1..).unwrap_or_default(),
                 };
                 for part in rest {
@@ -131,7 +145,7 @@ pub fn chunks(source: &ChunkSource<'_>) -> Vec<Bytes> {
             }
             Some("thinking") => {
                 let field = match source.dialect {
-                    ChatDialect::OpenAi => "reasoning_content",
+                    ChatDialect::OpenAi | ChatDialect::LlamaCpp => "reasoning_content",
                     ChatDialect::Ollama => "reasoning",
                 };
                 let text = str_field(block, "thinking");
@@ -173,6 +187,8 @@ pub fn chunks(source: &ChunkSource<'_>) -> Vec<Bytes> {
             }
             out.push(frame(&last));
         }
+        // Asked or not, no usage.
+        ChatDialect::LlamaCpp => out.push(frame(&last)),
     }
     out.push(Bytes::from_static(b"data: [DONE]\n\n"));
     out
@@ -189,7 +205,7 @@ pub fn completion_json(source: &ChunkSource<'_>) -> Value {
                 "type": "function",
                 "function": {
                     "name": block["name"],
-                    "arguments": block.get("input").map(Value::to_string).unwrap_or_default(),
+                    "arguments": arguments_text(source.completion, block),
                 },
             })),
             Some("thinking") => {}
@@ -263,6 +279,7 @@ mod tests {
             ],
             stop_reason: "tool_use".into(),
             output_tokens: 30,
+            raw_arguments: Default::default(),
         }
     }
 
@@ -348,5 +365,40 @@ mod tests {
         assert_eq!(last["choices"][0]["finish_reason"], "stop");
         assert!(last["usage"].is_object());
         assert!(last["usage"].get("prompt_tokens_details").is_none());
+    }
+
+    #[test]
+    fn llama_cpp_streams_no_usage_even_when_asked_but_answers_it_without_stream() {
+        let mut completion = completion();
+        completion
+            .raw_arguments
+            .insert("call_2".into(), "{\"file_path\": b".into());
+        let usage = Usage {
+            input_tokens: 100,
+            output_tokens: 30,
+            ..Usage::default()
+        };
+        let source = source(&completion, &usage, ChatDialect::LlamaCpp);
+        assert!(source.include_usage);
+        let datas = datas(&chunks(&source));
+        assert!(datas.iter().all(|d| d.get("usage").is_none()), "{datas:?}");
+        assert_eq!(
+            datas.last().unwrap()["choices"][0]["finish_reason"],
+            "tool_calls"
+        );
+        // A raw call's arguments go out as written.
+        let arguments: String = datas
+            .iter()
+            .filter_map(|d| d.pointer("/choices/0/delta/tool_calls/0"))
+            .filter(|c| c["index"] == 1)
+            .filter_map(|c| c["function"]["arguments"].as_str())
+            .collect();
+        assert_eq!(arguments, "{\"file_path\": b");
+        let whole = completion_json(&source);
+        assert_eq!(whole["usage"]["prompt_tokens"], 100);
+        assert_eq!(
+            whole["choices"][0]["message"]["tool_calls"][1]["function"]["arguments"],
+            "{\"file_path\": b"
+        );
     }
 }

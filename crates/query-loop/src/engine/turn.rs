@@ -204,6 +204,7 @@ impl QueryEngine {
                     messages: &self.messages,
                     template: &template,
                     tool_context: &self.tool_context,
+                    current_prompt: None,
                 },
                 focus,
             )

@@ -29,6 +29,8 @@ pub struct HookCommand {
     pub timeout: Duration,
     /// Where it was written (for messages): `file:line`.
     pub origin: String,
+    /// Variables set for it beyond the session's (a plugin's hook: `CLAUDE_PLUGIN_ROOT`).
+    pub env: Vec<(String, String)>,
 }
 
 /// Every hook of a session: the settings' commands in settings order (lowest precedence
@@ -67,6 +69,29 @@ impl HookConfig {
             }
         }
         (config, errors)
+    }
+
+    /// Adds hooks read from a file other than settings (a plugin's `hooks/hooks.json`), each
+    /// run with `env` set; returns what could not be understood, as
+    /// [`HookConfig::from_settings`] does (the caller decides whether it is fatal). Nothing is
+    /// added when anything is wrong.
+    pub fn add_hooks(
+        &mut self,
+        hooks: &[HookSetting],
+        env: &[(String, String)],
+    ) -> Vec<SettingsError> {
+        let mut errors = Vec::new();
+        let mut commands = Vec::new();
+        for hook in hooks {
+            if let Some(mut command) = read_hook(hook, &mut errors) {
+                command.env = env.to_vec();
+                commands.push(command);
+            }
+        }
+        if errors.is_empty() {
+            self.commands.extend(commands);
+        }
+        errors
     }
 
     /// Built directly (tests, hosts without settings).
@@ -215,6 +240,7 @@ fn read_hook(hook: &HookSetting, errors: &mut Vec<SettingsError>) -> Option<Hook
             Duration::try_from_secs_f64(secs.min(1e9)).unwrap_or(DEFAULT_HOOK_TIMEOUT)
         }),
         origin: hook.at.to_string(),
+        env: Vec::new(),
     })
 }
 
@@ -375,5 +401,28 @@ mod tests {
         assert!(config.is_empty());
         assert_eq!(errors.len(), 1);
         assert!(!errors[0].is_fatal(), "{}", errors[0]);
+    }
+
+    #[test]
+    fn added_hooks_carry_their_environment_and_come_whole_or_not_at_all() {
+        let (mut config, _) = load("{}");
+        let hooks = tine_config::settings::parse_hooks_file(
+            Path::new("/plugin/hooks/hooks.json"),
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./stop.sh"}]}]}}"#,
+        )
+        .unwrap();
+        let env = [("CLAUDE_PLUGIN_ROOT".to_owned(), "/plugin".to_owned())];
+        assert!(config.add_hooks(&hooks, &env).is_empty());
+        let stop = config.matching(HookEvent::Stop, None);
+        assert_eq!(stop.len(), 1);
+        assert_eq!(stop[0].env, env);
+        let bad = tine_config::settings::parse_hooks_file(
+            Path::new("/plugin/hooks/hooks.json"),
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./a.sh"}]}],
+                          "Nope": [{"hooks": [{"type": "command", "command": "./b.sh"}]}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(config.add_hooks(&bad, &env).len(), 1);
+        assert_eq!(config.matching(HookEvent::Stop, None).len(), 1);
     }
 }

@@ -248,7 +248,13 @@ async fn run_one(
     };
     let end = match hook {
         MatchedHook::Command(command) => {
-            let result = run_shell(&command.command, run.cwd, env, stdin, command.timeout).await;
+            let own: Vec<(&str, &str)> = command
+                .env
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .chain(env.iter().copied())
+                .collect();
+            let result = run_shell(&command.command, run.cwd, &own, stdin, command.timeout).await;
             judge(
                 run.event,
                 &command.command,

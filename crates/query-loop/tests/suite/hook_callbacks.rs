@@ -98,6 +98,7 @@ fn command(event: HookEvent, matcher: &str, command: &str) -> HookCommand {
         command: command.to_owned(),
         timeout: Duration::from_secs(30),
         origin: String::new(),
+        env: Vec::new(),
     }
 }
 

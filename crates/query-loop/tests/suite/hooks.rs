@@ -53,6 +53,7 @@ fn command(event: HookEvent, matcher: &str, command: &str, timeout: Duration) ->
         command: command.to_owned(),
         timeout,
         origin: String::new(),
+        env: Vec::new(),
     }
 }
 

@@ -9,4 +9,5 @@ mod query_loop;
 mod stuck;
 mod support;
 mod tool_array;
+mod tool_search;
 mod transcript;

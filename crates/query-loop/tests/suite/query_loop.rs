@@ -201,6 +201,29 @@ async fn an_unknown_tool_gets_an_error_result() {
     assert_eq!(terminal(&events), &Terminal::Completed);
     let results = tool_results(client.requests()[1].messages.last().unwrap());
     assert!(results[0].1 && results[0].2.contains("No such tool"));
+    // The model is told what it can call.
+    assert!(results[0].2.contains("Read, "), "{}", results[0].2);
+}
+
+#[tokio::test]
+async fn arguments_that_are_not_a_json_object_are_refused_before_anything_runs() {
+    // The OpenAI-compatible stream hands a model's unparseable arguments over as text.
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("made");
+    let client = ScriptedClient::new();
+    let garbage = format!("{{\"command\": touch {}}}", marker.display());
+    client.push_message(calls(&[("t1", "Bash", json!(garbage))]));
+    client.push_message(ScriptedClient::text_reply("sorry"));
+    let events = run(params(&client, dir.path()), "make a file").await;
+    assert_eq!(terminal(&events), &Terminal::Completed);
+    assert!(!marker.exists(), "a malformed call must not run");
+    let results = tool_results(client.requests()[1].messages.last().unwrap());
+    assert!(results[0].1, "is_error");
+    assert!(
+        results[0].2.contains("not a JSON object") && results[0].2.contains("required: command"),
+        "{}",
+        results[0].2
+    );
 }
 
 #[tokio::test]

@@ -100,6 +100,14 @@ pub(crate) async fn assemble(
         context::Rendered::render(&options, &ground, &policy, toolset.structured.is_some()).await;
     let session = session_id(&options, &ground).await?;
     let client = client.ready().await?;
+    // Which tools wait behind ToolSearch, decided once on the endpoint's window: the array is
+    // serialized once and its bytes are paid on every request.
+    toolset.defer_rarely_used(
+        &ground,
+        client.context_window(&ground.model),
+        policy.mode == tine_permissions::PermissionMode::Plan,
+        &mut notices,
+    );
     // One value for every hook event (see `hooks`).
     let hooks = SessionHooks::new(
         std::mem::take(&mut policy.hooks),
@@ -121,7 +129,11 @@ pub(crate) async fn assemble(
             ground: &ground,
             policy: &mut policy,
             toolset: &toolset,
-            user_context: Arc::clone(&rendered.user_context),
+            // The deferred tools are named in the first user message, frozen with the rest.
+            user_context: crate::tool_search::with_reminder(
+                Arc::clone(&rendered.user_context),
+                &toolset.definitions,
+            ),
             client: &client,
             session_id: &session.0,
             hooks: &hooks,

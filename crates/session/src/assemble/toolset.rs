@@ -174,6 +174,49 @@ impl ToolSet {
     }
 }
 
+impl ToolSet {
+    /// The tools behind ToolSearch (`toolSearch`, see `crate::tool_search`): ToolSearch joins
+    /// the tools and the array, the deferred ones move to the array's catalog. Once, before
+    /// any request.
+    pub(crate) fn defer_rarely_used(
+        &mut self,
+        ground: &Ground,
+        window: u64,
+        starts_in_plan_mode: bool,
+        notices: &mut Vec<Notice>,
+    ) {
+        let env = std::env::var(crate::tool_search::TOOL_SEARCH_ENV).ok();
+        let mode = crate::tool_search::ToolSearchMode::from_settings(
+            &ground.loaded,
+            env.as_deref(),
+            notices,
+        );
+        let deferred =
+            crate::tool_search::decide(mode, &self.definitions, window, starts_in_plan_mode);
+        if deferred.is_empty() {
+            return;
+        }
+        tracing::info!(
+            deferred = deferred.len(),
+            ?mode,
+            "tools deferred behind ToolSearch"
+        );
+        let (tools, definitions) =
+            crate::tool_search::apply(&self.tools, &self.definitions, &deferred);
+        self.tools = tools;
+        self.definitions = definitions;
+        let web_search = self
+            .names
+            .iter()
+            .any(|n| n == crate::web_search::WEB_SEARCH_RULE);
+        self.names = self.tools.iter().map(|t| t.name().to_owned()).collect();
+        if web_search {
+            self.names
+                .push(crate::web_search::WEB_SEARCH_RULE.to_owned());
+        }
+    }
+}
+
 /// `--tools`: which built-in tools the session offers (all, without the flag).
 struct BuiltinSelection<'a> {
     names: Option<&'a [String]>,

@@ -12,6 +12,8 @@ async fn the_thinking_command_changes_the_next_requests_only() {
     let server = server(Scenario::new().default_reply(Reply::text("Fine."))).await;
     let mut options = world.options(http_client(&server));
     options.bare = true;
+    // A model that takes a budget (the default, Opus 5.5, thinks adaptively).
+    options.model = Some("claude-sonnet-4-5".into());
     let mut s = Running::start(options).await;
     let thinking = |args: &str| Op::Command {
         name: "thinking".into(),

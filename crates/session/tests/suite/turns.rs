@@ -82,7 +82,8 @@ async fn a_prompt_streams_its_reply_and_ends_with_the_cost_of_every_request() {
     assert!(main(0).cost_usd > 0.0 && main(1).cost_usd > main(0).cost_usd);
     assert!(main(1).usage.total_input_tokens() > main(0).usage.total_input_tokens());
     assert!(reports[1].context_tokens > 0);
-    assert_eq!(reports[1].context_window, 200_000);
+    // The default model (Opus 5.5) has a million-token window.
+    assert_eq!(reports[1].context_window, 1_000_000);
 
     let transcript = s.info.transcript_path.clone();
     let (report, events) = s.shutdown().await;
