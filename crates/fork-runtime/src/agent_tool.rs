@@ -41,18 +41,14 @@ struct AgentInput {
 }
 
 const AGENT_DESCRIPTION: &str = "\
-Launch a sub-agent to handle a task on its own.
-
-Leave `subagent_type` out to fork yourself: the fork inherits this whole conversation (and \
-shares its prompt cache, so it costs little), works in the background on the `prompt` you give \
-it as its directive, and reports back with a <task-notification> message when done. Fork when \
-there is independent work to do in parallel: call Agent several times in one reply, one \
-directive each. A fork cannot fork again.
-
-Or name a `subagent_type` to start a specialised agent with its own instructions and tools and \
-a fresh context (it does not see this conversation: put everything it needs in `prompt`). It \
-runs in the foreground and its report is this call's result, unless `run_in_background` is \
-true. Available agent types:";
+Starts a sub-agent on a task. Its result is not shown to the user: pass on what matters.
+- Without `subagent_type` it is a fork of you: it inherits this whole conversation (sharing its \
+prompt cache, so it costs little), works in the background on the directive in `prompt`, and \
+reports back in a <task-notification> message. Fork for independent work in parallel: several \
+Agent calls in one reply, one directive each. A fork cannot fork.
+- With `subagent_type` it is a specialised agent with its own instructions and tools and a \
+fresh context that does not see this conversation: put all it needs in `prompt`. Its report \
+is this call's result, unless `run_in_background`. Types:";
 
 impl Tool for AgentTool {
     fn name(&self) -> &str {
@@ -75,9 +71,6 @@ impl Tool for AgentTool {
                 agent.name, agent.description
             ));
         }
-        text.push_str(
-            "\n\nThe result of a sub-agent is not shown to the user: summarise what matters.",
-        );
         text
     }
 
@@ -87,23 +80,23 @@ impl Tool for AgentTool {
             "properties": {
                 "description": {
                     "type": "string",
-                    "description": "A short (3-5 word) description of the task"
+                    "description": "The task in 3-5 words"
                 },
                 "prompt": {
                     "type": "string",
-                    "description": "The task for the agent to perform (a fork's directive)"
+                    "description": "The task (a fork's directive)"
                 },
                 "subagent_type": {
                     "type": "string",
-                    "description": "The type of specialised agent to use; leave it out to fork this conversation"
+                    "description": "A specialised agent; leave it out to fork"
                 },
                 "model": {
                     "type": "string",
-                    "description": "A model for a typed agent: sonnet, opus, haiku, inherit or a full name"
+                    "description": "A typed agent's model: sonnet, opus, haiku, inherit or a full name"
                 },
                 "run_in_background": {
                     "type": "boolean",
-                    "description": "Run a typed agent in the background (forks always are); you are notified when it completes"
+                    "description": "Run a typed agent in the background (forks always are); you are notified when it ends"
                 }
             },
             "required": ["description", "prompt"],

@@ -70,8 +70,8 @@ pub fn builtin_agents() -> Vec<AgentDefinition> {
     vec![
         AgentDefinition {
             name: "general-purpose".to_owned(),
-            description: "General-purpose agent for researching complex questions, searching \
-                          for code, and executing multi-step tasks."
+            description: "Researches complex questions, searches code, carries out multi-step \
+                          tasks."
                 .to_owned(),
             tools: None,
             model: None,
@@ -82,8 +82,8 @@ pub fn builtin_agents() -> Vec<AgentDefinition> {
         },
         AgentDefinition {
             name: "Explore".to_owned(),
-            description: "Fast read-only agent for exploring a codebase: finding files, \
-                          searching code, answering questions about it."
+            description: "Fast, read-only: finds files, searches code, answers questions about \
+                          the codebase."
                 .to_owned(),
             tools: read_only_tools(),
             model: None,
@@ -94,9 +94,7 @@ pub fn builtin_agents() -> Vec<AgentDefinition> {
         },
         AgentDefinition {
             name: "Plan".to_owned(),
-            description: "Read-only software architect agent for designing an \
-                          implementation plan."
-                .to_owned(),
+            description: "Read-only software architect: designs an implementation plan.".to_owned(),
             tools: read_only_tools(),
             model: None,
             system_prompt: PLAN_PROMPT.to_owned(),

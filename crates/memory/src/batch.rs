@@ -4,10 +4,13 @@
 //! compaction is about to drop history, `-p` is exiting). Nothing is lost by waiting: a turn
 //! that is not eligible is still inside the next run's window.
 //!
-//! A turn is eligible when it may hold something to learn: the user wrote more than an
-//! acknowledgement ("ok", "thanks", "yes do it"), or the main agent called tools (and so
-//! learned from their results). A turn in which the main agent wrote into the memory directory
-//! itself is already handled (seed 001: no fork when the main agent wrote memory).
+//! A turn is eligible when it may hold something worth saving: the user wrote more than an
+//! acknowledgement ("ok", "thanks", "yes do it") or a plain question ("how do I squash three
+//! commits?": general knowledge, nothing about this user or project), or the main agent called
+//! tools (and so learned from their results). A turn in which the main agent wrote into the
+//! memory directory itself is already handled (seed 001: no fork when the main agent wrote
+//! memory). Turns that are not eligible are still in the next run's window: a question that
+//! did say something ("why is our Redis only a cache?") is seen when a run happens.
 
 use std::path::Path;
 
@@ -122,6 +125,62 @@ pub(crate) fn is_acknowledgement(text: &str) -> bool {
     true
 }
 
+/// The longest prompt that can still be a plain question.
+pub(crate) const MAX_QUESTION_WORDS: usize = 30;
+
+/// Words that make a question say something: about the user or their project ("why does our
+/// build use Bazel?"), or about how to work ("could you always use tabs?").
+const TELLING_WORDS: &[&str] = &[
+    "we", "we're", "we've", "we'd", "we'll", "our", "ours", "us", "my", "mine", "me", "i'm",
+    "i've", "i'd", "i'll", "please", "always", "never", "prefer", "remember", "don't", "stop",
+    "instead",
+];
+
+/// First words of a question that asks the agent to do something ("can you ...").
+const REQUEST_OPENERS: &[&str] = &["can", "could", "would", "will", "won't", "shall"];
+
+/// Whether `text` is one short question asking for general knowledge ("How do I reverse a
+/// list in Python?"): nothing in it about this user, their project or how to work. Anything
+/// else (a statement before the question, several sentences, "our", "please", "can you ..."),
+/// and any language or phrasing not covered here, counts as saying something.
+pub(crate) fn is_plain_question(text: &str) -> bool {
+    let text = text.trim();
+    let Some(body) = text.strip_suffix('?') else {
+        return false;
+    };
+    if body.contains('\n') || body.split_whitespace().count() > MAX_QUESTION_WORDS {
+        return false;
+    }
+    // One sentence: no sentence end ("word. ", "word! ", "word? ", "word; ") before the last `?`.
+    let chars: Vec<char> = body.chars().collect();
+    let ends_sentence = chars.windows(3).any(|w| {
+        w[0].is_alphanumeric() && matches!(w[1], '.' | '!' | '?' | ';') && w[2].is_whitespace()
+    });
+    if ends_sentence {
+        return false;
+    }
+    let words: Vec<String> = body
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                .to_lowercase()
+                .replace('’', "'")
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let Some(first) = words.first() else {
+        return false;
+    };
+    !REQUEST_OPENERS.contains(&first.as_str())
+        && !words.iter().any(|w| TELLING_WORDS.contains(&w.as_str()))
+}
+
+/// Whether a prompt has something in it worth saving: not an acknowledgement, not a plain
+/// question.
+pub(crate) fn says_something(text: &str) -> bool {
+    !is_acknowledgement(text) && !is_plain_question(text)
+}
+
 /// What the messages since the cursor hold, turn by turn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Batch {
@@ -167,7 +226,7 @@ pub(crate) fn assess(messages: &[Message], memory: &MemoryWrites, cwd: &Path) ->
             let said_something = turn
                 .first()
                 .filter(|m| is_prompt(m))
-                .is_some_and(|m| !is_acknowledgement(prompt_text(m)));
+                .is_some_and(|m| says_something(prompt_text(m)));
             let used_tools = turn.iter().any(has_tool_results);
             if said_something || used_tools {
                 batch.eligible += 1;
@@ -239,6 +298,43 @@ mod tests {
     }
 
     #[test]
+    fn plain_questions_are_one_general_question() {
+        for question in [
+            "How do I reverse a list in Python?",
+            "What does the Rust ? operator do?",
+            "Is Vec::with_capacity worth it for small vectors?",
+            "What's the difference between a mutex and a semaphore?",
+            "When should I use an index on a boolean column?",
+            "what does EXPLAIN ANALYZE show in PostgreSQL?",
+        ] {
+            assert!(is_plain_question(question), "{question:?}");
+            assert!(!says_something(question), "{question:?}");
+        }
+        for telling in [
+            // a statement, then a question
+            "We use PostgreSQL 16. What does EXPLAIN ANALYZE show?",
+            "I'm the backend lead, what should I review first?",
+            // about this user or project
+            "Why does our build use Bazel?",
+            "How do I deploy my service?",
+            // a request about how to work
+            "Can you always use tabs from now on?",
+            "could you stop adding comments?",
+            "Why don't you run the tests first?",
+            "Please use snake_case, ok?",
+            // not a question, or more than one line or sentence
+            "Always use tabs, never spaces, in this repository.",
+            "What is this?\nAnd that?",
+            "Deploys go out on Tuesdays only",
+            "这个函数是做什么的？",
+        ] {
+            assert!(says_something(telling), "{telling:?}");
+        }
+        let long = format!("What {}?", "word ".repeat(MAX_QUESTION_WORDS));
+        assert!(!is_plain_question(&long));
+    }
+
+    #[test]
     fn turns_are_sorted_into_eligible_trivial_and_handled() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = MemoryDir::new(tmp.path().join("memory"), DirSource::Default);
@@ -262,9 +358,11 @@ mod tests {
                 ContentBlock::text("we deploy on Fridays"),
             ]),
             reply("Noted."),
-            // 2: an acknowledgement
+            // 2: an acknowledgement, then a plain question
             user("thanks"),
             reply("You're welcome."),
+            user("How do I squash the last three commits?"),
+            reply("git rebase -i HEAD~3."),
             // 3: an acknowledgement, but the agent learned from a tool
             user("yes do it"),
             call("Read", "/src/main.rs".into()),
@@ -279,14 +377,14 @@ mod tests {
         assert_eq!(
             assess(&messages, &memory, &cwd),
             Batch {
-                turns: 4,
+                turns: 5,
                 eligible: 2,
                 handled: 1
             }
         );
-        assert_eq!(assess(&messages[2..4], &memory, &cwd).eligible, 0);
+        assert_eq!(assess(&messages[2..6], &memory, &cwd).eligible, 0);
         // a window that starts mid-turn (after compaction) still counts what it holds
-        assert_eq!(assess(&messages[5..8], &memory, &cwd).eligible, 1);
+        assert_eq!(assess(&messages[7..10], &memory, &cwd).eligible, 1);
         assert_eq!(assess(&[], &memory, &cwd), Batch::default());
     }
 

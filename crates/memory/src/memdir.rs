@@ -295,22 +295,21 @@ impl IndexForContext {
     pub fn render(&self) -> String {
         let dir = self.dir.display();
         let mut out = String::new();
+        // Sent with every request of the session: each fact once, the long path once.
         out.push_str("# Auto memory\n\n");
         out.push_str(&format!(
-            "You have a persistent, file-based memory at `{dir}`. It holds what past sessions \
-             learned about the user and this project. Each memory is a Markdown file with \
-             frontmatter (`name`, `description`, `type`: user, feedback, project or reference) \
-             and one line in `{dir}/{INDEX_FILE}` of the form `- [Title](file.md) — hook`. When \
-             the user asks you to remember something, save it there yourself; otherwise memories \
-             are extracted in the background after each turn. Treat memories as possibly out of \
-             date: check them against the code before relying on them.\n\n"
+            "Your persistent memory, `{dir}`, holds what past sessions learned about the user \
+             and this project: a Markdown file per memory, with frontmatter (`name`, \
+             `description`, `type`: user, feedback, project or reference) and a line `- \
+             [Title](file.md) — hook` in its {INDEX_FILE}. When the user asks you to remember \
+             something, save it there yourself; other memories are saved in the background. \
+             Memories may be out of date: check them against the code before relying on \
+             them.\n\n"
         ));
         match &self.index {
-            None => out.push_str(&format!(
-                "{INDEX_FILE} is empty: no memories have been saved yet.\n"
-            )),
+            None => out.push_str(&format!("{INDEX_FILE} is empty: no memories saved yet.\n")),
             Some(index) => {
-                out.push_str(&format!("Contents of {dir}/{INDEX_FILE}:\n\n"));
+                out.push_str(&format!("Contents of {INDEX_FILE}:\n\n"));
                 out.push_str(index);
                 out.push('\n');
                 if let Some(t) = &self.truncated {

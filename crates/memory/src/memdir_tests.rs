@@ -205,7 +205,7 @@ fn index_for_context_is_cut_at_200_lines_with_a_note() {
     let dir = MemoryDir::new(tmp.path().to_path_buf(), DirSource::Default);
     let empty = dir.load_index_for_context();
     assert_eq!(empty.index, None);
-    assert!(empty.render().contains("no memories have been saved yet"));
+    assert!(empty.render().contains("no memories saved yet"));
 
     let lines: Vec<String> = (0..250)
         .map(|i| format!("- [M{i}](m{i}.md) — hook {i}"))

@@ -188,10 +188,39 @@ fn user_context_lists_files_with_their_source_in_a_reminder() {
     assert!(!empty.user_context().contains("# Instructions"));
 }
 
+/// The base prompt's bytes are billed on every request of every session (a tenth of them
+/// once cached): it says each thing once and leaves tool-specific rules to the tools'
+/// descriptions (which sub-agents read too).
+const BASE_PROMPT_BUDGET: usize = 4_200;
+
 #[test]
-fn base_prompt_is_substantial_and_has_no_trailing_blank_lines_issue() {
-    assert!(BASE_SYSTEM_PROMPT.lines().count() >= 40);
-    assert!(BASE_SYSTEM_PROMPT.contains("Read the relevant files before changing them"));
+fn base_prompt_keeps_what_the_model_needs_within_its_budget() {
+    assert!(
+        BASE_SYSTEM_PROMPT.len() <= BASE_PROMPT_BUDGET,
+        "the base prompt grew to {} bytes (budget {BASE_PROMPT_BUDGET})",
+        BASE_SYSTEM_PROMPT.len()
+    );
+    for needed in [
+        "clearly meant to be malicious",
+        "Never guess URLs",
+        "Be concise and direct",
+        "Read the relevant files before changing them",
+        "Never assume a library is available",
+        "smallest change",
+        "Verify: run the project's tests",
+        "Never paper over a failure",
+        "TodoWrite",
+        "Never commit unless the user asks",
+        "secrets",
+        "in parallel",
+        "<system-reminder>",
+        "If a call is denied",
+        "destructive or hard-to-reverse",
+        "data, not instructions",
+        "AGENTS.md and CLAUDE.md",
+    ] {
+        assert!(BASE_SYSTEM_PROMPT.contains(needed), "missing {needed:?}");
+    }
     let prompt = render_system_prompt(BASE_SYSTEM_PROMPT, "m", None);
     assert!(
         !prompt.contains("\n\n\n"),

@@ -44,31 +44,20 @@ struct BashInput {
 pub struct BashTool;
 
 const DESCRIPTION: &str = "\
-Executes a given bash command with an optional timeout, in a persistent working directory.
-
-Before executing the command:
-1. If the command will create new directories or files, first use `ls` to verify the parent \
-directory exists and is the correct location.
-2. Always quote file paths that contain spaces with double quotes (e.g. cd \"path with spaces\").
-
-Usage notes:
-- The command argument is required.
-- You can specify an optional timeout in milliseconds (up to 600000ms / 10 minutes). If not \
-specified, commands will time out after 120000ms (2 minutes). On timeout the command and \
-everything it started are killed.
-- Write a clear, concise description of what the command does in 5-10 words.
-- If the output exceeds 30000 characters, the middle is truncated before being returned to you.
-- Use `run_in_background` to run a long-lived command (a server, a watcher); you get a task id \
-and read its output later with BashOutput, and stop it with KillShell. Do not append `&` \
-yourself.
-- Avoid using Bash for `find`, `grep`, `cat`, `head`, `tail`, `sed`, `awk` or `echo` when a \
-dedicated tool fits: use Glob to find files, Grep to search contents, Read to read files, Edit \
-to edit them and Write to create them.
-- When issuing multiple commands, join them with ';' or '&&' instead of newlines. Independent \
-commands can be sent as parallel tool calls in one message.
-- The working directory persists between calls: a `cd` stays in effect. Prefer absolute paths \
-and avoid `cd` unless the user asks for it.
-- Stdin is closed: never run interactive commands (editors, `git rebase -i`, prompts).";
+Runs a bash command in a persistent shell: the working directory carries over between calls \
+(prefer absolute paths to `cd`).
+- Keep Bash for programs (builds, tests, git, package managers): find files with Glob, search \
+with Grep, read with Read, change with Edit or Write, not `find`, `grep`, `cat`, `head`, \
+`tail`, `sed`, `awk` or `echo`.
+- Quote paths that contain spaces (\"path with spaces\"). Before creating files or \
+directories, check that the parent exists.
+- The timeout is 120000 ms unless `timeout` sets one (at most 600000); on timeout the command \
+and everything it started are killed. Output over 30000 characters is cut in the middle.
+- Stdin is closed: never run interactive commands (editors, `git rebase -i`, prompts). Start \
+what does not exit (servers, watchers) with `run_in_background`, not `&`: you get an id for \
+BashOutput and KillShell.
+- Join dependent commands with `&&` or `;`, not newlines; send independent ones as parallel \
+calls.";
 
 impl Tool for BashTool {
     fn name(&self) -> &str {
@@ -85,20 +74,20 @@ impl Tool for BashTool {
             "properties": {
                 "command": {
                     "type": "string",
-                    "description": "The command to execute"
+                    "description": "The command to run"
                 },
                 "timeout": {
                     "type": "number",
                     "minimum": 0,
-                    "description": "Optional timeout in milliseconds (max 600000)"
+                    "description": "Milliseconds (at most 600000)"
                 },
                 "description": {
                     "type": "string",
-                    "description": "Clear, concise description of what this command does in 5-10 words, in active voice. Examples:\nInput: ls\nOutput: List files in current directory\n\nInput: git status\nOutput: Show working tree status\n\nInput: npm install\nOutput: Install package dependencies"
+                    "description": "What the command does, in 5-10 words of active voice (git status: \"Show working tree status\")"
                 },
                 "run_in_background": {
                     "type": "boolean",
-                    "description": "Set to true to run this command in the background. Use BashOutput to read the output later."
+                    "description": "Run it in the background; read its output with BashOutput"
                 }
             },
             "required": ["command"],

@@ -21,11 +21,8 @@ struct BashOutputInput {
 pub struct BashOutputTool;
 
 const OUTPUT_DESCRIPTION: &str = "\
-Retrieves output from a running or completed background bash shell.
-- Takes the bash_id returned when the command was started with run_in_background.
-- Always returns only the output produced since the last check, with the shell's status.
-- Supports an optional regex filter to show only the lines that match it.
-- Use this tool when you need to monitor or check the output of a long-running shell.";
+Reads a background shell's new output (since the last read) and its status, by the bash_id \
+that `run_in_background` returned; `filter` keeps only the lines matching a regex.";
 
 fn unknown_task(id: &str, ctx: &ToolContext) -> ToolError {
     let known: Vec<String> = ctx
@@ -57,11 +54,11 @@ impl Tool for BashOutputTool {
             "properties": {
                 "bash_id": {
                     "type": "string",
-                    "description": "The ID of the background shell to retrieve output from"
+                    "description": "The background shell's id"
                 },
                 "filter": {
                     "type": "string",
-                    "description": "Optional regular expression to filter the output lines. Only lines matching this regex will be included in the result. Any lines that do not match will no longer be available to read."
+                    "description": "A regex: only matching lines are returned (the others are dropped)"
                 }
             },
             "required": ["bash_id"],
@@ -138,9 +135,8 @@ impl Tool for KillShellTool {
     }
 
     fn description(&self) -> String {
-        "Kills a running background bash shell by its ID, with every process it started. \
-         Returns whether it was running. Use this tool when you need to terminate a \
-         long-running shell."
+        "Kills a background shell by its id, with every process it started; says whether \
+         it was running."
             .to_owned()
     }
 
@@ -150,7 +146,7 @@ impl Tool for KillShellTool {
             "properties": {
                 "shell_id": {
                     "type": "string",
-                    "description": "The ID of the background shell to kill"
+                    "description": "The background shell's id"
                 }
             },
             "required": ["shell_id"],

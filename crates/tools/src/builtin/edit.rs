@@ -25,23 +25,14 @@ struct EditInput {
 pub struct EditTool;
 
 const DESCRIPTION: &str = "\
-Performs exact string replacements in files.
-
-Usage:
-- You must use your Read tool at least once in the conversation before editing. This tool will \
-error if you attempt an edit without reading the file, or if the file changed since you read it.
-- When editing text from Read tool output, preserve the exact indentation (tabs/spaces) as it \
-appears AFTER the line number prefix. The line number prefix format is: spaces + line number + \
-tab; everything after that tab is the actual file content. Never include any part of the line \
-number prefix in old_string or new_string.
-- ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly \
-required.
-- The edit will FAIL if `old_string` is not unique in the file. Either provide a larger string \
-with more surrounding context to make it unique or use `replace_all` to change every instance \
-of `old_string`.
-- Use `replace_all` for replacing and renaming strings across the file, for instance to rename \
-a variable.
-- An empty `old_string` creates a new file containing `new_string`.";
+Replaces exact text in a file. Read the file first in this conversation: the edit fails if it \
+was not read or changed since.
+- Copy `old_string` from Read's output with its exact indentation, without the line-number \
+prefix (spaces, number, tab).
+- `old_string` must be unique in the file: add surrounding lines until it is, or set \
+`replace_all` to change every occurrence (renaming a variable, say).
+- An empty `old_string` creates a new file holding `new_string`. Prefer editing existing files \
+to creating new ones.";
 
 impl Tool for EditTool {
     fn name(&self) -> &str {
@@ -58,7 +49,7 @@ impl Tool for EditTool {
             "properties": {
                 "file_path": {
                     "type": "string",
-                    "description": "The absolute path to the file to modify"
+                    "description": "Absolute path of the file"
                 },
                 "old_string": {
                     "type": "string",
@@ -66,12 +57,12 @@ impl Tool for EditTool {
                 },
                 "new_string": {
                     "type": "string",
-                    "description": "The text to replace it with (must be different from old_string)"
+                    "description": "The replacement (different from old_string)"
                 },
                 "replace_all": {
                     "type": "boolean",
                     "default": false,
-                    "description": "Replace all occurences of old_string (default false)"
+                    "description": "Replace every occurrence"
                 }
             },
             "required": ["file_path", "old_string", "new_string"],

@@ -22,16 +22,11 @@ pub const PLAN_APPROVED: &str = "User has approved your plan. You can now start 
 with updating your todo list if applicable";
 
 const DESCRIPTION: &str = "\
-Use this tool when you are in plan mode and have finished presenting your plan and are ready \
-to code. This will prompt the user to exit plan mode.
-
-IMPORTANT: Only use this tool when the task requires planning the implementation steps of a \
-task that requires writing code. For research tasks where you're gathering information, \
-searching files, reading files or in general trying to understand the codebase - do NOT use \
-this tool.
-
-Pass the plan in `plan` (markdown, concise). If the user does not approve it, you stay in plan \
-mode with their feedback: revise the plan and call this tool again.";
+In plan mode, once you have presented your plan for a task that needs code written and are \
+ready to code: asks the user to approve the plan (`plan`, concise markdown) and leave plan \
+mode. Not for research tasks (gathering information, reading or searching files, \
+understanding the codebase). If the user does not approve, you stay in plan mode with their \
+feedback: revise the plan and call this again.";
 
 #[derive(Deserialize)]
 struct ExitPlanModeInput {
@@ -57,7 +52,7 @@ impl Tool for ExitPlanModeTool {
             "properties": {
                 "plan": {
                     "type": "string",
-                    "description": "The plan you came up with, that you want to run by the user for approval. Supports markdown. The plan should be pretty concise."
+                    "description": "The plan for the user to approve (markdown, concise)"
                 }
             },
             "required": ["plan"],

@@ -32,13 +32,9 @@ struct GlobInput {
 pub struct GlobTool;
 
 const DESCRIPTION: &str = "\
-- Fast file pattern matching tool that works with any codebase size
-- Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\" (`*` does not cross `/`; `**` does)
-- Returns matching file paths sorted by modification time, newest first (at most 100)
-- Files ignored by .gitignore are skipped; paths are relative to the working directory
-- Use this tool when you need to find files by name patterns
-- When you are doing an open-ended search that may require multiple rounds of globbing and \
-grepping, plan the searches and batch independent ones as parallel tool calls";
+Finds files by name pattern (\"**/*.js\", \"src/**/*.ts\"; `*` does not cross `/`, `**` does), \
+at any codebase size. Returns up to 100 paths relative to the working directory, newest first; \
+files ignored by .gitignore are skipped.";
 
 impl Tool for GlobTool {
     fn name(&self) -> &str {
@@ -55,11 +51,11 @@ impl Tool for GlobTool {
             "properties": {
                 "pattern": {
                     "type": "string",
-                    "description": "The glob pattern to match files against"
+                    "description": "The glob pattern"
                 },
                 "path": {
                     "type": "string",
-                    "description": "The directory to search in. If not specified, the current working directory will be used. IMPORTANT: Omit this field to use the default directory. DO NOT enter \"undefined\" or \"null\" - simply omit it for the default behavior. Must be a valid directory path if provided."
+                    "description": "Directory to search; leave it out (not \"null\") for the working directory"
                 }
             },
             "required": ["pattern"],

@@ -67,21 +67,14 @@ struct GrepInput {
 pub struct GrepTool;
 
 const DESCRIPTION: &str = "\
-A powerful search tool built on ripgrep
-
-Usage:
-- ALWAYS use Grep for search tasks. NEVER invoke `grep` or `rg` as a Bash command.
-- Supports full regex syntax (e.g., \"log.*Error\", \"function\\s+\\w+\")
-- Filter files with the glob parameter (e.g., \"*.js\", \"**/*.tsx\") or the type parameter \
-(e.g., \"js\", \"py\", \"rust\")
-- Output modes: \"content\" shows matching lines, \"files_with_matches\" shows only file paths \
-(default), \"count\" shows match counts
-- Pattern syntax: uses ripgrep (not grep): literal braces need escaping (use `interface\\{\\}` \
-to find `interface{}` in Go code)
-- Multiline matching: by default patterns match within single lines only. For cross-line \
-patterns like `struct \\{[\\s\\S]*?field`, use `multiline: true`
-- Results are paginated: `head_limit` (default 250) entries after skipping `offset`; files \
-ignored by .gitignore are skipped; paths are relative to the working directory";
+Searches file contents with ripgrep regular expressions (ripgrep's syntax, not grep's: escape \
+literal braces, `interface\\{\\}`). Use it, not `grep` or `rg` through Bash. Files ignored by \
+.gitignore are skipped; paths are relative to the working directory.
+- `output_mode`: \"files_with_matches\" (the default: paths), \"content\" (matching lines, with \
+-A/-B/-C context and -n line numbers) or \"count\".
+- Narrow the files with `glob` (\"*.{ts,tsx}\") or `type` (\"py\", \"rust\").
+- A pattern matches within one line unless `multiline` is true (`struct \\{[\\s\\S]*?field`).
+- Results are paged: `head_limit` entries (default 250, 0 for all) after skipping `offset`.";
 
 impl Tool for GrepTool {
     fn name(&self) -> &str {
@@ -98,61 +91,61 @@ impl Tool for GrepTool {
             "properties": {
                 "pattern": {
                     "type": "string",
-                    "description": "The regular expression pattern to search for in file contents"
+                    "description": "The regular expression to search for"
                 },
                 "path": {
                     "type": "string",
-                    "description": "File or directory to search in (rg PATH). Defaults to current working directory."
+                    "description": "File or directory to search (default: the working directory)"
                 },
                 "glob": {
                     "type": "string",
-                    "description": "Glob pattern to filter files (e.g. \"*.js\", \"*.{ts,tsx}\") - maps to rg --glob"
+                    "description": "Only files matching this glob (rg --glob)"
                 },
                 "output_mode": {
                     "type": "string",
                     "enum": ["content", "files_with_matches", "count"],
-                    "description": "Output mode: \"content\" shows matching lines (supports -A/-B/-C context, -n line numbers, head_limit), \"files_with_matches\" shows file paths (supports head_limit), \"count\" shows match counts (supports head_limit). Defaults to \"files_with_matches\"."
+                    "description": "Default: files_with_matches"
                 },
                 "-B": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "Number of lines to show before each match (rg -B). Requires output_mode: \"content\", ignored otherwise."
+                    "description": "Lines before each match (content mode)"
                 },
                 "-A": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "Number of lines to show after each match (rg -A). Requires output_mode: \"content\", ignored otherwise."
+                    "description": "Lines after each match (content mode)"
                 },
                 "-C": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "Number of lines to show before and after each match (rg -C). Requires output_mode: \"content\", ignored otherwise."
+                    "description": "Lines before and after each match (content mode)"
                 },
                 "-n": {
                     "type": "boolean",
-                    "description": "Show line numbers in output (rg -n). Requires output_mode: \"content\", ignored otherwise. Defaults to true."
+                    "description": "Line numbers (content mode; default true)"
                 },
                 "-i": {
                     "type": "boolean",
-                    "description": "Case insensitive search (rg -i)"
+                    "description": "Case insensitive"
                 },
                 "type": {
                     "type": "string",
-                    "description": "File type to search (rg --type). Common types: js, py, rust, go, java, etc. More efficient than include for standard file types."
+                    "description": "File type (rg --type): js, py, rust, go, java, ..."
                 },
                 "head_limit": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "Limit output to first N lines/entries, equivalent to \"| head -N\". Works across all output modes. Defaults to 250; 0 means unlimited."
+                    "description": "At most this many lines or entries (default 250; 0: no limit)"
                 },
                 "offset": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "Skip first N lines/entries before applying head_limit, equivalent to \"| tail -n +N | head -N\". Defaults to 0."
+                    "description": "Lines or entries to skip first (default 0)"
                 },
                 "multiline": {
                     "type": "boolean",
-                    "description": "Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false."
+                    "description": "Let . match newlines and a pattern span lines (rg -U --multiline-dotall)"
                 }
             },
             "required": ["pattern"],

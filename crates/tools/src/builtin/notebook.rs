@@ -155,13 +155,9 @@ struct NotebookEditInput {
 pub struct NotebookEditTool;
 
 const DESCRIPTION: &str = "\
-Completely replaces the contents of a specific cell in a Jupyter notebook (.ipynb file) with new \
-source. Jupyter notebooks are interactive documents that combine code, text, and \
-visualizations, commonly used for data analysis and scientific computing. The notebook_path \
-parameter must be an absolute path, not a relative path. The cell_id is the ID of the cell to \
-edit (as Read shows it). Use edit_mode=insert to add a new cell after the cell with that ID (at \
-the start without one; cell_type is then required). Use edit_mode=delete to delete the cell with \
-that ID. Read the notebook before editing it.";
+Edits a Jupyter notebook (.ipynb) cell: replaces the source of the cell `cell_id` (as Read \
+shows it), or with `edit_mode` insert adds a cell after it (at the start without one; \
+`cell_type` required) or delete removes it. Read the notebook first.";
 
 impl Tool for NotebookEditTool {
     fn name(&self) -> &str {
@@ -178,25 +174,25 @@ impl Tool for NotebookEditTool {
             "properties": {
                 "notebook_path": {
                     "type": "string",
-                    "description": "The absolute path to the Jupyter notebook file to edit (must be absolute, not relative)"
+                    "description": "Absolute path of the notebook"
                 },
                 "cell_id": {
                     "type": "string",
-                    "description": "The ID of the cell to edit. When inserting a new cell, the new cell will be inserted after the cell with this ID, or at the beginning if not specified."
+                    "description": "The cell to edit, or to insert after (none: at the start)"
                 },
                 "new_source": {
                     "type": "string",
-                    "description": "The new source for the cell"
+                    "description": "The cell's new source"
                 },
                 "cell_type": {
                     "type": "string",
                     "enum": ["code", "markdown"],
-                    "description": "The type of the cell (code or markdown). If not specified, it defaults to the current cell type. If using edit_mode=insert, this is required."
+                    "description": "Default: the cell's current type; required to insert"
                 },
                 "edit_mode": {
                     "type": "string",
                     "enum": ["replace", "insert", "delete"],
-                    "description": "The type of edit to make (replace, insert, delete). Defaults to replace."
+                    "description": "Default: replace"
                 }
             },
             "required": ["notebook_path", "new_source"],

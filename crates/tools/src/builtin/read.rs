@@ -55,23 +55,15 @@ struct ReadInput {
 pub struct ReadTool;
 
 const DESCRIPTION: &str = "\
-Reads a file from the local filesystem. You can access any file directly with this tool.
-
-Usage:
-- The file_path parameter should be an absolute path (a relative one is taken from the current \
-working directory).
-- By default, it reads up to 2000 lines from the beginning of the file.
-- You can optionally give a line offset and limit (handy for long files), but it is recommended \
-to read the whole file by not providing them.
-- Lines longer than 2000 characters are truncated.
-- Results are returned as `N<tab>line`, with line numbers starting at 1.
-- It reads images (PNG, JPEG, GIF, WebP): you see them. It reads PDFs whole (up to 100 \
-pages), or some pages with `pages` (e.g. \"1-5\", at most 20 at a time). It reads Jupyter \
-notebooks (.ipynb) as their cells with their outputs.
-- It refuses directories (use Glob or `ls` through Bash) and other binary files.
-- You can call several tools in one response; it is better to speculatively read several \
-potentially useful files at once.
-- A file must be read with this tool before it is changed with Edit or Write.";
+Reads a file: up to 2000 lines from the start unless `offset`/`limit` pick a part (read whole \
+files unless they are too long), as `N<tab>line` with line numbers from 1; lines over 2000 \
+characters are cut. `file_path` should be absolute (a relative one is taken from the working \
+directory).
+- Images (PNG, JPEG, GIF, WebP) you see. PDFs are read whole (up to 100 pages) or by `pages` \
+(\"1-5\", at most 20). Notebooks (.ipynb) come as their cells with outputs. Directories and \
+other binary files are refused (list a directory with Glob or `ls`).
+- Reading several possibly useful files at once, in one response, is better than one by one.
+- A file must be Read before Edit or Write changes it.";
 
 impl Tool for ReadTool {
     fn name(&self) -> &str {
@@ -88,21 +80,21 @@ impl Tool for ReadTool {
             "properties": {
                 "file_path": {
                     "type": "string",
-                    "description": "The absolute path to the file to read"
+                    "description": "Absolute path of the file"
                 },
                 "offset": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "The line number to start reading from. Only provide if the file is too large to read at once"
+                    "description": "First line to read, for a file too long to read at once"
                 },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
-                    "description": "The number of lines to read. Only provide if the file is too large to read at once."
+                    "description": "How many lines to read, for a file too long to read at once"
                 },
                 "pages": {
                     "type": "string",
-                    "description": "Page range for PDF files (e.g., \"1-5\", \"3\", \"10-20\"). Only applicable to PDF files. Maximum 20 pages per request."
+                    "description": "PDF pages (\"1-5\", \"3\"), at most 20"
                 }
             },
             "required": ["file_path"],

@@ -50,22 +50,12 @@ struct TodoWriteInput {
 pub struct TodoWriteTool;
 
 const DESCRIPTION: &str = "\
-Use this tool to create and manage a structured task list for your current coding session. \
-This helps you track progress, organize complex tasks, and show the user how far along you are.
-
-When to use it:
-- Complex multi-step tasks (3 or more distinct steps), or when the user gives several tasks.
-- Right after receiving new instructions, to capture the requirements as todos.
-- When you start a task: mark it in_progress BEFORE beginning work. Keep exactly one task \
-in_progress at a time.
-- When you finish a task: mark it completed immediately, and add any follow-up tasks you found.
-
-When NOT to use it: a single, trivial task, or a purely conversational request.
-
-Each todo has `content` (imperative: \"Run the tests\"), `activeForm` (present continuous: \
-\"Running the tests\") and `status` (pending, in_progress, completed). Only mark a task \
-completed when it is fully done: not when tests fail, the work is partial, or errors remain. \
-Every call replaces the whole list.";
+Creates and updates the session's todo list, which shows the user your progress. Use it for \
+tasks of 3 or more steps or several tasks at once (add them when the instructions come), not \
+for a single trivial task or a conversation. Mark a task in_progress before starting it, one \
+at a time, and completed as soon as it is fully done (not while tests fail or work is \
+partial), adding follow-ups you find. Each todo has `content` (\"Run the tests\"), \
+`activeForm` (\"Running the tests\") and `status`. Every call replaces the whole list.";
 
 impl Tool for TodoWriteTool {
     fn name(&self) -> &str {

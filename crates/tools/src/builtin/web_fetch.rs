@@ -72,21 +72,10 @@ struct WebFetchInput {
 pub struct WebFetchTool;
 
 const DESCRIPTION: &str = "\
-- Fetches content from a specified URL and processes it using an AI model
-- Takes a URL and a prompt as input
-- Fetches the URL content, converts HTML to text
-- Processes the content with the prompt using a small, fast model
-- Returns the model's response about the content
-- Use this tool when you need to retrieve and analyze web content
-
-Usage notes:
-- The URL must be a fully-formed valid URL (http or https)
-- The prompt should describe what information you want to extract from the page
-- This tool is read-only and does not modify any files
-- Results may be summarized if the content is very large
-- When a URL redirects to a different host, the tool will inform you and provide the redirect \
-URL in a special format. You should then make a new WebFetch request with the redirect URL to \
-fetch the content.";
+Fetches a URL (http or https, fully formed), converts its HTML to text and answers `prompt` \
+(what to extract from the page) about it with a small, fast model; large content may be \
+summarised. Read-only. When the URL redirects to another host, the result gives the new URL: \
+fetch that with a new call.";
 
 impl Tool for WebFetchTool {
     fn name(&self) -> &str {
@@ -104,11 +93,11 @@ impl Tool for WebFetchTool {
                 "url": {
                     "type": "string",
                     "format": "uri",
-                    "description": "The URL to fetch content from"
+                    "description": "The URL to fetch"
                 },
                 "prompt": {
                     "type": "string",
-                    "description": "The prompt to run on the fetched content"
+                    "description": "What to extract from the page"
                 }
             },
             "required": ["url", "prompt"],

@@ -21,17 +21,10 @@ struct WriteInput {
 pub struct WriteTool;
 
 const DESCRIPTION: &str = "\
-Writes a file to the local filesystem.
-
-Usage:
-- This tool will overwrite the existing file if there is one at the provided path.
-- If this is an existing file, you MUST use the Read tool first to read the file's contents. \
-This tool will fail if you did not read the file first, or if it changed since you read it.
-- ALWAYS prefer editing existing files in the codebase with Edit. NEVER write new files unless \
-explicitly required.
-- NEVER proactively create documentation files (*.md) or README files. Only create \
-documentation files if explicitly requested by the user.
-- The file_path parameter must be an absolute path; missing parent directories are created.";
+Writes a file, replacing any file at that path; missing parent directories are created. An \
+existing file must be Read first (the write fails if it was not, or changed since). Prefer Edit \
+for changing existing files; create new files, documentation above all, only when the task \
+needs them.";
 
 impl Tool for WriteTool {
     fn name(&self) -> &str {
@@ -48,11 +41,11 @@ impl Tool for WriteTool {
             "properties": {
                 "file_path": {
                     "type": "string",
-                    "description": "The absolute path to the file to write (must be absolute, not relative)"
+                    "description": "Absolute path of the file"
                 },
                 "content": {
                     "type": "string",
-                    "description": "The content to write to the file"
+                    "description": "The whole new content"
                 }
             },
             "required": ["file_path", "content"],

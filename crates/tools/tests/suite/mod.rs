@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod context;
+mod descriptions;
 mod edit_write;
 mod editor_files;
 mod file_state;
