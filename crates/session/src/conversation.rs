@@ -243,6 +243,7 @@ impl Conversation {
             attachments.push(speculated);
         }
         self.pipeline.slot().clear();
+        crate::assemble::stage_done("turn: hooks, recall");
         let mut observer =
             TurnObserver {
                 events: self.events.clone(),
@@ -281,6 +282,7 @@ impl Conversation {
         };
         let mut end = self.end(outcome, Some(turn));
         end.structured_output = structured;
+        crate::assemble::stage_done("turn: request, reply");
         end
     }
 
@@ -342,6 +344,7 @@ impl Conversation {
                 _ = token.cancelled() => {}
             }
         }
+        crate::assemble::stage_done("session end hooks");
         // Background agents a front end did not wait for stop with the session.
         self.tasks.cancel_background();
         let drain = if self.token.is_cancelled() {
@@ -364,6 +367,7 @@ impl Conversation {
             on_signal.abort();
             drain
         };
+        crate::assemble::stage_done("background drained");
         if drain.cancelled > 0 {
             self.emit(SessionEvent::Notice(Notice::warning(format!(
                 "{} background job(s) did not finish within {} s and were cancelled",
