@@ -5,7 +5,8 @@
 //! `fuzz` (the property tests at scale), `killtest` (kill -9 trials of the real binary),
 //! `sdk_e2e` (the real Python Agent SDK driving a CLI against the simulator), `acp_e2e` (the
 //! real Python ACP client driving `tine acp` as an editor would), `pyflows` (what those two
-//! share).
+//! share), `startup_layout` (the order of the binary's start-up code, traced under valgrind) and
+//! `symbol_pattern` (the names it places them by).
 
 mod acp_e2e;
 mod bench;
@@ -16,6 +17,8 @@ mod killtest;
 mod layers;
 mod pyflows;
 mod sdk_e2e;
+mod startup_layout;
+mod symbol_pattern;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -40,6 +43,8 @@ commands:
                  the Python Agent SDK's flows against tine (or another CLI) and the simulator
   acp-e2e [--agent PATH [-- ARGS..]] [--only N[,N..]]
                  the Python ACP client, as an editor, against `tine acp` (or another agent)
+  startup-layout write crates/cli/startup-layout.ld: the functions tine -p and a resume run,
+                 in order, traced under valgrind on a release build (see crates/cli/build.rs)
   mock [ARGS]    run the simulator: tine-mock --port N --scenario FILE [--log DIR]
   help           this list (also --help, -h)
 ";
@@ -68,6 +73,7 @@ fn run(args: &[String]) -> Result<()> {
         Some("killtest") => killtest::run(&args[1..]),
         Some("sdk-e2e") => sdk_e2e::run(&args[1..]),
         Some("acp-e2e") => acp_e2e::run(&args[1..]),
+        Some("startup-layout") => startup_layout::run(&root),
         Some("mock") => mock(&root, &args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{USAGE}");

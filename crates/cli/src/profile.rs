@@ -133,13 +133,11 @@ fn resident_breakdown() {
             let path = fields.nth(3).unwrap_or_default();
             current = match path {
                 "" => "anonymous (thread stacks, malloc arenas)".to_owned(),
-                path if exe.as_ref().is_some_and(|e| e.as_os_str() == path) => {
-                    match perms {
-                        p if p.contains('x') => "tine: code (.text)".to_owned(),
-                        "r--p" => "tine: read-only data, relocations, relro".to_owned(),
-                        _ => "tine: data".to_owned(),
-                    }
-                }
+                path if exe.as_ref().is_some_and(|e| e.as_os_str() == path) => match perms {
+                    p if p.contains('x') => "tine: code (.text)".to_owned(),
+                    "r--p" => "tine: read-only data, relocations, relro".to_owned(),
+                    _ => "tine: data".to_owned(),
+                },
                 path if path.starts_with('/') => path
                     .rsplit('/')
                     .next()
@@ -154,7 +152,7 @@ fn resident_breakdown() {
             }
         }
     }
-    parts.sort_by(|a, b| b.1.cmp(&a.1));
+    parts.sort_by_key(|part| std::cmp::Reverse(part.1));
     let now = Resident::now();
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
@@ -166,6 +164,104 @@ fn resident_breakdown() {
     for (name, kib) in parts.iter().filter(|(_, kib)| *kib >= 64) {
         let _ = writeln!(err, "[startup]   {:>6.2} MiB  {name}", mib(*kib));
     }
+    if let Some(code) = CodeSplit::now() {
+        let _ = writeln!(
+            err,
+            "[startup]   of the code: {:.2} MiB in the start-up layout (.text.hot, {:.2} MiB), {:.2} MiB outside it",
+            mib(code.layout_resident),
+            mib(code.layout_size),
+            mib(code.outside_resident),
+        );
+    }
+}
+
+/// The binary's resident code, inside and outside the start-up layout (`.text.hot`, see
+/// `build.rs`): code outside it that grows means the layout wants generating again.
+struct CodeSplit {
+    layout_resident: u64,
+    layout_size: u64,
+    outside_resident: u64,
+}
+
+impl CodeSplit {
+    /// `None` without a layout, or where `/proc` does not tell (KiB).
+    fn now() -> Option<Self> {
+        use std::io::{Read as _, Seek as _, SeekFrom};
+        let exe = std::env::current_exe().ok()?;
+        let (offset, size) = section(&exe, ".text.hot")?;
+        let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+        // The executable mapping of the binary: start, end, file offset.
+        let (start, end, mapped_at) = maps.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let [range, perms, file_offset, _, _, path] = fields[..] else {
+                return None;
+            };
+            if !perms.contains('x') || std::path::Path::new(path) != exe {
+                return None;
+            }
+            let (start, end) = range.split_once('-')?;
+            Some((
+                u64::from_str_radix(start, 16).ok()?,
+                u64::from_str_radix(end, 16).ok()?,
+                u64::from_str_radix(file_offset, 16).ok()?,
+            ))
+        })?;
+        let layout = start + offset.checked_sub(mapped_at)?..start + offset - mapped_at + size;
+        let pages = usize::try_from((end - start) / 4096).ok()?;
+        let mut entries = vec![0u8; pages * 8];
+        let mut pagemap = std::fs::File::open("/proc/self/pagemap").ok()?;
+        pagemap.seek(SeekFrom::Start(start / 4096 * 8)).ok()?;
+        pagemap.read_exact(&mut entries).ok()?;
+        let mut split = Self {
+            layout_resident: 0,
+            layout_size: size / 1024,
+            outside_resident: 0,
+        };
+        for (page, entry) in entries.chunks_exact(8).enumerate() {
+            let entry = u64::from_le_bytes(entry.try_into().ok()?);
+            if entry >> 63 == 0 {
+                continue;
+            }
+            match layout.contains(&(start + page as u64 * 4096)) {
+                true => split.layout_resident += 4,
+                false => split.outside_resident += 4,
+            }
+        }
+        Some(split)
+    }
+}
+
+/// The file offset and size of section `name` of an ELF64 (little-endian) file.
+fn section(path: &std::path::Path, name: &str) -> Option<(u64, u64)> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut header = [0u8; 64];
+    file.read_exact(&mut header).ok()?;
+    if &header[..4] != b"\x7fELF" || header[4] != 2 || header[5] != 1 {
+        return None;
+    }
+    let u16_at =
+        |b: &[u8], at: usize| Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?));
+    let u32_at =
+        |b: &[u8], at: usize| Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?));
+    let u64_at =
+        |b: &[u8], at: usize| Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?));
+    let table = u64_at(&header, 0x28)?;
+    let entry = usize::from(u16_at(&header, 0x3A)?);
+    let count = usize::from(u16_at(&header, 0x3C)?);
+    let names_index = usize::from(u16_at(&header, 0x3E)?);
+    let mut headers = vec![0u8; entry * count];
+    file.seek(SeekFrom::Start(table)).ok()?;
+    file.read_exact(&mut headers).ok()?;
+    let names_header = headers.get(names_index * entry..(names_index + 1) * entry)?;
+    let mut names = vec![0u8; usize::try_from(u64_at(names_header, 32)?).ok()?];
+    file.seek(SeekFrom::Start(u64_at(names_header, 24)?)).ok()?;
+    file.read_exact(&mut names).ok()?;
+    headers.chunks_exact(entry).find_map(|h| {
+        let at = usize::try_from(u32_at(h, 0)?).ok()?;
+        let end = at + names.get(at..)?.iter().position(|&b| b == 0)?;
+        (names.get(at..end)? == name.as_bytes()).then(|| Some((u64_at(h, 24)?, u64_at(h, 32)?)))?
+    })
 }
 
 /// Catches the session's stage events (`tracing`, target `tine_startup`, field `stage`).
