@@ -6,14 +6,16 @@
 //! functions `tine -p hello` runs are about 2 MiB, scattered over 24 MiB of code, so the run
 //! had 12.5 MiB of it resident. Placed together they take their own size.
 //!
-//! How: a release build linked with a map (`TINE_LINK_MAP`, read by `crates/cli/build.rs`);
-//! `tine -p hello` (a first run, then a warm one), a resumed `tine -c -p` in a git repository
-//! and a profiled `tine -p hello` (`TINE_PROFILE_STARTUP=1`) against the simulator, each under valgrind's lackey, which prints the address of every block of code
-//! run; each address mapped through the link map to its function's section. The layout lists
-//! those functions in the order they first ran (the warm run, then what the resume adds, then
-//! what only a first run does, then the profile's own), each by a pattern with what depends on the build a wildcard
-//! (`pattern`), so it holds for a build with other features or dependency versions (the
-//! bench's, a workspace build, `cargo install`) until the functions themselves change.
+//! How: two release builds (`BUILDS`), each linked with a map (`TINE_LINK_MAP`, read by
+//! `crates/cli/build.rs`); in each, `tine -p hello` (a first run, then a warm one), a resumed
+//! `tine -c -p` in a git repository and a profiled `tine -p hello` (`TINE_PROFILE_STARTUP=1`)
+//! against the simulator, each under valgrind's lackey, which prints the address of every
+//! block of code run; each address mapped through the link map to its function's section.
+//! The layout lists those functions in the order they first ran (the warm runs, then what the
+//! resumes add, then what only a first run does, then the profile's own), each by a pattern
+//! with what depends on the build a wildcard (`symbol_pattern`), so it holds for a build with
+//! other features or dependency versions (a workspace build, `cargo install`) until the
+//! functions themselves change.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read as _};
@@ -28,6 +30,24 @@ use crate::symbol_pattern::pattern;
 /// The layout, relative to the workspace root (`crates/cli/build.rs` links it in).
 const LAYOUT: &str = "crates/cli/startup-layout.ld";
 
+/// The two builds of `tine` the layout is traced on: `cargo build --release -p tine-cli`, what
+/// a person installs, and the start-up bench's, whose dependencies have the features of
+/// tine-cli's dev-dependencies too. Their functions differ a little (an impl more, another
+/// inlining); the layout holds both.
+const BUILDS: [(&str, &[&str]); 2] = [
+    (
+        "release",
+        &["build", "--release", "-p", "tine-cli", "--bin", "tine"],
+    ),
+    (
+        "bench",
+        &["bench", "--no-run", "-p", "tine-cli", "--bench", "startup"],
+    ),
+];
+
+/// The flows, in the order their functions are placed.
+const FLOWS: [&str; 4] = ["warm", "resume", "first", "profiled"];
+
 pub(crate) fn run(root: &Path) -> Result<()> {
     if Command::new("valgrind")
         .arg("--version")
@@ -37,93 +57,8 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     {
         bail!("startup-layout traces tine under valgrind: install it (apt-get install valgrind)");
     }
-    let release = target_dir(root).join("release");
-    let map_path = release.join("tine.map");
-    build(root, &map_path)?;
-    let map = LinkMap::read(&map_path)?;
-    let tine = release.join("tine");
-    let entry = elf_entry(&tine)?;
-
-    let scratch = Scratch::new()?;
-    let scenario = scratch.0.join("scenario.json");
-    std::fs::write(&scenario, "{}").context("writing the scenario")?;
-    let mock = start_mock(&target_dir(root).join("debug"), &scenario)?;
-    let flows = Flows {
-        tine: &tine,
-        home: scratch.0.join("home"),
-        base_url: mock.base_url.clone(),
-        trace: scratch.0.join("trace.txt"),
-    };
-    std::fs::create_dir_all(&flows.home).context("creating the scratch home")?;
-    let project = scratch.0.join("project");
-    std::fs::create_dir_all(&project).context("creating the scratch project")?;
-    // As the start-up bench runs them: `-p hello` in a plain folder; the resume in a git
-    // repository (its context has the git status), memory off.
-    let hello = Run::new(&project, &["-p", "hello"]);
-    let first = flows.traced(&hello)?;
-    let warm = flows.traced(&hello)?;
-    let repository = git_repository(&scratch.0.join("repository"))?;
-    let memory_off = [("TINE_DISABLE_AUTO_MEMORY", "1")];
-    flows.native(&Run::new(&repository, &["-p", "what is a monad?"]).env(&memory_off))?;
-    flows.native(&Run::new(&repository, &["-c", "-p", "and a functor?"]).env(&memory_off))?;
-    let resumed = flows
-        .traced(&Run::new(&repository, &["-c", "-p", "one more question"]).env(&memory_off))?;
-    // Last, so it stays out of the way: what `TINE_PROFILE_STARTUP=1` adds, so the profile
-    // barely measures itself.
-    let profiled = flows.traced(&hello.env(&[("TINE_PROFILE_STARTUP", "1")]))?;
-
-    let mut ran = Vec::new();
-    let mut seen = HashSet::new();
-    for (name, trace) in [
-        ("warm", &warm),
-        ("resume", &resumed),
-        ("first", &first),
-        ("profiled", &profiled),
-    ] {
-        let before = ran.len();
-        let base = load_base(trace, entry, &map)
-            .with_context(|| format!("the {name} run's trace holds no code of tine"))?;
-        for &address in trace {
-            if let Some(section) = address.checked_sub(base).and_then(|a| map.section_at(a))
-                && seen.insert(section)
-            {
-                ran.push(section);
-            }
-        }
-        eprintln!(
-            "{name} run: {} blocks, {} functions more",
-            trace.len(),
-            ran.len() - before
-        );
-    }
-    let bytes: u64 = ran.iter().map(|&i| map.sections[i].size).sum();
-    let names: Vec<&str> = ran.iter().map(|&i| map.sections[i].name.as_str()).collect();
-    let text = layout(&names, bytes);
-    std::fs::write(root.join(LAYOUT), text).with_context(|| format!("writing {LAYOUT}"))?;
-    println!(
-        "{LAYOUT}: {} functions, {:.2} MiB; rebuild (cargo build --release) and run `cargo xtask bench startup`",
-        names.len(),
-        bytes as f64 / 1048576.0
-    );
-    Ok(())
-}
-
-/// The release `tine` (with its link map at `map`) and `tine-mock`.
-fn build(root: &Path, map: &Path) -> Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let args = ["build", "--release", "-p", "tine-cli", "--bin", "tine"];
-    eprintln!("$ TINE_LINK_MAP={} cargo {}", map.display(), args.join(" "));
-    let status = Command::new(cargo)
-        .args(args)
-        .env("TINE_LINK_MAP", map)
-        .current_dir(root)
-        .status()
-        .context("could not start cargo")?;
-    if !status.success() {
-        bail!("the release build failed ({status})");
-    }
-    // The simulator apart (a debug build): built with tine, it would change the features of
-    // the dependencies they share, and so the binary traced.
+    // The simulator (a debug build, on its own: built with tine, it would change the features
+    // of the dependencies they share, and so the binary traced).
     crate::cargo(
         root,
         &[
@@ -134,7 +69,107 @@ fn build(root: &Path, map: &Path) -> Result<()> {
             "--bin",
             "tine-mock",
         ],
-    )
+    )?;
+    let release = target_dir(root).join("release");
+    let scratch = Scratch::new()?;
+    let scenario = scratch.0.join("scenario.json");
+    std::fs::write(&scenario, "{}").context("writing the scenario")?;
+    let mock = start_mock(&target_dir(root).join("debug"), &scenario)?;
+
+    // Per flow, per build: the sections that ran, in the order they first ran.
+    let mut ran: Vec<Vec<Vec<String>>> = vec![Vec::new(); FLOWS.len()];
+    for (build_name, args) in BUILDS {
+        let map_path = release.join(format!("tine-{build_name}.map"));
+        build(root, args, &map_path)?;
+        let map = LinkMap::read(&map_path)?;
+        let traces = trace_flows(
+            &release.join("tine"),
+            &scratch.0.join(build_name),
+            &mock.base_url,
+        )?;
+        let tine = release.join("tine");
+        let entry = elf_entry(&tine)?;
+        for (flow, (name, trace)) in FLOWS.iter().zip(&traces).enumerate() {
+            let base = load_base(trace, entry, &map).with_context(|| {
+                format!("the {build_name} build's {name} run holds no code of tine")
+            })?;
+            let mut seen = HashSet::new();
+            let sections = trace
+                .iter()
+                .filter_map(|&address| map.section_at(address.checked_sub(base)?))
+                .filter(|&section| seen.insert(section))
+                .map(|section| map.sections[section].name.clone())
+                .collect();
+            ran[flow].push(sections);
+        }
+    }
+
+    // Flow by flow, what each build ran that is not placed yet.
+    let mut patterns = Vec::new();
+    let mut placed = HashSet::new();
+    for (name, builds) in FLOWS.iter().zip(&ran) {
+        let before = patterns.len();
+        for sections in builds {
+            for section in sections {
+                let pattern = pattern(section);
+                if placed.insert(pattern.clone()) {
+                    patterns.push(pattern);
+                }
+            }
+        }
+        eprintln!("{name} runs: {} functions more", patterns.len() - before);
+    }
+    let text = layout(&patterns);
+    std::fs::write(root.join(LAYOUT), text).with_context(|| format!("writing {LAYOUT}"))?;
+    println!(
+        "{LAYOUT}: {} functions; rebuild (cargo build --release) and run `cargo xtask bench startup`",
+        patterns.len(),
+    );
+    Ok(())
+}
+
+/// The runs of one build, with a TINE_HOME of their own under `scratch`, as the start-up
+/// bench has them: `-p hello` in a plain folder (a first run, then a warm one); the resume
+/// in a git repository (its context has the git status), memory off; last, so it stays out
+/// of the way, what `TINE_PROFILE_STARTUP=1` adds, so the profile barely measures itself.
+/// Named as [`FLOWS`].
+fn trace_flows(tine: &Path, scratch: &Path, base_url: &str) -> Result<[Vec<u64>; 4]> {
+    let flows = Flows {
+        tine,
+        home: scratch.join("home"),
+        base_url: base_url.to_owned(),
+        trace: scratch.join("trace.txt"),
+    };
+    std::fs::create_dir_all(&flows.home).context("creating the scratch home")?;
+    let project = scratch.join("project");
+    std::fs::create_dir_all(&project).context("creating the scratch project")?;
+    let hello = Run::new(&project, &["-p", "hello"]);
+    let first = flows.traced(&hello)?;
+    let warm = flows.traced(&hello)?;
+    let repository = git_repository(&scratch.join("repository"))?;
+    let memory_off = [("TINE_DISABLE_AUTO_MEMORY", "1")];
+    flows.native(&Run::new(&repository, &["-p", "what is a monad?"]).env(&memory_off))?;
+    flows.native(&Run::new(&repository, &["-c", "-p", "and a functor?"]).env(&memory_off))?;
+    let resumed = flows
+        .traced(&Run::new(&repository, &["-c", "-p", "one more question"]).env(&memory_off))?;
+    let profiled = flows.traced(&hello.env(&[("TINE_PROFILE_STARTUP", "1")]))?;
+    Ok([warm, resumed, first, profiled])
+}
+
+/// One build of `tine` (`cargo ARGS`), with its link map at `map`.
+fn build(root: &Path, args: &[&str], map: &Path) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    eprintln!("$ TINE_LINK_MAP={} cargo {}", map.display(), args.join(" "));
+    let status = Command::new(cargo)
+        .args(args)
+        .env("TINE_LINK_MAP", map)
+        .current_dir(root)
+        .status()
+        .context("could not start cargo")?;
+    if !status.success() {
+        bail!("`cargo {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
 }
 
 /// The scratch directory, removed however the command ends.
@@ -397,25 +432,20 @@ impl LinkMap {
 
 /// The linker script: an output section of its own, before `.text`, holding the functions
 /// that ran, in the order they first ran.
-fn layout(names: &[&str], bytes: u64) -> String {
+fn layout(patterns: &[String]) -> String {
     let mut text = format!(
-        "/* The start-up layout of the `tine` binary: the {} functions (about {} KiB) that\n   \
-         `tine -p hello` and a resumed `tine -c -p` run, in the order they first ran, placed\n   \
-         together before the rest of the code, so a run keeps only their pages resident.\n   \
-         Each is named with what depends on the build (crate hashes, offsets) a wildcard.\n   \
+        "/* The start-up layout of the `tine` binary: the {} functions that `tine -p hello` and a\n   \
+         resumed `tine -c -p` run, in the order they first ran, placed together before the rest\n   \
+         of the code, so a run keeps only their pages resident. Each is named with what\n   \
+         depends on the build (crate hashes, offsets) a wildcard.\n   \
          Generated by `cargo xtask startup-layout` (xtask/src/startup_layout.rs says how);\n   \
          linked in by crates/cli/build.rs. Do not edit: generate it again when `cargo xtask\n   \
          bench startup` shows more code resident outside it. */\n\
          SECTIONS\n{{\n  .text.hot :\n  {{\n",
-        names.len(),
-        bytes / 1024
+        patterns.len(),
     );
-    let mut written = HashSet::new();
-    for name in names {
-        let pattern = pattern(name);
-        if written.insert(pattern.clone()) {
-            text.push_str(&format!("    *({pattern})\n"));
-        }
+    for pattern in patterns {
+        text.push_str(&format!("    *({pattern})\n"));
     }
     text.push_str("  }\n}\nINSERT BEFORE .text;\n");
     text

@@ -6,13 +6,19 @@
 /// its symbol with every part that depends on the build a wildcard. A v0 symbol (`_R...`, see
 /// .cargo/config.toml) keeps its paths and type arguments; each crate's disambiguator (a hash
 /// of the crate's version, features and dependencies) and each back-reference (an offset into
-/// the symbol, which moves when a disambiguator's length does) become `*`. A legacy symbol's
+/// the symbol, which moves when a disambiguator's length does) become `*`, and so does an
+/// impl's disambiguator (which features move). A legacy symbol's
 /// hash (`17h<16 hex digits>E`, of all of those and the type arguments too) becomes `*`, and
 /// ThinLTO's module suffix (`.llvm.<digits>`) does in both. Other names stay as they are.
 pub(crate) fn pattern(section: &str) -> String {
     let Some(name) = section.strip_prefix(".text.") else {
         return section.to_owned();
     };
+    // LLVM's sections of functions it thinks cold or hot keep their prefix.
+    let (prefix, name) = ["unlikely.", "hot.", "startup.", "exit.", "split."]
+        .iter()
+        .find_map(|prefix| Some((*prefix, name.strip_prefix(prefix)?)))
+        .unwrap_or(("", name));
     let (symbol, suffix) = match name.find(['.', '$']) {
         Some(at) if name.starts_with("_R") => (&name[..at], &name[at..]),
         _ => match name.find(".llvm.") {
@@ -29,7 +35,7 @@ pub(crate) fn pattern(section: &str) -> String {
     } else {
         legacy(symbol)
     };
-    format!(".text.{symbol}{suffix}")
+    format!(".text.{prefix}{symbol}{suffix}")
 }
 
 /// A legacy symbol with its hash a wildcard.
@@ -195,10 +201,19 @@ impl V0<'_> {
         }
     }
 
+    /// An impl's disambiguator numbers the impls of one parent, so a feature that adds an
+    /// impl beside it (hyper's `server` beside `client`) changes it: a wildcard, present or not.
     fn impl_path(&mut self) -> Option<()> {
+        self.out.push('*');
         if self.peek()? == b's' {
-            self.take()?;
-            self.base62(false)?;
+            self.at += 1;
+            while self.peek()?.is_ascii_alphanumeric() {
+                self.at += 1;
+            }
+            if self.peek()? != b'_' {
+                return None;
+            }
+            self.at += 1;
         }
         self.path()
     }
@@ -357,6 +372,15 @@ mod tests {
                 ".text._RNvYNCNKNvNtNtCsly_5tokio7runtime7context7CONTEXT00INtNtNtCsgE_4core3ops8function6FnOnceTINtNtB13_6option6OptionQIB1I_NtB8_7ContextEEEE9call_onceBc_.llvm.77"
             ),
             ".text._RNvYNCNKNvNtNtCs*_5tokio7runtime7context7CONTEXT00INtNtNtCs*_4core3ops8function6FnOnceTINtNtB*_6option6OptionQIB*_NtB*_7ContextEEEE9call_onceB*_.llvm.*"
+        );
+        // An impl's disambiguator, whether there is one or not; LLVM's cold prefix.
+        assert_eq!(
+            pattern(".text.unlikely._RNvXs0_NtCsg5_5hyper5protoNtB4_6ClientNtB4_5Trait5parse"),
+            ".text.unlikely._RNvX*NtCs*_5hyper5protoNtB*_6ClientNtB*_5Trait5parse"
+        );
+        assert_eq!(
+            pattern(".text._RNvMNtCsg5_5hyper5protoNtB2_6Client3new"),
+            ".text._RNvM*NtCs*_5hyper5protoNtB*_6Client3new"
         );
         // C functions, and what the reader does not know, stay as they are.
         assert_eq!(pattern(".text.main"), ".text.main");
