@@ -12,7 +12,8 @@
 //! against the simulator, each under valgrind's lackey, which prints the address of every
 //! block of code run; each address mapped through the link map to its function's section.
 //! The layout lists those functions in the order they first ran (the warm runs, then what the
-//! resumes add, then what only a first run does, then the profile's own), each by a pattern
+//! resumes add, then what only a first run does, then the memory consolidation a sixth run
+//! does, then the profile's own), each by a pattern
 //! with what depends on the build a wildcard (`symbol_pattern`), so it holds for a build with
 //! other features or dependency versions (a workspace build, `cargo install`) until the
 //! functions themselves change.
@@ -46,7 +47,7 @@ const BUILDS: [(&str, &[&str]); 2] = [
 ];
 
 /// The flows, in the order their functions are placed.
-const FLOWS: [&str; 4] = ["warm", "resume", "first", "profiled"];
+const FLOWS: [&str; 5] = ["warm", "resume", "first", "dream", "profiled"];
 
 pub(crate) fn run(root: &Path) -> Result<()> {
     if Command::new("valgrind")
@@ -129,11 +130,11 @@ pub(crate) fn run(root: &Path) -> Result<()> {
 }
 
 /// The runs of one build, with a TINE_HOME of their own under `scratch`, as the start-up
-/// bench has them: `-p hello` in a plain folder (a first run, then a warm one); the resume
-/// in a git repository (its context has the git status), memory off; last, so it stays out
-/// of the way, what `TINE_PROFILE_STARTUP=1` adds, so the profile barely measures itself.
-/// Named as [`FLOWS`].
-fn trace_flows(tine: &Path, scratch: &Path, base_url: &str) -> Result<[Vec<u64>; 4]> {
+/// bench has them: `-p hello` in a plain folder (a first run, then a warm one, and the sixth,
+/// which runs the memory consolidation); the resume in a git repository (its context has the
+/// git status), memory off; last, so it stays out of the way, what `TINE_PROFILE_STARTUP=1`
+/// adds, so the profile barely measures itself. Named as [`FLOWS`].
+fn trace_flows(tine: &Path, scratch: &Path, base_url: &str) -> Result<[Vec<u64>; 5]> {
     let flows = Flows {
         tine,
         home: scratch.join("home"),
@@ -146,6 +147,11 @@ fn trace_flows(tine: &Path, scratch: &Path, base_url: &str) -> Result<[Vec<u64>;
     let hello = Run::new(&project, &["-p", "hello"]);
     let first = flows.traced(&hello)?;
     let warm = flows.traced(&hello)?;
+    for _ in 0..3 {
+        flows.native(&hello)?;
+    }
+    // The sixth session of the project (`autoDreamMinSessions`, 5 before it).
+    let dream = flows.traced(&hello)?;
     let repository = git_repository(&scratch.join("repository"))?;
     let memory_off = [("TINE_DISABLE_AUTO_MEMORY", "1")];
     flows.native(&Run::new(&repository, &["-p", "what is a monad?"]).env(&memory_off))?;
@@ -153,7 +159,7 @@ fn trace_flows(tine: &Path, scratch: &Path, base_url: &str) -> Result<[Vec<u64>;
     let resumed = flows
         .traced(&Run::new(&repository, &["-c", "-p", "one more question"]).env(&memory_off))?;
     let profiled = flows.traced(&hello.env(&[("TINE_PROFILE_STARTUP", "1")]))?;
-    Ok([warm, resumed, first, profiled])
+    Ok([warm, resumed, first, dream, profiled])
 }
 
 /// One build of `tine` (`cargo ARGS`), with its link map at `map`.
