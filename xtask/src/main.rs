@@ -5,7 +5,7 @@
 //! `fuzz` (the property tests at scale), `killtest` (kill -9 trials of the real binary),
 //! `sdk_e2e` (the real Python Agent SDK driving a CLI against the simulator), `acp_e2e` (the
 //! real Python ACP client driving `tine acp` as an editor would), `pyflows` (what those two
-//! share).
+//! share), `local_model` (tine against a real small local model's server).
 
 mod acp_e2e;
 mod bench;
@@ -14,6 +14,7 @@ mod examples;
 mod fuzz;
 mod killtest;
 mod layers;
+mod local_model;
 mod pyflows;
 mod sdk_e2e;
 
@@ -40,6 +41,8 @@ commands:
                  the Python Agent SDK's flows against tine (or another CLI) and the simulator
   acp-e2e [--agent PATH [-- ARGS..]] [--only N[,N..]]
                  the Python ACP client, as an editor, against `tine acp` (or another agent)
+  local-model [--python PATH]
+                 tine against a real small local model (llama-cpp-python's server, SmolLM2)
   mock [ARGS]    run the simulator: tine-mock --port N --scenario FILE [--log DIR]
   help           this list (also --help, -h)
 ";
@@ -68,6 +71,7 @@ fn run(args: &[String]) -> Result<()> {
         Some("killtest") => killtest::run(&args[1..]),
         Some("sdk-e2e") => sdk_e2e::run(&args[1..]),
         Some("acp-e2e") => acp_e2e::run(&args[1..]),
+        Some("local-model") => local_model::run(&root, &args[1..]),
         Some("mock") => mock(&root, &args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{USAGE}");
