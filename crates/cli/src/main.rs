@@ -3,7 +3,8 @@
 //!
 //! Modules, in reading order:
 //! - [`args`]: the command line (clap), Claude-Code-compatible flags.
-//! - [`profile`]: `TINE_PROFILE_STARTUP=1`, the time of each start-up phase on stderr.
+//! - [`profile`]: `TINE_PROFILE_STARTUP=1`, each phase's time and resident set on stderr, and
+//!   where the resident pages are at the exit.
 //! - [`setup`]: the command line and environment → `tine-session`'s `SessionOptions`, the
 //!   same for both front ends; [`flags`]: the flags that shape a session (system prompt,
 //!   `--add-dir`, `--session-id`, bypass as root, `-p`'s `--json-schema`, `--fallback-model`, ...).
@@ -79,13 +80,13 @@ fn main() -> ExitCode {
         }
     };
     profile.mark("runtime");
-    let code = runtime.block_on(async move {
+    let code = runtime.block_on(async {
         let result = if matches!(args.command, Some(Command::Acp)) {
             acp(args).await
         } else if interactive::wanted(&args) {
             interactive::run(args).await
         } else {
-            headless(args, profile).await
+            headless(args, &mut profile).await
         };
         match result {
             Ok(code) => code,
@@ -99,13 +100,14 @@ fn main() -> ExitCode {
     tine_tools::kill_tool_processes();
     // Do not wait for detached work (a tool's orphaned reader, a hook) at exit.
     runtime.shutdown_background();
+    profile.finish();
     code
 }
 
 /// `tine -p`: tine-headless on the session the flags ask for, asks answered by the rules.
 async fn headless(
     args: args::Args,
-    mut profile: profile::StartupProfile,
+    profile: &mut profile::StartupProfile,
 ) -> anyhow::Result<ExitCode> {
     use std::io::IsTerminal;
     if !args.print && args.prompt.is_none() && std::io::stdin().is_terminal() {

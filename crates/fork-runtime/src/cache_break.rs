@@ -386,10 +386,10 @@ pub type OnCacheBreak = Arc<dyn Fn(&CacheBreak) + Send + Sync>;
 struct DetectorState {
     pending: Option<RequestFingerprint>,
     /// What the next request is compared against.
-    reference: Option<CacheHashes>,
+    reference: Option<Arc<CacheHashes>>,
     /// The fingerprint of the last `cache_hashes` record written (or replayed on resume): the
-    /// next record is written relative to it.
-    written: Option<CacheHashes>,
+    /// next record is written relative to it. Usually the reference itself, shared.
+    written: Option<Arc<CacheHashes>>,
     breaks: VecDeque<CacheBreak>,
 }
 
@@ -438,7 +438,7 @@ impl CacheBreakDetector {
 
     /// The request the next one is compared against.
     pub fn reference(&self) -> Option<CacheHashes> {
-        self.lock().reference.clone()
+        self.lock().reference.as_deref().cloned()
     }
 
     /// Forget the reference, for a deliberate change of the prefix (after compaction, a model
@@ -498,10 +498,10 @@ impl RequestMonitor for CacheBreakDetector {
             let Some(fingerprint) = state.pending.take() else {
                 return Vec::new();
             };
-            let current = CacheHashes {
+            let current = Arc::new(CacheHashes {
                 fingerprint,
                 usage: *usage,
-            };
+            });
             let found = state
                 .reference
                 .as_ref()
@@ -516,7 +516,7 @@ impl RequestMonitor for CacheBreakDetector {
                 &current,
                 state.written.as_ref().map(|written| &written.fingerprint),
             );
-            state.written = Some(current.clone());
+            state.written = Some(Arc::clone(&current));
             state.reference = Some(current);
             (found, record)
         };
@@ -553,7 +553,14 @@ impl RequestMonitor for CacheBreakDetector {
         }
         let Some(data) = &record.data else { return };
         let mut state = self.lock();
-        let rebuilt = replay(state.written.as_ref(), data);
+        // The reference let go first, the last fingerprint is this state's alone and is
+        // rebuilt in place.
+        state.reference = None;
+        let before = state
+            .written
+            .take()
+            .map(|written| Arc::try_unwrap(written).unwrap_or_else(|shared| (*shared).clone()));
+        let rebuilt = replay(before, data).map(Arc::new);
         state.reference.clone_from(&rebuilt);
         state.written = rebuilt;
     }

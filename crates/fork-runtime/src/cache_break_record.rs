@@ -86,27 +86,11 @@ impl HashesRecord {
         }
     }
 
-    /// The full fingerprint, given the one rebuilt from the records before; `None` when they
-    /// do not hold what this record builds on (a record lost or unreadable).
-    fn rebuild(self, before: Option<&CacheHashes>) -> Option<CacheHashes> {
-        let base = before.map(|b| &b.fingerprint);
-        let part = |own: Option<String>, theirs: fn(&RequestFingerprint) -> &String| match own {
-            Some(own) => Some(own),
-            None => base.map(|b| theirs(b).clone()),
-        };
-        let model = part(self.model, |b| &b.model)?;
-        let system = part(self.system, |b| &b.system)?;
-        let thinking = part(self.thinking, |b| &b.thinking)?;
-        let tools = match self.tools {
-            Some(tools) => tools,
-            None => base?.tools.clone(),
-        };
-        let mut messages = match base {
-            Some(base) if base.messages.len() >= self.from => base.messages[..self.from].to_vec(),
-            _ if self.from == 0 => Vec::new(),
-            _ => return None,
-        };
-        messages.extend(self.messages);
+    /// The full fingerprint, given the one rebuilt from the records before (taken and changed
+    /// in place: replaying a transcript costs what its records hold, not the square of its
+    /// length); `None` when they do not hold what this record builds on (a record lost or
+    /// unreadable).
+    fn rebuild(self, before: Option<CacheHashes>) -> Option<CacheHashes> {
         let usage = match (self.usage, self.read, self.written) {
             (Some(usage), ..) => usage,
             (None, Some(read), Some(written)) => Usage {
@@ -116,24 +100,53 @@ impl HashesRecord {
             },
             _ => return None,
         };
-        Some(CacheHashes {
-            fingerprint: RequestFingerprint {
-                model,
-                system,
-                tools,
-                thinking,
-                messages,
-                prompt_bytes: self.prompt_bytes,
+        let based = before.is_some();
+        let mut print = match before {
+            Some(before) => before.fingerprint,
+            None => RequestFingerprint {
+                model: String::new(),
+                system: String::new(),
+                tools: Vec::new(),
+                thinking: String::new(),
+                messages: Vec::new(),
+                prompt_bytes: 0,
             },
+        };
+        // A part this record leaves out is the one before it: without a base, unknown.
+        let parts = [
+            (self.model, &mut print.model),
+            (self.system, &mut print.system),
+            (self.thinking, &mut print.thinking),
+        ];
+        for (own, part) in parts {
+            match own {
+                Some(own) => *part = own,
+                None if based => {}
+                None => return None,
+            }
+        }
+        match self.tools {
+            Some(tools) => print.tools = tools,
+            None if based => {}
+            None => return None,
+        }
+        if print.messages.len() < self.from {
+            return None;
+        }
+        print.messages.truncate(self.from);
+        print.messages.extend(self.messages);
+        print.prompt_bytes = self.prompt_bytes;
+        Some(CacheHashes {
+            fingerprint: print,
             usage,
         })
     }
 }
 
-/// The fingerprint after the record `data`, given the one before it. An unreadable record, or
-/// one whose base is unknown, gives `None`: nothing to compare against until a record that
-/// stands alone.
-pub(crate) fn replay(before: Option<&CacheHashes>, data: &Value) -> Option<CacheHashes> {
+/// The fingerprint after the record `data`, given the one before it (changed in place). An
+/// unreadable record, or one whose base is unknown, gives `None`: nothing to compare against
+/// until a record that stands alone.
+pub(crate) fn replay(before: Option<CacheHashes>, data: &Value) -> Option<CacheHashes> {
     if data.get("fingerprint").is_some() {
         // The first format: every record is a whole fingerprint.
         return match serde_json::from_value::<CacheHashes>(data.clone()) {

@@ -67,6 +67,7 @@ pub async fn run(
     };
     front.flush_background();
     front.final_result(report, false);
+    mark("result");
     if let Some(code) = interrupted.exit_code() {
         return Ok(ExitCode::from(code));
     }

@@ -185,17 +185,21 @@ impl QueryEngine {
         session_id: SessionId,
         on_annotation: impl FnMut(&TranscriptRecord) + Send + 'static,
     ) -> Result<Self, EngineError> {
-        Self::resume_at(config, session_id, None, on_annotation).await
+        Self::resume_at(config, session_id, None, on_annotation, |_| {}).await
     }
 
     /// [`QueryEngine::resume_with`] with the conversation only up to and including the message
     /// whose uuid is `at` (`--resume-session-at`); the next message is its child, a branch in
-    /// the same transcript, which later resumes follow.
+    /// the same transcript, which later resumes follow. `on_chain` sees the restored chain's
+    /// records once, before they become the messages, for what an upper layer keeps of them (a
+    /// front end's history, the prompts a rewind can go back to) without reading the file
+    /// again.
     pub async fn resume_at(
         config: EngineConfig,
         session_id: SessionId,
         at: Option<&str>,
         mut on_annotation: impl FnMut(&TranscriptRecord) + Send + 'static,
+        on_chain: impl FnOnce(&[TranscriptRecord]),
     ) -> Result<Self, EngineError> {
         let monitor = config.monitor.clone();
         // Replacement decisions the live session recorded (micro-compaction's clearing), so
@@ -220,6 +224,7 @@ impl QueryEngine {
         .await?;
         let parent = resumed.last_uuid().map(str::to_owned);
         let warnings = resumed.warnings.clone();
+        on_chain(&resumed.chain);
         let messages = resumed.into_messages();
         let mut engine = Self::open(config, session_id, messages, parent, warnings).await?;
         let (state, recorded) = std::mem::take(

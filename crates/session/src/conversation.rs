@@ -247,6 +247,7 @@ impl Conversation {
             attachments.push(speculated);
         }
         self.pipeline.slot().clear();
+        crate::assemble::stage_done("turn: hooks, recall");
         let mut observer =
             TurnObserver {
                 events: self.events.clone(),
@@ -285,6 +286,7 @@ impl Conversation {
         };
         let mut end = self.end(outcome, Some(turn));
         end.structured_output = structured;
+        crate::assemble::stage_done("turn: request, reply");
         end
     }
 
@@ -352,6 +354,7 @@ impl Conversation {
                 _ = token.cancelled() => {}
             }
         }
+        crate::assemble::stage_done("session end hooks");
         // Background agents a front end did not wait for stop with the session.
         self.tasks.cancel_background();
         // A model served here reads a fork's prompt in minutes, not seconds: the end waits
@@ -381,6 +384,7 @@ impl Conversation {
             on_signal.abort();
             drain
         };
+        crate::assemble::stage_done("background drained");
         if drain.cancelled > 0 && local {
             self.emit(SessionEvent::Notice(Notice::warning(format!(
                 "{} background job(s) (memory extraction) did not finish within {} s and were \

@@ -1,36 +1,14 @@
 //! A resumed conversation as [`HistoryItem`]s (`tine -c`, `tine -r ID`, `Op::Resume`): the
-//! transcript's chain from its last compaction, read back once more after the engine resumed
-//! from it, so a front end can show what was said. What tine itself put into user messages
+//! transcript's chain from its last compaction, as the engine's resume reads it (the file is
+//! read once), so a front end can show what was said. What tine itself put into user messages
 //! (`<system-reminder>` blocks: the session's context, recalled memories) is not the person's
 //! and is left out; the summary message after a compaction boundary is the model's new
 //! history, not a prompt, so the boundary stands for it.
 
-use std::path::Path;
-
 use tine_api_client::{ContentBlock, Message, MessageContent, Role, ToolResultContent};
-use tine_config::SessionId;
-use tine_query_loop::{CompactBoundary, RecordType, TranscriptRecord, load_session_at};
+use tine_query_loop::{CompactBoundary, RecordType, TranscriptRecord};
 
-use crate::protocol::{HistoryItem, Notice};
-
-/// The history of session `id` of `cwd` (up to message `at`, when given), and its prompts; a
-/// transcript that cannot be read back is a warning (the conversation goes on, it is only not
-/// shown).
-pub(crate) async fn load(
-    home: &Path,
-    cwd: &Path,
-    id: &SessionId,
-    at: Option<&str>,
-    notices: &mut Vec<Notice>,
-) -> (Vec<HistoryItem>, Vec<ChainPrompt>) {
-    match load_session_at(home, cwd, id, at, |_| {}).await {
-        Ok(resumed) => (of_chain(&resumed.chain), prompts_of(&resumed.chain)),
-        Err(error) => {
-            notices.push(Notice::warning(error.to_string()));
-            (Vec::new(), Vec::new())
-        }
-    }
-}
+use crate::protocol::HistoryItem;
 
 /// A prompt of a resumed chain: where a rewind to before it goes on from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,14 +4,21 @@
 //! each prompt's first call that can change files and again when its turn ends, recorded in
 //! the session's checkpoint file so a later process can rewind too. Turns that only read take
 //! none.
+//!
+//! The store is opened the first time it is needed (a conversation that calls no tool, such
+//! as `tine -p hello`, runs no git at all). A first snapshot of the project (seconds on a
+//! large one; the prompt's own is then quick) runs in the background from the session's
+//! first tool call, or from the start of an interactive session, while a person types.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tine_checkpoints::{CheckpointConfig, CheckpointError, Checkpoints, SessionCheckpoints};
 use tine_tools::Tool;
 
-use crate::protocol::{OpId, RewindPoint, RewindTarget};
+use crate::emit::Emitter;
+use crate::protocol::{Notice, OpId, RewindPoint, RewindTarget, SessionEvent};
 
 /// The tools whose calls never change the project's files (no checkpoint before them).
 const NEVER_WRITE: [&str; 11] = [
@@ -66,79 +73,118 @@ pub(crate) enum RewindRefusal {
 
 /// A conversation's prompts and checkpoints.
 pub(crate) struct Rewinds {
-    store: Option<Checkpoints>,
+    /// `None`: checkpoints are off (`--bare`, `"enabled": false`).
+    config: Option<CheckpointConfig>,
+    project: PathBuf,
     store_dir: PathBuf,
+    /// The store, once opened (`None` inside: it could not be, said once as a notice).
+    store: OnceLock<Option<Checkpoints>>,
+    /// Whether the background first snapshot was started.
+    prewarmed: AtomicBool,
+    /// Where a store that cannot be opened is reported.
+    events: Option<Emitter>,
     state: Mutex<State>,
-    /// Held while a snapshot is taken: the start's background one and a prompt's never run
-    /// at once (they share the shadow index).
+    /// Held while a snapshot is taken: the background one and a prompt's never run at once
+    /// (they share the shadow index).
     snapshotting: Arc<Mutex<()>>,
 }
 
 impl Rewinds {
     /// The rewinds of session `session` in `project`, its checkpoints kept in `store_dir`
-    /// (`None` config: checkpoints off), and a warning when they cannot be had.
+    /// (`None` config: checkpoints off), and a warning when the session's records cannot be
+    /// read. Nothing runs git here; `prewarm` starts the first snapshot in the background at
+    /// once (an interactive session, where a person types meanwhile).
     pub(crate) fn open(
         store_dir: &Path,
         project: &Path,
         session: &str,
         config: Option<CheckpointConfig>,
+        events: Option<Emitter>,
+        prewarm: bool,
     ) -> (Arc<Self>, Option<String>) {
         let mut warning = None;
-        let snapshotting = Arc::new(Mutex::new(()));
-        let store = config.and_then(
-            |config| match Checkpoints::open(store_dir, project, config) {
-                Ok(store) => {
-                    // Off the start's path: a first snapshot (the one of a large project
-                    // takes seconds; the prompt's own is then quick), and old sessions'
-                    // checkpoints pruned.
-                    let background = Checkpoints::open_existing(store_dir, project, config);
-                    if let (Ok(background), Ok(runtime)) =
-                        (background, tokio::runtime::Handle::try_current())
-                    {
-                        let lock = Arc::clone(&snapshotting);
-                        runtime.spawn_blocking(move || {
-                            let _held = lock
-                                .lock()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner);
-                            if let Err(error) = background.snapshot() {
-                                tracing::warn!(%error, "the project could not be snapshotted");
-                            }
-                            if let Err(error) = background.prune(config.keep_days, config.max_bytes)
-                            {
-                                tracing::warn!(%error, "old checkpoints could not be pruned");
-                            }
-                        });
-                    }
-                    Some(store)
-                }
-                Err(error) => {
-                    warning = Some(format!("checkpoints are off for this session: {error}"));
-                    None
-                }
-            },
-        );
         let records = match SessionCheckpoints::load(store_dir, session) {
             Ok(Some(records)) => records,
             Ok(None) => SessionCheckpoints::new(session),
             Err(error) => {
-                warning.get_or_insert(format!(
+                warning = Some(format!(
                     "the session's checkpoints could not be read: {error}"
                 ));
                 SessionCheckpoints::new(session)
             }
         };
-        let rewinds = Self {
-            store,
+        let rewinds = Arc::new(Self {
+            config,
+            project: project.to_path_buf(),
             store_dir: store_dir.to_path_buf(),
+            store: OnceLock::new(),
+            prewarmed: AtomicBool::new(false),
+            events,
             state: Mutex::new(State {
                 prompts: Vec::new(),
                 running: None,
                 records,
                 skipped: Vec::new(),
             }),
-            snapshotting,
+            snapshotting: Arc::new(Mutex::new(())),
+        });
+        if prewarm {
+            rewinds.prewarm();
+        }
+        (rewinds, warning)
+    }
+
+    /// The store, opened (created) on first use; `None` when checkpoints are off or it cannot
+    /// be opened (said once). Runs git: call it off the async runtime.
+    fn store(&self) -> Option<&Checkpoints> {
+        let config = self.config?;
+        self.store
+            .get_or_init(
+                || match Checkpoints::open(&self.store_dir, &self.project, config) {
+                    Ok(store) => Some(store),
+                    Err(error) => {
+                        let text = format!("checkpoints are off for this session: {error}");
+                        tracing::warn!("{text}");
+                        if let Some(events) = &self.events {
+                            events.emit_free(SessionEvent::Notice(Notice::warning(text)));
+                        }
+                        None
+                    }
+                },
+            )
+            .as_ref()
+    }
+
+    /// Whether checkpoints are on (and the store, if tried, opened).
+    fn enabled(&self) -> bool {
+        self.config.is_some() && self.store.get().is_none_or(Option::is_some)
+    }
+
+    /// Starts, once, the first snapshot of the project and the pruning of old sessions'
+    /// checkpoints in the background, off the start's path.
+    fn prewarm(self: &Arc<Self>) {
+        if !self.enabled() || self.prewarmed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
         };
-        (Arc::new(rewinds), warning)
+        let this = Arc::clone(self);
+        runtime.spawn_blocking(move || {
+            let _held = this
+                .snapshotting
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let Some(store) = this.store() else { return };
+            if let Err(error) = store.snapshot() {
+                tracing::warn!(%error, "the project could not be snapshotted");
+            }
+            if let Some(config) = this.config
+                && let Err(error) = store.prune(config.keep_days, config.max_bytes)
+            {
+                tracing::warn!(%error, "old checkpoints could not be pruned");
+            }
+        });
     }
 
     /// A resumed conversation's prompts, oldest first: they are prompts 1, 2, ... of it.
@@ -183,7 +229,10 @@ impl Rewinds {
     /// A call the permission engine let through: before the turn's first one that can change
     /// files, the project's state is snapshotted.
     pub(crate) async fn before(self: &Arc<Self>, tool: &dyn Tool, input: &serde_json::Value) {
-        if self.store.is_none() || NEVER_WRITE.contains(&tool.name()) || tool.is_read_only(input) {
+        // A conversation that calls tools may soon change files: the first snapshot starts
+        // now, so the one before that change finds the project recorded.
+        self.prewarm();
+        if !self.enabled() || NEVER_WRITE.contains(&tool.name()) || tool.is_read_only(input) {
             return;
         }
         let number = {
@@ -205,14 +254,14 @@ impl Rewinds {
     }
 
     fn snapshot_before(&self, number: usize) -> Result<(), CheckpointError> {
-        let Some(store) = &self.store else {
-            return Ok(());
-        };
         let snapshot = {
             let _held = self
                 .snapshotting
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let Some(store) = self.store() else {
+                return Ok(());
+            };
             store.snapshot()?
         };
         let mut state = self.state();
@@ -258,14 +307,14 @@ impl Rewinds {
         };
         let this = Arc::clone(self);
         let ended = tokio::task::spawn_blocking(move || -> Result<(), CheckpointError> {
-            let Some(store) = &this.store else {
-                return Ok(());
-            };
             let snapshot = {
                 let _held = this
                     .snapshotting
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let Some(store) = this.store() else {
+                    return Ok(());
+                };
                 store.snapshot()?
             };
             let mut state = this.state();
@@ -334,18 +383,21 @@ impl Rewinds {
                     .prompts
                     .iter()
                     .find(|r| r.prompt == prompt.number);
-                let files = match (&self.store, record) {
-                    (Some(store), Some(_)) => plan(store, &state.records, prompt.number)
+                // Only a prompt with a record needs the store (opened by then, or by the
+                // process that took the record).
+                let store = record.and_then(|_| self.store());
+                let files = match store {
+                    Some(store) => plan(store, &state.records, prompt.number)
                         .map(|plan| plan.map(|p| files_of(&p)).unwrap_or_default())
                         .unwrap_or_default(),
-                    _ => Vec::new(),
+                    None => Vec::new(),
                 };
                 RewindPoint {
                     prompt: prompt.number,
                     text: prompt.text.clone(),
                     at: record.map_or(0, |r| r.at),
                     files,
-                    code: record.is_some() && self.store.is_some(),
+                    code: store.is_some(),
                 }
             })
             .collect()
@@ -358,16 +410,18 @@ impl Rewinds {
         number: usize,
         force: bool,
     ) -> Result<(Vec<PathBuf>, Vec<PathBuf>), RewindRefusal> {
-        let Some(_) = &self.store else {
+        if self.config.is_none() {
             return Err(RewindRefusal::Failed(
                 "checkpoints are off for this session (--bare, or \"checkpoints\": {\"enabled\": false}): its files cannot go back".to_owned(),
             ));
-        };
+        }
         let this = Arc::clone(self);
         let done = tokio::task::spawn_blocking(move || {
             let records = this.state().records.clone();
-            let Some(store) = &this.store else {
-                return Ok((Vec::new(), Vec::new()));
+            let Some(store) = this.store() else {
+                return Err(RewindRefusal::Failed(
+                    "checkpoints are off for this session: the store cannot be opened (see the warning)".to_owned(),
+                ));
             };
             let plan = match plan(store, &records, number) {
                 Ok(Some(plan)) => plan,

@@ -20,6 +20,7 @@ use super::toolset::ToolSet;
 use crate::can_use_tool::SessionPermissions;
 use crate::emit::Emitter;
 use crate::error::StartError;
+use crate::history::ChainPrompt;
 use crate::hooks::SessionHooks;
 use crate::options::{Approvals, SessionOptions};
 use crate::permission::Permissions;
@@ -96,6 +97,9 @@ impl MainThread {
             &ground.cwd,
             session_id.as_str(),
             crate::rewind::config(&ground.loaded, options.bare),
+            Some(events.clone()),
+            // A person types meanwhile; headless, the first tool call starts it.
+            options.approvals == Approvals::Interactive,
         );
         notices.extend(warning.map(Notice::warning));
         // Cache breaks are logged always and reported with `verbose`.
@@ -157,6 +161,16 @@ impl MainThread {
             true => None,
             false => options.resume_session_at.as_deref(),
         };
+        // The resumed chain, seen once as the engine reads it: the prompts a rewind can go
+        // back to and, for a front end that shows it (not headless `-p`), the history.
+        let shows_history = options.approvals != Approvals::Headless;
+        let mut chain_seen: Option<(Option<Vec<HistoryItem>>, Vec<ChainPrompt>)> = None;
+        let on_chain = |chain: &[tine_query_loop::TranscriptRecord]| {
+            chain_seen = Some((
+                shows_history.then(|| crate::history::of_chain(chain)),
+                crate::history::prompts_of(chain),
+            ));
+        };
         let mut engine = match (resuming, &background.memory) {
             (true, Some(memory)) => {
                 // Extraction takes its cursor back, so it looks only at what is new; the
@@ -164,10 +178,18 @@ impl MainThread {
                 // on today's being in it.
                 memory.recall().forget_context();
                 let job = memory.extraction_job();
-                QueryEngine::resume_at(config, session_id, at, move |record| job.restore(record))
-                    .await?
+                QueryEngine::resume_at(
+                    config,
+                    session_id,
+                    at,
+                    move |record| job.restore(record),
+                    on_chain,
+                )
+                .await?
             }
-            (true, None) => QueryEngine::resume_at(config, session_id, at, |_| {}).await?,
+            (true, None) => {
+                QueryEngine::resume_at(config, session_id, at, |_| {}, on_chain).await?
+            }
             (false, _) => QueryEngine::with_session_id(config, session_id).await?,
         };
         // Both are fixed for the session: the effort is part of every request's bytes.
@@ -215,13 +237,11 @@ impl MainThread {
             });
         }
         // Resumed at a message: the history shown ends there too.
-        let history = match resuming {
-            false => None,
-            true => {
-                let (items, prompts) =
-                    crate::history::load(&home, &cwd, engine.session_id(), at, notices).await;
+        let history = match chain_seen {
+            None => None,
+            Some((items, prompts)) => {
                 rewinds.seed(prompts);
-                Some(items)
+                items
             }
         };
         let context_window = background.compactor.thresholds(&model).window;

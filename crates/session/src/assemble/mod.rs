@@ -81,6 +81,13 @@ pub(crate) struct Assembled {
     pub rewinds: Arc<crate::rewind::Rewinds>,
 }
 
+/// Marks the end of a stage of a run (start-up's, and the end's) for `TINE_PROFILE_STARTUP`:
+/// a `tracing` event of target `tine_startup` the cli's profile catches (nothing listens
+/// otherwise).
+pub(crate) fn stage_done(stage: &'static str) {
+    tracing::debug!(target: "tine_startup", stage);
+}
+
 pub(crate) async fn assemble(
     options: SessionOptions,
     session_token: &CancellationToken,
@@ -88,7 +95,9 @@ pub(crate) async fn assemble(
 ) -> Result<Assembled, StartError> {
     let mut notices = Vec::new();
     let (ground, client) = ground::Ground::read(&options, &mut notices)?;
+    stage_done("ground");
     let mut policy = policy::Policy::decide(&options, &ground, &mut notices)?;
+    stage_done("policy");
     let mut toolset = toolset::ToolSet::assemble(
         &options,
         &ground,
@@ -98,8 +107,10 @@ pub(crate) async fn assemble(
         &mut notices,
     )
     .await?;
+    stage_done("toolset");
     let rendered =
         context::Rendered::render(&options, &ground, &policy, toolset.structured.is_some()).await;
+    stage_done("context");
     let session = session_id(&options, &ground).await?;
     let client = client.ready().await?;
     // Which tools wait behind ToolSearch, decided once on the endpoint's window: the array is
@@ -110,6 +121,7 @@ pub(crate) async fn assemble(
         policy.mode == tine_permissions::PermissionMode::Plan,
         &mut notices,
     );
+    stage_done("client");
     // One value for every hook event (see `hooks`).
     let hooks = SessionHooks::new(
         std::mem::take(&mut policy.hooks),
@@ -144,6 +156,7 @@ pub(crate) async fn assemble(
         &mut notices,
     );
     let plugins = Arc::clone(&ground.plugins);
+    stage_done("background");
     let (main, loaded) = engine::MainThread::start(
         engine::Parts {
             options: &options,
@@ -161,6 +174,7 @@ pub(crate) async fn assemble(
         &mut notices,
     )
     .await?;
+    stage_done("engine");
     Ok(Assembled {
         engine: main.engine,
         pipeline: background.pipeline,
