@@ -48,7 +48,7 @@ pub(crate) const BENCHMARKS: &[(&str, &str, &str, &str)] = &[
         "cost",
         "tine-cli",
         "cost",
-        "100-turn chat memory on/off (<= 1.25x), continue-after-edit cache share (>= 95%), transcript at 400 turns (<= 600 KB), resume RSS (<= 14 MiB)",
+        "100-turn chat memory on (<= 130k beq, <= 0.70x Claude Code) and on/off (<= 1.10x), continue-after-edit cache share (>= 95%), transcript at 400 turns (<= 600 KB), resume RSS (<= 14 MiB), the 7-request tool task vs Claude Code (<= 0.50x)",
     ),
     (
         "memory",

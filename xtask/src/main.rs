@@ -5,8 +5,9 @@
 //! `fuzz` (the property tests at scale), `killtest` (kill -9 trials of the real binary),
 //! `sdk_e2e` (the real Python Agent SDK driving a CLI against the simulator), `acp_e2e` (the
 //! real Python ACP client driving `tine acp` as an editor would), `pyflows` (what those two
-//! share), `startup_layout` (the order of the binary's start-up code, traced under valgrind) and
-//! `symbol_pattern` (the names it places them by).
+//! share), `local_model` (tine against a real small local model's server), `startup_layout`
+//! (the order of the binary's start-up code, traced under valgrind) and `symbol_pattern` (the
+//! names it places them by).
 
 mod acp_e2e;
 mod bench;
@@ -15,6 +16,7 @@ mod examples;
 mod fuzz;
 mod killtest;
 mod layers;
+mod local_model;
 mod pyflows;
 mod sdk_e2e;
 mod startup_layout;
@@ -43,6 +45,8 @@ commands:
                  the Python Agent SDK's flows against tine (or another CLI) and the simulator
   acp-e2e [--agent PATH [-- ARGS..]] [--only N[,N..]]
                  the Python ACP client, as an editor, against `tine acp` (or another agent)
+  local-model [--python PATH]
+                 tine against a real small local model (llama-cpp-python's server, SmolLM2)
   startup-layout write crates/cli/startup-layout.ld: the functions tine -p and a resume run,
                  in order, traced under valgrind on a release build (see crates/cli/build.rs)
   mock [ARGS]    run the simulator: tine-mock --port N --scenario FILE [--log DIR]
@@ -73,6 +77,7 @@ fn run(args: &[String]) -> Result<()> {
         Some("killtest") => killtest::run(&args[1..]),
         Some("sdk-e2e") => sdk_e2e::run(&args[1..]),
         Some("acp-e2e") => acp_e2e::run(&args[1..]),
+        Some("local-model") => local_model::run(&root, &args[1..]),
         Some("startup-layout") => startup_layout::run(&root),
         Some("mock") => mock(&root, &args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {

@@ -42,6 +42,19 @@ pub trait ModelClient: Send + Sync {
     fn context_window(&self, model: &str) -> u64 {
         crate::usage::context_window(model)
     }
+
+    /// The path a request is posted to, as `--verbose` names it (`/v1/messages`;
+    /// `/v1/chat/completions` on the OpenAI-compatible wire).
+    fn endpoint(&self) -> String {
+        "/v1/messages".to_owned()
+    }
+
+    /// Whether the endpoint is a model served on this machine or the local network (an
+    /// OpenAI-compatible server on a loopback or private address): it may need minutes for
+    /// what a hosted model does in seconds.
+    fn is_local(&self) -> bool {
+        false
+    }
 }
 
 impl<T: ModelClient + ?Sized> ModelClient for std::sync::Arc<T> {
@@ -55,6 +68,14 @@ impl<T: ModelClient + ?Sized> ModelClient for std::sync::Arc<T> {
 
     fn context_window(&self, model: &str) -> u64 {
         (**self).context_window(model)
+    }
+
+    fn endpoint(&self) -> String {
+        (**self).endpoint()
+    }
+
+    fn is_local(&self) -> bool {
+        (**self).is_local()
     }
 }
 

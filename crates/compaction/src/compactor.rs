@@ -188,6 +188,12 @@ impl SessionCompactor {
         &self.config
     }
 
+    /// `model`'s whole context window on the session's endpoint (`TINE_CONTEXT_WINDOW` /
+    /// `openai.contextWindow` for a local model), not capped for compaction.
+    pub fn model_window(&self, model: &str) -> u64 {
+        self.parent.client.context_window(model)
+    }
+
     /// The levels for `model` on the parent's endpoint: its context window
     /// ([`tine_api_client::ModelClient::context_window`], so `TINE_CONTEXT_WINDOW` /
     /// `openai.contextWindow` count), capped by `TINE_AUTO_COMPACT_WINDOW`. `window` is the figure

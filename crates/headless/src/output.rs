@@ -397,8 +397,13 @@ impl Printer {
     /// `--verbose`: what a request carries, on stderr.
     pub(crate) fn request(&mut self, request: &RequestSummary) {
         eprintln!(
-            "[tine] POST /v1/messages: model {}, {} messages, {} tools, max_tokens {}, {} bytes",
-            request.model, request.messages, request.tools, request.max_tokens, request.bytes
+            "[tine] POST {}: model {}, {} messages, {} tools, max_tokens {}, {} bytes",
+            request.endpoint,
+            request.model,
+            request.messages,
+            request.tools,
+            request.max_tokens,
+            request.bytes
         );
     }
 
@@ -615,7 +620,7 @@ fn sdk_subtype(terminal: &Terminal) -> &'static str {
 
 fn usage_value(usage: &Usage) -> Value {
     let writes = usage.cache_writes();
-    json!({
+    let mut value = json!({
         "input_tokens": usage.input_tokens,
         "cache_creation_input_tokens": usage.cache_creation_input_tokens,
         "cache_read_input_tokens": usage.cache_read_input_tokens,
@@ -624,7 +629,14 @@ fn usage_value(usage: &Usage) -> Value {
             "ephemeral_5m_input_tokens": writes.ephemeral_5m_input_tokens,
             "ephemeral_1h_input_tokens": writes.ephemeral_1h_input_tokens,
         },
-    })
+    });
+    // tine's own field: the server counted nothing, these are estimates (a local model).
+    if usage.estimated
+        && let Some(object) = value.as_object_mut()
+    {
+        object.insert("estimated".to_owned(), Value::Bool(true));
+    }
+    value
 }
 
 /// Claude Code's `modelUsage`: each model that answered, with its tokens, cost and window
@@ -640,7 +652,12 @@ fn model_usage_value(cost: &RunCost) -> Value {
                 "cacheReadInputTokens": u.cache_read_input_tokens,
                 "cacheCreationInputTokens": u.cache_creation_input_tokens,
                 "costUSD": s.cost_usd,
-                "contextWindow": tine_api_client::context_window(model),
+                "estimated": u.estimated,
+                "contextWindow": cost
+                    .context_windows
+                    .get(model)
+                    .copied()
+                    .unwrap_or_else(|| tine_api_client::context_window(model)),
             });
             (model.clone(), value)
         })
@@ -673,11 +690,15 @@ fn verbose_line(event: &QueryEvent) {
         }
         QueryEvent::Retry(notice) => eprintln!("[tine] {notice}"),
         QueryEvent::Usage { usage, model } => eprintln!(
-            "[tine] usage ({model}): input {} + cache write {} + cache read {}, output {}",
+            "[tine] usage ({model}): input {} + cache write {} + cache read {}, output {}{}",
             usage.input_tokens,
             usage.cache_creation_input_tokens,
             usage.cache_read_input_tokens,
-            usage.output_tokens
+            usage.output_tokens,
+            match usage.estimated {
+                true => " (estimated: the server sent no usage)",
+                false => "",
+            }
         ),
         QueryEvent::ToolUseStart { name, id } => eprintln!("[tine] tool call {name} ({id})"),
         QueryEvent::ToolDenied { tool, reason, .. } => {

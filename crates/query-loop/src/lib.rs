@@ -119,8 +119,8 @@ mod transition;
 pub use budget::{RunBudget, SpendingLimit};
 pub use context::{
     BASE_SYSTEM_PROMPT, EnvironmentFacts, GatherOptions, GitSnapshot, InstructionFile,
-    InstructionSource, MAX_GIT_STATUS_CHARS, MAX_INSTRUCTION_FILE_BYTES, RenderedContext,
-    SessionContext, discover_instruction_files, find_repo_root,
+    InstructionSource, LEAN_SYSTEM_PROMPT, MAX_GIT_STATUS_CHARS, MAX_INSTRUCTION_FILE_BYTES,
+    RenderedContext, SessionContext, discover_instruction_files, find_repo_root,
 };
 pub use engine::{
     EngineConfig, EngineError, PermissionDenial, QueryEngine, TurnResult, prompt_text,

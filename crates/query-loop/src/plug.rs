@@ -217,7 +217,7 @@ impl std::fmt::Display for ContextWarning {
                 f,
                 "the prompt is about {} tokens of the model's {window}-token window, leaving {room} \
                  for the reply; asking for {asked} anyway (the server may cut or refuse it). \
-                 /compact, --bare (a lean prompt) or a bigger window make room",
+                 /compact, TINE_PROMPT_PROFILE=lean or a bigger window make room",
                 self.tokens
             );
         }

@@ -10,6 +10,9 @@ use crate::plug::ReplyRoom;
 /// The least `max_tokens` asked for: a reply needs room. Smaller windows get an eighth.
 pub const MIN_REPLY_TOKENS: u64 = 1_024;
 
+/// The prompt is counted a quarter bigger when the reply's room is worked out.
+const PROMPT_MARGIN_DIVISOR: u64 = 4;
+
 /// The floor of `max_tokens` for a `window`-token model: [`MIN_REPLY_TOKENS`], or an eighth of
 /// a window below 8k.
 pub fn reply_floor(window: u64) -> u64 {
@@ -25,7 +28,10 @@ pub(crate) fn fit(
     prompt: u64,
     window: u64,
 ) -> (u32, Option<ReplyRoom>) {
-    let room = window.saturating_sub(prompt);
+    // A quarter more than the figure: it is mostly tine's estimate (4 bytes a token, where a
+    // real tokenizer counts code and JSON nearer 3) and the server's chat template adds its
+    // own tokens; a server refuses a request whose prompt and max_tokens pass the window.
+    let room = window.saturating_sub(prompt + prompt / PROMPT_MARGIN_DIVISOR);
     let floor = reply_floor(window);
     let mut fitted = u64::from(wanted).min(room.max(floor));
     if let Some(ThinkingConfig::Enabled { budget_tokens }) = thinking {
@@ -46,23 +52,34 @@ mod tests {
 
     #[test]
     fn a_small_window_caps_the_reply_at_what_the_prompt_leaves() {
-        // The case: 8,192 tokens, a 7,008-token prompt, Claude's 8,000 default.
-        assert_eq!(fit(8_000, None, 7_008, 8_192), (1_184, None));
+        // A 6,000-token prompt in 8,192 tokens with Claude's 8,000 default: what is left
+        // after the prompt and a quarter more (the estimate's margin).
+        assert_eq!(
+            fit(8_000, None, 6_000, 8_192),
+            (
+                1_024,
+                Some(ReplyRoom {
+                    window: 8_192,
+                    room: 692,
+                    asked: 1_024
+                })
+            )
+        );
         // A lean prompt leaves more.
-        assert_eq!(fit(8_000, None, 1_900, 8_192), (6_292, None));
+        assert_eq!(fit(8_000, None, 1_900, 8_192), (5_817, None));
         // Room enough: the wanted figure.
         assert_eq!(fit(8_000, None, 50_000, 200_000), (8_000, None));
     }
 
     #[test]
     fn below_the_floor_the_floor_is_asked_and_said() {
-        let (max, short) = fit(8_000, None, 7_900, 8_192);
+        let (max, short) = fit(8_000, None, 6_400, 8_192);
         assert_eq!(max, 1_024);
         assert_eq!(
             short,
             Some(ReplyRoom {
                 window: 8_192,
-                room: 292,
+                room: 192,
                 asked: 1_024
             })
         );

@@ -198,8 +198,8 @@ impl Terminal {
 
 /// What to do when a request cannot fit the window: the fixed prompt alone, or the conversation.
 fn blocking_limit(tokens: u64, limit: u64, prefix: u64) -> String {
-    let helps = "--bare (a lean prompt: the core tools and a short system prompt), fewer MCP \
-                 tools, or a bigger window (the server's context size, then TINE_CONTEXT_WINDOW or \
+    let helps = "TINE_PROMPT_PROFILE=lean (the core tools and a short system prompt; on its own \
+                 below a 16k window), fewer MCP tools, or a bigger window (the server's context size, then TINE_CONTEXT_WINDOW or \
                  openai.contextWindow to match)";
     let floor = crate::reply_room::reply_floor(limit);
     if prefix + floor > limit {

@@ -435,6 +435,12 @@ pub(crate) fn cost_text(cost: &SessionCost, cache_read_share: Option<f64>) -> St
         )),
         None => text.push_str("No request yet.\n"),
     }
+    if total.usage.estimated {
+        text.push_str(
+            "\nNote: some token counts are estimates: the server streamed no usage (a local \
+             model's server), so tine counted the request and the reply itself.\n",
+        );
+    }
     // A model priced by assumption says so (a Claude id the table lacks: its family's price).
     for model in cost.by_model.keys() {
         if let Some(note) = tine_api_client::model_info(model).note(model) {

@@ -83,6 +83,10 @@ pub(crate) struct Conversation {
     pub(crate) turn_op: Option<crate::protocol::OpId>,
 }
 
+/// How long the end of a session waits for background jobs on a local model (a hosted one
+/// gets the session's `drain_grace`, 60 s by default).
+const LOCAL_DRAIN_GRACE: Duration = Duration::from_secs(5);
+
 impl Conversation {
     pub(crate) fn new(
         assembled: Assembled,
@@ -311,7 +315,13 @@ impl Conversation {
 
     /// Every request of the session so far, by source.
     pub(crate) fn cost(&self) -> SessionCost {
-        SessionCost::collect(self.main_usage(), &self.ledger)
+        let mut cost = SessionCost::collect(self.main_usage(), &self.ledger);
+        cost.context_windows = cost
+            .by_model
+            .keys()
+            .map(|model| (model.clone(), self.compactor.model_window(model)))
+            .collect();
+        cost
     }
 
     /// Where auto-compaction starts for the model in use (tokens of the window).
@@ -347,6 +357,13 @@ impl Conversation {
         crate::assemble::stage_done("session end hooks");
         // Background agents a front end did not wait for stop with the session.
         self.tasks.cancel_background();
+        // A model served here reads a fork's prompt in minutes, not seconds: the end waits
+        // for it a short while only (issue 37).
+        let local = tine_api_client::ModelClient::is_local(&self.engine.config().client);
+        let grace = match local {
+            true => self.drain_grace.min(LOCAL_DRAIN_GRACE),
+            false => self.drain_grace,
+        };
         let drain = if self.token.is_cancelled() {
             // Cancelled (a signal): nothing is waited for.
             self.pipeline.cancel_all();
@@ -363,16 +380,26 @@ impl Conversation {
                     pipeline.cancel_all();
                 })
             };
-            let drain = self.pipeline.drain(self.drain_grace).await;
+            let drain = self.pipeline.drain(grace).await;
             on_signal.abort();
             drain
         };
         crate::assemble::stage_done("background drained");
-        if drain.cancelled > 0 {
+        if drain.cancelled > 0 && local {
+            self.emit(SessionEvent::Notice(Notice::warning(format!(
+                "{} background job(s) (memory extraction) did not finish within {} s and were \
+                 cancelled: a local model is waited for {} s at the end, not {} s, since it \
+                 may need minutes; the next session's extraction covers these turns",
+                drain.cancelled,
+                grace.as_secs(),
+                LOCAL_DRAIN_GRACE.as_secs(),
+                self.drain_grace.as_secs()
+            ))));
+        } else if drain.cancelled > 0 {
             self.emit(SessionEvent::Notice(Notice::warning(format!(
                 "{} background job(s) did not finish within {} s and were cancelled",
                 drain.cancelled,
-                self.drain_grace.as_secs()
+                grace.as_secs()
             ))));
         }
         // After the jobs: a fork may still have called a server's tool. No server outlives

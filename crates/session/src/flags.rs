@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use tine_config::settings::SettingsSource;
 use tine_config::{SessionId, transcript_path};
 use tine_permissions::PermissionContext;
-use tine_query_loop::{BASE_SYSTEM_PROMPT, SessionContext};
+use tine_query_loop::{BASE_SYSTEM_PROMPT, LEAN_SYSTEM_PROMPT, SessionContext};
 
 use crate::error::StartError;
 use crate::options::SessionOptions;
@@ -64,6 +64,7 @@ pub(crate) fn system_prompt(
     custom: Option<&str>,
     append: Option<&str>,
     structured: bool,
+    lean: bool,
 ) -> String {
     let note = structured.then_some(crate::structured::SYSTEM_NOTE);
     let append = match (append.map(str::trim).filter(|a| !a.is_empty()), note) {
@@ -73,7 +74,13 @@ pub(crate) fn system_prompt(
     };
     match custom {
         None => context
-            .render(BASE_SYSTEM_PROMPT, append.as_deref())
+            .render(
+                match lean {
+                    true => LEAN_SYSTEM_PROMPT,
+                    false => BASE_SYSTEM_PROMPT,
+                },
+                append.as_deref(),
+            )
             .system_prompt
             .to_string(),
         Some(custom) => {

@@ -111,6 +111,7 @@ mod flags;
 mod handle;
 mod history;
 mod hooks;
+mod lean;
 mod lines;
 mod listing;
 mod magic;

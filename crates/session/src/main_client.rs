@@ -128,6 +128,14 @@ impl ModelClient for MainThreadClient {
     fn context_window(&self, model: &str) -> u64 {
         self.inner.context_window(model)
     }
+
+    fn endpoint(&self) -> String {
+        self.inner.endpoint()
+    }
+
+    fn is_local(&self) -> bool {
+        self.inner.is_local()
+    }
 }
 
 struct State {

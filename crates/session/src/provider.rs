@@ -269,6 +269,20 @@ pub(crate) enum PendingClient {
 }
 
 impl PendingClient {
+    /// `model`'s context window on this endpoint, before the client is ready: a client
+    /// built already knows it; Anthropic's being built has `TINE_CONTEXT_WINDOW`, else the
+    /// price table's figure.
+    pub(crate) fn known_window(&self, model: &str) -> u64 {
+        match self {
+            PendingClient::Ready(client) => client.context_window(model),
+            PendingClient::Building(_) => std::env::var("TINE_CONTEXT_WINDOW")
+                .ok()
+                .and_then(|v| v.trim().replace('_', "").parse::<u64>().ok())
+                .filter(|w| *w >= 1024)
+                .unwrap_or_else(|| tine_api_client::context_window(model)),
+        }
+    }
+
     pub(crate) async fn ready(self) -> Result<Arc<dyn ModelClient>, StartError> {
         match self {
             PendingClient::Ready(client) => Ok(client),

@@ -261,4 +261,68 @@ impl ModelClient for OpenAiClient {
             .context_window
             .unwrap_or_else(|| crate::usage::context_window(model))
     }
+
+    /// The chat-completions URL's path (`/v1/chat/completions`, or under the base URL's).
+    fn endpoint(&self) -> String {
+        let url = &self.inner.dialect.url;
+        let after_scheme = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+        after_scheme
+            .find('/')
+            .map_or_else(|| url.clone(), |at| after_scheme[at..].to_owned())
+    }
+
+    fn is_local(&self) -> bool {
+        is_local_url(&self.inner.dialect.url)
+    }
+}
+
+/// Whether `url`'s host is this machine or a private network: `localhost`, a `.local` name,
+/// a loopback, private or link-local address.
+fn is_local_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host_port.split(':').next().unwrap_or_default(),
+    };
+    let host = host.to_ascii_lowercase();
+    if host == "localhost" || host.ends_with(".localhost") || host.ends_with(".local") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => {
+            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
+        }
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback() || ip.is_unspecified() || (ip.segments()[0] & 0xfe00) == 0xfc00
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod local_tests {
+    use super::is_local_url;
+
+    #[test]
+    fn local_servers_are_told_from_hosted_ones() {
+        for url in [
+            "http://localhost:8080/v1/chat/completions",
+            "http://127.0.0.1:11434/v1/chat/completions",
+            "http://[::1]:8000/v1/chat/completions",
+            "http://192.168.1.20/v1/chat/completions",
+            "http://10.0.0.5:8080/v1/chat/completions",
+            "http://gpu-box.local:8080/v1/chat/completions",
+        ] {
+            assert!(is_local_url(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1/chat/completions",
+            "https://openrouter.ai/api/v1/chat/completions",
+            "https://8.8.8.8/v1/chat/completions",
+        ] {
+            assert!(!is_local_url(url), "{url}");
+        }
+    }
 }

@@ -182,7 +182,8 @@ async fn json_cost_counts_every_request_of_the_run_by_source() {
     };
     // Session 1 saves the stack (the extraction fork runs in the exit drain); session 2 asks,
     // so recall picks the file with a side query (a long runbook from another session makes
-    // the memories too big to attach without asking), and extraction runs again at exit.
+    // the memories too big to attach without asking), and extraction runs again at exit (the
+    // question says "our": it is about the user's project, worth a run).
     run("this project uses React 18 and PostgreSQL")
         .await
         .assert_success();
@@ -193,7 +194,7 @@ async fn json_cost_counts_every_request_of_the_run_by_source() {
     )
     .unwrap();
     let before = server.requests().len();
-    let out = run("which database does this project use?").await;
+    let out = run("which database does our project use?").await;
     out.assert_success();
     let result = out.json();
     let log = server.requests();

@@ -17,6 +17,7 @@ mod fuzz_acp_input;
 mod fuzz_sdk_input;
 mod headless;
 mod hooks;
+mod local_model;
 mod magic_docs;
 mod mcp;
 mod mcp_plan;

@@ -65,14 +65,14 @@ async fn what_came_before_is_summarized_and_the_new_prompt_follows_whole() {
         )
         .default_reply(Reply::text("Read it."));
     let server = server(scenario).await;
-    // The auto-compact level is 12k: the first turn's requests (about 7k, then 11k with the
-    // file) are below it; the second prompt (about 1.5k tokens) takes the next one over.
+    // The auto-compact level is 10k: the first turn's requests (about 5.6k, then 9k with the
+    // file) are below it; the second prompt (about 2.8k tokens) takes the next one over.
     let mut s = session(
         &world,
         &server,
         Options {
             config: CompactionConfig {
-                window_cap: Some(20_000 + 13_000 + 12_000),
+                window_cap: Some(20_000 + 13_000 + 10_000),
                 ..CompactionConfig::default()
             },
             ..Options::default()
@@ -83,13 +83,13 @@ async fn what_came_before_is_summarized_and_the_new_prompt_follows_whole() {
     assert!(!server.requests().iter().any(is_summary));
     let prompt = format!(
         "now count the lines, keep this exact wording: ZEBRA-42. {}",
-        "Some context for the count. ".repeat(220)
+        "Some context for the count. ".repeat(400)
     );
     let turn = s.turn(&prompt).await;
     assert_eq!(turn.terminal, Terminal::Completed);
+    let log = server.requests();
     assert_eq!(turn.result, "Continued with the new prompt.");
 
-    let log = server.requests();
     let summary = log.iter().find(|r| is_summary(r)).expect("a summary");
     // The summary saw only what came before the new prompt.
     let summarized = body(summary)["messages"].to_string();

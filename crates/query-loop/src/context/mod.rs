@@ -36,6 +36,10 @@ use crate::timestamp::utc_date;
 /// tine's base instructions: the start of every main-thread system prompt.
 pub const BASE_SYSTEM_PROMPT: &str = include_str!("../prompts/system.md");
 
+/// The lean profile's base instructions, for a model with a small window (issue 37): what a
+/// small model needs to use the core tools, in a tenth of [`BASE_SYSTEM_PROMPT`]'s bytes.
+pub const LEAN_SYSTEM_PROMPT: &str = include_str!("../prompts/lean.md");
+
 /// Default bound on each git call while gathering.
 pub(crate) const DEFAULT_GIT_TIMEOUT: Duration = Duration::from_secs(3);
 

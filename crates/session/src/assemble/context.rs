@@ -59,6 +59,7 @@ impl Rendered {
             options.system_prompt.as_deref(),
             append.as_deref(),
             structured,
+            ground.lean.is_some(),
         )
         .into();
         Self {

@@ -117,6 +117,7 @@ impl MainThread {
             options.include_partial_messages,
             events,
         );
+        let endpoint = tine_api_client::ModelClient::endpoint(&main_client);
         let config = EngineConfig {
             client: main_client,
             model: model.clone(),
@@ -149,7 +150,9 @@ impl MainThread {
             hooks: hooks.hooks(),
             compactor: Some(background.compactor.clone()),
             post_sampling: None,
-            on_request: options.verbose.then(|| request_observer(events.clone())),
+            on_request: options
+                .verbose
+                .then(|| request_observer(events.clone(), endpoint)),
             monitor: Some(Arc::new(detector)),
             persist: options.persist,
         };
@@ -288,9 +291,10 @@ impl MainThread {
 }
 
 /// Verbose: what each request carries.
-fn request_observer(events: Emitter) -> tine_query_loop::RequestObserver {
+fn request_observer(events: Emitter, endpoint: String) -> tine_query_loop::RequestObserver {
     Arc::new(move |request: &tine_api_client::MessagesRequest| {
         let _ = events.emit(SessionEvent::Request(RequestSummary {
+            endpoint: endpoint.clone(),
             model: request.model.clone(),
             messages: request.messages.len(),
             tools: request.tools.len(),

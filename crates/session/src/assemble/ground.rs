@@ -27,6 +27,9 @@ pub(crate) struct Ground {
     /// The plugins of `--plugin-dir` and those settings enable, read once: their hooks,
     /// servers, agents, skills and commands join the session's own.
     pub plugins: std::sync::Arc<crate::plugins::SessionPlugins>,
+    /// The model's window when the prefix is lean (`crate::lean`): the core tools and a
+    /// short system prompt.
+    pub lean: Option<u64>,
 }
 
 impl Ground {
@@ -75,6 +78,9 @@ impl Ground {
             client,
             ..
         } = provider;
+        let window = client.known_window(&model);
+        let profile = std::env::var(crate::lean::PROFILE_ENV).ok();
+        let lean = crate::lean::decide(window, profile.as_deref(), notices).then_some(window);
         // After the credentials (a missing key is one line), before anything uses their parts.
         let plugins = crate::plugins::SessionPlugins::load(
             &crate::plugins::PluginPlaces {
@@ -97,6 +103,7 @@ impl Ground {
                 model,
                 small_model,
                 plugins: std::sync::Arc::new(plugins),
+                lean,
             },
             client,
         ))

@@ -122,7 +122,10 @@ impl ToolSet {
                         as Arc<dyn Tool>
                 });
         // `--tools`: only the built-ins it names (StructuredOutput is the flag's, not one).
-        let selection = BuiltinSelection::new(options.builtin_tools.as_deref());
+        // A small window's lean profile offers the core tools only (`crate::lean`).
+        let names =
+            crate::lean::tool_names(ground.lean.is_some(), options.builtin_tools.as_deref());
+        let selection = BuiltinSelection::new(names.as_deref());
         let builtins: Vec<Arc<dyn Tool>> = tine_tools::builtin_tools()
             .into_iter()
             .chain(crate::agents::tools(&agents))

@@ -413,6 +413,9 @@ pub struct SessionCost {
     /// The same usage by the model that answered (the main thread's, a `--fallback-model`'s
     /// after a switch, the small fast model's side queries): `-p`'s `modelUsage`.
     pub by_model: BTreeMap<String, SourceUsage>,
+    /// Each model of `by_model`'s context window on the session's endpoint (`modelUsage`'s
+    /// `contextWindow`: `TINE_CONTEXT_WINDOW`'s figure for a local model).
+    pub context_windows: BTreeMap<String, u64>,
 }
 
 impl SessionCost {
@@ -423,6 +426,7 @@ impl SessionCost {
         Self {
             by_source,
             by_model: ledger.by_model(),
+            context_windows: BTreeMap::new(),
         }
     }
 
@@ -466,6 +470,8 @@ pub struct UsageReport {
 /// What a verbose session says about each main-thread request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestSummary {
+    /// The path it is posted to (`/v1/messages`, `/v1/chat/completions`).
+    pub endpoint: String,
     /// The model asked.
     pub model: String,
     /// Messages in the request.

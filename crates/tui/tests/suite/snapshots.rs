@@ -280,6 +280,7 @@ async fn status_line_with_usage_mode_and_tasks() {
     let cost = SessionCost {
         by_source: BTreeMap::from([("main".to_owned(), main)]),
         by_model: BTreeMap::new(),
+        context_windows: BTreeMap::new(),
     };
     feed(
         &mut app,
