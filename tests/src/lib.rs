@@ -271,3 +271,48 @@ pub fn transcript_messages(records: &[Value]) -> Vec<Value> {
         .map(|r| r["message"].clone())
         .collect()
 }
+
+/// tine-mcp's stdio test server (`tine-mcp-test-server`) beside the `tine` binary at `tine`. A
+/// workspace build makes it (tine-mcp's own tests need it); a build of one package alone does
+/// not, so it is built here, into the same target directory and profile.
+pub fn mcp_test_server(tine: &Path) -> PathBuf {
+    let bin_dir = tine.parent().expect("tine's directory");
+    let binary = bin_dir.join("tine-mcp-test-server");
+    if binary.exists() {
+        return binary;
+    }
+    let target_dir = bin_dir.parent().expect("the target directory");
+    let profile = bin_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("debug");
+    let mut build = std::process::Command::new(env!("CARGO"));
+    build.args([
+        "build",
+        "-p",
+        "tine-mcp",
+        "--features",
+        "test-server",
+        "--bin",
+        "tine-mcp-test-server",
+        "--target-dir",
+    ]);
+    build.arg(target_dir);
+    match profile {
+        "debug" => {}
+        "release" => {
+            build.arg("--release");
+        }
+        other => {
+            build.args(["--profile", other]);
+        }
+    }
+    let status = build.status().expect("running cargo build");
+    assert!(
+        status.success() && binary.exists(),
+        "could not build {}: run `cargo build -p tine-mcp --features test-server --bin \
+         tine-mcp-test-server`",
+        binary.display()
+    );
+    binary
+}

@@ -30,6 +30,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 #[path = "cost/claude_code.rs"]
 mod claude_code;
 #[path = "cost/prefix.rs"]
@@ -47,7 +49,8 @@ use tine_e2e::tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
-const TINE: &str = env!("CARGO_BIN_EXE_tine");
+use common::{ANSWER, QUESTIONS, TINE, git_commit_all, verdict};
+
 /// The first argument that makes this bench the RSS-measuring wrapper of one `tine` run.
 const RSS_CHILD: &str = "--cost-bench-rss-child";
 const EXTRACTION_MARKER: &str = "<memory-extraction>";
@@ -107,29 +110,6 @@ const FACTS: &[(usize, &str, &str)] = &[
     ),
 ];
 
-const QUESTIONS: &[&str] = &[
-    "How do I reverse a list in Python?",
-    "What does git rebase -i do?",
-    "Is Vec::with_capacity worth it for small vectors?",
-    "What's the difference between a mutex and a semaphore?",
-    "How do I undo the last commit but keep the changes?",
-    "What does the HTTP 409 status mean?",
-    "How do I find which process holds a port on Linux?",
-    "When should I use an index on a boolean column?",
-    "What is the difference between let and const in TypeScript?",
-    "How do I pretty-print JSON with jq?",
-    "What does EXPLAIN ANALYZE show in PostgreSQL?",
-    "How do I run one test with cargo?",
-    "What is a good timeout for an HTTP client?",
-    "How do I squash the last three commits?",
-    "What does the Rust ? operator do?",
-    "How do I list open files of a process?",
-    "What's a reasonable connection pool size?",
-    "How do I read an environment variable in Node?",
-    "What does idempotent mean for an API?",
-    "How do I check disk usage of a directory?",
-];
-
 const ACKS: &[&str] = &[
     "ok",
     "thanks",
@@ -154,10 +134,6 @@ fn chat_prompts(turns: usize) -> Vec<String> {
         })
         .collect()
 }
-
-/// A short answer, as a chat gets.
-const ANSWER: &str = "Short answer: yes, that works. Use the standard tool for it, check the \
-                      result once, and keep the change small. Say if you want an example.";
 
 /// The chat's model: short answers; the extraction fork writes one memory per fact in its
 /// window (window = turns `(t - w, t]` for a fork after turn `t` whose prompt counts `2w`
@@ -212,31 +188,8 @@ fn git_project() -> Project {
     let project = Project::new();
     project.write("README.md", "# shop\n\nA small web shop.\n");
     project.write("src/app.py", "def foo():\n    return 1\n");
-    git_commit_all(&project);
+    git_commit_all(project.cwd());
     project
-}
-
-/// `git init` in the project and one commit of everything in it.
-fn git_commit_all(project: &Project) {
-    let git = |args: &[&str]| {
-        let status = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=bench",
-                "-c",
-                "user.email=bench@example.com",
-            ])
-            .args(args)
-            .current_dir(project.cwd())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "."]);
-    git(&["commit", "-qm", "init"]);
 }
 
 /// `tine` (or, with `rss`, this bench wrapping it) in `project` with a clean environment.
@@ -526,10 +479,6 @@ async fn chat(every: Option<u32>, earlier: Earlier) -> Chat {
 
 /// The shipped batch size.
 const SHIPPED_EVERY: u32 = tine_memory::DEFAULT_EXTRACT_EVERY;
-
-fn verdict(ok: bool) -> &'static str {
-    if ok { "ok" } else { "MISS" }
-}
 
 fn k(tokens: f64) -> String {
     format!("{:.1}k", tokens / 1000.0)

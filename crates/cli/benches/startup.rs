@@ -17,17 +17,20 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use tine_e2e::Project;
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Reply, Scenario};
 
-const TINE: &str = env!("CARGO_BIN_EXE_tine");
+use common::{ANSWER, QUESTIONS, TINE, ms, verdict};
+
 /// The first argument that makes this bench the RSS-measuring wrapper of one `tine` run.
 const RSS_CHILD: &str = "--startup-bench-rss-child";
 const RUNS: usize = 20;
@@ -39,22 +42,6 @@ const TARGET_TIMES_FASTER: f64 = 40.0;
 const CLAUDE_CODE_QUOTED_MS: f64 = 590.0;
 const RESUME_TURNS: usize = 400;
 const TARGET_RESUME_RSS_MIB: f64 = 14.0;
-
-/// A short answer, as the cost bench's chat gets.
-const ANSWER: &str = "Short answer: yes, that works. Use the standard tool for it, check the \
-                      result once, and keep the change small. Say if you want an example.";
-
-const QUESTIONS: &[&str] = &[
-    "How do I reverse a list in Python?",
-    "What does git rebase -i do?",
-    "Is Vec::with_capacity worth it for small vectors?",
-    "What's the difference between a mutex and a semaphore?",
-    "How do I undo the last commit but keep the changes?",
-    "What does the HTTP 409 status mean?",
-    "How do I find which process holds a port on Linux?",
-    "When should I use an index on a boolean column?",
-    "Thanks, that helps.",
-];
 
 /// `tine ARGS` in `project` against `base_url` with a clean environment (through the RSS
 /// wrapper with `rss`).
@@ -113,17 +100,9 @@ fn peak_rss_mib(stderr: &str) -> f64 {
     kib / 1024.0
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
-}
-
-fn verdict(ok: bool) -> &'static str {
-    if ok { "ok" } else { "OVER TARGET" }
 }
 
 fn print_profile(stderr: &str) {
@@ -136,27 +115,7 @@ fn print_profile(stderr: &str) {
 /// `tine -p --input-format stream-json` run.
 fn long_session(base_url: &str, turns: usize) -> Project {
     let project = Project::new();
-    project.write("README.md", "# shop\n\nA small web shop.\n");
-    project.write("src/app.py", "def foo():\n    return 1\n");
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &["commit", "-q", "-m", "start"],
-    ] {
-        let status = Command::new("git")
-            .args([
-                "-c",
-                "user.name=bench",
-                "-c",
-                "user.email=bench@example.com",
-            ])
-            .args(args)
-            .current_dir(project.cwd())
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
+    common::small_git_project(project.cwd());
     let mut child = tine(&project, base_url, false)
         .env("TINE_DISABLE_AUTO_MEMORY", "1")
         .args([

@@ -17,6 +17,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -25,7 +27,8 @@ use tine_e2e::tine_mock_api::{
 };
 use tine_e2e::{Project, TineRun};
 
-const TINE: &str = env!("CARGO_BIN_EXE_tine");
+use common::{TINE, verdict};
+
 const SERVERS: usize = 5;
 /// Generated tools per server; each server also has the test server's 8 fixed tools.
 const GENERATED_PER_SERVER: usize = 16;
@@ -117,10 +120,6 @@ async fn main() {
         chat.len(),
         chat_never.iter().map(prompt).sum::<u64>()
     );
-}
-
-fn verdict(ok: bool) -> &'static str {
-    if ok { "[ok]" } else { "[MISSED]" }
 }
 
 /// One `tine -p` session; its model requests. `loads`: the model selects [`TOOL`], calls it
@@ -247,44 +246,7 @@ fn servers_config(binary: &Path) -> String {
     json!({ "mcpServers": servers }).to_string()
 }
 
-/// tine-mcp's stdio test server beside `tine`, built into the same profile when missing.
+/// tine-mcp's stdio test server beside `tine`.
 fn test_server_binary() -> PathBuf {
-    let bin_dir = Path::new(TINE).parent().expect("tine's directory");
-    let binary = bin_dir.join("tine-mcp-test-server");
-    if binary.exists() {
-        return binary;
-    }
-    let target_dir = bin_dir.parent().expect("the target directory");
-    let profile = bin_dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("debug");
-    let mut build = std::process::Command::new(env!("CARGO"));
-    build.args([
-        "build",
-        "-p",
-        "tine-mcp",
-        "--features",
-        "test-server",
-        "--bin",
-        "tine-mcp-test-server",
-        "--target-dir",
-    ]);
-    build.arg(target_dir);
-    match profile {
-        "debug" => {}
-        "release" => {
-            build.arg("--release");
-        }
-        other => {
-            build.args(["--profile", other]);
-        }
-    }
-    let status = build.status().expect("running cargo build");
-    assert!(
-        status.success() && binary.exists(),
-        "could not build {}",
-        binary.display()
-    );
-    binary
+    tine_e2e::mcp_test_server(Path::new(TINE))
 }

@@ -19,6 +19,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -33,7 +35,8 @@ use tine_e2e::Project;
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Reply, Rule, Scenario};
 use tine_query_loop::{TranscriptWriter, WriterOptions};
 
-const TINE: &str = env!("CARGO_BIN_EXE_tine");
+use common::{TINE, ms, verdict};
+
 const PATIENCE: Duration = Duration::from_secs(120);
 const RESUME_TURNS: usize = 500;
 const LONG_TURNS: usize = 2500;
@@ -240,14 +243,6 @@ fn frame_times(log: &Path, what: &str) -> Option<Vec<(String, u64)>> {
             })
             .collect(),
     )
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn verdict(ok: bool) -> &'static str {
-    if ok { "ok" } else { "MISSED" }
 }
 
 fn main() {

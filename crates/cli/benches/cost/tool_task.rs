@@ -132,7 +132,7 @@ fn project() -> Project {
     project.write("tests/__init__.py", "");
     project.write("tests/test_price.py", TEST_PRICE_PY);
     project.write("tests/test_cart.py", TEST_CART_PY);
-    crate::git_commit_all(&project);
+    crate::git_commit_all(project.cwd());
     project
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tine_e2e::Project;
 use tine_e2e::tine_mock_api::{MockServer, Reply, RequestRecord, Rule, Scenario};
 
-use super::{mock, tine};
+use super::{mock, tine, tool_names};
 
 const REFUSED: &str = "not available inside a forked worker";
 
@@ -304,15 +304,6 @@ fn typed_scenario() -> Scenario {
             ),
         )
         .default_reply(Reply::text("Parent done."))
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]
@@ -677,30 +668,12 @@ async fn sub_agents_call_mcp_tools_offered_by_mcp_restart() {
         .default_reply(Reply::text("ok"));
     let server = mock(scenario).await;
     let project = Project::new();
-    let flag = project.root().join("late.failed-once");
-    let config = json!({"mcpServers": {"late": {
-        "command": super::mcp_session::server_binary().display().to_string(),
-        "args": ["--no-resources", "--fail-first", flag.display().to_string()],
-    }}})
-    .to_string();
-    let line = |text: &str| {
-        json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
-    };
-    let input = [
-        line("hello"),
-        line("/mcp restart late"),
-        line("delegate it"),
-    ]
-    .concat();
-    let out = tine(&project, &server)
-        .env("TINE_MCP_TIMEOUT", "30000")
-        .args(["--mcp-config", &config, "--allowedTools", "mcp__late"])
-        .args(["-p", "--input-format", "stream-json"])
-        .args(["--output-format", "stream-json", "--verbose"])
-        .stdin(input)
-        .run()
-        .await;
-    out.assert_success();
+    let out = super::mcp_session::late_server_session(
+        &project,
+        &server,
+        &["hello", "/mcp restart late", "delegate it"],
+    )
+    .await;
     assert!(out.stdout.contains("connected (8 tools)"), "{}", out.stdout);
     let log = server.requests();
     for (name, text) in [

@@ -14,50 +14,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tine_e2e::tine_mock_api::{MockServer, Reply, Rule, Scenario, When};
-use tine_e2e::{Project, TineRun, request_bodies};
+use tine_e2e::{Project, RunOutput, TineRun, request_bodies};
 
-use super::{TINE, mock, tine};
+use super::{STREAM_JSON, TINE, mock, stream_json_input, tine, tool_names};
 
-/// tine-mcp's stdio test server (`tine-mcp-test-server`). A workspace build makes it beside
-/// `tine` (tine-mcp's own tests need it); a build of this package alone does not, so it is
-/// built here once, into the same target directory.
+/// tine-mcp's stdio test server (`tine-mcp-test-server`), found or built once.
 pub(super) fn server_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let bin_dir = Path::new(TINE).parent().expect("tine's directory");
-        let binary = bin_dir.join("tine-mcp-test-server");
-        if binary.exists() {
-            return binary;
-        }
-        let target_dir = bin_dir.parent().expect("the target directory");
-        let profile = bin_dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("debug");
-        let mut build = std::process::Command::new(env!("CARGO"));
-        build.args([
-            "build",
-            "-p",
-            "tine-mcp",
-            "--features",
-            "test-server",
-            "--bin",
-            "tine-mcp-test-server",
-            "--target-dir",
-        ]);
-        build.arg(target_dir);
-        if profile == "release" {
-            build.arg("--release");
-        }
-        let status = build.status().expect("running cargo build");
-        assert!(
-            status.success() && binary.exists(),
-            "could not build {}: run `cargo build -p tine-mcp --features test-server --bin \
-             tine-mcp-test-server`",
-            binary.display()
-        );
-        binary
-    })
+    BINARY.get_or_init(|| tine_e2e::mcp_test_server(Path::new(TINE)))
 }
 
 /// `{"mcpServers": {name: the test server with args}}`, inline.
@@ -108,16 +72,28 @@ fn with_mcp(project: &Project, server: &MockServer, config: &str) -> TineRun {
         .args(["--mcp-config", config])
 }
 
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+/// Runs a stream-json session of `prompts` in `project` with MCP server `late` allowed: the
+/// test server failing its first start (writing `late.failed-once` in the project), so that
+/// `/mcp restart late` brings it up. Checks the run succeeded.
+pub(super) async fn late_server_session(
+    project: &Project,
+    server: &MockServer,
+    prompts: &[&str],
+) -> RunOutput {
+    let flag = project.root().join("late.failed-once");
+    let late = args(&[
+        "--no-resources",
+        "--fail-first",
+        &flag.display().to_string(),
+    ]);
+    let out = with_mcp(project, server, &config(&[("late", late)]))
+        .args(["--allowedTools", "mcp__late"])
+        .args(STREAM_JSON)
+        .stdin(stream_json_input(prompts))
+        .run()
+        .await;
+    out.assert_success();
+    out
 }
 
 /// The text of the `tool_result` blocks of a request's last message.
@@ -616,23 +592,14 @@ async fn slash_mcp_restart_brings_a_crashed_server_back_for_the_same_tools() {
         .default_reply(Reply::text("ok"));
     let server = mock(scenario).await;
     let project = Project::new();
-    let line = |text: &str| {
-        json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
-    };
-    let input = [line("crash it"), line("/mcp restart srv"), line("echo it")].concat();
+    let input = stream_json_input(&["crash it", "/mcp restart srv", "echo it"]);
     let out = with_mcp(
         &project,
         &server,
         &config(&[("srv", args(&["--no-resources"]))]),
     )
-    .args([
-        "--allowedTools",
-        "mcp__srv",
-        "-p",
-        "--input-format",
-        "stream-json",
-    ])
-    .args(["--output-format", "stream-json", "--verbose"])
+    .args(["--allowedTools", "mcp__srv"])
+    .args(STREAM_JSON)
     .stdin(input)
     .run()
     .await;
@@ -698,30 +665,16 @@ async fn slash_mcp_restart_of_a_server_that_failed_at_start_offers_its_tools() {
         ".tine/settings.json",
         &json!({"toolSearch": "never"}).to_string(),
     );
-    let flag = project.root().join("late.failed-once");
-    let line = |text: &str| {
-        json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
-    };
-    let input = [line("hello"), line("/mcp restart late"), line("echo it")].concat();
-    let late = vec![
-        "--no-resources".to_owned(),
-        "--fail-first".to_owned(),
-        flag.display().to_string(),
-    ];
-    let out = with_mcp(&project, &server, &config(&[("late", late)]))
-        .args([
-            "--allowedTools",
-            "mcp__late",
-            "-p",
-            "--input-format",
-            "stream-json",
-        ])
-        .args(["--output-format", "stream-json", "--verbose"])
-        .stdin(input)
-        .run()
-        .await;
-    out.assert_success();
-    assert!(flag.exists(), "the server never started");
+    let out = late_server_session(
+        &project,
+        &server,
+        &["hello", "/mcp restart late", "echo it"],
+    )
+    .await;
+    assert!(
+        project.root().join("late.failed-once").exists(),
+        "the server never started"
+    );
     assert!(out.stdout.contains("connected (8 tools)"), "{}", out.stdout);
     let bodies = request_bodies(&server);
     let first = tool_names(&bodies[0]);

@@ -79,6 +79,37 @@ pub(crate) fn tine(project: &Project, server: &MockServer) -> TineRun {
     TineRun::new(TINE, project, &server.base_url())
 }
 
+/// The flags of a headless session that reads and writes stream-json.
+pub(crate) const STREAM_JSON: [&str; 6] = [
+    "-p",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+];
+
+/// An SDK user message as one stream-json input line, newline included.
+pub(crate) fn user_line(text: &str) -> String {
+    serde_json::json!({"type": "user", "message": {"role": "user", "content": text}}).to_string()
+        + "\n"
+}
+
+/// `prompts` as stream-json input: one SDK user message a line.
+pub(crate) fn stream_json_input(prompts: &[&str]) -> String {
+    prompts.iter().map(|p| user_line(p)).collect()
+}
+
+/// The names in a request's tool array, in order.
+pub(crate) fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
 /// A model that makes `calls` in its first reply, then says it is done.
 pub(crate) async fn model_calling(calls: &[(&str, Value)]) -> MockServer {
     let mut reply = Reply::text("Trying.");

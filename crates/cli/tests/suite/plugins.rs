@@ -17,7 +17,7 @@ use tine_e2e::{Project, TineRun, request_bodies};
 
 use super::mcp_session::server_binary;
 use super::terminal::{Tmux, untrusted_script};
-use super::{mock, tine};
+use super::{STREAM_JSON, mock, stream_json_input, tine, tool_names};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -102,6 +102,14 @@ async fn plugin_ok(project: &Project, args: &[&str]) -> String {
     out.stdout
 }
 
+/// Adds marketplace `local-mkt` (the folder `mkt` in the project) and installs `hello` from it.
+async fn installed_from_a_local_marketplace(project: &Project) {
+    let market = project.root().join("mkt");
+    marketplace(project, &market, "local-mkt");
+    plugin_ok(project, &["marketplace", "add", market.to_str().unwrap()]).await;
+    plugin_ok(project, &["install", "hello@local-mkt"]).await;
+}
+
 /// The model: the command's prompt is answered, "call the tool" calls the plugin's echo.
 fn scenario() -> Scenario {
     Scenario::new()
@@ -115,18 +123,6 @@ fn scenario() -> Scenario {
         )
         .rule(Rule::new().tool_results(true).reply(Reply::text("Done.")))
         .default_reply(Reply::text("Hi!"))
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The text of every block of message `i`.
@@ -565,10 +561,7 @@ async fn a_plugin_claude_code_installed_loads_from_its_store() {
 #[tokio::test]
 async fn an_untrusted_folders_enabled_plugins_never_run_in_the_ui() {
     let project = Project::new();
-    let market = project.root().join("mkt");
-    marketplace(&project, &market, "local-mkt");
-    plugin_ok(&project, &["marketplace", "add", market.to_str().unwrap()]).await;
-    plugin_ok(&project, &["install", "hello@local-mkt"]).await;
+    installed_from_a_local_marketplace(&project).await;
     // Off for the user; the folder turns it on.
     plugin_ok(&project, &["disable", "hello"]).await;
     project.write(
@@ -612,34 +605,18 @@ async fn an_untrusted_folders_enabled_plugins_never_run_in_the_ui() {
 #[tokio::test]
 async fn a_plugin_enabled_mid_session_waits_for_reload_plugins() {
     let project = Project::new();
-    let market = project.root().join("mkt");
-    marketplace(&project, &market, "local-mkt");
-    plugin_ok(&project, &["marketplace", "add", market.to_str().unwrap()]).await;
-    plugin_ok(&project, &["install", "hello@local-mkt"]).await;
+    installed_from_a_local_marketplace(&project).await;
     plugin_ok(&project, &["disable", "hello"]).await;
     let server = mock(scenario()).await;
-    let line = |text: &str| {
-        json!({"type": "user", "message": {"role": "user", "content": text}}).to_string()
-    };
-    let input: String = [
+    let input = stream_json_input(&[
         "first",
         "/plugin enable hello",
         "second",
         "/reload-plugins",
         "third",
-    ]
-    .iter()
-    .map(|t| format!("{}\n", line(t)))
-    .collect();
+    ]);
     let out = tine(&project, &server)
-        .args([
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-        ])
-        .args(["--verbose"])
+        .args(STREAM_JSON)
         .env("TINE_MCP_TIMEOUT", "30000")
         .stdin(input)
         .run()

@@ -9,19 +9,7 @@ use serde_json::{Value, json};
 use tine_e2e::tine_mock_api::{MockServer, Reply, Rule, Scenario};
 use tine_e2e::{Project, RunOutput, request_bodies};
 
-use super::{mock, tine};
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use super::{mock, tine, tool_names};
 
 /// The text of the first user message (the user context comes first in it).
 fn first_user_text(body: &Value) -> String {

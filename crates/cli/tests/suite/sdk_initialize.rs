@@ -10,7 +10,7 @@ use tine_e2e::{Project, request_bodies};
 
 use super::mcp_session::server_binary;
 use super::sdk_control::App;
-use super::{mock, tine};
+use super::{mock, tine, tool_names};
 
 /// The app's in-process server `calc` (one tool, `add`), answering one `mcp_message`.
 fn calc_answer(message: &Value) -> Value {
@@ -57,15 +57,6 @@ async fn serve_until(app: &mut App, what: &str, pick: impl Fn(&Value) -> bool) -
             return line;
         }
     }
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["name"].as_str().map(str::to_owned))
-        .collect()
 }
 
 fn system_text(body: &Value) -> String {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tine_e2e::tine_mock_api::{Reply, Rule, Scenario};
 use tine_e2e::{Project, request_bodies};
 
-use super::{mock, tine};
+use super::{mock, tine, tool_names};
 
 fn project_with_skills() -> Project {
     let project = Project::new();
@@ -42,15 +42,6 @@ fn without_breakpoints(mut value: Value) -> Value {
     }
     strip(&mut value);
     value
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]

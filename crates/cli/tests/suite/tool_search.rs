@@ -12,9 +12,9 @@
 
 use serde_json::{Value, json};
 use tine_e2e::tine_mock_api::{MockServer, Reply, Rule, Scenario};
-use tine_e2e::{Project, TineRun};
+use tine_e2e::{Project, RunOutput, TineRun};
 
-use super::mcp_session::server_binary;
+use super::mcp_session::{late_server_session, server_binary};
 use super::wire::{Wire, model_bodies, tine_on};
 use super::{mock, tine};
 
@@ -41,18 +41,31 @@ fn tool_search(query: &str) -> Reply {
 
 /// Selects [`TOOL`], calls it, then says "Done.".
 fn select_then_call() -> Scenario {
-    Scenario::new()
+    select_then_call_after(Scenario::new(), 0)
+}
+
+/// `scenario`'s rules, then: at assistant turn `turn` select [`TOOL`], at the next call it,
+/// then say "Done.".
+fn select_then_call_after(scenario: Scenario, turn: usize) -> Scenario {
+    scenario
         .rule(
             Rule::new()
-                .assistant_turns(0)
+                .assistant_turns(turn)
                 .reply(tool_search(&format!("select:{TOOL}"))),
         )
         .rule(
             Rule::new()
-                .assistant_turns(1)
+                .assistant_turns(turn + 1)
                 .reply(Reply::tool_use(TOOL, json!({"id": "42"}))),
         )
         .default_reply(Reply::text("Done."))
+}
+
+/// Runs tine with the big server and `args`, and checks it succeeded.
+async fn run_big(project: &Project, server: &MockServer, args: &[&str]) -> RunOutput {
+    let out = with_big(tine(project, server)).args(args).run().await;
+    out.assert_success();
+    out
 }
 
 fn bodies(server: &MockServer) -> Vec<Value> {
@@ -127,11 +140,7 @@ fn result_text(block: &Value) -> String {
 async fn the_first_request_carries_only_the_core_tools_tool_search_and_the_reminder() {
     let server = mock(Scenario::new().default_reply(Reply::text("Hi."))).await;
     let project = Project::new();
-    with_big(tine(&project, &server))
-        .args(["-p", "hello"])
-        .run()
-        .await
-        .assert_success();
+    run_big(&project, &server, &["-p", "hello"]).await;
     let body = &bodies(&server)[0];
     let sent = tools(body);
     let names: Vec<&str> = sent.iter().map(|(n, _)| n.as_str()).collect();
@@ -177,11 +186,12 @@ async fn the_first_request_carries_only_the_core_tools_tool_search_and_the_remin
 async fn a_select_loads_the_tool_without_a_cache_break_and_it_is_called() {
     let server = mock(select_then_call()).await;
     let project = Project::new();
-    let out = with_big(tine(&project, &server))
-        .args(["-p", "use tool 7", "--allowedTools", "mcp__big"])
-        .run()
-        .await;
-    out.assert_success();
+    let out = run_big(
+        &project,
+        &server,
+        &["-p", "use tool 7", "--allowedTools", "mcp__big"],
+    )
+    .await;
     assert!(out.stdout.contains("Done."), "{}", out.stdout);
     let bodies = bodies(&server);
     assert_eq!(bodies.len(), 3);
@@ -227,30 +237,22 @@ async fn a_select_loads_the_tool_without_a_cache_break_and_it_is_called() {
 
 #[tokio::test]
 async fn a_call_before_loading_gets_claude_codes_advice_and_the_turn_goes_on() {
-    let scenario = Scenario::new()
-        .rule(
+    let scenario = select_then_call_after(
+        Scenario::new().rule(
             Rule::new()
                 .assistant_turns(0)
                 .reply(Reply::tool_use(TOOL, json!({"identifier": 42}))),
-        )
-        .rule(
-            Rule::new()
-                .assistant_turns(1)
-                .reply(tool_search(&format!("select:{TOOL}"))),
-        )
-        .rule(
-            Rule::new()
-                .assistant_turns(2)
-                .reply(Reply::tool_use(TOOL, json!({"id": "42"}))),
-        )
-        .default_reply(Reply::text("Done."));
+        ),
+        1,
+    );
     let server = mock(scenario).await;
     let project = Project::new();
-    let out = with_big(tine(&project, &server))
-        .args(["-p", "use tool 7", "--allowedTools", "mcp__big"])
-        .run()
-        .await;
-    out.assert_success();
+    let out = run_big(
+        &project,
+        &server,
+        &["-p", "use tool 7", "--allowedTools", "mcp__big"],
+    )
+    .await;
     assert!(out.stdout.contains("Done."), "{}", out.stdout);
     let bodies = bodies(&server);
     assert_eq!(bodies.len(), 4);
@@ -277,11 +279,7 @@ async fn permission_rules_and_hooks_hold_for_a_loaded_tool() {
     // Without a rule allowing it, a loaded MCP tool asks, and headless an ask is a denial.
     let server = mock(select_then_call()).await;
     let project = Project::new();
-    with_big(tine(&project, &server))
-        .args(["-p", "use tool 7"])
-        .run()
-        .await
-        .assert_success();
+    run_big(&project, &server, &["-p", "use tool 7"]).await;
     let denied = result_text(&last_blocks(&bodies(&server)[2])[0]);
     assert!(
         denied.contains(&format!("Permission to use {TOOL} was denied")),
@@ -298,11 +296,12 @@ async fn permission_rules_and_hooks_hold_for_a_loaded_tool() {
         ]}]}})
         .to_string(),
     );
-    with_big(tine(&project, &server))
-        .args(["-p", "use tool 7", "--allowedTools", "mcp__big"])
-        .run()
-        .await
-        .assert_success();
+    run_big(
+        &project,
+        &server,
+        &["-p", "use tool 7", "--allowedTools", "mcp__big"],
+    )
+    .await;
     let blocked = result_text(&last_blocks(&bodies(&server)[2])[0]);
     assert!(
         blocked.contains("blocked by a PreToolUse hook"),
@@ -330,11 +329,12 @@ async fn a_deny_rule_on_a_tool_loaded_before_a_resume_still_denies() {
     )
     .await;
     let project = Project::new();
-    with_big(tine(&project, &server))
-        .args(["-p", "load it", "--allowedTools", "mcp__big"])
-        .run()
-        .await
-        .assert_success();
+    run_big(
+        &project,
+        &server,
+        &["-p", "load it", "--allowedTools", "mcp__big"],
+    )
+    .await;
     let loaded = bodies(&server).len();
     // The next session denies the tool: it is in neither the tools nor the array, and the
     // history's reference to it is not sent (the API would refuse it).
@@ -342,11 +342,12 @@ async fn a_deny_rule_on_a_tool_loaded_before_a_resume_still_denies() {
         ".tine/settings.json",
         &json!({"permissions": {"deny": [TOOL]}}).to_string(),
     );
-    let out = with_big(tine(&project, &server))
-        .args(["-c", "-p", "now call it", "--allowedTools", "mcp__big"])
-        .run()
-        .await;
-    out.assert_success();
+    run_big(
+        &project,
+        &server,
+        &["-c", "-p", "now call it", "--allowedTools", "mcp__big"],
+    )
+    .await;
     let bodies = bodies(&server);
     let resumed = &bodies[loaded];
     assert!(!tools(resumed).iter().any(|(n, _)| n == TOOL));
@@ -358,23 +359,14 @@ async fn a_deny_rule_on_a_tool_loaded_before_a_resume_still_denies() {
 
 #[tokio::test]
 async fn a_memory_fork_after_a_tool_search_sends_the_same_array_and_reads_the_prefix() {
-    let scenario = Scenario::new()
-        .rule(
+    let scenario = select_then_call_after(
+        Scenario::new().rule(
             Rule::new()
                 .marker("<memory-extraction>")
                 .reply(Reply::text("Nothing to save.")),
-        )
-        .rule(
-            Rule::new()
-                .assistant_turns(0)
-                .reply(tool_search(&format!("select:{TOOL}"))),
-        )
-        .rule(
-            Rule::new()
-                .assistant_turns(1)
-                .reply(Reply::tool_use(TOOL, json!({"id": "42"}))),
-        )
-        .default_reply(Reply::text("Done."));
+        ),
+        0,
+    );
     let server = mock(scenario).await;
     let project = Project::new();
     with_big(tine(&project, &server))
@@ -407,17 +399,19 @@ async fn a_memory_fork_after_a_tool_search_sends_the_same_array_and_reads_the_pr
 async fn continue_after_a_tool_search_sends_the_same_array_and_reads_the_prefix() {
     let server = mock(select_then_call()).await;
     let project = Project::new();
-    with_big(tine(&project, &server))
-        .args(["-p", "use tool 7", "--allowedTools", "mcp__big"])
-        .run()
-        .await
-        .assert_success();
+    run_big(
+        &project,
+        &server,
+        &["-p", "use tool 7", "--allowedTools", "mcp__big"],
+    )
+    .await;
     let before = bodies(&server).len();
-    with_big(tine(&project, &server))
-        .args(["-c", "-p", "thanks", "--allowedTools", "mcp__big"])
-        .run()
-        .await
-        .assert_success();
+    run_big(
+        &project,
+        &server,
+        &["-c", "-p", "thanks", "--allowedTools", "mcp__big"],
+    )
+    .await;
     let bodies = bodies(&server);
     let usage = usages(&server);
     assert_eq!(tools_json(&bodies[before]), tools_json(&bodies[before - 1]));
@@ -433,11 +427,7 @@ async fn continue_after_a_tool_search_sends_the_same_array_and_reads_the_prefix(
 async fn tool_search_never_keeps_every_tool_in_the_array() {
     let deferred = mock(Scenario::new().default_reply(Reply::text("Hi."))).await;
     let project = Project::new();
-    with_big(tine(&project, &deferred))
-        .args(["-p", "hello"])
-        .run()
-        .await
-        .assert_success();
+    run_big(&project, &deferred, &["-p", "hello"]).await;
 
     let server = mock(Scenario::new().default_reply(Reply::text("Hi."))).await;
     let project = Project::new();
@@ -445,11 +435,7 @@ async fn tool_search_never_keeps_every_tool_in_the_array() {
         ".tine/settings.json",
         &json!({"toolSearch": "never"}).to_string(),
     );
-    with_big(tine(&project, &server))
-        .args(["-p", "hello"])
-        .run()
-        .await
-        .assert_success();
+    run_big(&project, &server, &["-p", "hello"]).await;
     let body = &bodies(&server)[0];
     let sent = tools(body);
     let names: Vec<&str> = sent.iter().map(|(n, _)| n.as_str()).collect();
@@ -529,25 +515,12 @@ async fn a_restart_with_tool_search_defers_the_new_tools_and_keeps_the_array() {
         .default_reply(Reply::text("ok"));
     let server = mock(scenario).await;
     let project = Project::new();
-    let flag = project.root().join("late.failed-once");
-    let line = |text: &str| {
-        json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
-    };
-    let input = [line("hello"), line("/mcp restart late"), line("echo it")].concat();
-    let config = json!({"mcpServers": {"late": {
-        "command": server_binary().display().to_string(),
-        "args": ["--no-resources", "--fail-first", flag.display().to_string()],
-    }}})
-    .to_string();
-    let out = tine(&project, &server)
-        .env("TINE_MCP_TIMEOUT", "30000")
-        .args(["--mcp-config", &config, "--allowedTools", "mcp__late"])
-        .args(["-p", "--input-format", "stream-json"])
-        .args(["--output-format", "stream-json", "--verbose"])
-        .stdin(input)
-        .run()
-        .await;
-    out.assert_success();
+    let out = late_server_session(
+        &project,
+        &server,
+        &["hello", "/mcp restart late", "echo it"],
+    )
+    .await;
     assert!(out.stdout.contains("connected (8 tools)"), "{}", out.stdout);
     let bodies = bodies(&server);
     // The array before the restart, byte for byte, on every request up to the load.
