@@ -154,7 +154,13 @@ pub fn read_manifest(root: &Path, default_name: &str) -> Result<PluginManifest, 
 
 /// Parses a `plugin.json`.
 pub fn parse_manifest(path: &Path, text: &str) -> Result<PluginManifest, PluginFileError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
+    manifest_from_value(path, &parse_json(path, text)?)
+}
+
+/// A plugin's JSON file (`text`, read from `path`) parsed; an error names the file and the
+/// place where it stops being JSON.
+pub fn parse_json(path: &Path, text: &str) -> Result<Value, PluginFileError> {
+    serde_json::from_str(text).map_err(|e| {
         PluginFileError::new(
             path,
             format!(
@@ -163,8 +169,7 @@ pub fn parse_manifest(path: &Path, text: &str) -> Result<PluginManifest, PluginF
                 e.column()
             ),
         )
-    })?;
-    manifest_from_value(path, &value)
+    })
 }
 
 /// A manifest from its JSON (also a marketplace entry's fields, for `strict: false`).
@@ -329,13 +334,7 @@ pub fn read_marketplace(root: &Path) -> Result<MarketplaceManifest, PluginFileEr
 /// Parses a `marketplace.json`.
 pub fn parse_marketplace(path: &Path, text: &str) -> Result<MarketplaceManifest, PluginFileError> {
     let bad = |message: String| PluginFileError::new(path, message);
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        bad(format!(
-            "is not valid JSON (line {}, column {}): {e}",
-            e.line(),
-            e.column()
-        ))
-    })?;
+    let value = parse_json(path, text)?;
     let Value::Object(map) = &value else {
         return Err(bad("must be a JSON object".to_owned()));
     };

@@ -303,16 +303,7 @@ fn read(path: &Path) -> Result<String, PluginFileError> {
 }
 
 fn json_file(path: &Path) -> Result<Value, PluginFileError> {
-    serde_json::from_str(&read(path)?).map_err(|e| {
-        PluginFileError::new(
-            path,
-            format!(
-                "is not valid JSON (line {}, column {}): {e}",
-                e.line(),
-                e.column()
-            ),
-        )
-    })
+    tine_config::plugins::parse_json(path, &read(path)?)
 }
 
 /// The `.md` files of `place` (a file, or a folder's own, sorted).
