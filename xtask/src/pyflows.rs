@@ -150,56 +150,17 @@ impl Suite {
     /// The virtualenv's python with the suite's package importable, made on first use; `None`
     /// (said on stdout) when Python or pip cannot provide it here.
     fn python(&self, work: &Path) -> Result<Option<PathBuf>> {
-        let venv = work.join("venv");
-        let python = venv.join("bin").join("python");
-        let skip = |why: String| {
-            println!("{}: skipped: {why}", self.name);
-            println!(
-                "{}: the flows need Python 3.10+ with venv, and PyPI for {}",
-                self.name, self.requirement
-            );
-            Ok(None)
-        };
-        if !python.is_file() {
-            std::fs::create_dir_all(work)
-                .with_context(|| format!("creating {}", work.display()))?;
-            eprintln!("$ python3 -m venv {}", venv.display());
-            match Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&venv)
-                .status()
-            {
-                Ok(status) if status.success() => {}
-                Ok(status) => return skip(format!("`python3 -m venv` failed ({status})")),
-                Err(err) => return skip(format!("could not run python3: {err}")),
+        match venv_python(&work.join("venv"), self.module, &[self.requirement])? {
+            Ok(python) => Ok(Some(python)),
+            Err(why) => {
+                println!("{}: skipped: {why}", self.name);
+                println!(
+                    "{}: the flows need Python 3.10+ with venv, and PyPI for {}",
+                    self.name, self.requirement
+                );
+                Ok(None)
             }
         }
-        if python_output(&python, &format!("import {}", self.module)).is_ok() {
-            return Ok(Some(python));
-        }
-        eprintln!(
-            "$ {} -m pip install '{}'",
-            python.display(),
-            self.requirement
-        );
-        let status = Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                self.requirement,
-            ])
-            .status()
-            .context("could not run the virtualenv's python")?;
-        if !status.success() {
-            return skip(format!(
-                "pip could not install {} ({status})",
-                self.requirement
-            ));
-        }
-        Ok(Some(python))
     }
 
     /// Runs `flows` one by one, each script given `under_test` (a variable's name and value)
@@ -379,15 +340,71 @@ fn flows(dir: &Path, only: &[u32]) -> Result<Vec<Flow>> {
     Ok(flows)
 }
 
-/// What `python -c code` prints, trimmed; an error when it fails.
+/// The python of the virtualenv `venv`, made on first use, in which `import MODULES` runs
+/// (pip installs `requirements` when it does not). `Ok(Err(why))` when Python or pip cannot
+/// provide them here.
+pub(crate) fn venv_python(
+    venv: &Path,
+    modules: &str,
+    requirements: &[&str],
+) -> Result<std::result::Result<PathBuf, String>> {
+    let python = venv.join("bin").join("python");
+    if !python.is_file() {
+        if let Some(parent) = venv.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        eprintln!("$ python3 -m venv {}", venv.display());
+        match Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(venv)
+            .status()
+        {
+            Ok(status) if status.success() => {}
+            Ok(status) => return Ok(Err(format!("`python3 -m venv` failed ({status})"))),
+            Err(err) => return Ok(Err(format!("could not run python3: {err}"))),
+        }
+    }
+    if python_output(&python, &format!("import {modules}")).is_ok() {
+        return Ok(Ok(python));
+    }
+    eprintln!(
+        "$ {} -m pip install {}",
+        python.display(),
+        requirements.join(" ")
+    );
+    let status = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(requirements)
+        .status()
+        .context("could not run the virtualenv's python")?;
+    if !status.success() {
+        return Ok(Err(format!(
+            "pip could not install {} ({status})",
+            requirements.join(" ")
+        )));
+    }
+    Ok(Ok(python))
+}
+
+/// What `python -c CODE` prints, trimmed; its stderr is the error when it fails.
 pub(crate) fn python_output(python: &Path, code: &str) -> Result<String> {
     let output = Command::new(python)
         .args(["-c", code])
-        .stderr(Stdio::null())
         .output()
         .with_context(|| format!("could not run {}", python.display()))?;
     if !output.status.success() {
-        bail!("`python -c {code:?}` failed ({})", output.status);
+        bail!(
+            "`python -c {code:?}` failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }

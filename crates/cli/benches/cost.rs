@@ -49,7 +49,7 @@ use tine_e2e::tine_mock_api::{MockConfig, MockServer, Reply, RequestRecord, Rule
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
-use common::{ANSWER, QUESTIONS, TINE, git_commit_all, verdict};
+use common::{ANSWER, QUESTIONS, git_commit_all, verdict};
 
 /// The first argument that makes this bench the RSS-measuring wrapper of one `tine` run.
 const RSS_CHILD: &str = "--cost-bench-rss-child";
@@ -186,34 +186,18 @@ fn chat_scenario(memory_dir: &Path) -> Scenario {
 /// A git repository with a little in it, so the context has what a real project's has.
 fn git_project() -> Project {
     let project = Project::new();
-    project.write("README.md", "# shop\n\nA small web shop.\n");
-    project.write("src/app.py", "def foo():\n    return 1\n");
-    git_commit_all(project.cwd());
+    common::small_git_project(project.cwd());
     project
 }
 
 /// `tine` (or, with `rss`, this bench wrapping it) in `project` with a clean environment.
 fn tine(project: &Project, server: &MockServer, rss: bool) -> Command {
-    let mut command = if rss {
-        let mut c = Command::new(std::env::current_exe().unwrap());
-        c.arg(RSS_CHILD);
-        c
-    } else {
-        Command::new(TINE)
-    };
+    let mut command = Command::from(common::tine_command(
+        project,
+        &server.base_url(),
+        rss.then_some(RSS_CHILD),
+    ));
     command
-        .current_dir(project.cwd())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", project.home())
-        .env("TINE_HOME", project.home())
-        .env(
-            "TINE_MANAGED_SETTINGS",
-            project.root().join("no-managed.json"),
-        )
-        .env("ANTHROPIC_API_KEY", "bench")
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -259,15 +243,7 @@ async fn stream_session(
     paced: bool,
     stat_after: &[usize],
 ) -> Session {
-    command.args([
-        "-p",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-        // Claude Code wants it with stream-json output; tine takes it.
-        "--verbose",
-    ]);
+    command.args(common::STREAM_JSON);
     command.stdin(Stdio::piped());
     let mut child = command.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
@@ -727,22 +703,10 @@ async fn long_session_part() {
 
 /// The wrapper: runs `tine` with the remaining arguments (stdio inherited), then reports the
 /// peak RSS of its only child.
-fn rss_child(args: Vec<String>) {
-    let status = std::process::Command::new(TINE)
-        .args(args)
-        .status()
-        .unwrap();
-    let usage =
-        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
-    // Linux reports ru_maxrss in KiB.
-    eprintln!("peak_rss_kib={}", usage.max_rss());
-    std::process::exit(status.code().unwrap_or(1));
-}
-
 fn main() {
     let mut args = std::env::args().skip(1);
     if args.next().as_deref() == Some(RSS_CHILD) {
-        rss_child(args.collect());
+        common::rss_child(args.collect());
         return;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use tine_e2e::Project;
 use tine_e2e::tine_mock_api::{MockConfig, MockServer, Reply, Scenario};
 
-use common::{ANSWER, QUESTIONS, TINE, ms, verdict};
+use common::{ANSWER, QUESTIONS, ms, verdict};
 
 /// The first argument that makes this bench the RSS-measuring wrapper of one `tine` run.
 const RSS_CHILD: &str = "--startup-bench-rss-child";
@@ -46,23 +46,7 @@ const TARGET_RESUME_RSS_MIB: f64 = 14.0;
 /// `tine ARGS` in `project` against `base_url` with a clean environment (through the RSS
 /// wrapper with `rss`).
 fn tine(project: &Project, base_url: &str, rss: bool) -> Command {
-    let mut command = if rss {
-        let mut c = Command::new(std::env::current_exe().unwrap());
-        c.arg(RSS_CHILD);
-        c
-    } else {
-        Command::new(TINE)
-    };
-    command
-        .current_dir(project.cwd())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", project.home())
-        .env("TINE_HOME", project.home())
-        .env("ANTHROPIC_API_KEY", "bench")
-        .env("ANTHROPIC_BASE_URL", base_url)
-        .stdin(Stdio::null());
-    command
+    common::tine_command(project, base_url, rss.then_some(RSS_CHILD))
 }
 
 /// Claude Code `-p hello` against the same mock, in a scratch `HOME` (no settings, no login).
@@ -118,14 +102,7 @@ fn long_session(base_url: &str, turns: usize) -> Project {
     common::small_git_project(project.cwd());
     let mut child = tine(&project, base_url, false)
         .env("TINE_DISABLE_AUTO_MEMORY", "1")
-        .args([
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ])
+        .args(common::STREAM_JSON)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -153,19 +130,10 @@ fn long_session(base_url: &str, turns: usize) -> Project {
 
 /// The wrapper: runs `tine` with the remaining arguments (stdio inherited), then reports the
 /// peak RSS of its only child.
-fn rss_child(args: Vec<String>) {
-    let status = Command::new(TINE).args(args).status().unwrap();
-    let usage =
-        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
-    // Linux reports ru_maxrss in KiB.
-    eprintln!("peak_rss_kib={}", usage.max_rss());
-    std::process::exit(status.code().unwrap_or(1));
-}
-
 fn main() {
     let mut args = std::env::args().skip(1);
     if args.next().as_deref() == Some(RSS_CHILD) {
-        rss_child(args.collect());
+        common::rss_child(args.collect());
         return;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()

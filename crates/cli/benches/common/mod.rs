@@ -1,5 +1,6 @@
-//! What the benches share: the binary, the verdict beside a target, the chat the cost and
-//! start-up benches both hold, and a small git project. Each bench uses a part of it.
+//! What the benches share: the binary run in a clean environment (or measured by a copy of
+//! the bench, for its peak RSS), the verdict beside a target, the chat the cost and start-up
+//! benches both hold, and a small git project. Each bench uses a part of it.
 
 #![allow(dead_code)]
 
@@ -9,6 +10,60 @@ use std::time::Duration;
 
 /// The binary under measure, built by cargo for the bench.
 pub(crate) const TINE: &str = env!("CARGO_BIN_EXE_tine");
+
+/// The flags of a headless session that reads and writes stream-json (Claude Code wants
+/// `--verbose` with stream-json output; tine takes it).
+pub(crate) const STREAM_JSON: [&str; 6] = [
+    "-p",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+];
+
+/// `tine` in `project` against `base_url` with a clean environment: no managed settings, the
+/// project's home as `HOME` and `TINE_HOME`. With `rss_flag`, this bench is run with that flag
+/// first and runs `tine` itself ([`rss_child`]), so its peak RSS is the only child's.
+pub(crate) fn tine_command(
+    project: &tine_e2e::Project,
+    base_url: &str,
+    rss_flag: Option<&str>,
+) -> Command {
+    let mut command = match rss_flag {
+        Some(flag) => {
+            let mut c = Command::new(std::env::current_exe().unwrap());
+            c.arg(flag);
+            c
+        }
+        None => Command::new(TINE),
+    };
+    command
+        .current_dir(project.cwd())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", project.home())
+        .env("TINE_HOME", project.home())
+        .env(
+            "TINE_MANAGED_SETTINGS",
+            project.root().join("no-managed.json"),
+        )
+        .env("ANTHROPIC_API_KEY", "bench")
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .stdin(Stdio::null());
+    command
+}
+
+/// The bench run as [`tine_command`]'s wrapper: runs `tine ARGS`, reports the peak RSS of its
+/// children (`peak_rss_kib=` on stderr) and exits with tine's status.
+pub(crate) fn rss_child(args: Vec<String>) {
+    let status = Command::new(TINE).args(args).status().unwrap();
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    // Linux reports ru_maxrss in KiB.
+    eprintln!("peak_rss_kib={}", usage.max_rss());
+    std::process::exit(status.code().unwrap_or(1));
+}
 
 /// What a figure beside its target says: `ok`, or `MISSED`.
 pub(crate) fn verdict(ok: bool) -> &'static str {
